@@ -1,0 +1,3 @@
+from dynlint.linter.cli import main
+
+raise SystemExit(main())
