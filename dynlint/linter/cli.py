@@ -1,0 +1,220 @@
+"""`dynlint` command line. Exit codes: 0 clean, 1 findings, 2 usage or configuration error."""
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import sys
+import tempfile
+from pathlib import Path
+from typing import List, Optional, Sequence
+
+from dynlint import __version__
+from dynlint.linter.config import REGION_MODES, ConfigError, load_config
+
+FORMATS = ("text", "json", "sarif", "github")
+EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):          # argparse exits 2 too; keep its message, add our prefix
+        self.print_usage(sys.stderr)
+        self.exit(EXIT_USAGE, f"dynlint: error: {message}\n")
+
+
+def _codes(value: str) -> List[str]:
+    return [c.strip().upper() for c in value.split(",") if c.strip()]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="dynlint", description="Find what breaks torch.compile graphs or forces recompiles.")
+    p.add_argument("--version", action="version", version=f"dynlint {__version__}")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+
+    c = sub.add_parser("check", help="check files or folders (default: .)")
+    c.add_argument("paths", nargs="*", default=["."], metavar="PATH")
+    c.add_argument("--select", type=_codes, help="comma-separated codes or prefixes to enable (replaces config)")
+    c.add_argument("--extend-select", type=_codes, default=[], help="codes or prefixes to enable in addition")
+    c.add_argument("--ignore", type=_codes, default=None, help="codes or prefixes to disable")
+    c.add_argument("--extend-ignore", type=_codes, default=[], help="codes or prefixes to disable in addition")
+    c.add_argument("--format", choices=FORMATS, default="text")
+    c.add_argument("--output", "-o", metavar="FILE", help="write the report to FILE (atomically)")
+    c.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
+    c.add_argument("--statistics", action="store_true", help="count findings per rule")
+    c.add_argument("--quiet", "-q", action="store_true", help="only the finding lines and the summary")
+    c.add_argument("--regions", choices=REGION_MODES, help="which code counts as compiled (default: auto)")
+    c.add_argument("--config", metavar="PYPROJECT", help="use this pyproject.toml")
+    c.add_argument("--debug", action="store_true", help="show tracebacks of internal errors")
+    c.add_argument("--verify", action="store_true",
+                   help="compile the project's @dynlint.example providers for real (runs your code; needs torch)")
+    c.add_argument("--device", choices=("auto", "cpu", "cuda"), help="device for --verify (default: auto)")
+    c.add_argument("--verify-timeout", type=float, metavar="SECONDS", help="time limit per example")
+    c.add_argument("--missed-predictions", metavar="FILE",
+                   help="with --verify: write runtime breaks no rule predicted to FILE (JSON)")
+
+    sub.add_parser("rules", help="list every rule")
+    r = sub.add_parser("rule", help="explain one rule")
+    r.add_argument("code")
+    return p
+
+
+def write_atomic(path: str, text: str) -> None:
+    """Write to a temporary file beside `path`, then rename: readers never see half a report."""
+    target = Path(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent or ".")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, target)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def cmd_rules(out) -> int:
+    from dynlint.rules.base import all_rules
+
+    rows = [(r.code, r.name, r.family(), "recompile" if r.recompiles else "graph break") for r in all_rules()]
+    w = [max(len(row[i]) for row in rows) for i in range(3)]
+    for code, name, fam, kind in rows:
+        out.write(f"{code:<{w[0]}}  {name:<{w[1]}}  {fam:<{w[2]}}  {kind}\n")
+    return EXIT_CLEAN
+
+
+def cmd_rule(code: str, out) -> int:
+    from dynlint.rules.base import REGISTRY, all_rules
+
+    all_rules()
+    rule = REGISTRY.get(code.upper())
+    if rule is None:
+        sys.stderr.write(f"dynlint: error: unknown rule code {code!r} (see `dynlint rules`)\n")
+        return EXIT_USAGE
+    out.write(rule.text())
+    return EXIT_CLEAN
+
+
+def cmd_check(args) -> int:
+    from dynlint.linter import engine
+    from dynlint.linter.files import discover
+    from dynlint.rules.base import all_rules
+
+    rules = all_rules()
+    known = [r.code for r in rules] + ["DYN0", "DYN9", "DYN000", "DYN001", "DYN901", "DYN902", "DYN903"]
+    for p in args.paths:
+        if not os.path.lexists(p):
+            sys.stderr.write(f"dynlint: error: no such file or directory: {p}\n")
+            return EXIT_USAGE
+    config = load_config(args.paths, known, args.config)
+    from dynlint.linter.config import apply_table
+
+    cli_table = {}
+    if args.select is not None:
+        cli_table["select"] = args.select
+    if args.extend_select:
+        cli_table["extend-select"] = args.extend_select
+    if args.ignore is not None or args.extend_ignore:
+        cli_table["ignore"] = list(args.ignore if args.ignore is not None else config.ignore) + args.extend_ignore
+    if args.regions:
+        cli_table["regions"] = args.regions
+    config = apply_table(config, cli_table, known, where="the command line")
+    if args.device:
+        config = config.with_(device=args.device)
+    if args.verify_timeout:
+        config = config.with_(timeout=args.verify_timeout)
+
+    enabled = [r for r in rules if any(config.enabled(r.code, "") or config.enabled(r.code, pf)
+                                       for pf, _ in [("", None), *config.per_file_ignores])]
+    files = list(discover(args.paths, config))
+    result = engine.run(files, config, enabled, debug=args.debug)
+    findings = [f for f in result.findings if config.enabled(f.code, f.path) or f.code in ("DYN000", "DYN001")]
+
+    verify_doc = None
+    if args.verify:
+        try:
+            from dynlint.runtime_check import VerifyUnavailable, run_verify
+        except ImportError as e:          # pragma: no cover - packaging problem
+            sys.stderr.write(f"dynlint: error: --verify is unavailable: {e}\n")
+            return EXIT_USAGE
+        try:
+            report = run_verify(config.root, list(config.examples), device=config.device,
+                                timeout=config.timeout, static_findings=findings)
+        except VerifyUnavailable as e:
+            sys.stderr.write(f"dynlint: error: {e}\n")
+            return EXIT_USAGE
+        findings = [f for f in report.findings if config.enabled(f.code, f.path) or f.code.startswith("DYN9")]
+        verify_doc = report.to_dict()
+        if args.missed_predictions:
+            from dynlint.runtime_check import write_missed_predictions
+            write_missed_predictions(report, args.missed_predictions)
+
+    text = render(args, findings, result, config, verify_doc)
+    if args.output:
+        write_atomic(args.output, text)
+    else:
+        sys.stdout.write(text)
+    if result.internal_errors:
+        return EXIT_USAGE
+    return EXIT_FINDINGS if findings and not args.exit_zero else EXIT_CLEAN
+
+
+def render(args, findings, result, config, verify_doc) -> str:
+    if args.format == "json":
+        from dynlint.linter.outputs import json_format
+        return json_format.render(findings, result.files, result.errors, verify_doc)
+    if args.format == "sarif":
+        from dynlint.linter.outputs import sarif
+        return sarif.render(findings, result, config, verify_doc)
+    if args.format == "github":
+        from dynlint.linter.outputs import github
+        return github.render(findings)
+    from dynlint.linter.outputs import text
+
+    sources = {}
+    if not args.quiet:
+        for f in findings:
+            if f.path not in sources:
+                try:
+                    sources[f.path] = (config.root / f.path).read_text(encoding="utf-8", errors="replace").splitlines()
+                except OSError:
+                    sources[f.path] = []
+    stream = sys.stdout if not args.output else None
+    body = ""
+    if verify_doc is not None:
+        from dynlint.runtime_check import render_table
+        body = render_table(verify_doc) + "\n"
+    return body + text.render(findings, len(result.files), sources, colour=bool(stream) and text.use_colour(stream),
+                              quiet=args.quiet, statistics=args.statistics)
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "rules":
+            return cmd_rules(sys.stdout)
+        if args.command == "rule":
+            return cmd_rule(args.code, sys.stdout)
+        if args.command == "check":
+            return cmd_check(args)
+        parser.print_help()
+        return EXIT_USAGE
+    except ConfigError as e:
+        sys.stderr.write(f"dynlint: error: {e}\n")
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        sys.stderr.write("dynlint: interrupted\n")
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        # e.g. `dynlint check | head`: not an error of ours
+        try:
+            sys.stdout = open(os.devnull, "w")
+        except OSError:
+            pass
+        return EXIT_CLEAN
+
+
+if __name__ == "__main__":
+    sys.exit(main())

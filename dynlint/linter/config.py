@@ -1,0 +1,168 @@
+"""`[tool.dynlint]` in the nearest pyproject.toml, merged with command-line flags.
+
+Unknown keys, codes or values are errors (exit 2) that name the offender. Configuration is data only:
+nothing in it is executed.
+"""
+from __future__ import annotations
+
+import fnmatch
+import sys
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Dict, List, Optional, Sequence, Tuple
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+DEFAULT_EXCLUDE = (".git", ".hg", ".svn", ".venv", "venv", "env", ".env", ".tox", ".nox", "__pycache__",
+                   "build", "dist", "node_modules", "site-packages", ".eggs", "*.egg-info", ".mypy_cache",
+                   ".pytest_cache", ".ruff_cache", ".dynlint_cache", "__pypackages__")
+REGION_MODES = ("auto", "explicit", "all")
+KNOWN_KEYS = {"select", "ignore", "extend-select", "extend-ignore", "per-file-ignores", "exclude",
+              "extend-exclude", "regions", "verify", "cache-dir", "jobs"}
+VERIFY_KEYS = {"examples", "device", "timeout"}
+
+
+class ConfigError(Exception):
+    """A configuration problem the user must fix; the CLI prints it and exits 2."""
+
+
+@dataclass(frozen=True)
+class Config:
+    root: Path
+    select: Tuple[str, ...] = ("DYN",)
+    ignore: Tuple[str, ...] = ()
+    per_file_ignores: Tuple[Tuple[str, Tuple[str, ...]], ...] = ()
+    exclude: Tuple[str, ...] = ()
+    extend_exclude: Tuple[str, ...] = ()
+    regions: str = "auto"
+    examples: Tuple[str, ...] = ("**/dynlint_examples.py",)
+    device: str = "auto"
+    timeout: float = 300.0
+    source: Optional[Path] = None      # the pyproject.toml it came from
+
+    def with_(self, **kw) -> "Config":
+        return replace(self, **kw)
+
+    def enabled(self, code: str, path: str = "") -> bool:
+        """ruff's precedence: the longest matching prefix between select and ignore wins."""
+        ignores = self.ignore + tuple(c for pat, codes in self.per_file_ignores
+                                      if path and _path_matches(path, pat) for c in codes)
+        best_sel = max((len(s) for s in self.select if code.startswith(s)), default=-1)
+        best_ign = max((len(s) for s in ignores if code.startswith(s)), default=-1)
+        return best_sel >= 0 and best_sel > best_ign
+
+    def fingerprint(self) -> str:
+        """Stable text of everything that changes findings (cache key)."""
+        return repr((self.select, self.ignore, self.per_file_ignores, self.regions))
+
+
+def _path_matches(path: str, pattern: str) -> bool:
+    return fnmatch.fnmatch(path, pattern) or fnmatch.fnmatch(path, pattern.rstrip("/") + "/*") or \
+        any(fnmatch.fnmatch(part, pattern) for part in path.split("/"))
+
+
+def find_pyproject(start: Path) -> Optional[Path]:
+    start = start.resolve()
+    for d in [start if start.is_dir() else start.parent, *(start if start.is_dir() else start.parent).parents]:
+        p = d / "pyproject.toml"
+        if p.is_file():
+            try:
+                if "tool" in tomllib.loads(p.read_text(encoding="utf-8")):
+                    return p
+            except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+                return p      # reported by load_config
+        if (d / ".git").exists():
+            return p if p.is_file() else None
+    return None
+
+
+def _codes(value, key: str, known: Sequence[str]) -> Tuple[str, ...]:
+    if isinstance(value, str):
+        value = [v for v in value.replace(",", " ").split() if v]
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ConfigError(f"'{key}' must be a list of rule codes, got {value!r}")
+    for v in value:
+        if not any(k.startswith(v) for k in known) and v != "DYN":
+            raise ConfigError(f"unknown rule code or prefix {v!r} in '{key}'")
+    return tuple(v.strip().upper() for v in value)
+
+
+def load_config(paths: Sequence[str], known_codes: Sequence[str], config_file: Optional[str] = None) -> Config:
+    """Find and read `[tool.dynlint]` (the nearest pyproject.toml above the first path)."""
+    if config_file:
+        source: Optional[Path] = Path(config_file)
+        if not source.is_file():
+            raise ConfigError(f"config file not found: {config_file}")
+    else:
+        source = find_pyproject(Path(paths[0] if paths else "."))
+    root = (source.parent if source else Path(paths[0] if paths else ".").resolve())
+    if root.is_file():
+        root = root.parent
+    cfg = Config(root=root.resolve(), source=source)
+    if not source:
+        return cfg
+    try:
+        data = tomllib.loads(source.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as e:
+        raise ConfigError(f"cannot read {source}: {e}") from None
+    except tomllib.TOMLDecodeError as e:
+        raise ConfigError(f"invalid TOML in {source}: {e}") from None
+    table = data.get("tool", {}).get("dynlint", {})
+    return apply_table(cfg, table, known_codes, where=f"[tool.dynlint] in {source}")
+
+
+def apply_table(cfg: Config, table: dict, known_codes: Sequence[str], where: str) -> Config:
+    if not isinstance(table, dict):
+        raise ConfigError(f"{where} must be a table")
+    unknown = sorted(set(table) - KNOWN_KEYS)
+    if unknown:
+        raise ConfigError(f"unknown key {unknown[0]!r} in {where} (known: {', '.join(sorted(KNOWN_KEYS))})")
+    kw: Dict[str, object] = {}
+    if "select" in table:
+        kw["select"] = _codes(table["select"], "select", known_codes)
+    if "extend-select" in table:
+        kw["select"] = tuple(kw.get("select", cfg.select)) + _codes(table["extend-select"], "extend-select", known_codes)
+    if "ignore" in table or "extend-ignore" in table:
+        kw["ignore"] = _codes(table.get("ignore", []), "ignore", known_codes) + \
+            _codes(table.get("extend-ignore", []), "extend-ignore", known_codes)
+    if "per-file-ignores" in table:
+        pfi = table["per-file-ignores"]
+        if not isinstance(pfi, dict):
+            raise ConfigError("'per-file-ignores' must be a table of glob = [codes]")
+        kw["per_file_ignores"] = tuple((k, _codes(v, f"per-file-ignores.{k}", known_codes)) for k, v in pfi.items())
+    for key, attr in (("exclude", "exclude"), ("extend-exclude", "extend_exclude")):
+        if key in table:
+            v = table[key]
+            if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
+                raise ConfigError(f"'{key}' must be a list of glob patterns")
+            kw[attr] = tuple(v)
+    if "regions" in table:
+        if table["regions"] not in REGION_MODES:
+            raise ConfigError(f"unknown value {table['regions']!r} for 'regions' (expected one of {', '.join(REGION_MODES)})")
+        kw["regions"] = table["regions"]
+    if "verify" in table:
+        v = table["verify"]
+        if not isinstance(v, dict):
+            raise ConfigError("'verify' must be a table")
+        bad = sorted(set(v) - VERIFY_KEYS)
+        if bad:
+            raise ConfigError(f"unknown key {bad[0]!r} in [tool.dynlint.verify] (known: {', '.join(sorted(VERIFY_KEYS))})")
+        if "examples" in v:
+            ex = v["examples"]
+            if isinstance(ex, str):
+                ex = [ex]
+            if not isinstance(ex, list) or not all(isinstance(x, str) for x in ex):
+                raise ConfigError("'verify.examples' must be a list of glob patterns")
+            kw["examples"] = tuple(ex)
+        if "device" in v:
+            if v["device"] not in ("auto", "cpu", "cuda"):
+                raise ConfigError(f"unknown value {v['device']!r} for 'verify.device' (expected auto, cpu or cuda)")
+            kw["device"] = v["device"]
+        if "timeout" in v:
+            if not isinstance(v["timeout"], (int, float)) or v["timeout"] <= 0:
+                raise ConfigError("'verify.timeout' must be a positive number of seconds")
+            kw["timeout"] = float(v["timeout"])
+    return cfg.with_(**kw)

@@ -1,0 +1,116 @@
+"""Which files to check: walk the given paths, skip excluded and .gitignore'd ones.
+
+Paths named explicitly on the command line are always checked (as ruff does without --force-exclude,
+except that exclude globs from the configuration still apply to them).
+"""
+from __future__ import annotations
+
+import fnmatch
+import os
+from pathlib import Path
+from typing import Iterator, List, Sequence, Tuple
+
+from dynlint.linter.config import DEFAULT_EXCLUDE, Config
+
+
+class _GitIgnore:
+    """The common subset of .gitignore: globs, `dir/`, anchored `/x`, `**`, `!negation`, comments."""
+
+    def __init__(self, base: Path, lines: Sequence[str]):
+        self.base = base
+        self.rules: List[Tuple[str, bool, bool, bool]] = []   # (pattern, negate, dir_only, anchored)
+        for raw in lines:
+            line = raw.rstrip("\n").rstrip()
+            if not line or line.startswith("#"):
+                continue
+            neg = line.startswith("!")
+            line = line[1:] if neg else line
+            dir_only = line.endswith("/")
+            line = line.rstrip("/")
+            anchored = "/" in line
+            self.rules.append((line.lstrip("/"), neg, dir_only, anchored))
+
+    def ignored(self, path: Path, is_dir: bool):
+        """True/False when a rule decides, None when none does."""
+        try:
+            rel = path.relative_to(self.base).as_posix()
+        except ValueError:
+            return None
+        verdict = None
+        for pat, neg, dir_only, anchored in self.rules:
+            if dir_only and not is_dir:
+                continue
+            target = rel if anchored else rel.rsplit("/", 1)[-1]
+            if fnmatch.fnmatchcase(target, pat) or (anchored and "**" in pat and
+                                                     fnmatch.fnmatchcase(target, pat.replace("**/", ""))):
+                verdict = not neg
+        return verdict
+
+
+def _excluded(rel: str, patterns: Sequence[str]) -> bool:
+    parts = rel.split("/")
+    for pat in patterns:
+        pat = pat.rstrip("/")
+        if fnmatch.fnmatch(rel, pat) or fnmatch.fnmatch(rel, pat + "/*") or rel.startswith(pat + "/"):
+            return True
+        if "/" not in pat and any(fnmatch.fnmatch(p, pat) for p in parts):
+            return True
+    return False
+
+
+def relpath(path: Path, root: Path) -> str:
+    try:
+        return path.resolve().relative_to(root).as_posix()
+    except ValueError:
+        return Path(os.path.relpath(path.absolute(), root)).as_posix()
+
+
+def discover(paths: Sequence[str], config: Config) -> Iterator[Tuple[Path, str]]:
+    """Yield (path, project-relative path) for every Python file to check, each once, in sorted order."""
+    root = config.root
+    user_ex = config.exclude + config.extend_exclude
+    seen = set()
+    found: List[Tuple[Path, str]] = []
+    for p in paths:
+        path = Path(p)
+        if path.is_file() or (path.is_symlink() and not path.is_dir()) or not path.exists():
+            rel = relpath(path, root)
+            if not _excluded(rel, user_ex) and rel not in seen:
+                seen.add(rel)
+                found.append((path, rel))
+            continue
+        ignores: List[_GitIgnore] = []
+        for dirpath, dirnames, filenames in os.walk(path, followlinks=False):
+            d = Path(dirpath)
+            gi = d / ".gitignore"
+            if gi.is_file():
+                try:
+                    ignores.append(_GitIgnore(d, gi.read_text(encoding="utf-8", errors="replace").splitlines()))
+                except OSError:
+                    pass
+
+            def skip(child: Path, is_dir: bool) -> bool:
+                rel = relpath(child, root)
+                if _excluded(rel, user_ex):
+                    return True
+                if is_dir and any(fnmatch.fnmatch(child.name, pat) for pat in DEFAULT_EXCLUDE):
+                    return True
+                if is_dir and (child / "pyvenv.cfg").exists():     # any virtual environment
+                    return True
+                verdict = None
+                for g in ignores:
+                    v = g.ignored(child, is_dir)
+                    verdict = v if v is not None else verdict
+                return bool(verdict)
+
+            dirnames[:] = sorted(n for n in dirnames if not skip(d / n, True))
+            for name in sorted(filenames):
+                if name.endswith(".py"):
+                    child = d / name
+                    if not skip(child, False):
+                        rel = relpath(child, root)
+                        if rel not in seen:
+                            seen.add(rel)
+                            found.append((child, rel))
+    found.sort(key=lambda t: t[1])
+    yield from found

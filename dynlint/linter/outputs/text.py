@@ -1,0 +1,64 @@
+"""Human output, in the manner of the best linters: location, code, message, the source line with the
+span underlined, the fix and the call chain; then a summary. Colour only on a terminal, NO_COLOR honoured."""
+from __future__ import annotations
+
+import os
+import sys
+from collections import Counter
+from typing import Dict, List, Optional, Sequence
+
+from dynlint.linter.finding import Finding
+
+
+def use_colour(stream) -> bool:
+    if os.environ.get("NO_COLOR"):
+        return False
+    if os.environ.get("FORCE_COLOR"):
+        return True
+    return hasattr(stream, "isatty") and stream.isatty()
+
+
+class _Style:
+    def __init__(self, on: bool):
+        self.on = on
+
+    def __call__(self, text: str, code: str) -> str:
+        return f"\033[{code}m{text}\033[0m" if self.on else text
+
+
+def render(findings: Sequence[Finding], files: int, sources: Dict[str, List[str]], colour: bool = False,
+           quiet: bool = False, statistics: bool = False, fixed_note: str = "") -> str:
+    s = _Style(colour)
+    out: List[str] = []
+    for f in findings:
+        status = f" [{f.status}]" if f.status else ""
+        out.append(f"{s(f.path, '1')}:{f.line}:{f.column + 1}: {s(f.code, '1;31' if f.severity == 'error' else '1;33')} "
+                   f"{f.message}{s(status, '36')}")
+        if quiet:
+            continue
+        lines = sources.get(f.path)
+        if lines and 0 < f.line <= len(lines):
+            src = lines[f.line - 1].rstrip("\r\n").expandtabs(1)
+            width = (f.end_column - f.column) if f.end_line in (0, f.line) and f.end_column > f.column \
+                else max(1, len(src) - f.column)
+            out.append(f"  {f.line:>4} | {src}")
+            out.append(f"       | {' ' * f.column}{s('^' * max(1, width), '1;31')}")
+        if f.chain:
+            out.append(f"       = {s('reached through', '2')}: {' -> '.join(f.chain)}")
+        if f.fix:
+            out.append(f"       = {s('help', '1;36')}: {f.fix}")
+        out.append("")
+    if statistics and findings:
+        out.append("Statistics:")
+        for code, n in sorted(Counter(f.code for f in findings).items()):
+            name = next(f.name for f in findings if f.code == code)
+            out.append(f"  {n:>5}  {code}  {name}")
+        out.append("")
+    n = len(findings)
+    errors = sum(1 for f in findings if f.code == "DYN000")
+    summary = f"Found {n} problem{'s' if n != 1 else ''} in {files} file{'s' if files != 1 else ''} checked"
+    if errors:
+        summary += f" ({errors} file{'s' if errors != 1 else ''} could not be parsed)"
+    out.append(s(summary + "." if n else f"All checks passed: {files} file{'s' if files != 1 else ''} checked.",
+                 "1" if n else "1;32"))
+    return "\n".join(out) + "\n"

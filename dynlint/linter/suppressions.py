@@ -1,0 +1,48 @@
+"""Inline suppressions: `# noqa`, `# noqa: DYN101,DYN201` (flake8's syntax, so one comment serves both
+tools), `# dynlint: ignore[DYN101]`, `# dynlint: ignore`, and `# dynlint: skip-file`."""
+from __future__ import annotations
+
+import io
+import re
+import tokenize
+from typing import Dict, Optional, Set
+
+_NOQA = re.compile(r"#\s*noqa(?::[\s]?(?P<codes>[A-Z][0-9]+(?:[,\s]+[A-Z][0-9]+)*))?", re.I)
+_IGNORE = re.compile(r"#\s*dynlint:\s*ignore(?:\[(?P<codes>[^\]]*)\])?", re.I)
+_SKIP_FILE = re.compile(r"#\s*dynlint:\s*skip-file\b", re.I)
+ALL = None   # a bare suppression
+
+
+def _comments(source: str):
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(source).readline):
+            if tok.type == tokenize.COMMENT:
+                yield tok.start[0], tok.string
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        return
+
+
+class Suppressions:
+    def __init__(self, source: str):
+        self.by_line: Dict[int, Optional[Set[str]]] = {}
+        self.skip_file = False
+        if "#" not in source:
+            return
+        for line, text in _comments(source):
+            if _SKIP_FILE.search(text):
+                self.skip_file = True
+            for rx in (_NOQA, _IGNORE):
+                m = rx.search(text)
+                if m:
+                    codes = m.group("codes")
+                    if not codes or not codes.strip():
+                        self.by_line[line] = ALL
+                    elif self.by_line.get(line, set()) is not ALL:
+                        self.by_line.setdefault(line, set()).update(
+                            c.upper() for c in re.split(r"[,\s]+", codes) if c)
+
+    def suppressed(self, code: str, line: int) -> bool:
+        if line not in self.by_line:
+            return False
+        codes = self.by_line[line]
+        return codes is ALL or any(code.startswith(c) for c in codes)

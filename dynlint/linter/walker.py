@@ -1,0 +1,198 @@
+"""One walk over a parsed unit: keeps the context every rule asks about (which function we are in, is it
+traced, which loops/try/with enclose us, what a dotted name resolves to) and dispatches each node to the
+rules that visit its type, in one pass (like libcst's batched visitors, plus region filtering).
+"""
+from __future__ import annotations
+
+import traceback
+from dataclasses import dataclass
+from typing import Callable, Dict, List, Optional, Sequence, Tuple, Type
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+from dynlint.linter.finding import INTERNAL_ERROR, Finding
+
+
+@dataclass(frozen=True)
+class Unit:
+    text: str
+    line_offset: int          # unit line 1 is file line 1 + line_offset
+    col_offset: int           # every unit line had this many leading characters removed
+    scope: Tuple[str, ...]    # enclosing class/function names of the unit's first statement
+    site: bool = False        # a top-level statement holding compile set-up or compiled calls
+
+
+def dotted(node: cst.CSTNode) -> Optional[str]:
+    """`a.b.c` for Name/Attribute chains, else None."""
+    parts = []
+    while isinstance(node, cst.Attribute):
+        parts.append(node.attr.value)
+        node = node.value
+    if isinstance(node, cst.Name):
+        parts.append(node.value)
+        return ".".join(reversed(parts))
+    return None
+
+
+class Context:
+    """What rules may ask while the walk is at a node. One per unit."""
+
+    def __init__(self, unit: Unit, path: str, index, project, regions: Dict[str, Tuple[str, ...]]):
+        self.unit = unit
+        self.path = path
+        self.index = index
+        self.project = project
+        self.regions = regions
+        self.scope: List[str] = list(unit.scope)
+        self.functions: List[cst.CSTNode] = []      # FunctionDef / Lambda nodes, innermost last
+        self.region_depth: List[bool] = []          # per entered function: traced?
+        self.blocks: List[cst.CSTNode] = []         # For/While/Try/With enclosing, in the current function
+        self.block_stack: List[List[cst.CSTNode]] = []
+        self.parents: List[cst.CSTNode] = []
+        self.shared: Dict[str, object] = {}         # per-unit caches of shared analyses (rules/)
+        self.findings: List[Finding] = []
+        self._wrapper: Optional[MetadataWrapper] = None
+        self._positions = None
+
+    # ---- questions rules ask ------------------------------------------------------------------
+    @property
+    def qualname(self) -> str:
+        return ".".join(self.scope)
+
+    @property
+    def in_region(self) -> bool:
+        return bool(self.region_depth) and self.region_depth[-1]
+
+    @property
+    def function(self) -> Optional[cst.CSTNode]:
+        return self.functions[-1] if self.functions else None
+
+    @property
+    def class_name(self) -> str:
+        return self.unit.scope[0] if self.unit.scope else ""
+
+    def region_chain(self) -> Tuple[str, ...]:
+        scope = self.qualname
+        while scope:
+            if scope in self.regions:
+                return self.regions[scope]
+            scope = scope.rpartition(".")[0]
+        return ()
+
+    def qualify(self, node: cst.CSTNode) -> Optional[str]:
+        """Fully qualified dotted name of a Name/Attribute through the file's imports, e.g. `F.relu` ->
+        `torch.nn.functional.relu`."""
+        d = dotted(node)
+        return self.index.qualify(d) if d and self.index else d
+
+    def parent(self, level: int = 0) -> Optional[cst.CSTNode]:
+        """The node's parent (level 0), grandparent (1), ... Rules are called before the node is pushed."""
+        return self.parents[-1 - level] if len(self.parents) > level else None
+
+    # ---- reporting ----------------------------------------------------------------------------
+    def position(self, node: cst.CSTNode):
+        if self._positions is None:
+            self._positions = self._wrapper.resolve(PositionProvider)
+        r = self._positions[node]
+        u = self.unit
+        return (r.start.line + u.line_offset, r.start.column + u.col_offset,
+                r.end.line + u.line_offset, r.end.column + u.col_offset)
+
+    def report(self, rule, node: cst.CSTNode, message: str, gb_types: Optional[Sequence[str]] = None) -> None:
+        line, col, end_line, end_col = self.position(node)
+        chain = self.region_chain()
+        self.findings.append(Finding(
+            path=self.path, line=line, column=col, end_line=end_line, end_column=end_col, code=rule.code,
+            name=rule.name, message=message, fix=rule.fix, severity=rule.severity,
+            gb_types=tuple(gb_types if gb_types is not None else rule.gb_types),
+            chain=chain if len(chain) > 1 else ()))
+
+
+_BLOCKS = (cst.For, cst.While, cst.Try, cst.With)
+_FUNCS = (cst.FunctionDef, cst.Lambda)
+
+
+class _Walker(cst.CSTVisitor):
+    def __init__(self, ctx: Context, rules, debug: bool):
+        super().__init__()
+        self.ctx = ctx
+        self.debug = debug
+        self.region_visit: Dict[str, List[Tuple[object, Callable]]] = {}
+        self.region_leave: Dict[str, List[Tuple[object, Callable]]] = {}
+        self.site_visit: Dict[str, List[Tuple[object, Callable]]] = {}
+        self.site_leave: Dict[str, List[Tuple[object, Callable]]] = {}
+        self.broken = set()
+        for rule in rules:
+            site = rule.scope == "site"
+            for attr in dir(type(rule)):
+                if attr.startswith("visit_") or attr.startswith("leave_"):
+                    visit = attr.startswith("visit_")
+                    table = (self.site_visit if visit else self.site_leave) if site else \
+                        (self.region_visit if visit else self.region_leave)
+                    table.setdefault(attr.split("_", 1)[1], []).append((rule, getattr(rule, attr)))
+
+    def _dispatch(self, table, name: str, node: cst.CSTNode) -> None:
+        for rule, fn in table.get(name, ()):
+            if rule in self.broken:
+                continue
+            try:
+                fn(node)
+            except Exception as e:      # a rule's bug must not lose other rules' findings
+                self.broken.add(rule)
+                detail = traceback.format_exc() if self.debug else f"{type(e).__name__}: {e}"
+                line, col, _, _ = self.ctx.position(node)
+                self.ctx.findings.append(Finding(
+                    path=self.ctx.path, line=line, column=col, code=INTERNAL_ERROR, name="internal-error",
+                    message=f"internal error in rule {rule.code} ({rule.name}): {detail}", severity="error"))
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        ctx = self.ctx
+        name = type(node).__name__
+        # Rules see the node with the context of where it stands (a def is visited in its enclosing scope).
+        if ctx.in_region:
+            self._dispatch(self.region_visit, name, node)
+        if ctx.unit.site:
+            self._dispatch(self.site_visit, name, node)
+        if isinstance(node, cst.ClassDef):
+            ctx.scope.append(node.name.value)
+        elif isinstance(node, _FUNCS):
+            if isinstance(node, cst.FunctionDef):
+                ctx.scope.append(node.name.value)
+            ctx.functions.append(node)
+            # closures and lambdas defined inside traced code are traced with it
+            ctx.region_depth.append(ctx.in_region or ctx.qualname in ctx.regions)
+            ctx.block_stack.append(ctx.blocks)
+            ctx.blocks = []
+        elif isinstance(node, _BLOCKS):
+            ctx.blocks.append(node)
+        ctx.parents.append(node)
+        return True
+
+    def on_leave(self, node: cst.CSTNode) -> None:
+        ctx = self.ctx
+        ctx.parents.pop()
+        if isinstance(node, cst.ClassDef):
+            ctx.scope.pop()
+        elif isinstance(node, _FUNCS):
+            if isinstance(node, cst.FunctionDef):
+                ctx.scope.pop()
+            ctx.functions.pop()
+            ctx.region_depth.pop()
+            ctx.blocks = ctx.block_stack.pop()
+        elif isinstance(node, _BLOCKS):
+            ctx.blocks.pop()
+        name = type(node).__name__
+        if ctx.in_region:
+            self._dispatch(self.region_leave, name, node)
+        if ctx.unit.site:
+            self._dispatch(self.site_leave, name, node)
+
+
+def walk_unit(module: cst.Module, unit: Unit, sf, rule_classes: Sequence[Type], regions, project,
+              debug: bool = False) -> List[Finding]:
+    ctx = Context(unit, sf.path, sf.index, project, regions)
+    ctx._wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+    rules = [cls(ctx) for cls in rule_classes]
+    ctx._wrapper.module.visit(_Walker(ctx, rules, debug))
+    return ctx.findings

@@ -1,0 +1,390 @@
+"""Tensor-ness inference shared by all rules: is this expression a tensor?
+
+Light and explainable, per function and flow-insensitive: a local name's kind is what all its
+assignments agree on. Kinds:
+
+* TENSOR  — produced by torch functions, tensor methods, arithmetic on tensors, `forward`'s tensor
+            parameters, `self.<parameter/buffer>`, submodule outputs;
+* VALUE   — known not to be a tensor: literals, shapes/sizes/dtypes/devices, `len()`, `self.training`,
+            `is None` checks, config attributes;
+* WEAK    — probably a tensor (an unannotated parameter of a traced helper): its tensor-only methods
+            (`x.sum()`, `x.max()`) count as direct evidence, the bare name does not;
+* UNKNOWN — anything else. Rules fire on TENSOR only: a false warning costs more than a missed one.
+"""
+from __future__ import annotations
+
+from typing import Dict, Optional, Set
+
+import libcst as cst
+
+from dynlint.linter.walker import dotted
+
+TENSOR, VALUE, WEAK, UNKNOWN = "tensor", "value", "weak", "unknown"
+
+# Tensor attributes that are not tensors.
+VALUE_ATTRS = frozenset({"shape", "dtype", "device", "ndim", "is_cuda", "is_sparse", "is_quantized", "is_meta",
+                         "requires_grad", "layout", "names", "is_leaf", "training", "grad_fn", "itemsize",
+                         "nbytes", "is_mps", "is_cpu", "is_nested"})
+# Tensor methods that return Python values (not tensors).
+VALUE_METHODS = frozenset({"size", "dim", "numel", "nelement", "ndimension", "item", "tolist", "is_contiguous",
+                           "is_floating_point", "is_complex", "data_ptr", "element_size", "stride", "get_device",
+                           "storage_offset", "type", "untyped_storage", "is_pinned", "is_shared",
+                           "is_set_to", "numpy", "__len__", "has_names", "is_signed", "is_inference"})
+# Methods that exist on tensors and hardly anything else, so they are evidence that a WEAK value is a tensor.
+TENSOR_METHODS = frozenset({
+    "sum", "mean", "max", "min", "amax", "amin", "any", "all", "norm", "abs", "argmax", "argmin", "std", "var",
+    "prod", "cumsum", "exp", "log", "sqrt", "pow", "sigmoid", "softmax", "relu", "tanh", "float", "half",
+    "double", "int", "long", "bool", "to", "cpu", "cuda", "detach", "clone", "view", "reshape", "permute",
+    "transpose", "contiguous", "unsqueeze", "squeeze", "expand", "flatten", "matmul", "masked_fill", "eq",
+    "ne", "gt", "lt", "ge", "le", "isnan", "isinf", "isfinite", "nonzero", "count_nonzero", "logical_and",
+    "logical_or", "logical_not", "gather", "index_select", "chunk", "split", "narrow", "type_as", "new_zeros",
+    "new_ones", "new_full", "new_empty", "new_tensor", "repeat", "clamp", "clip", "round", "floor", "ceil",
+    "mul", "add", "sub", "div", "neg", "sign", "topk", "sort", "argsort", "unique", "masked_select", "where",
+    "bmm", "mm", "softplus", "exp_", "add_", "mul_", "zero_", "fill_", "copy_", "bernoulli", "allclose",
+    "equal", "isclose", "square", "rsqrt", "reciprocal", "item", "tolist", "numpy", "diff", "roll", "flip",
+})
+# torch.* callables that do not return tensors.
+TORCH_VALUE_FUNCS = frozenset({
+    "torch.is_tensor", "torch.is_floating_point", "torch.is_complex", "torch.is_grad_enabled", "torch.numel",
+    "torch.get_default_dtype", "torch.finfo", "torch.iinfo", "torch.Size", "torch.device", "torch.dtype",
+    "torch.is_autocast_enabled", "torch.is_inference_mode_enabled", "torch.compiler.is_compiling",
+    "torch._dynamo.is_compiling", "torch.jit.is_scripting", "torch.jit.is_tracing", "torch.is_nonzero",
+    "torch.cuda.is_available", "torch.cuda.device_count", "torch.cuda.current_device", "torch.equal",
+    "torch.are_deterministic_algorithms_enabled", "torch.get_num_threads", "torch.is_storage",
+    "torch.backends.mps.is_available", "torch.cuda.get_device_name", "torch.cuda.get_device_capability",
+    "torch.compiler.is_dynamo_compiling", "torch.fx._symbolic_trace.is_fx_tracing",
+})
+TORCH_TENSOR_PREFIXES = ("torch.nn.functional.", "torch.linalg.", "torch.fft.", "torch.special.")
+VALUE_BUILTINS = frozenset({"len", "int", "float", "bool", "str", "isinstance", "hasattr", "range", "tuple",
+                            "list", "dict", "set", "type", "id", "hash", "repr", "callable", "enumerate", "zip",
+                            "sorted", "reversed", "print", "round", "math.sqrt", "math.ceil", "math.floor",
+                            "math.log", "math.prod", "math.pi", "math.exp", "math.isclose", "divmod", "format"})
+TENSOR_ANNOTATIONS = frozenset({"torch.Tensor", "Tensor", "torch.FloatTensor", "torch.LongTensor",
+                                "torch.BoolTensor", "torch.nn.Parameter"})
+VALUE_ANNOTATIONS = frozenset({"int", "float", "bool", "str", "bytes", "torch.dtype", "torch.device",
+                               "torch.Size", "list", "dict", "tuple", "List", "Dict", "Tuple", "typing.List",
+                               "Sequence", "typing.Sequence", "Callable"})
+TENSOR_CTORS = ("torch.nn.Parameter", "torch.nn.parameter.Parameter")
+
+
+def combine(a: str, b: str) -> str:
+    if a == b:
+        return a
+    if {a, b} == {TENSOR, WEAK}:
+        return WEAK
+    return UNKNOWN
+
+
+class Tensors:
+    """The shared analysis (one per unit, via `Tensors.of(ctx)`)."""
+
+    def __init__(self, ctx):
+        self.ctx = ctx
+        self._envs: Dict[int, Dict[str, object]] = {}
+        self._self_tensor_attrs: Optional[Set[str]] = None
+        self._active: Set[str] = set()
+
+    @classmethod
+    def of(cls, ctx) -> "Tensors":
+        if "tensors" not in ctx.shared:
+            ctx.shared["tensors"] = cls(ctx)
+        return ctx.shared["tensors"]
+
+    # ---- public --------------------------------------------------------------------------------
+    def is_tensor(self, node: cst.CSTNode) -> bool:
+        return self.kind(node) == TENSOR
+
+    def kind(self, node: cst.CSTNode) -> str:
+        try:
+            return self._kind(node)
+        except RecursionError:
+            return UNKNOWN
+
+    # ---- environment -----------------------------------------------------------------------------
+    def _env(self) -> Dict[str, object]:
+        """name -> list of value nodes / a kind string, for the innermost function (lambdas see their def)."""
+        fn = next((f for f in reversed(self.ctx.functions) if isinstance(f, cst.FunctionDef)), None)
+        if fn is None:
+            return {}
+        key = id(fn)
+        if key not in self._envs:
+            self._envs[key] = self._build_env(fn)
+        return self._envs[key]
+
+    def _param_kind(self, fn: cst.FunctionDef, p: cst.Param, first: bool) -> str:
+        name = p.name.value
+        if first and name in ("self", "cls"):
+            return VALUE
+        if p.annotation is not None:
+            ann = p.annotation.annotation
+            text = self.ctx.qualify(ann) or ""
+            if text in TENSOR_ANNOTATIONS or self.ctx.index.qualify(text) in TENSOR_ANNOTATIONS:
+                return TENSOR
+            if isinstance(ann, cst.Subscript):
+                inner = self.ctx.qualify(ann.value) or ""
+                if inner.endswith("Optional"):
+                    return UNKNOWN
+                return VALUE
+            if text in VALUE_ANNOTATIONS or text.split(".")[-1] in VALUE_ANNOTATIONS:
+                return VALUE
+            return UNKNOWN
+        if p.default is not None:
+            if isinstance(p.default, cst.Name) and p.default.value == "None":
+                return UNKNOWN
+            return VALUE if isinstance(p.default, (cst.Integer, cst.Float, cst.SimpleString, cst.Name,
+                                                   cst.Tuple, cst.List, cst.UnaryOperation)) else UNKNOWN
+        if fn.name.value == "forward":
+            return TENSOR
+        return WEAK
+
+    def _build_env(self, fn: cst.FunctionDef) -> Dict[str, object]:
+        env: Dict[str, object] = {}
+        params = fn.params
+        ordered = list(params.posonly_params) + list(params.params)
+        for i, p in enumerate(ordered + list(params.kwonly_params)):
+            env[p.name.value] = self._param_kind(fn, p, i == 0 and p in ordered)
+        for star in (params.star_arg, params.star_kwarg):
+            if isinstance(star, cst.Param):
+                env[star.name.value] = VALUE
+        collector = _Assignments()
+        fn.body.visit(collector)
+        for name, values in collector.values.items():
+            if name in env and isinstance(env[name], str):
+                values = [env[name]] + values
+            env[name] = values
+        return env
+
+    def _name_kind(self, name: str) -> str:
+        if name in ("True", "False", "None"):
+            return VALUE
+        env = self._env()
+        entry = env.get(name)
+        if entry is None:
+            return UNKNOWN
+        if isinstance(entry, str):
+            return entry
+        if name in self._active:          # x = x + 1: judge by the other assignments
+            return UNKNOWN
+        self._active.add(name)
+        try:
+            kinds = [v if isinstance(v, str) else self._unpacked(v[1]) if isinstance(v, tuple) else self._kind(v)
+                     for v in entry]
+        finally:
+            self._active.discard(name)
+        result = kinds[0] if kinds else UNKNOWN
+        for k in kinds[1:]:
+            result = combine(result, k)
+        return result
+
+    def _unpacked(self, whole: cst.CSTNode) -> str:
+        """One element of `a, b = whole`: a tensor when the whole is (t.chunk(2), torch.split(...))."""
+        k = self._kind(whole)
+        return k if k in (TENSOR, WEAK) else UNKNOWN
+
+    def _self_attr_kind(self, attr: str) -> str:
+        if self._self_tensor_attrs is None:
+            self._self_tensor_attrs = set()
+            project, ix, cls = self.ctx.project, self.ctx.index, self.ctx.class_name
+            if cls and ix and project and cls in ix.classes:
+                for p, c in [(ix.path, cls), *project.bases(ix.path, cls)]:
+                    info = project.by_path[p].classes.get(c)
+                    if not info:
+                        continue
+                    self._self_tensor_attrs.update(info.registered)
+                    for a, ctors in info.attrs.items():
+                        q = [project.by_path[p].qualify(x) for x in ctors]
+                        if q and (q[0] in TENSOR_CTORS or (q[0].startswith("torch.") and q[0][6:7].islower()
+                                                          and q[0] not in TORCH_VALUE_FUNCS)):
+                            self._self_tensor_attrs.add(a)
+        return TENSOR if attr in self._self_tensor_attrs else UNKNOWN
+
+    def _submodule(self, attr: str) -> bool:
+        project, ix, cls = self.ctx.project, self.ctx.index, self.ctx.class_name
+        if not (cls and ix and project and cls in ix.classes):
+            return False
+        from dynlint.rules.names import is_module_base
+        for p, c in [(ix.path, cls), *project.bases(ix.path, cls)]:
+            info = project.by_path[p].classes.get(c)
+            for ctor in (info.attrs.get(attr, []) if info else []):
+                q = project.by_path[p].qualify(ctor)
+                if is_module_base(q):
+                    return True
+                r = project.resolve(project.by_path[p], ctor)
+                if r and r[0] == "class":
+                    return True
+        return False
+
+    # ---- expressions -----------------------------------------------------------------------------
+    def _kind(self, node: cst.CSTNode) -> str:
+        if isinstance(node, cst.Name):
+            return self._name_kind(node.value)
+        if isinstance(node, (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.ConcatenatedString,
+                             cst.FormattedString, cst.Tuple, cst.List, cst.Dict, cst.Set, cst.ListComp,
+                             cst.DictComp, cst.SetComp, cst.Ellipsis)):
+            return VALUE
+        if isinstance(node, cst.Attribute):
+            attr = node.attr.value
+            if isinstance(node.value, cst.Name) and node.value.value == "self":
+                return VALUE if attr == "training" else self._self_attr_kind(attr)
+            if attr in VALUE_ATTRS:
+                return VALUE
+            q = self.ctx.qualify(node)
+            if q and q.startswith("torch.") and q.split(".")[-1][:1].islower() and q.count(".") >= 1:
+                # torch.float32, torch.pi: constants are values
+                return VALUE
+            base = self._kind(node.value)
+            if attr in ("T", "mT", "H", "mH", "data", "grad", "real", "imag") and base in (TENSOR, WEAK):
+                return base
+            return UNKNOWN if base != VALUE else VALUE
+        if isinstance(node, cst.Subscript):
+            base = self._kind(node.value)
+            return base if base in (TENSOR, WEAK, VALUE) else UNKNOWN
+        if isinstance(node, cst.Call):
+            return self._call_kind(node)
+        if isinstance(node, cst.BinaryOperation):
+            return self._merge(self._kind(node.left), self._kind(node.right))
+        if isinstance(node, cst.UnaryOperation):
+            return VALUE if isinstance(node.operator, cst.Not) else self._kind(node.expression)
+        if isinstance(node, cst.Comparison):
+            if all(isinstance(c.operator, (cst.Is, cst.IsNot, cst.In, cst.NotIn)) for c in node.comparisons):
+                return VALUE
+            kinds = [self._kind(node.left)] + [self._kind(c.comparator) for c in node.comparisons]
+            result = kinds[0]
+            for k in kinds[1:]:
+                result = self._merge(result, k)
+            return result
+        if isinstance(node, cst.BooleanOperation):
+            left, right = self._kind(node.left), self._kind(node.right)
+            return TENSOR if TENSOR in (left, right) else (VALUE if left == right == VALUE else UNKNOWN)
+        if isinstance(node, cst.IfExp):
+            return combine(self._kind(node.body), self._kind(node.orelse))
+        if isinstance(node, cst.NamedExpr):
+            return self._kind(node.value)
+        return UNKNOWN
+
+    @staticmethod
+    def _merge(a: str, b: str) -> str:
+        """Kind of `a <op> b`: a tensor if either side is one."""
+        if TENSOR in (a, b):
+            return TENSOR
+        if WEAK in (a, b):
+            return WEAK
+        return VALUE if a == b == VALUE else UNKNOWN
+
+    def _call_kind(self, node: cst.Call) -> str:
+        func = node.func
+        if isinstance(func, cst.Attribute):
+            method = func.attr.value
+            q = self.ctx.qualify(func)
+            if q and q.startswith("torch."):
+                return self._torch_call(q)
+            recv = func.value
+            if isinstance(recv, cst.Name) and recv.value == "self":
+                if self._submodule(method):
+                    return TENSOR
+                return WEAK if any(self._kind(a.value) == TENSOR for a in node.args) else UNKNOWN
+            base = self._kind(recv)
+            if method in VALUE_METHODS:
+                return VALUE if base in (TENSOR, WEAK) else UNKNOWN
+            if base == TENSOR:
+                return TENSOR
+            if base == WEAK:
+                return TENSOR if method in TENSOR_METHODS else WEAK
+            return UNKNOWN
+        q = self.ctx.qualify(func) if isinstance(func, cst.Name) else None
+        if q is None or (q not in VALUE_BUILTINS and not q.startswith("torch.") and q not in ("abs", "max", "min")):
+            # an unknown callable fed a tensor (a submodule held in a local, a project helper) probably
+            # returns one
+            return WEAK if any(self._kind(a.value) == TENSOR for a in node.args) else UNKNOWN
+        if q.startswith("torch."):
+            return self._torch_call(q)
+        if q in VALUE_BUILTINS:
+            return VALUE
+        if q in ("abs", "max", "min"):
+            kinds = [self._kind(a.value) for a in node.args]
+            return TENSOR if TENSOR in kinds else (VALUE if kinds and all(k == VALUE for k in kinds) else UNKNOWN)
+        return UNKNOWN
+
+    @staticmethod
+    def _torch_call(q: str) -> str:
+        if q in TORCH_VALUE_FUNCS:
+            return VALUE
+        last = q.rsplit(".", 1)[-1]
+        if q.startswith(TORCH_TENSOR_PREFIXES):
+            return TENSOR
+        if q.startswith(("torch.nn.", "torch.distributed.", "torch.cuda.", "torch.backends.", "torch.utils.",
+                         "torch.jit.", "torch.compiler.", "torch._dynamo.", "torch.autograd.", "torch.distributions.",
+                         "torch.optim.", "torch.library.")):
+            return UNKNOWN
+        if last[:1].isupper():       # torch.Generator(...), torch.Size(...)
+            return UNKNOWN if q not in ("torch.Tensor", "torch.FloatTensor", "torch.LongTensor") else TENSOR
+        return TENSOR
+
+
+class _Assignments(cst.CSTVisitor):
+    """Collect name -> assigned value nodes in a function body (not in nested functions)."""
+
+    def __init__(self):
+        super().__init__()
+        self.values: Dict[str, list] = {}
+
+    def _bind(self, target: cst.CSTNode, value) -> None:
+        if isinstance(target, cst.Name):
+            self.values.setdefault(target.value, []).append(value)
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            elems = [e.value for e in target.elements]
+            if isinstance(value, (cst.Tuple, cst.List)) and len(value.elements) == len(elems):
+                for t, v in zip(elems, value.elements):
+                    self._bind(t, v.value)
+            else:
+                # a, b = t.chunk(2): each part is a tensor when the whole is; else unknown
+                for t in elems:
+                    self._bind(t, ("unpack", value) if isinstance(value, cst.CSTNode) else value)
+        elif isinstance(target, cst.StarredElement):
+            self._bind(target.value, UNKNOWN)
+
+    def visit_FunctionDef(self, node) -> bool:
+        return False
+
+    def visit_Lambda(self, node) -> bool:
+        return False
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for t in node.targets:
+            self._bind(t.target, node.value)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        if node.value is not None:
+            self._bind(node.target, node.value)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        if isinstance(node.target, cst.Name):
+            self._bind(node.target, cst.BinaryOperation(left=node.target, operator=cst.Add(), right=node.value))
+
+    def visit_For(self, node: cst.For) -> None:
+        it = node.iter
+        if isinstance(it, cst.Call) and isinstance(it.func, cst.Name) and it.func.value == "range":
+            self._bind(node.target, VALUE)
+        else:
+            self._bind_unknown(node.target)
+
+    def _bind_unknown(self, target) -> None:
+        if isinstance(target, cst.Name):
+            self.values.setdefault(target.value, []).append(UNKNOWN)
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            for e in target.elements:
+                self._bind_unknown(e.value)
+
+    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+        self._bind(node.target, node.value)
+
+    def visit_WithItem(self, node: cst.WithItem) -> None:
+        if node.asname is not None:
+            self._bind_unknown(node.asname.name)
+
+    def visit_ExceptHandler(self, node: cst.ExceptHandler) -> None:
+        if node.name is not None:
+            self._bind_unknown(node.name.name)
+
+    def visit_CompFor(self, node: cst.CompFor) -> None:
+        self._bind_unknown(node.target)
