@@ -83,6 +83,8 @@ class Tensors:
         self._envs: Dict[int, Dict[str, object]] = {}
         self._self_tensor_attrs: Optional[Set[str]] = None
         self._active: Set[str] = set()
+        self._assumed: Dict[str, Optional[str]] = {}
+        self._hit: Set[str] = set()
 
     @classmethod
     def of(cls, ctx) -> "Tensors":
@@ -163,14 +165,37 @@ class Tensors:
             return UNKNOWN
         if isinstance(entry, str):
             return entry
-        if name in self._active:          # x = x + 1: judge by the other assignments
-            return UNKNOWN
+        if name in self._active:
+            # x = f(x): judged first by x's other assignments (the assumed kind), see below
+            assumed = self._assumed.get(name)
+            if assumed is None:
+                self._hit.add(name)
+                return UNKNOWN
+            return assumed
+        given = [v for v in entry if isinstance(v, str)]
         self._active.add(name)
         try:
-            kinds = [v if isinstance(v, str) else self._unpacked(v[1]) if isinstance(v, tuple) else self._kind(v)
-                     for v in entry]
+            # pass 1: assignments that do not refer to the name itself; pass 2: the others, assuming pass 1
+            self._assumed[name] = given[0] if len(given) == 1 and given[0] in (TENSOR, WEAK) else None
+            kinds, later = [], []
+            for v in entry:
+                if isinstance(v, str):
+                    kinds.append(v)
+                    continue
+                self._hit.discard(name)
+                k = self._unpacked(v[1]) if isinstance(v, tuple) else self._kind(v)
+                (later if name in self._hit else kinds).append(v if name in self._hit else k)
+            first = kinds[0] if kinds else UNKNOWN
+            for k in kinds[1:]:
+                first = combine(first, k)
+            if later and kinds:
+                self._assumed[name] = first
+                kinds += [self._unpacked(v[1]) if isinstance(v, tuple) else self._kind(v) for v in later]
+            elif later:
+                kinds = [UNKNOWN]
         finally:
             self._active.discard(name)
+            self._assumed.pop(name, None)
         result = kinds[0] if kinds else UNKNOWN
         for k in kinds[1:]:
             result = combine(result, k)
