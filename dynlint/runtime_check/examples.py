@@ -10,13 +10,23 @@ _MARK = "__dynlint_example__"
 
 
 def example(fn: Optional[Callable] = None, *, name: Optional[str] = None, rtol: Optional[float] = None,
-            atol: Optional[float] = None):
+            atol: Optional[float] = None, timeout: Optional[float] = None):
     """Mark a zero-argument factory that returns ``(callable, [args_tuple, ...])``.
 
     Usage: ``@dynlint.example`` or ``@dynlint.example(name="mlp", rtol=1e-3)``.
+
+    - callable: a function or an ``nn.Module``; it is compiled with ``torch.compile``.
+    - each args tuple is one call; several tuples exercise recompiles (batch 8, then 16, ...). An element
+      that is a dict is passed as keyword arguments, any other non-tuple as the single positional argument.
+    - the factory may instead return ``{"fn": callable, "inputs": [args_tuple, ...]}``.
+    - a factory that takes a ``device`` parameter receives ``"cpu"`` or ``"cuda"``; otherwise dynlint moves
+      the returned module and the tensors among the inputs to that device.
+    - rtol / atol: tolerance of the compiled-vs-eager comparison (default: by dtype).
+    - timeout: seconds for this example (a literal number; read without importing the file), overriding
+      the run's ``--verify-timeout``.
     """
     def mark(f: Callable) -> Callable:
-        setattr(f, _MARK, {"name": name or f.__name__, "rtol": rtol, "atol": atol})
+        setattr(f, _MARK, {"name": name or f.__name__, "rtol": rtol, "atol": atol, "timeout": timeout})
         return f
 
     return mark(fn) if fn is not None else mark

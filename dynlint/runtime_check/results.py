@@ -1,0 +1,102 @@
+"""What one example's verify run measured. The worker writes `ExampleResult.to_dict()` as JSON, the parent
+reads it back with `from_dict`; the same dict is the example's entry in the JSON verify report.
+
+Paths are relative to the project root ('/'-separated), lines 1-based. Times: compile in seconds, steady
+state in milliseconds. Fields a run did not reach stay at their defaults (None / empty).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields, replace
+from typing import Dict, FrozenSet, Optional, Tuple
+
+from dynlint.compiler.records import GraphBreak, GraphRecord, Recompile
+
+OUTCOMES = ("ok", "error", "timeout", "crashed")
+
+
+@dataclass(frozen=True)
+class Agreement:
+    """Compiled outputs vs eager outputs, over every call of the example."""
+    status: str = "not compared"          # "match" | "mismatch" | "not compared"
+    max_abs_diff: Optional[float] = None  # largest |compiled - eager| over all floating-point outputs
+    where: str = ""                       # the output holding the first mismatch, e.g. "call 1: out[0]['logits']"
+    detail: str = ""                      # what differs (values, shape, dtype, type) or why nothing was compared
+
+    def to_dict(self) -> dict:
+        return {"status": self.status, "max_abs_diff": self.max_abs_diff, "where": self.where, "detail": self.detail}
+
+
+@dataclass(frozen=True)
+class ExampleResult:
+    name: str                             # @example(name=...) or the factory's name
+    path: str                             # example file
+    line: int                             # line of the factory's `def` (where DYN903 is reported)
+    factory: str
+    outcome: str                          # one of OUTCOMES
+    message: str = ""                     # why it is not "ok" (exception, signal, timeout, stderr tail)
+    phase: str = ""                       # last phase the worker reached: start, import, build, eager, compiled, compare, timing, done
+    function: str = ""                    # qualified name of the compiled callable (Module.forward for modules)
+    function_path: str = ""
+    function_line: int = 0
+    device: str = ""                      # "cpu", or "cuda (<GPU name>)"
+    slot: str = ""                        # the worker slot: "cpu", or the GPU index given via CUDA_VISIBLE_DEVICES
+    torch_version: str = ""
+    triton_version: str = ""              # "" when Triton is not in use
+    python_version: str = ""
+    calls: int = 0                        # argument tuples the factory returned
+    graphs: Tuple[GraphRecord, ...] = ()
+    graph_breaks: Tuple[GraphBreak, ...] = ()
+    recompiles: Tuple[Recompile, ...] = ()
+    hit_recompile_limit: bool = False
+    compile_s: Optional[float] = None     # sum over calls of (first compiled call - eager call)
+    eager_ms: Optional[float] = None      # median steady-state time of the first call's arguments
+    compiled_ms: Optional[float] = None
+    eager_peak_mem_bytes: Optional[int] = None      # CUDA only: peak allocated above the baseline
+    compiled_peak_mem_bytes: Optional[int] = None
+    agreement: Agreement = field(default_factory=Agreement)
+    executed: Tuple[Tuple[str, Tuple[int, ...]], ...] = ()   # user lines run by the eager calls, per file
+    wall_s: float = 0.0                   # the worker's whole run, as seen by the parent
+
+    @property
+    def speedup(self) -> Optional[float]:
+        if self.eager_ms and self.compiled_ms:
+            return self.eager_ms / self.compiled_ms
+        return None
+
+    @property
+    def kernels(self) -> Optional[int]:
+        counted = [g.kernels for g in self.graphs if g.kernels >= 0]
+        return sum(counted) if counted else None
+
+    @property
+    def break_sites(self) -> int:
+        """Distinct (location, gb_types) among the breaks: a duplicate or a re-traced loop counts once."""
+        return len({(b.path, b.line, b.reported_path, b.reported_line, b.gb_types) for b in self.graph_breaks})
+
+    def executed_lines(self) -> Dict[str, FrozenSet[int]]:
+        return {path: frozenset(lines) for path, lines in self.executed}
+
+    def to_dict(self) -> dict:
+        d = {f.name: getattr(self, f.name) for f in fields(self)}
+        d["graphs"] = [g.to_dict() for g in self.graphs]
+        d["graph_breaks"] = [b.to_dict() for b in self.graph_breaks]
+        d["recompiles"] = [r.to_dict() for r in self.recompiles]
+        d["agreement"] = self.agreement.to_dict()
+        d["executed"] = {path: list(lines) for path, lines in self.executed}
+        d.update(speedup=self.speedup, kernels=self.kernels, break_sites=self.break_sites,
+                 graph_count=len(self.graphs), recompile_count=len(self.recompiles))
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "ExampleResult":
+        known = {f.name for f in fields(cls)}
+        kw = {k: v for k, v in d.items() if k in known}
+        kw["graphs"] = tuple(GraphRecord.from_dict(g) for g in d.get("graphs", ()))
+        kw["graph_breaks"] = tuple(GraphBreak.from_dict(b) for b in d.get("graph_breaks", ()))
+        kw["recompiles"] = tuple(Recompile.from_dict(r) for r in d.get("recompiles", ()))
+        kw["agreement"] = Agreement(**d.get("agreement", {}))
+        kw["executed"] = tuple(sorted((p, tuple(sorted(ls))) for p, ls in dict(d.get("executed", {})).items()))
+        return cls(**kw)
+
+    def with_(self, **changes) -> "ExampleResult":
+        return replace(self, **changes)

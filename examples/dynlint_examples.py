@@ -1,0 +1,36 @@
+"""Example inputs for `dynlint check --verify`: each factory returns (callable, [argument tuples])."""
+import torch
+
+import dynlint
+from tinygpt.layers import RMSNorm, apply_rope
+from tinygpt.model import GPTConfig, TinyGPT
+
+
+@dynlint.example
+def tinygpt_forward():
+    torch.manual_seed(0)
+    model = TinyGPT(GPTConfig()).eval()
+    tokens = torch.randint(0, 256, (2, 16))
+    return model, [(tokens,), (tokens,)]
+
+
+@dynlint.example
+def tinygpt_moe():
+    torch.manual_seed(0)
+    model = TinyGPT(GPTConfig(experts=4, layers=1)).eval()
+    return model, [(torch.randint(0, 256, (2, 16)),)]
+
+
+@dynlint.example
+def rmsnorm_batches():
+    """Pointwise-heavy and compile-clean; batch 8 then 16 exercises a shape recompile."""
+    torch.manual_seed(0)
+    norm = RMSNorm(256)
+    return norm, [(torch.randn(8, 128, 256),), (torch.randn(16, 128, 256),)]
+
+
+@dynlint.example
+def rope():
+    q, k = torch.randn(2, 4, 16, 16), torch.randn(2, 4, 16, 16)
+    cos, sin = torch.randn(16, 16), torch.randn(16, 16)
+    return apply_rope, [(q, k, cos, sin)]
