@@ -45,15 +45,17 @@ class Result:
         return [f for f in self.findings if f.code == INTERNAL_ERROR]
 
 
-def module_name(rel: str) -> Tuple[str, bool]:
-    """Dotted module name for a project-relative path (a `src/` layout folder is dropped)."""
-    parts = rel[:-3].split("/") if rel.endswith(".py") else rel.split("/")
-    if parts and parts[0] == "src" and len(parts) > 1:
-        parts = parts[1:]
-    is_package = parts[-1] == "__init__"
-    if is_package:
-        parts = parts[:-1]
-    return ".".join(parts), is_package
+def module_name(path: Path) -> Tuple[str, bool]:
+    """Dotted module name as Python would import it: climb while the folder is a package (has __init__.py),
+    the way mypy and pytest find a file's module."""
+    path = path.absolute()
+    is_package = path.name == "__init__.py"
+    parts = [] if is_package else [path.stem]
+    d = path.parent
+    while (d / "__init__.py").is_file() and d.parent != d:
+        parts.append(d.name)
+        d = d.parent
+    return ".".join(reversed(parts)), is_package
 
 
 def decode(data: bytes) -> str:
@@ -91,7 +93,7 @@ def load(path: Path, rel: str) -> SourceFile:
     except (RecursionError, MemoryError, ValueError) as e:
         sf.error = parse_error_finding(rel, f"{type(e).__name__}: {e}")
         return sf
-    module, is_package = module_name(rel)
+    module, is_package = module_name(path)
     try:
         sf.index = build_index(tree, rel, module, is_package)
     except RecursionError:

@@ -80,6 +80,8 @@ def discover(paths: Sequence[str], config: Config) -> Iterator[Tuple[Path, str]]
                 found.append((path, rel))
             continue
         ignores: List[_GitIgnore] = []
+        # a folder named explicitly is checked even if the configuration excludes it (its own rules still apply)
+        walk_ex = () if _excluded(relpath(path, root), user_ex) else user_ex
         for dirpath, dirnames, filenames in os.walk(path, followlinks=False):
             d = Path(dirpath)
             gi = d / ".gitignore"
@@ -91,7 +93,7 @@ def discover(paths: Sequence[str], config: Config) -> Iterator[Tuple[Path, str]]
 
             def skip(child: Path, is_dir: bool) -> bool:
                 rel = relpath(child, root)
-                if _excluded(rel, user_ex):
+                if _excluded(rel, walk_ex):
                     return True
                 if is_dir and any(fnmatch.fnmatch(child.name, pat) for pat in DEFAULT_EXCLUDE):
                     return True

@@ -7,7 +7,7 @@ import re
 import tokenize
 from typing import Dict, Optional, Set
 
-_NOQA = re.compile(r"#\s*noqa(?::[\s]?(?P<codes>[A-Z][0-9]+(?:[,\s]+[A-Z][0-9]+)*))?", re.I)
+_NOQA = re.compile(r"#\s*noqa(?::[\s]?(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.I)
 _IGNORE = re.compile(r"#\s*dynlint:\s*ignore(?:\[(?P<codes>[^\]]*)\])?", re.I)
 _SKIP_FILE = re.compile(r"#\s*dynlint:\s*skip-file\b", re.I)
 ALL = None   # a bare suppression

@@ -1,0 +1,172 @@
+"""The CLI as a user runs it: a real subprocess, exit codes, formats, configuration, suppressions."""
+import json
+import textwrap
+
+import pytest
+
+from conftest import write_tree
+
+BAD = textwrap.dedent("""
+    import torch
+
+    @torch.compile
+    def f(x):
+        if x.sum() > 0:
+            x = x + 1
+        print(x)
+        return x.item()
+""")
+
+
+@pytest.fixture
+def project(tmp_path):
+    write_tree(tmp_path, {"pyproject.toml": "[tool.dynlint]\n", "pkg/model.py": BAD,
+                          "pkg/clean.py": "import torch\n\n@torch.compile\ndef g(x):\n    return x * 2\n"})
+    return tmp_path
+
+
+def test_text_output_exit_code_and_caret(cli, project):
+    r = cli("check", ".", cwd=project)
+    assert r.returncode == 1, r.stderr
+    assert "pkg/model.py:6:8: DYN101 " in r.stdout
+    assert "pkg/model.py:8:5: DYN301 " in r.stdout
+    assert "pkg/model.py:9:12: DYN201 " in r.stdout
+    # the source line and a caret under the exact span
+    assert "     6 |     if x.sum() > 0:\n       |        ^^^^^^^^^^^\n" in r.stdout
+    assert "Found 3 problems in 2 files checked." in r.stdout
+    assert "\033[" not in r.stdout          # no colour when not a terminal
+
+
+def test_clean_exit_zero(cli, project):
+    r = cli("check", "pkg/clean.py", cwd=project)
+    assert r.returncode == 0 and "All checks passed" in r.stdout
+
+
+def test_exit_zero_flag(cli, project):
+    assert cli("check", ".", "--exit-zero", cwd=project).returncode == 0
+
+
+def test_json_output_schema(cli, project, tmp_path):
+    out = tmp_path / "report.json"
+    r = cli("check", ".", "--format", "json", "--output", out, cwd=project)
+    assert r.returncode == 1 and r.stdout == ""
+    doc = json.loads(out.read_text())
+    assert doc["schema_version"] == 1 and doc["files_scanned"] == 2
+    f = next(f for f in doc["findings"] if f["code"] == "DYN101")
+    assert f == {**f, "path": "pkg/model.py", "line": 6, "column": 7, "end_line": 6, "end_column": 18,
+                 "name": "tensor-condition-in-branch", "severity": "warning", "chain": []}
+    assert "Data-dependent branching" in f["gb_types"] and f["fix"]
+    assert doc["summary"]["by_code"] == {"DYN101": 1, "DYN201": 1, "DYN301": 1}
+
+
+def test_select_ignore_and_statistics(cli, project):
+    r = cli("check", ".", "--select", "DYN2,DYN3", "--ignore", "DYN301", "--statistics", cwd=project)
+    assert "DYN201" in r.stdout and "DYN101" not in r.stdout and "DYN301" not in r.stdout
+    assert "Statistics:" in r.stdout and "1  DYN201  tensor-item-call" in r.stdout
+    r = cli("check", ".", "--select", "DYN1", "--extend-select", "DYN301", "-q", cwd=project)
+    assert sorted(line.split()[1] for line in r.stdout.splitlines()[:-1]) == ["DYN101", "DYN301"]
+
+
+def test_config_select_and_per_file_ignores(cli, project):
+    (project / "pyproject.toml").write_text(
+        '[tool.dynlint]\nignore = ["DYN1"]\nper-file-ignores = { "pkg/*" = ["DYN201"] }\n')
+    r = cli("check", ".", "-q", cwd=project)
+    assert [line.split()[1] for line in r.stdout.splitlines()[:-1]] == ["DYN301"]
+    # the command line overrides the configuration
+    r = cli("check", ".", "-q", "--ignore", "DYN3", cwd=project)
+    assert "DYN101" in r.stdout and "DYN301" not in r.stdout
+
+
+@pytest.mark.parametrize("table,needle", [
+    ('unknown-key = 1', "unknown key 'unknown-key'"),
+    ('select = ["DYN999"]', "unknown rule code or prefix 'DYN999'"),
+    ('regions = "sometimes"', "unknown value 'sometimes' for 'regions'"),
+    ('select = "DYN1', "invalid TOML"),
+    ('[tool.dynlint.verify]\ndevice = "tpu"', "unknown value 'tpu' for 'verify.device'"),
+])
+def test_config_errors_exit_2(cli, project, table, needle):
+    (project / "pyproject.toml").write_text("[tool.dynlint]\n" + table + "\n")
+    r = cli("check", ".", cwd=project)
+    assert r.returncode == 2 and needle in r.stderr and "Traceback" not in r.stderr
+
+
+def test_usage_errors_exit_2(cli, project):
+    assert cli("check", "--format", "yaml", cwd=project).returncode == 2
+    r = cli("check", "missing_dir", cwd=project)
+    assert r.returncode == 2 and "no such file or directory: missing_dir" in r.stderr
+    r = cli("check", "--select", "DYN777", cwd=project)
+    assert r.returncode == 2 and "DYN777" in r.stderr
+
+
+SUPPRESSED = textwrap.dedent("""
+    import torch
+
+    @torch.compile
+    def f(x):
+        a = x.item()  # noqa: DYN201
+        b = x.item()  # noqa
+        c = x.item()  # dynlint: ignore[DYN201]
+        d = x.item()  # noqa: DYN101
+        e = x.item()  # NOQA:DYN2
+        return a + b + c + d + e
+""")
+
+
+def test_suppressions(cli, tmp_path):
+    write_tree(tmp_path, {"pyproject.toml": "[tool.dynlint]\n", "s.py": SUPPRESSED,
+                          "skip.py": "# dynlint: skip-file\n" + BAD})
+    r = cli("check", ".", "-q", cwd=tmp_path)
+    assert r.stdout.splitlines()[:-1] == [
+        "s.py:9:9: DYN201 `.item()` copies a tensor value to the host and breaks the graph"]
+
+
+def test_regions_flag(cli, tmp_path):
+    write_tree(tmp_path, {"pyproject.toml": "[tool.dynlint]\n",
+                          "t.py": "def train(x):\n    print(x)\n    return x\n"})
+    assert cli("check", ".", cwd=tmp_path).returncode == 0
+    r = cli("check", ".", "--regions", "all", "-q", cwd=tmp_path)
+    assert r.returncode == 1 and "t.py:2:5: DYN301" in r.stdout
+
+
+def test_rules_and_rule_commands(cli):
+    r = cli("rules")
+    assert r.returncode == 0 and "DYN101  tensor-condition-in-branch" in r.stdout
+    r = cli("rule", "dyn101")
+    assert r.returncode == 0
+    for section in ("What it does", "Why is this bad?", "Example", "Use instead", "Data-dependent branching"):
+        assert section in r.stdout
+    assert cli("rule", "DYN999").returncode == 2
+
+
+def test_version_and_module_entry(cli):
+    r = cli("--version")
+    assert r.returncode == 0 and r.stdout.startswith("dynlint ")
+
+
+def test_colour_on_terminal_only_and_no_color(project):
+    import os
+    import pty
+    import subprocess
+    import sys
+
+    def run(env):
+        leader, follower = pty.openpty()
+        p = subprocess.run([sys.executable, "-m", "dynlint", "check", "."], cwd=project, stdout=follower,
+                           stderr=subprocess.PIPE, env={k: v for k, v in {**os.environ, **env}.items() if v})
+        os.close(follower)
+        out = b""
+        while True:
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            out += chunk
+        os.close(leader)
+        return p.returncode, out.decode()
+
+    code, out = run({"NO_COLOR": ""})
+    assert code == 1 and "\033[" in out
+    code, out = run({"NO_COLOR": "1"})
+    assert code == 1 and "\033[" not in out

@@ -1,0 +1,108 @@
+"""Compile regions: what torch.compile traces, in each spelling, across files and in each mode."""
+import textwrap
+
+import pytest
+
+from dynlint.linter.api import check, check_source
+from dynlint.linter.config import Config
+from conftest import write_tree
+
+BREAK = "    print('x')\n    return x\n"
+
+
+def codes_at(source, regions="auto"):
+    return sorted((f.line, f.code) for f in check_source(textwrap.dedent(source), regions=regions).findings)
+
+
+@pytest.mark.parametrize("header", [
+    "import torch\n@torch.compile\ndef f(x):\n",
+    "import torch\n@torch.compile(mode='max-autotune', fullgraph=False)\ndef f(x):\n",
+    "import torch as T\n@T.compile\ndef f(x):\n",
+    "from torch import compile\n@compile()\ndef f(x):\n",
+    "from torch import compile as tc\n@tc\ndef f(x):\n",
+    "import torch._dynamo\n@torch._dynamo.optimize('inductor')\ndef f(x):\n",
+    "import torch._dynamo as dynamo\n@dynamo.optimize('eager', nopython=False)\ndef f(x):\n",
+])
+def test_decorator_spellings(header):
+    assert [c for _, c in codes_at(header + BREAK)] == ["DYN301"]
+
+
+@pytest.mark.parametrize("source", [
+    "import torch\ndef f(x):\n" + BREAK + "g = torch.compile(f)\n",
+    "import torch\ndef f(x):\n" + BREAK + "def main():\n    return torch.compile(f, dynamic=True)\n",
+    "import torch\nimport torch.nn as nn\nclass M:\n    def forward(self, x):\n        print(x)\n        return x\n"
+    "model = M()\nmodel = torch.compile(model)\n",
+    "import torch\nclass M:\n    def forward(self, x):\n        print(x)\n        return x\n"
+    "def build():\n    return torch.compile(M())\n",
+    "import torch\nclass Blk:\n    def forward(self, x):\n        print(x)\n        return x\n"
+    "class Outer:\n    def __init__(self):\n        self.block = Blk()\n        self.fast = torch.compile(self.block)\n",
+])
+def test_values_passed_to_torch_compile(source):
+    assert [c for _, c in codes_at(source, regions="explicit")] == ["DYN301"]
+
+
+def test_uncompiled_code_is_left_alone():
+    src = "import torch\ndef train(x):\n    if x.sum() > 0:\n        print(x.item())\n    return x\n"
+    assert codes_at(src) == []
+    assert [c for _, c in codes_at(src, regions="all")] == ["DYN101", "DYN201", "DYN301"]
+
+
+def test_disabled_functions_are_not_traced():
+    src = ("import torch\n@torch.compiler.disable\ndef log(x):\n    print(x)\n\n"
+           "@torch.compile\ndef f(x):\n    return log(x)\n")
+    assert codes_at(src) == []
+
+
+def test_module_forward_through_project_base_class_and_modes():
+    src = textwrap.dedent("""
+        import torch.nn as nn
+        class Base(nn.Module):
+            pass
+        class Net(Base):
+            def forward(self, x):
+                print(x)
+                return x
+        class NotAModule:
+            def forward(self, x):
+                print(x)
+                return x
+    """)
+    assert [c for _, c in codes_at(src)] == ["DYN301"]
+    assert codes_at(src, regions="explicit") == []
+
+
+def test_submodules_modulelist_and_self_methods_are_followed(tmp_path):
+    write_tree(tmp_path, {
+        "net/__init__.py": "",
+        "net/blocks.py": textwrap.dedent("""
+            import torch.nn as nn
+            from net.ops import rotate
+            class Block(nn.Module):
+                def forward(self, x):
+                    return rotate(self.helper(x))
+                def helper(self, x):
+                    return x.tolist()
+        """),
+        "net/ops.py": "def rotate(x):\n    print(x)\n    return x\n",
+        "net/model.py": textwrap.dedent("""
+            import torch
+            import torch.nn as nn
+            from net.blocks import Block
+            class Model(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.layers = nn.ModuleList([Block() for _ in range(3)])
+                    self.seq = nn.Sequential(Block(), Block())
+                def forward(self, x):
+                    for layer in self.layers:
+                        x = layer(x)
+                    return self.seq(x)
+            model = torch.compile(Model())
+        """),
+    })
+    result = check([str(tmp_path)], Config(root=tmp_path.resolve(), regions="explicit"))
+    chains = {(f.path, f.code): f.chain for f in result.findings}
+    assert chains == {
+        ("net/ops.py", "DYN301"): ("Model.forward", "Block.forward", "rotate"),
+        ("net/blocks.py", "DYN203"): ("Model.forward", "Block.forward", "Block.helper"),
+    }
