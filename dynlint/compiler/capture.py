@@ -10,6 +10,7 @@ only source that covers every break kind (Data-dependent branching included) and
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 from typing import Callable, List, Optional
 
 import torch
@@ -44,7 +45,7 @@ class Collector(logging.Handler):
         try:
             msg = record.getMessage()
             if record.name.endswith("__graph_breaks"):     # torch._dynamo.symbolic_convert.__graph_breaks
-                self.graph_breaks.append(parse_graph_break(msg, self.is_user, self.gb_ids))
+                self.graph_breaks.append(self._locate_duplicate(parse_graph_break(msg, self.is_user, self.gb_ids)))
             elif record.name.endswith("__recompiles"):     # torch._dynamo.guards.__recompiles
                 parsed = parse_recompile(msg)
                 if parsed is not None:
@@ -54,6 +55,17 @@ class Collector(logging.Handler):
                 self.hit_recompile_limit |= is_recompile_limit_warning(msg)
         except Exception:        # a format we cannot parse must not break the user's run
             self.handleError(record)
+
+    def _locate_duplicate(self, brk: GraphBreak) -> GraphBreak:
+        """A repeated break comes without its traceback; when Dynamo located it in a library, take the user
+        location from the first report of the same break (same gb_types, same reported location)."""
+        if not brk.duplicate or brk.path:
+            return brk
+        for earlier in self.graph_breaks:
+            if earlier.path and (earlier.gb_types, earlier.reported_path, earlier.reported_line) == (
+                    brk.gb_types, brk.reported_path, brk.reported_line):
+                return replace(brk, path=earlier.path, line=earlier.line, function=earlier.function)
+        return brk
 
     def __enter__(self) -> "Collector":
         self._saved_env = compat.enable_logs()

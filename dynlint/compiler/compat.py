@@ -36,6 +36,14 @@ def restore_logs(saved: Optional[str]) -> None:
         os.environ["TORCH_LOGS"] = saved
 
 
+def match_eager_random_numbers() -> None:
+    """Make Inductor's random ops draw the numbers eager draws (for the same seed), so that a dropout is
+    not reported as a compiled-vs-eager mismatch. Costs a little speed on random-heavy graphs."""
+    import torch._inductor.config
+
+    torch._inductor.config.fallback_random = True
+
+
 def torch_version() -> str:
     return torch.__version__
 

@@ -16,15 +16,16 @@ def known_codes() -> list:
     return [r.code for r in all_rules()] + ["DYN0", "DYN9", "DYN000", "DYN001", "DYN901", "DYN902", "DYN903"]
 
 
-def check(paths: Sequence[str], config: Optional[Config] = None, debug: bool = False) -> engine.Result:
+def check(paths: Sequence[str], config: Optional[Config] = None, debug: bool = False, jobs: int = 1,
+          cache: bool = False) -> engine.Result:
     """Check files/folders like `dynlint check PATHS` (configuration from the nearest pyproject.toml)."""
+    from dynlint.linter.cache import open_cache
     from dynlint.rules.base import all_rules
 
     config = config or load_config(paths, known_codes())
-    rules = all_rules()
-    result = engine.run(discover(paths, config), config, rules, debug=debug)
-    result.findings = [f for f in result.findings if config.enabled(f.code, f.path) or f.code in ("DYN000", "DYN001")]
-    return result
+    rules = [r for r in all_rules() if config.enabled(r.code)]     # per-file ignores filter findings later
+    store = open_cache(config.root, config.fingerprint(), [r.code for r in rules], config.cache_dir) if cache else None
+    return engine.run(discover(paths, config), config, rules, debug=debug, jobs=jobs, cache=store)
 
 
 def check_source(source: str, filename: str = "example.py", regions: str = "auto", select=("DYN",)) -> engine.Result:

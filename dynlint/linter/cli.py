@@ -45,6 +45,9 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--regions", choices=REGION_MODES, help="which code counts as compiled (default: auto)")
     c.add_argument("--config", metavar="PYPROJECT", help="use this pyproject.toml")
     c.add_argument("--debug", action="store_true", help="show tracebacks of internal errors")
+    c.add_argument("--jobs", "-j", type=int, metavar="N", help="worker processes (default: all cores)")
+    c.add_argument("--no-cache", action="store_true", help="neither read nor write the .dynlint_cache folder")
+    c.add_argument("--cache-dir", metavar="DIR", help="where to keep the cache (default: <project>/.dynlint_cache)")
     c.add_argument("--verify", action="store_true",
                    help="compile the project's @dynlint.example providers for real (runs your code; needs torch)")
     c.add_argument("--device", choices=("auto", "cpu", "cuda"), help="device for --verify (default: auto)")
@@ -97,8 +100,7 @@ def cmd_rule(code: str, out) -> int:
 
 
 def cmd_check(args) -> int:
-    from dynlint.linter import engine
-    from dynlint.linter.files import discover
+    from dynlint.linter import api
     from dynlint.rules.base import all_rules
 
     rules = all_rules()
@@ -125,11 +127,11 @@ def cmd_check(args) -> int:
     if args.verify_timeout:
         config = config.with_(timeout=args.verify_timeout)
 
-    enabled = [r for r in rules if any(config.enabled(r.code, "") or config.enabled(r.code, pf)
-                                       for pf, _ in [("", None), *config.per_file_ignores])]
-    files = list(discover(args.paths, config))
-    result = engine.run(files, config, enabled, debug=args.debug)
-    findings = [f for f in result.findings if config.enabled(f.code, f.path) or f.code in ("DYN000", "DYN001")]
+    jobs = args.jobs or config.jobs or os.cpu_count() or 1
+    if args.cache_dir:
+        config = config.with_(cache_dir=args.cache_dir)
+    result = api.check(args.paths, config, debug=args.debug, jobs=jobs, cache=not args.no_cache)
+    findings = result.findings
 
     verify_doc = None
     if args.verify:

@@ -41,6 +41,8 @@ class Config:
     examples: Tuple[str, ...] = ("**/dynlint_examples.py",)
     device: str = "auto"
     timeout: float = 300.0
+    jobs: int = 0                      # 0: all cores
+    cache_dir: Optional[str] = None
     source: Optional[Path] = None      # the pyproject.toml it came from
 
     def with_(self, **kw) -> "Config":
@@ -143,6 +145,14 @@ def apply_table(cfg: Config, table: dict, known_codes: Sequence[str], where: str
         if table["regions"] not in REGION_MODES:
             raise ConfigError(f"unknown value {table['regions']!r} for 'regions' (expected one of {', '.join(REGION_MODES)})")
         kw["regions"] = table["regions"]
+    if "jobs" in table:
+        if not isinstance(table["jobs"], int) or table["jobs"] < 0:
+            raise ConfigError("'jobs' must be a non-negative integer (0: all cores)")
+        kw["jobs"] = table["jobs"]
+    if "cache-dir" in table:
+        if not isinstance(table["cache-dir"], str):
+            raise ConfigError("'cache-dir' must be a path")
+        kw["cache_dir"] = str(cfg.root / table["cache-dir"])
     if "verify" in table:
         v = table["verify"]
         if not isinstance(v, dict):

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import ast
 import io
+import os
+import sys
 import tokenize
 import traceback
 import warnings
@@ -30,6 +32,7 @@ from dynlint.linter.walker import Unit, walk_unit
 class SourceFile:
     path: str                 # project-relative
     text: str = ""
+    digest: str = ""
     index: Optional[ModuleIndex] = None
     error: Optional[Finding] = None
 
@@ -79,6 +82,8 @@ def load(path: Path, rel: str) -> SourceFile:
     except (OSError, ValueError) as e:
         sf.error = parse_error_finding(rel, f"cannot read file: {getattr(e, 'strerror', None) or e}")
         return sf
+    from dynlint.linter.cache import digest
+    sf.digest = digest(data)
     try:
         sf.text = decode(data)
         if "\x00" in sf.text:
@@ -160,39 +165,149 @@ def check_file(sf: SourceFile, rules: Sequence[Type], regions: Dict[str, Tuple[s
             findings.append(parse_error_finding(sf.path, "nesting too deep to parse", unit.line_offset + 1))
             continue
         findings += walk_unit(module, unit, sf, rules, regions, project, debug)
-    sup = Suppressions(sf.text) if "#" in sf.text else None
+    if not findings:
+        return []
+    sup = Suppressions(sf.text) if "#" in sf.text else None     # tokenizing is slow: only when needed
     if sup and sup.skip_file:
         return []
     out = [f for f in findings if not (sup and sup.suppressed(f.code, f.line))]
     return sorted(set(out))
 
 
-def run(files: Iterable[Tuple[Path, str]], config: Config, rules: Sequence[Type], debug: bool = False) -> Result:
+# ---- parallel execution --------------------------------------------------------------------------
+# Worker processes receive the project once (initializer) and then only file names.
+_WORKER: dict = {}
+
+
+def _init_worker(project: Optional[Project], rule_codes, debug: bool) -> None:
+    from dynlint.rules.base import REGISTRY, all_rules
+    all_rules()
+    _WORKER.update(project=project, rules=[REGISTRY[c] for c in rule_codes], debug=debug)
+
+
+def _index_task(item: Tuple[str, str]) -> Tuple[str, Tuple[int, int], str, SourceFile]:
+    path, rel = item
+    p = Path(path)
+    try:
+        st = p.stat()
+        stamp = (st.st_mtime_ns, st.st_size)
+    except OSError:
+        stamp = (0, -1)
+    sf = load(p, rel)
+    digest_ = sf.digest
+    sf.text = ""                      # the check re-reads the file; do not ship text between processes
+    return rel, stamp, digest_, sf
+
+
+def _check_task(item) -> Tuple[str, List[Finding]]:
+    path, sf, regions, sites = item
+    w = _WORKER
+    full = load(Path(path), sf.path)
+    if full.error or full.digest != sf.digest:    # changed while we ran: check what is there now
+        if full.error:
+            return sf.path, [full.error]
+    full.index = full.index or sf.index
+    try:
+        rules = [r for r in w["rules"]]
+        return sf.path, check_file(full, rules, regions, sites, w["project"], w["debug"])
+    except RecursionError:
+        return sf.path, [parse_error_finding(sf.path, "nesting too deep to analyse")]
+
+
+def _map(fn, items: list, jobs: int, init_args):
+    """Map over items, in worker processes when there is enough work to pay for starting them."""
+    if jobs <= 1 or len(items) < 16:
+        _init_worker(*init_args)
+        return [fn(i) for i in items]
+    import concurrent.futures as cf
+    import multiprocessing
+
+    ctx = multiprocessing.get_context("fork" if sys.platform.startswith("linux") else "spawn")
+    with cf.ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=_init_worker,
+                                initargs=init_args) as pool:
+        return list(pool.map(fn, items, chunksize=max(1, len(items) // (jobs * 8))))
+
+
+def run(files: Iterable[Tuple[Path, str]], config: Config, rules: Sequence[Type], debug: bool = False,
+        jobs: int = 1, cache=None) -> Result:
     """Check files (pairs of path and project-relative path) and return all findings."""
     from dynlint.rules.regions import compiled_names, find_regions     # torch knowledge lives in rules/
 
-    sources = [load(p, rel) for p, rel in files]
-    project = Project(sf.index for sf in sources if sf.index)
+    files = [(str(p), rel) for p, rel in files]
+    codes = [r.code for r in rules]
+    # 1. index every file (ast), reusing cached indexes of unchanged files
+    sources: Dict[str, SourceFile] = {}
+    todo = []
+    for path, rel in files:
+        hit = cache.files.get(rel) if cache else None
+        if hit:
+            try:
+                st = os.stat(path)
+                if (st.st_mtime_ns, st.st_size) == hit[0]:
+                    sources[rel] = hit[2]
+                    continue
+            except OSError:
+                pass
+        todo.append((path, rel))
+    for rel, stamp, _, sf in _map(_index_task, todo, jobs, (None, codes, debug)):
+        sources[rel] = sf
+        if cache is not None and stamp[1] >= 0 and not sf.error:
+            cache.files[rel] = (stamp, sf.digest, sf)
+            cache.dirty = True
+    ordered = [sources[rel] for _, rel in files]
+
+    # 2. the whole-project view: regions and sites
+    project = Project(sf.index for sf in ordered if sf.index)
     regions = find_regions(project, config.regions)
     by_file: Dict[str, Dict[str, Tuple[str, ...]]] = {}
     for (path, q), chain in regions.items():
         by_file.setdefault(path, {})[q] = chain
     sites = site_lines(project, compiled_names(project)) if any(r.scope == "site" for r in rules) else {}
+    digests = {sf.path: sf.digest for sf in ordered}
+
+    # 3. check the files that hold regions or sites (libcst), reusing cached findings where the key matches
     findings: List[Finding] = []
     errors: List[FileError] = []
-    for sf in sources:
+    work, keys = [], {}
+    paths = dict((rel, path) for path, rel in files)
+    for sf in ordered:
         if sf.error:
             findings.append(sf.error)
             errors.append(FileError(sf.path, sf.error.message, sf.error.line, sf.error.column))
             continue
-        file_rules = [r for r in rules if config.enabled(r.code, sf.path)]
-        if not file_rules:
+        if sf.path not in by_file and sf.path not in sites:
             continue
-        try:
-            findings += check_file(sf, file_rules, by_file.get(sf.path, {}), sites.get(sf.path, set()), project, debug)
-        except RecursionError:
-            findings.append(parse_error_finding(sf.path, "nesting too deep to analyse"))
-    return Result(sorted(set(findings), key=lambda f: f.sort_key), [sf.path for sf in sources], errors)
+        regs, st = by_file.get(sf.path, {}), sorted(sites.get(sf.path, ()))
+        if cache is not None:
+            from dynlint.linter.cache import check_key
+            keys[sf.path] = check_key(sf.digest, regs, st, [digests.get(d, "") for d in _imported_files(project, sf)])
+            hit = cache.checks.get(sf.path)
+            if hit and hit[0] == keys[sf.path]:
+                findings += hit[1]
+                continue
+        work.append((paths[sf.path], sf, regs, set(st)))
+    for rel, found in _map(_check_task, work, jobs, (project, codes, debug)):
+        findings += found
+        if cache is not None:
+            cache.checks[rel] = (keys[rel], found)
+            cache.dirty = True
+    if cache is not None:
+        cache.save()
+    findings = [f for f in findings if config.enabled(f.code, f.path) or f.code in ("DYN000", "DYN001")]
+    return Result(sorted(set(findings), key=lambda f: f.sort_key), [rel for _, rel in files], errors)
+
+
+def _imported_files(project: Project, sf: SourceFile) -> List[str]:
+    """Project files whose index can change this file's findings: the modules it imports."""
+    out = []
+    for target in set(sf.index.imports.values()):
+        parts = target.split(".")
+        for i in range(len(parts), 0, -1):
+            ix = project.by_module.get(".".join(parts[:i]))
+            if ix is not None:
+                out.append(ix.path)
+                break
+    return sorted(set(out))
 
 
 def site_lines(project: Project, compiled: Dict[str, Set[str]]) -> Dict[str, Set[str]]:

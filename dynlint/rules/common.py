@@ -2,7 +2,7 @@
 escalation Dynamo applies to a break inside a loop, `try` or `with` (it skips the whole function)."""
 from __future__ import annotations
 
-from typing import Optional, Sequence
+from typing import ClassVar, Optional, Sequence, Set
 
 import libcst as cst
 
@@ -16,7 +16,13 @@ TRACED_CONTEXTS = ("torch.",)
 
 
 class TorchRule(Rule):
-    """A rule about code torch.compile traces."""
+    """A rule about code torch.compile traces.
+
+    `fullgraph_raises`: whether `torch.compile(fullgraph=True)` turns the predicted break into an error
+    (False where fullgraph silently enables scalar / dynamic-shape capture instead: `.item()`, `nonzero`).
+    DYN702 reads it; the proof test checks it against Dynamo.
+    """
+    fullgraph_raises: ClassVar[bool] = True
 
     @property
     def tensors(self) -> Tensors:
@@ -32,7 +38,34 @@ class TorchRule(Rule):
     def receiver(self, node: cst.Call) -> Optional[cst.CSTNode]:
         return node.func.value if isinstance(node.func, cst.Attribute) else None
 
+    def is_local(self, name: str) -> bool:
+        """Whether `name` is bound in the current function (a parameter or an assignment)."""
+        return self.tensors.is_local(name)
+
+    def compiled_names(self) -> Set[str]:
+        """Names in this file that hold compiled callables (`@torch.compile def f`, `m = torch.compile(...)`)."""
+        if "compiled_names" not in self.ctx.shared:
+            from dynlint.rules.regions import compiled_names
+            names = compiled_names(self.ctx.project).get(self.ctx.path, set()) if self.ctx.project else set()
+            self.ctx.shared["compiled_names"] = names
+        return self.ctx.shared["compiled_names"]
+
+    def in_untraced_function(self) -> bool:
+        """Inside a function Dynamo does not trace although it is reached from a region (a custom op's body,
+        an `allow_in_graph` function): Dynamo treats it as one opaque call."""
+        for fn in self.ctx.functions:
+            if isinstance(fn, cst.FunctionDef):
+                for d in fn.decorators:
+                    target = d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator
+                    q = self.ctx.qualify(target) or ""
+                    if q.startswith(NOT_TRACED_DECORATORS) or q.endswith((".register_fake", ".register_kernel",
+                                                                           ".register_autograd")):
+                        return True
+        return False
+
     def report(self, node: cst.CSTNode, message: Optional[str] = None, **fmt) -> None:
+        if self.scope == "region" and self.in_untraced_function():
+            return
         message = message or self.message.format(**fmt)
         gb_types: Sequence[str] = self.gb_types
         if not self.recompiles and self.scope == "region":
@@ -63,3 +96,47 @@ class TorchRule(Rule):
                     continue
                 return "a `with` block", CONTEXT_SKIP
         return None
+
+
+# ---- helpers shared by several families ---------------------------------------------------------------
+NOT_TRACED_DECORATORS = ("torch.library.custom_op", "torch.library.register_fake", "torch.library.impl_abstract",
+                         "torch.library.register_kernel", "torch.library.impl", "torch.compiler.allow_in_graph",
+                         "torch._dynamo.allow_in_graph")
+
+
+def source_of(node: cst.CSTNode, limit: int = 60) -> str:
+    """Short source text of a node, for messages."""
+    code = " ".join(cst.Module([]).code_for_node(node).split())
+    return code if len(code) <= limit else code[:limit - 3] + "..."
+
+
+def is_not(node: cst.CSTNode) -> bool:
+    return isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not)
+
+
+def truth_operands(test: cst.BaseExpression):
+    """The expressions whose truth value Python asks for when `test` is a condition: `a and not b` -> a, b."""
+    if isinstance(test, cst.BooleanOperation):
+        yield from truth_operands(test.left)
+        yield from truth_operands(test.right)
+    elif is_not(test):
+        yield from truth_operands(test.expression)
+    else:
+        yield test
+
+
+def value_truth_operands(expr: cst.BaseExpression):
+    """The operands whose truth Python asks for when `expr` is used as a value (`y = a or b` tests `a` only:
+    `b` is returned as it is)."""
+    if isinstance(expr, cst.BooleanOperation):
+        yield from truth_operands(expr.left)
+        yield from value_truth_operands(expr.right)
+    elif is_not(expr):
+        yield from truth_operands(expr.expression)
+
+
+def call_args(node: cst.Call):
+    """(positional argument values, {keyword: value})."""
+    pos = [a.value for a in node.args if a.keyword is None and not a.star]
+    kw = {a.keyword.value: a.value for a in node.args if a.keyword is not None}
+    return pos, kw

@@ -4,27 +4,34 @@ from __future__ import annotations
 import libcst as cst
 
 from dynlint.rules.base import Example, register
-from dynlint.rules.common import TorchRule
-from dynlint.rules.tensors import TENSOR
+from dynlint.rules.common import TorchRule, call_args, is_not, source_of, truth_operands, value_truth_operands
+from dynlint.rules.tensors import TENSOR, WEAK
 
 BRANCH = "Data-dependent branching"
 ITEM = "Unsupported Tensor.item() call with capture_scalar_outputs=False"
+DATA_OP = "Data dependent operator"
+
+# kept for callers of the old private helper
+_truth_operands = truth_operands
 
 
-def _truth_operands(test: cst.BaseExpression):
-    """The expressions whose truth value Python asks for: `a and not b` -> a, b."""
-    if isinstance(test, cst.BooleanOperation):
-        yield from _truth_operands(test.left)
-        yield from _truth_operands(test.right)
-    elif isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
-        yield from _truth_operands(test.expression)
-    else:
-        yield test
+def _test_owner(ctx, node: cst.CSTNode):
+    """The If/While/IfExp/CompIf whose condition `node` is part of (through `and`/`or`/`not`), or None."""
+    child = node
+    for p in reversed(ctx.parents):
+        if isinstance(p, cst.BooleanOperation) or is_not(p):
+            child = p
+            continue
+        if isinstance(p, (cst.If, cst.While, cst.IfExp, cst.CompIf)) and p.test is child:
+            return p
+        return None
+    return None
 
 
 @register
 class TensorConditionInBranch(TorchRule):
-    """Checks for `if`, `elif`, `while` and conditional expressions whose condition is a tensor value."""
+    """Checks for `if`, `elif`, `while`, conditional expressions and comprehension filters whose condition is
+    a tensor value."""
     code = "DYN101"
     name = "tensor-condition-in-branch"
     message = "branch on a tensor value `{expr}`: Dynamo cannot know which way to go while tracing"
@@ -64,6 +71,24 @@ class TensorConditionInBranch(TorchRule):
                     x = x / 2
                 return x
         """, "shrink(torch.full((4,), 3.0))"),
+        Example("""
+            import torch
+
+            @torch.compile
+            def safe_log(x):
+                has_zero = (x == 0).any()
+                if not has_zero:
+                    return x.log()
+                return (x + 1e-6).log()
+        """, "safe_log(torch.ones(4))"),
+        Example("""
+            import torch
+
+            @torch.compile
+            def active_rows(x):
+                rows = [row for row in x if row.sum() > 0]
+                return len(rows)
+        """, "active_rows(torch.ones(2, 3))"),
     ]
     VALID = [
         Example("""
@@ -95,17 +120,37 @@ class TensorConditionInBranch(TorchRule):
                 assert x.sum() > 0, "needs positive input"
                 return x + 1
         """, "check(torch.ones(4))"),
+        Example("""
+            import torch
+
+            class Block(torch.nn.Module):
+                def __init__(self, dim: int, p: float = 0.1):
+                    super().__init__()
+                    self.proj = torch.nn.Linear(dim, dim)
+                    self.p = p
+
+                def forward(self, x, cache=None):
+                    b, t, d = x.shape
+                    if self.training and self.p > 0:
+                        x = torch.nn.functional.dropout(x, self.p)
+                    if cache is not None and t > 1:
+                        x = torch.cat([cache, x], dim=1)
+                    if x.size(-1) != d or not torch.is_floating_point(x):
+                        raise ValueError("bad input")
+                    return self.proj(x)
+
+            block = torch.compile(Block(4).eval())
+        """, "block(torch.ones(2, 3, 4))"),
     ]
 
     def _check(self, test: cst.BaseExpression) -> None:
-        for operand in _truth_operands(test):
+        for operand in truth_operands(test):
             if self.tensors.kind(operand) == TENSOR:
-                self.report(operand, expr=self.ctx_code(operand))
+                self.report(operand, expr=source_of(operand))
                 return
 
     def ctx_code(self, node: cst.CSTNode) -> str:
-        code = cst.Module([]).code_for_node(node)
-        return code if len(code) <= 60 else code[:57] + "..."
+        return source_of(node)
 
     def visit_If(self, node: cst.If) -> None:
         self._check(node.test)
@@ -116,6 +161,99 @@ class TensorConditionInBranch(TorchRule):
     def visit_IfExp(self, node: cst.IfExp) -> None:
         self._check(node.test)
 
+    def visit_CompIf(self, node: cst.CompIf) -> None:
+        self._check(node.test)
+
+
+@register
+class TensorInBooleanOperator(TorchRule):
+    """Checks for `and`, `or` and `not` applied to tensor values outside a branch condition
+    (`y = mask.any() or flag`, `ok = not x.isnan().any()`, `assert a.all() and b.all()`)."""
+    code = "DYN102"
+    name = "tensor-in-boolean-operator"
+    message = "`{op}` asks for the truth value of the tensor `{expr}`: Dynamo breaks the graph"
+    fix = ("Combine masks with tensor ops (`a & b`, `a | b`, `~a`, `torch.logical_and`) and keep the result a "
+           "tensor; use `x is None` tests for optional values")
+    gb_types = (BRANCH, DATA_OP)
+    why = """
+        `a and b`, `a or b` and `not a` are Python control flow: they call `bool()` on `a`, which for a tensor
+        needs its value. Dynamo breaks the graph there (`Data-dependent branching`, or `Data dependent
+        operator` for `not`; a `not` outside a condition even makes Dynamo skip the whole function). The
+        same holds inside `assert a and b`, although a plain `assert t` is traced as an async assertion.
+        The bitwise operators `&`, `|`, `~` stay in the graph.
+    """
+    INVALID = [
+        Example("""
+            import torch
+
+            @torch.compile
+            def both_positive(x, y):
+                ok = (x > 0).all() and (y > 0).all()
+                return x + y, ok
+        """, "both_positive(torch.ones(3), torch.ones(3))"),
+        Example("""
+            import torch
+
+            @torch.compile
+            def finite(x):
+                clean = not torch.isnan(x).any()
+                return x * 2, clean
+        """, "finite(torch.ones(3))"),
+        Example("""
+            import torch
+
+            @torch.compile
+            def bounded(x):
+                assert (x > -10).all() and (x < 10).all(), "out of range"
+                return x * 2
+        """, "bounded(torch.ones(3))"),
+    ]
+    VALID = [
+        Example("""
+            import torch
+
+            @torch.compile
+            def both_positive(x, y, mask=None):
+                ok = (x > 0).all() & (y > 0).all()
+                keep = mask is None or mask
+                return x + y, ok, keep
+        """, "both_positive(torch.ones(3), torch.ones(3))"),
+        Example("""
+            import torch
+
+            @torch.compile
+            def bounded(x):
+                assert x.numel() > 0 and (x > -10).all(), "out of range"
+                return x * 2
+        """, "bounded(torch.ones(3))"),
+    ]
+
+    def _top(self, node: cst.CSTNode) -> bool:
+        parent = self.ctx.parent()
+        return not (isinstance(parent, cst.BooleanOperation) or is_not(parent))
+
+    def _check(self, node: cst.BaseExpression) -> None:
+        if not self._top(node) or _test_owner(self.ctx, node) is not None:
+            return                            # part of a larger expression, or a branch condition (DYN101)
+        for operand in value_truth_operands(node):
+            if self.tensors.kind(operand) == TENSOR:
+                op = "not" if is_not(node) and not isinstance(node, cst.BooleanOperation) else \
+                    ("and" if isinstance(node.operator, cst.And) else "or")
+                self.report(operand, op=op, expr=source_of(operand))
+                return
+
+    def visit_BooleanOperation(self, node: cst.BooleanOperation) -> None:
+        self._check(node)
+
+    def visit_UnaryOperation(self, node: cst.UnaryOperation) -> None:
+        if is_not(node):
+            if isinstance(self.ctx.parent(), cst.Assert) and self.ctx.parent().test is node:
+                # `assert not t` is a branch on t (only `assert t` is rewritten to an async assertion)
+                if self.tensors.kind(node.expression) == TENSOR:
+                    self.report(node.expression, op="not", expr=source_of(node.expression))
+                return
+            self._check(node)
+
 
 @register
 class TorchAssertOnTensor(TorchRule):
@@ -124,7 +262,7 @@ class TorchAssertOnTensor(TorchRule):
     name = "torch-assert-on-tensor"
     message = "`torch._assert` on a tensor value breaks the graph"
     fix = "Use a plain `assert` (Dynamo rewrites it to `torch._assert_async`) or `torch._check` for sizes"
-    gb_types = ("Data dependent operator",)
+    gb_types = (DATA_OP,)
     why = """
         `torch._assert` with a tensor condition needs the tensor's value on the host while tracing, so
         Dynamo breaks the graph (`Data dependent operator`). A plain `assert` on the same condition is
@@ -150,3 +288,114 @@ class TorchAssertOnTensor(TorchRule):
     def visit_Call(self, node: cst.Call) -> None:
         if self.call_name(node) == "torch._assert" and node.args and self.tensors.is_tensor(node.args[0].value):
             self.report(node)
+
+
+@register
+class PythonAnyAllOnTensor(TorchRule):
+    """Checks for the Python builtins `any()` and `all()` applied to a tensor or to a generator of tensor
+    conditions."""
+    code = "DYN104"
+    name = "python-any-all-on-tensor"
+    message = "Python `{fn}()` tests the truth of each tensor element one by one: Dynamo breaks the graph"
+    fix = "Use the tensor methods: `t.any()` / `t.all()`, or `torch.stack(conds).any()` for several tensors"
+    gb_types = (BRANCH,)
+    why = """
+        The builtins `any()` and `all()` iterate and call `bool()` on every item. On a tensor (or on a
+        generator of tensor comparisons) each item is a tensor value, so Dynamo hits a data-dependent branch
+        inside the builtin and breaks the graph (`Data-dependent branching`). `t.any()` is one tensor op.
+    """
+    INVALID = [
+        Example("""
+            import torch
+
+            @torch.compile
+            def has_negative(x: torch.Tensor):
+                flag = any(x < 0)
+                return x.abs(), flag
+        """, "has_negative(torch.ones(4))"),
+        Example("""
+            import torch
+
+            @torch.compile
+            def all_finite(grads: list):
+                return all(torch.isfinite(g).all() for g in grads)
+        """, "all_finite([torch.ones(2), torch.ones(3)])"),
+    ]
+    VALID = [Example("""
+        import torch
+
+        @torch.compile
+        def has_negative(x, flags: list):
+            flag = (x < 0).any()
+            config_ok = all(f > 0 for f in flags)
+            return x.abs(), flag, config_ok
+    """, "has_negative(torch.ones(4), [1, 2])")]
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if not isinstance(node.func, cst.Name) or node.func.value not in ("any", "all") or \
+                self.call_name(node) not in ("any", "all"):
+            return
+        pos, _ = call_args(node)
+        if len(pos) != 1:
+            return
+        arg = pos[0]
+        if isinstance(arg, (cst.GeneratorExp, cst.ListComp)):
+            tensor = self.tensors.kind(arg.elt) == TENSOR
+        else:
+            tensor = self.tensors.kind(arg) == TENSOR
+        if tensor:
+            self.report(node, fn=node.func.value)
+
+
+@register
+class TensorEqualityPredicate(TorchRule):
+    """Checks for `torch.equal`, `torch.allclose`, `torch.is_nonzero` and the `.equal()` / `.allclose()`
+    methods: tensor comparisons that return a Python `bool`."""
+    code = "DYN105"
+    name = "tensor-equality-predicate"
+    message = "`{call}` returns a Python bool computed from tensor values: Dynamo breaks the graph"
+    fix = ("Keep the answer a tensor: `(a == b).all()`, `torch.isclose(a, b).all()`, and use it in tensor "
+           "ops (`torch.where`) instead of a Python `if`")
+    gb_types = (DATA_OP,)
+    why = """
+        These functions compare the data and hand back a Python `bool`, which needs the values on the host.
+        Dynamo cannot produce it from symbolic tensors and breaks the graph (`Data dependent operator`),
+        whether or not the result is used in an `if`. Their tensor-valued counterparts trace fine.
+    """
+    INVALID = [
+        Example("""
+            import torch
+
+            @torch.compile
+            def update(new, old):
+                if torch.allclose(new, old):
+                    return old
+                return 0.9 * old + 0.1 * new
+        """, "update(torch.ones(3), torch.zeros(3))"),
+        Example("""
+            import torch
+
+            @torch.compile
+            def same(a, b):
+                unchanged = a.equal(b)
+                return a + b, unchanged
+        """, "same(torch.ones(3), torch.ones(3))"),
+    ]
+    VALID = [Example("""
+        import torch
+
+        @torch.compile
+        def update(new, old):
+            close = torch.isclose(new, old).all()
+            return torch.where(close, old, 0.9 * old + 0.1 * new)
+    """, "update(torch.ones(3), torch.zeros(3))")]
+
+    FUNCS = frozenset({"torch.equal", "torch.allclose", "torch.is_nonzero"})
+
+    def visit_Call(self, node: cst.Call) -> None:
+        name = self.call_name(node) or ""
+        if name in self.FUNCS:
+            self.report(node, call=name)
+        elif self.method_name(node) in ("equal", "allclose") and not name.startswith("torch.") and \
+                self.tensors.kind(self.receiver(node)) in (TENSOR, WEAK) and len(node.args) >= 1:
+            self.report(node, call=f".{self.method_name(node)}()")

@@ -4,22 +4,25 @@ from __future__ import annotations
 import libcst as cst
 
 from dynlint.rules.base import Example, register
-from dynlint.rules.common import TorchRule
+from dynlint.rules.common import TorchRule, call_args, source_of
+from dynlint.rules.host_sync import SPLITS
 from dynlint.rules.tensors import TENSOR, WEAK
 
 DYNAMIC = "Dynamic shape operator"
-VALUE_SHAPED = frozenset({"nonzero", "masked_select", "unique", "unique_consecutive", "argwhere"})
+DATA_OP = "Data dependent operator"
+VALUE_SHAPED = frozenset({"nonzero", "masked_select", "unique", "unique_consecutive", "argwhere", "bincount"})
 
 
 @register
 class DataDependentShapeOp(TorchRule):
     """Checks for ops whose output shape depends on tensor values: `nonzero`, `masked_select`, `unique`,
-    `argwhere`, and `repeat_interleave` with tensor repeats."""
+    `argwhere`, `bincount`, one-argument `torch.where(cond)`, and `repeat_interleave` with tensor repeats."""
     code = "DYN401"
     name = "data-dependent-shape-op"
     message = "`{op}` returns a tensor whose size depends on its values: Dynamo breaks the graph"
     fix = "Keep shapes static: use a mask (`torch.where(mask, x, 0)`) instead of selecting, or set `torch._dynamo.config.capture_dynamic_output_shape_ops = True`"
     gb_types = (DYNAMIC,)
+    fullgraph_raises = False         # fullgraph=True silently enables dynamic output shapes
     why = """
         The output size of these ops is only known after running them. With the default
         `capture_dynamic_output_shape_ops=False` Dynamo ends the graph at the op (`Dynamic shape operator`)
@@ -56,6 +59,8 @@ class DataDependentShapeOp(TorchRule):
         method = self.method_name(node)
         if name.startswith("torch.") and name[6:] in VALUE_SHAPED:
             self.report(node, op=name)
+        elif name == "torch.where" and len(node.args) == 1:
+            self.report(node, op="torch.where(cond)")
         elif name == "torch.repeat_interleave" and len(node.args) >= 2 and self.tensors.is_tensor(node.args[1].value):
             self.report(node, op=name)
         elif method and not name.startswith("torch.") and self.tensors.kind(self.receiver(node)) in (TENSOR, WEAK):
@@ -73,52 +78,248 @@ class BooleanMaskIndexing(TorchRule):
     message = "indexing with a boolean mask gives a value-dependent shape: Dynamo breaks the graph"
     fix = "Keep the shape: `torch.where(mask, x, 0)` and reduce, or assign through the mask (`x[mask] = 0` does not break)"
     gb_types = (DYNAMIC,)
+    fullgraph_raises = False         # fullgraph=True silently enables dynamic output shapes
     why = """
         `x[mask]` has as many elements as `mask` has `True` values, which Dynamo cannot know while tracing;
         it breaks the graph like `nonzero` (`Dynamic shape operator`). Assigning through a mask
-        (`x[mask] = 0`) keeps the shape and is traced without a break.
+        (`x[mask] = 0`) keeps the shape and is traced without a break; `x[mask] += 1` reads `x[mask]`
+        first and breaks.
+    """
+    INVALID = [
+        Example("""
+            import torch
+
+            @torch.compile
+            def positive_mean(x):
+                return x[x > 0].mean()
+        """, "positive_mean(torch.tensor([1.0, -1.0, 3.0]))"),
+        Example("""
+            import torch
+
+            @torch.compile
+            def masked_loss(loss, labels):
+                valid = (labels != -100) & ~torch.isnan(loss)
+                return loss[valid].mean()
+        """, "masked_loss(torch.ones(4), torch.tensor([1, -100, 2, 3]))"),
+    ]
+    VALID = [Example("""
+        import torch
+
+        @torch.compile
+        def clamp_negative(x, labels):
+            x = x.clone()
+            x[x < 0] = 0
+            valid = labels != -100
+            idx = labels.clamp(min=0)
+            return (x * valid).sum() / valid.sum(), x[idx]
+    """, "clamp_negative(torch.tensor([1.0, -1.0, 3.0]), torch.tensor([0, -100, 2]))")]
+
+    def visit_Subscript(self, node: cst.Subscript) -> None:
+        if not any(isinstance(e.slice, cst.Index) and self.tensors.is_bool(e.slice.value) for e in node.slice):
+            return
+        if self.tensors.kind(node.value) not in (TENSOR, WEAK):
+            return
+        if isinstance(self.ctx.parent(0), cst.AssignTarget):
+            return          # x[mask] = v writes through the mask: no new shape (x[mask] += v reads it first)
+        self.report(node)
+
+
+CREATORS = frozenset({"zeros", "ones", "empty", "rand", "randn", "arange", "eye", "randperm"})
+SIZE_METHODS = frozenset({"view", "reshape", "expand", "repeat", "tile", "new_zeros", "new_ones", "new_empty",
+                          "topk", "kthvalue"})
+
+
+@register
+class SizeFromTensorValue(TorchRule):
+    """Checks for shapes and sizes taken from tensor values: `torch.arange(lengths.max())`,
+    `torch.zeros(n)` / `x.view(n, -1)` / `x.topk(k)` with `n`, `k` tensors."""
+    code = "DYN403"
+    name = "size-from-tensor-value"
+    message = "size argument `{expr}` is a tensor value: Dynamo needs it as an int and breaks the graph"
+    fix = "Derive sizes from shapes (`x.shape[0]`), or allocate the maximum size and mask (`torch.arange(max_len) < lengths[:, None]`)"
+    gb_types = (DATA_OP,)
+    fullgraph_raises = False         # fullgraph=True captures the value as an unbacked size
+    why = """
+        A tensor's shape must be known while tracing. A size read from a tensor's values (a max length, a
+        count) is a data-dependent integer: with the default `capture_scalar_outputs=False` Dynamo breaks
+        the graph to read it (`Data dependent operator`), and every new value means new shapes downstream.
+    """
+    INVALID = [
+        Example("""
+            import torch
+
+            @torch.compile
+            def padding_mask(lengths):
+                positions = torch.arange(lengths.max())
+                return positions[None, :] < lengths[:, None]
+        """, "padding_mask(torch.tensor([2, 3]))"),
+        Example("""
+            import torch
+
+            @torch.compile
+            def top_half(scores):
+                k = (scores > 0).sum()
+                return scores.topk(k).values
+        """, "top_half(torch.tensor([1.0, -1.0, 2.0]))"),
+    ]
+    VALID = [Example("""
+        import torch
+
+        @torch.compile
+        def padding_mask(lengths, tokens):
+            positions = torch.arange(tokens.shape[1])
+            return positions[None, :] < lengths[:, None]
+    """, "padding_mask(torch.tensor([2, 3]), torch.ones(2, 3))")]
+
+    def _sizes(self, args):
+        for a in args:
+            if isinstance(a, (cst.Tuple, cst.List)):
+                yield from (e.value for e in a.elements)
+            else:
+                yield a
+
+    def _check(self, node: cst.Call, args) -> None:
+        for a in self._sizes(args):
+            if self.tensors.kind(a) == TENSOR:
+                self.report(a, expr=source_of(a))
+                return
+
+    def visit_Call(self, node: cst.Call) -> None:
+        name = self.call_name(node) or ""
+        pos, kw = call_args(node)
+        if name.startswith("torch.") and name[6:] in CREATORS:
+            self._check(node, pos + ([kw["size"]] if "size" in kw else []))
+        elif name in ("torch.full", "torch.empty_strided") and pos:
+            self._check(node, pos[:1])
+        elif not name.startswith("torch.") and isinstance(node.func, cst.Attribute) and \
+                self.tensors.kind(node.func.value) in (TENSOR, WEAK):
+            m = node.func.attr.value
+            if m in SIZE_METHODS:
+                self._check(node, pos[:1] if m in ("topk", "kthvalue") else pos)
+            elif m == "new_full" and pos:
+                self._check(node, pos[:1])
+            elif m == "narrow" and len(pos) == 3:
+                self._check(node, pos[2:])
+
+
+@register
+class SplitSizesFromTensor(TorchRule):
+    """Checks for `split` / `split_with_sizes` / `tensor_split` with sizes read from a tensor
+    (`x.split(counts.tolist())`), the usual way to group tokens per expert."""
+    code = "DYN404"
+    name = "split-sizes-from-tensor"
+    message = "split sizes `{expr}` come from tensor values: Dynamo breaks the graph to read them"
+    fix = ("Keep fixed-size groups: pad each group to a capacity and use `x.view(n_groups, capacity, -1)`, or "
+           "sort by group and use `torch.segment_reduce`/`index_add_` with the group ids")
+    gb_types = (DATA_OP, "Tensor.tolist() with non-integer tensor")
+    why = """
+        Each chunk's size is a value in the counts tensor, so the output shapes are only known after the
+        counts are computed. Dynamo breaks at `.tolist()` (`Data dependent operator` for integer counts;
+        float counts always break), and everything after the split sees new shapes on every call.
     """
     INVALID = [Example("""
         import torch
 
         @torch.compile
-        def positive_mean(x):
-            return x[x > 0].mean()
-    """, "positive_mean(torch.tensor([1.0, -1.0, 3.0]))")]
+        def per_expert_sums(tokens, expert_ids):
+            counts = torch.bincount(expert_ids, minlength=4)
+            groups = tokens[expert_ids.argsort()].split(counts.tolist())
+            return [g.sum(0) for g in groups]
+    """, "per_expert_sums(torch.ones(6, 2), torch.tensor([0, 1, 1, 3, 0, 2]))")]
     VALID = [Example("""
         import torch
 
         @torch.compile
-        def clamp_negative(x):
-            x = x.clone()
-            x[x < 0] = 0
-            return x.mean()
-    """, "clamp_negative(torch.tensor([1.0, -1.0, 3.0]))")]
+        def per_expert_sums(tokens, expert_ids):
+            sums = tokens.new_zeros(4, tokens.shape[1])
+            return sums.index_add(0, expert_ids, tokens)
+    """, "per_expert_sums(torch.ones(6, 2), torch.tensor([0, 1, 1, 3, 0, 2]))")]
 
-    def visit_Subscript(self, node: cst.Subscript) -> None:
-        if len(node.slice) != 1 or not isinstance(node.slice[0].slice, cst.Index):
+    def visit_Call(self, node: cst.Call) -> None:
+        name = self.call_name(node) or ""
+        pos, kw = call_args(node)
+        if name.startswith("torch.") and name[6:] in SPLITS:
+            sizes = pos[1:2] or [kw.get(k) for k in ("split_size_or_sections", "split_sizes", "indices_or_sections")
+                                 if k in kw]
+        elif isinstance(node.func, cst.Attribute) and node.func.attr.value in SPLITS and \
+                not name.startswith("torch.") and self.tensors.kind(node.func.value) in (TENSOR, WEAK):
+            sizes = pos[:1] or [kw[k] for k in ("split_size", "split_sizes", "indices_or_sections") if k in kw]
+        else:
             return
-        index = node.slice[0].slice.value
-        if not self._is_bool_mask(index) or not self.tensors.kind(node.value) in (TENSOR, WEAK):
-            return
-        parent = self.ctx.parent(0)
-        if isinstance(parent, (cst.AssignTarget,)) or (isinstance(parent, cst.AugAssign) and parent.target is node):
-            return
-        self.report(node)
+        for s in sizes:
+            if isinstance(s, cst.Call) and isinstance(s.func, cst.Attribute) and s.func.attr.value == "tolist" \
+                    and self.tensors.kind(s.func.value) in (TENSOR, WEAK):
+                self.report(s, expr=source_of(s))
+                return
 
-    def _is_bool_mask(self, index: cst.BaseExpression) -> bool:
-        if isinstance(index, cst.Comparison):
-            ops = [c.operator for c in index.comparisons]
-            return not any(isinstance(o, (cst.Is, cst.IsNot, cst.In, cst.NotIn)) for o in ops) and \
-                self.tensors.kind(index) in (TENSOR, WEAK)
-        if isinstance(index, cst.UnaryOperation) and isinstance(index.operator, cst.BitInvert):
-            return self._is_bool_mask(index.expression)
-        if isinstance(index, cst.BinaryOperation) and isinstance(index.operator, (cst.BitAnd, cst.BitOr)):
-            return self._is_bool_mask(index.left) or self._is_bool_mask(index.right)
-        if isinstance(index, cst.Call):
-            m = self.method_name(index)
-            q = self.call_name(index) or ""
-            return (m in ("isnan", "isinf", "isfinite", "logical_not", "logical_and", "logical_or", "bool",
-                          "eq", "ne", "gt", "lt", "ge", "le") and self.tensors.is_tensor(index)) or \
-                q in ("torch.isnan", "torch.isinf", "torch.isfinite", "torch.logical_not", "torch.logical_and")
-        return False
+
+NP_TRACED_DRAWS = {   # torch._numpy.random: draw -> index of its `size` parameter (None: no size, always scalar)
+    "rand": 0, "randn": 0, "random": 0, "random_sample": 0, "sample": 0, "uniform": 2, "normal": 2, "randint": 2,
+}
+NP_TRACED_OTHER = frozenset({"seed", "shuffle"})
+
+
+@register
+class NumpyRandomInCompiledCode(TorchRule):
+    """Checks for `np.random` calls Dynamo cannot keep in the graph: scalar draws (`np.random.rand()`,
+    `np.random.uniform(a, b)`), `np.random.choice`, and the functions torch's NumPy layer does not implement
+    (`np.random.permutation`, `np.random.default_rng`, `np.random.binomial`, ...)."""
+    code = "DYN405"
+    name = "numpy-random-in-compiled-code"
+    message = "`{call}` {why}: Dynamo breaks the graph"
+    fix = "Use torch's generators (`torch.rand`, `torch.randn`, `torch.randperm`, `torch.multinomial`) so the draw is a graph op"
+    gb_types = (DATA_OP, "attempted to trace numpy function unsupported by PyTorch", "Unsupported method call")
+    why = """
+        Dynamo traces NumPy by translating it to torch (`torch._numpy`). Array draws with a `size` become
+        torch random ops, but a scalar draw returns a Python float read from a tensor (`Data dependent
+        operator`), `np.random.choice` checks its probabilities on the host, and the rest of `np.random`
+        (`permutation`, `default_rng`, `binomial`, ...) is not implemented (`attempted to trace numpy
+        function unsupported by PyTorch`): each breaks the graph.
+    """
+    INVALID = [
+        Example("""
+            import numpy as np
+            import torch
+
+            @torch.compile
+            def augment(x):
+                scale = np.random.uniform(0.8, 1.2)
+                return x * scale
+        """, "augment(torch.ones(4))"),
+        Example("""
+            import numpy as np
+            import torch
+
+            @torch.compile
+            def shuffled(x):
+                order = np.random.permutation(x.shape[0])
+                return x[torch.from_numpy(order)]
+        """, "shuffled(torch.ones(4))"),
+    ]
+    VALID = [Example("""
+        import numpy as np
+        import torch
+
+        @torch.compile
+        def augment(x):
+            noise = torch.from_numpy(np.random.uniform(0.8, 1.2, size=x.shape[0]))
+            return x * noise + torch.from_numpy(np.random.randn(x.shape[0]))
+    """, "augment(torch.ones(4))")]
+
+    def visit_Call(self, node: cst.Call) -> None:
+        name = self.call_name(node) or ""
+        if not name.startswith("numpy.random."):
+            return
+        fn = name[len("numpy.random."):]
+        if "." in fn or fn in NP_TRACED_OTHER:
+            return
+        pos, kw = call_args(node)
+        if fn in NP_TRACED_DRAWS:
+            at = NP_TRACED_DRAWS[fn]
+            sized = "size" in kw or len(pos) > at or any(a.star for a in node.args)
+            if not sized:
+                self.report(node, call=f"np.random.{fn}()", why="without a `size` returns a Python scalar")
+        elif fn == "choice":
+            self.report(node, call="np.random.choice()", why="checks its probabilities on the host")
+        else:
+            self.report(node, call=f"np.random.{fn}()", why="is not implemented by torch's NumPy layer")

@@ -4,10 +4,25 @@ from __future__ import annotations
 import libcst as cst
 
 from dynlint.rules.base import Example, register
-from dynlint.rules.common import TorchRule
+from dynlint.rules.common import TorchRule, call_args, source_of
 from dynlint.rules.tensors import TENSOR, WEAK
 
 ITEM = "Unsupported Tensor.item() call with capture_scalar_outputs=False"
+DATA_OP = "Data dependent operator"
+BUILTIN = "Failed to trace builtin operator"
+SPLITS = frozenset({"split", "split_with_sizes", "tensor_split"})
+
+
+def is_split_sizes(ctx, node: cst.CSTNode) -> bool:
+    """`node` is the sizes argument of `x.split(...)` / `torch.split(x, ...)` (DYN404 reports those)."""
+    arg, call = ctx.parent(0), ctx.parent(1)
+    if not isinstance(arg, cst.Arg) or not isinstance(call, cst.Call) or arg.value is not node:
+        return False
+    q = ctx.qualify(call.func) or ""
+    if q.startswith("torch.") and q[6:] in SPLITS:
+        return call.args.index(arg) >= 1 or (arg.keyword is not None and arg.keyword.value in
+                                             ("split_size_or_sections", "split_sizes", "indices_or_sections"))
+    return isinstance(call.func, cst.Attribute) and call.func.attr.value in SPLITS
 
 
 @register
@@ -18,6 +33,7 @@ class TensorItemCall(TorchRule):
     message = "`.item()` copies a tensor value to the host and breaks the graph"
     fix = "Keep the value as a 0-d tensor (drop `.item()`), or set `torch._dynamo.config.capture_scalar_outputs = True`"
     gb_types = (ITEM,)
+    fullgraph_raises = False         # fullgraph=True silently turns on scalar capture
     why = """
         `.item()` needs the concrete value, which does not exist while Dynamo traces symbolically. With the
         default `capture_scalar_outputs=False` Dynamo ends the graph there and resumes afterwards: a host
@@ -54,6 +70,7 @@ class PythonScalarOfTensor(TorchRule):
     message = "`{fn}()` of a tensor copies its value to the host and breaks the graph"
     fix = "Keep tensor arithmetic on the tensor (e.g. `t.to(torch.float32)`), or compare with tensor ops"
     gb_types = (ITEM,)
+    fullgraph_raises = False         # float()/int() are captured under fullgraph (bool() still raises)
     why = """
         `float(t)`, `int(t)` and `bool(t)` call `t.item()` under the hood: Dynamo cannot produce a Python
         number from a symbolic tensor, so it breaks the graph (`Tensor.item()`). Converting sizes
@@ -88,11 +105,11 @@ class TensorTolistCall(TorchRule):
     name = "tensor-tolist-call"
     message = "`.tolist()` copies a tensor to a Python list and breaks the graph"
     fix = "Keep the data as a tensor and use tensor ops; index with tensors instead of Python lists"
-    gb_types = ("Tensor.tolist() with non-integer tensor", ITEM)
+    gb_types = ("Tensor.tolist() with non-integer tensor", DATA_OP, ITEM)
     why = """
         `.tolist()` materialises every element on the host. For floating-point tensors Dynamo always breaks
         (`Tensor.tolist() with non-integer tensor`), even with scalar capture on; integer tensors break
-        unless `capture_scalar_outputs=True`. `torch.tensor(t.tolist())` round-trips through Python for
+        (`Data dependent operator`) unless `capture_scalar_outputs=True`. `torch.tensor(t.tolist())` round-trips through Python for
         nothing: use `t.clone()`.
     """
     INVALID = [Example("""
@@ -112,7 +129,7 @@ class TensorTolistCall(TorchRule):
 
     def visit_Call(self, node: cst.Call) -> None:
         if self.method_name(node) == "tolist" and not node.args and \
-                self.tensors.kind(self.receiver(node)) in (TENSOR, WEAK):
+                self.tensors.kind(self.receiver(node)) in (TENSOR, WEAK) and not is_split_sizes(self.ctx, node):
             self.report(node)
 
 
@@ -151,3 +168,155 @@ class DataPtrComparison(TorchRule):
         sides = [node.left] + [c.comparator for c in node.comparisons]
         if sum(isinstance(s, cst.Call) and self.method_name(s) == "data_ptr" for s in sides) >= 2:
             self.report(node)
+
+
+MATH_ON_TENSOR_OK = frozenset({"math.prod", "math.isclose"})
+
+
+@register
+class MathFunctionOnTensor(TorchRule):
+    """Checks for `math.*` functions (`math.sqrt`, `math.exp`, `math.log`, `math.floor`, ...) applied to a
+    tensor value."""
+    code = "DYN205"
+    name = "math-function-on-tensor"
+    message = "`{fn}()` turns the tensor `{expr}` into a Python float: Dynamo breaks the graph"
+    fix = "Use the torch function (`torch.sqrt`, `t.exp()`, `t.floor()`), which stays a tensor op"
+    gb_types = (DATA_OP,)
+    why = """
+        The `math` module works on Python floats, so `math.sqrt(t)` first converts the tensor with
+        `float(t)`, which needs its value on the host. Dynamo breaks the graph there (`Data dependent
+        operator`). `math.sqrt(x.shape[-1])` on a size is fine: sizes are known while tracing.
+    """
+    INVALID = [Example("""
+        import math
+
+        import torch
+
+        @torch.compile
+        def rms_scale(x):
+            return x / math.sqrt(x.pow(2).mean())
+    """, "rms_scale(torch.ones(4))")]
+    VALID = [Example("""
+        import math
+
+        import torch
+
+        @torch.compile
+        def rms_scale(x):
+            head_scale = math.sqrt(x.shape[-1])
+            return x / torch.sqrt(x.pow(2).mean()) / head_scale
+    """, "rms_scale(torch.ones(4))")]
+
+    def visit_Call(self, node: cst.Call) -> None:
+        name = self.call_name(node) or ""
+        if not name.startswith("math.") or name in MATH_ON_TENSOR_OK:
+            return
+        pos, _ = call_args(node)
+        for arg in pos:
+            if self.tensors.kind(arg) == TENSOR:
+                self.report(node, fn=name, expr=source_of(arg))
+                return
+
+
+@register
+class TensorUsedAsPythonInt(TorchRule):
+    """Checks for tensor values used where Python needs an `int`: `range(t)`, and indexing with a 0-d tensor
+    computed from data (`x[scores.argmax()]`)."""
+    code = "DYN206"
+    name = "tensor-used-as-python-int"
+    message = "`{expr}` is a tensor used as a Python int ({where}): Dynamo needs its value and breaks the graph"
+    fix = ("Keep indices as tensors (`x.index_select(0, scores.argmax(0, keepdim=True))`, `torch.gather`), "
+           "or loop over a bound derived from shapes")
+    gb_types = (DATA_OP, BUILTIN)
+    why = """
+        `range()` and integer indexing need a real `int`, so the tensor is converted with `__index__`, which
+        reads its value. Dynamo cannot do that with a symbolic tensor and breaks the graph (`Failed to trace
+        builtin operator` for `range`, `Data dependent operator` for a 0-d index tensor). Indexing with a
+        1-d index tensor is a gather and is fine.
+    """
+    INVALID = [
+        Example("""
+            import torch
+
+            @torch.compile
+            def pick(x, scores):
+                best = scores.argmax()
+                return x[best] * 2
+        """, "pick(torch.ones(4, 3), torch.tensor([0.0, 2.0, 1.0, 0.0]))"),
+        Example("""
+            import torch
+
+            @torch.compile
+            def repeat_steps(x, steps):
+                n = steps.long().sum()
+                for _ in range(n):
+                    x = x * 0.5
+                return x
+        """, "repeat_steps(torch.ones(4), torch.tensor([1.0, 2.0]))"),
+    ]
+    VALID = [Example("""
+        import torch
+
+        @torch.compile
+        def pick(x, scores):
+            best = scores.argmax(dim=0, keepdim=True)
+            for _ in range(x.shape[1]):
+                x = x * 0.5
+            return x.index_select(0, best) * 2, x[scores.argsort()]
+    """, "pick(torch.ones(4, 3), torch.tensor([0.0, 2.0, 1.0, 0.0]))")]
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if isinstance(node.func, cst.Name) and node.func.value == "range" and self.call_name(node) == "range":
+            for arg in call_args(node)[0]:
+                if self.tensors.kind(arg) == TENSOR:
+                    self.report(arg, expr=source_of(arg), where="`range()` argument")
+                    return
+
+    def visit_Subscript(self, node: cst.Subscript) -> None:
+        for element in node.slice:
+            sl = element.slice
+            if isinstance(sl, cst.Index) and self.tensors.is_scalar(sl.value):
+                self.report(sl.value, expr=source_of(sl.value), where="0-d index")
+                return
+
+
+@register
+class TensorSliceBound(TorchRule):
+    """Checks for slices whose bounds are tensor values: `x[:n]` with `n = lengths.max()`."""
+    code = "DYN207"
+    name = "tensor-slice-bound"
+    message = "slice bound `{expr}` is a tensor: Dynamo reads its value with `.item()` and breaks the graph"
+    fix = "Slice with sizes known while tracing (`x.shape`), or keep the full tensor and mask it (`torch.where(pos < n, x, 0)`)"
+    gb_types = (ITEM,)
+    fullgraph_raises = False         # fullgraph=True captures the scalar instead
+    why = """
+        Slice bounds must be Python ints, so a tensor bound is read with `.item()`. With the default
+        `capture_scalar_outputs=False` Dynamo breaks the graph (`Tensor.item()`), and because the slice is
+        in the middle of an expression it often cannot resume: the whole function then runs eagerly.
+    """
+    INVALID = [Example("""
+        import torch
+
+        @torch.compile
+        def best_prefix(scores):
+            n = scores.argmax()
+            return scores[:n].sum() + 1
+    """, "best_prefix(torch.tensor([0.0, 1.0, 3.0, 2.0]))")]
+    VALID = [Example("""
+        import torch
+
+        @torch.compile
+        def best_prefix(scores):
+            n = scores.argmax()
+            keep = torch.arange(scores.shape[0]) < n
+            return torch.where(keep, scores, 0.0).sum() + 1, scores[: scores.shape[0] // 2]
+    """, "best_prefix(torch.tensor([0.0, 1.0, 3.0, 2.0]))")]
+
+    def visit_Subscript(self, node: cst.Subscript) -> None:
+        for element in node.slice:
+            sl = element.slice
+            if isinstance(sl, cst.Slice):
+                for bound in (sl.lower, sl.upper, sl.step):
+                    if bound is not None and self.tensors.kind(bound) == TENSOR:
+                        self.report(bound, expr=source_of(bound))
+                        return

@@ -4,7 +4,8 @@ from __future__ import annotations
 import libcst as cst
 
 from dynlint.rules.base import Example, register
-from dynlint.rules.common import TorchRule
+from dynlint.rules.common import TorchRule, source_of
+from dynlint.rules.tensors import TENSOR, VALUE, WEAK
 
 BUILTIN = "Failed to trace builtin operator"
 SKIPPED = "Attempted to call function marked as skipped"
@@ -154,3 +155,970 @@ class WarningsWarnInCompiledCode(TorchRule):
     def visit_Call(self, node: cst.Call) -> None:
         if self.call_name(node) in ("warnings.warn", "warnings.warn_explicit"):
             self.report(node)
+
+
+UNSUPPORTED_METHOD = "Unsupported method call"
+DATA_OP = "Data dependent operator"
+
+
+def _calls_listed(name: str, exact, prefixes=()) -> bool:
+    return name in exact or name.startswith(tuple(prefixes))
+
+
+class _NamedCallRule(TorchRule):
+    """A rule that reports calls of listed (qualified) names: `exact` names and every function of the
+    modules in `prefixes`, minus `allowed`."""
+    exact: frozenset = frozenset()
+    prefixes: tuple = ()
+    allowed: frozenset = frozenset()
+
+    def visit_Call(self, node: cst.Call) -> None:
+        name = self.call_name(node)
+        if not name or name in self.allowed:
+            return
+        if isinstance(node.func, cst.Name) and name == node.func.value and name not in self.exact:
+            return                                   # a local function that happens to share a name
+        if _calls_listed(name, self.exact, self.prefixes):
+            self.report(node, call=name)
+
+
+@register
+class DeepcopyOfTensorState(TorchRule):
+    """Checks for `copy.deepcopy` of tensors, modules, or containers holding tensors inside traced code."""
+    code = "DYN304"
+    name = "deepcopy-of-tensor-state"
+    message = "`copy.deepcopy({expr})` copies tensors: Dynamo cannot trace it and breaks the graph"
+    fix = "Copy tensors with `t.clone()` (or `{k: v.clone() for k, v in d.items()}`); copy modules once, outside the compiled code"
+    gb_types = ("Attempted to copy.deepcopy a tensor", "copy.deepcopy()")
+    why = """
+        `copy.deepcopy` walks Python objects with `__deepcopy__` hooks and a memo dict; Dynamo does not trace
+        it for tensors (`Attempted to copy.deepcopy a tensor`; torch 2.11 reports `copy.deepcopy()`), and a
+        module holds tensors in its parameters. Public model sweeps attribute about one in eight graph
+        breaks to this call. A deepcopy of plain dicts, lists or config objects without tensors is traced.
+    """
+    INVALID = [
+        Example("""
+            import copy
+
+            import torch
+
+            @torch.compile
+            def snapshot(x):
+                before = copy.deepcopy(x)
+                x.mul_(2)
+                return x - before
+        """, "snapshot(torch.ones(3))"),
+        Example("""
+            import copy
+
+            import torch
+
+            class EMA(torch.nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.net = torch.nn.Linear(4, 4)
+
+                def forward(self, x):
+                    shadow = copy.deepcopy(self.net)
+                    return shadow(x)
+
+            ema = torch.compile(EMA())
+        """, "ema(torch.ones(2, 4))"),
+    ]
+    VALID = [Example("""
+        import copy
+
+        import torch
+
+        DEFAULTS = {"scale": 2.0, "shift": [1.0]}
+
+        @torch.compile
+        def snapshot(x):
+            options = copy.deepcopy(DEFAULTS)
+            before = x.clone()
+            x.mul_(options["scale"])
+            return x - before + options["shift"][0]
+    """, "snapshot(torch.ones(3))")]
+
+    def _holds_tensors(self, node: cst.CSTNode) -> bool:
+        if self.tensors.kind(node) == TENSOR:
+            return True
+        if isinstance(node, cst.Name) and node.value == "self":
+            return bool(self.ctx.class_name)
+        if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self":
+            return self.tensors._submodule(node.attr.value)
+        if isinstance(node, (cst.List, cst.Tuple, cst.Set)):
+            return any(self._holds_tensors(e.value) for e in node.elements)
+        if isinstance(node, cst.Dict):
+            return any(isinstance(e, cst.DictElement) and self._holds_tensors(e.value) for e in node.elements)
+        return False
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if self.call_name(node) == "copy.deepcopy" and node.args and self._holds_tensors(node.args[0].value):
+            self.report(node, expr=source_of(node.args[0].value))
+
+
+MUTATORS = frozenset({"append", "extend", "insert", "pop", "popleft", "appendleft", "update", "setdefault",
+                      "add", "clear", "remove", "discard", "popitem"})
+
+
+def _declared(fn: cst.FunctionDef, kind) -> set:
+    """Names a function declares `global` (kind=cst.Global) or `nonlocal`."""
+    names = set()
+
+    class V(cst.CSTVisitor):
+        def visit_FunctionDef(self, node):
+            return node is fn
+
+        def visit_ClassDef(self, node):
+            return False
+
+        def visit_Global(self, node):
+            if kind is cst.Global:
+                names.update(n.name.value for n in node.names)
+
+        def visit_Nonlocal(self, node):
+            if kind is cst.Nonlocal:
+                names.update(n.name.value for n in node.names)
+
+    fn.visit(V())
+    return names
+
+
+@register
+class MutableGlobalState(TorchRule):
+    """Checks for traced code that mutates module-level or closure state: `global n; n += 1`, `nonlocal`
+    counters, `HISTORY.append(x)`, `CACHE[key] = value` on containers the function does not own."""
+    code = "DYN305"
+    name = "mutable-global-state"
+    message = "`{expr}` mutates {where} state: Dynamo guards on it, so calls recompile as it changes"
+    fix = "Return the value and let the caller keep the state, or keep counters in a tensor buffer"
+    recompiles = True
+    why = """
+        Dynamo does not break here: it replays the mutation after the graph and installs guards on the
+        state it read (`G['COUNT'] == 3`, `len(G['HISTORY']) == 2`). The next call fails those guards and
+        recompiles: a growing list or a global counter recompiles on every call until
+        `recompile_limit` (8) is hit, after which the function silently runs eagerly. A `nonlocal` counter
+        recompiles once, then becomes dynamic.
+    """
+    INVALID = [
+        Example("""
+            import torch
+
+            SEEN = []
+
+            @torch.compile
+            def record(x):
+                SEEN.append(x.detach())
+                return x * 2
+        """, "for _ in range(4): record(torch.ones(3))"),
+        Example("""
+            import torch
+
+            CALLS = 0
+
+            @torch.compile
+            def counted(x):
+                global CALLS
+                CALLS += 1
+                return x * 2
+        """, "for _ in range(4): counted(torch.ones(3))"),
+    ]
+    VALID = [Example("""
+        import torch
+
+        SEEN = []
+
+        @torch.compile
+        def scaled(x):
+            history = []
+            history.append(x * 2)
+            return history[-1]
+
+        def record(x):
+            y = scaled(x)
+            SEEN.append(y.detach())
+            return y
+    """, "for _ in range(4): record(torch.ones(3))")]
+
+    _BUILTINS = frozenset(dir(__import__("builtins")))
+
+    def _state(self, name: str):
+        fn = self.ctx.function
+        if not isinstance(fn, cst.FunctionDef):
+            return None
+        key = ("declared", id(fn))
+        if key not in self.ctx.shared:
+            self.ctx.shared[key] = (_declared(fn, cst.Global), _declared(fn, cst.Nonlocal))
+        globals_, nonlocals = self.ctx.shared[key]
+        if name in globals_:
+            return "global"
+        if name in nonlocals:
+            return "closure"
+        ix = self.ctx.index
+        if self.is_local(name) or name in self._BUILTINS or (ix and (name in ix.imports or name in ix.functions
+                                                                     or name in ix.classes)):
+            return None
+        return "module-level" if len(self.ctx.functions) <= 1 else "module-level or closure"
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        target = node.target
+        if isinstance(target, cst.Name):
+            fn = self.ctx.function
+            where = self._state(target.value)
+            if where in ("global", "closure"):
+                self.report(node, expr=source_of(node), where=where)
+        elif isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name):
+            where = self._state(target.value.value)
+            if where:
+                self.report(node, expr=source_of(node), where=where)
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for t in node.targets:
+            target = t.target
+            if isinstance(target, cst.Name) and self._state(target.value) in ("global", "closure") and \
+                    self.tensors.kind(node.value) != TENSOR:
+                self.report(node, expr=source_of(node), where=self._state(target.value))
+                return
+            if isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name):
+                where = self._state(target.value.value)
+                if where:
+                    self.report(node, expr=source_of(node), where=where)
+                    return
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value in MUTATORS and isinstance(func.value, cst.Name):
+            where = self._state(func.value.value)
+            if where:
+                self.report(node, expr=source_of(node), where=where)
+
+
+@register
+class ModulePythonStateMutation(TorchRule):
+    """Checks for `nn.Module` methods that update Python-valued attributes while traced: `self.steps += 1`,
+    `self.flag = not self.flag`, `self.history.append(...)`."""
+    code = "DYN306"
+    name = "module-python-state-mutation"
+    message = "`{expr}` changes a Python attribute of the module: Dynamo guards on it, so every new value recompiles"
+    fix = "Keep counters in a registered buffer (`self.register_buffer('steps', torch.zeros((), dtype=torch.long))`) or outside the module"
+    recompiles = True
+    why = """
+        Integer and bool attributes of an `nn.Module` are treated as constants: Dynamo specialises the graph
+        on their value (`self.steps == 3`). Changing them inside `forward` means the next call fails the
+        guard and recompiles — on every call for a counter, until `recompile_limit` (8) makes the module run
+        eagerly. A list attribute that grows is guarded on its length the same way. A tensor buffer updated
+        in place (`self.steps += 1` on a buffer) is traced into the graph and does not recompile.
+    """
+    INVALID = [
+        Example("""
+            import torch
+
+            class Counter(torch.nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.calls = 0
+
+                def forward(self, x):
+                    self.calls += 1
+                    return x * 2
+
+            model = torch.compile(Counter())
+        """, "for _ in range(4): model(torch.ones(3))"),
+        Example("""
+            import torch
+
+            class Tracker(torch.nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.norms = []
+
+                def forward(self, x):
+                    self.norms.append(x.norm().detach())
+                    return x * 2
+
+            model = torch.compile(Tracker())
+        """, "for _ in range(4): model(torch.ones(3))"),
+    ]
+    VALID = [Example("""
+        import torch
+
+        class Counter(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.register_buffer("calls", torch.zeros((), dtype=torch.long))
+
+            def forward(self, x):
+                self.calls += 1
+                self.last_batch = x.shape[0]
+                return x * 2
+
+        model = torch.compile(Counter())
+    """, "for _ in range(4): model(torch.ones(3))")]
+
+    def _module_attr(self, node: cst.CSTNode):
+        """`self.<attr>` in a method of an nn.Module class, not a tensor or submodule: the attribute name."""
+        if not (isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self"):
+            return None
+        if not self._in_module():
+            return None
+        attr = node.attr.value
+        if attr == "training" or self.tensors.kind(node) == TENSOR or self.tensors._submodule(attr):
+            return None
+        return attr
+
+    def _in_module(self) -> bool:
+        key = "in_module_class"
+        if key not in self.ctx.shared:
+            from dynlint.rules.regions import is_module_class
+            cls, ix, project = self.ctx.class_name, self.ctx.index, self.ctx.project
+            self.ctx.shared[key] = bool(cls and ix and project and cls in ix.classes and
+                                        is_module_class(project, ix.path, cls))
+        return self.ctx.shared[key]
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        if self._module_attr(node.target) and self.tensors.kind(node.value) == VALUE:
+            self.report(node, expr=source_of(node))
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for t in node.targets:
+            attr = self._module_attr(t.target)
+            if not attr or self.tensors.kind(node.value) == TENSOR:
+                continue
+            reads_itself = any(isinstance(n, cst.Attribute) and n.attr.value == attr and
+                               isinstance(n.value, cst.Name) and n.value.value == "self"
+                               for n in _walk(node.value))
+            if reads_itself:
+                self.report(node, expr=source_of(node))
+                return
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value in MUTATORS and self._module_attr(func.value):
+            self.report(node, expr=source_of(node))
+
+
+def _walk(node: cst.CSTNode):
+    yield node
+    for child in node.children:
+        yield from _walk(child)
+
+
+@register
+class ClockReadInCompiledCode(_NamedCallRule):
+    """Checks for clock and calendar reads (`time.time()`, `time.perf_counter()`, `time.sleep()`,
+    `datetime.datetime.now()`) inside traced code."""
+    code = "DYN307"
+    name = "clock-read-in-compiled-code"
+    message = "`{call}()` reads the clock: Dynamo does not trace the `time` module and breaks the graph"
+    fix = "Time the compiled call from outside (`t0 = time.perf_counter(); out = model(x)`), or use the torch profiler"
+    gb_types = (SKIPPED, UNSUPPORTED_METHOD)
+    why = """
+        The `time` module's functions are C builtins Dynamo marks as skipped (`Attempted to call function
+        marked as skipped`), and `datetime.now()` is an unsupported method call: the graph ends there and
+        resumes afterwards. Timing inside a compiled function also measures tracing, not the kernels.
+    """
+    INVALID = [Example("""
+        import time
+
+        import torch
+
+        @torch.compile
+        def timed(x):
+            start = time.perf_counter()
+            y = x.relu() * 2
+            return y, time.perf_counter() - start
+    """, "timed(torch.ones(4))")]
+    VALID = [Example("""
+        import time
+
+        import torch
+
+        @torch.compile
+        def step(x):
+            return x.relu() * 2
+
+        def timed(x):
+            start = time.perf_counter()
+            y = step(x)
+            return y, time.perf_counter() - start
+    """, "timed(torch.ones(4))")]
+    prefixes = ("time.",)
+    exact = frozenset({"datetime.datetime.now", "datetime.datetime.utcnow", "datetime.datetime.today",
+                       "datetime.date.today"})
+
+
+@register
+class PythonRandomInCompiledCode(_NamedCallRule):
+    """Checks for the `random` module's draws that Dynamo skips (`random.random()`, `random.gauss()`,
+    `random.choice()`, `random.shuffle()`, `random.seed()`) inside traced code."""
+    code = "DYN308"
+    name = "python-random-in-compiled-code"
+    message = "`{call}()` is skipped by Dynamo: it breaks the graph"
+    fix = "Draw with torch (`torch.rand(())`, `torch.randint`, `torch.randperm`) so the randomness is in the graph, or draw outside and pass the value in"
+    gb_types = (SKIPPED,)
+    why = """
+        Most of the `random` module is marked as skipped (`Attempted to call function marked as skipped`):
+        the graph ends at the call. `random.random()` also recompiles once afterwards, because the resume
+        function first guards on the drawn float. `random.randint`, `random.randrange` and
+        `random.uniform` are handled specially (drawn outside the graph and passed in) and do not break.
+    """
+    INVALID = [
+        Example("""
+            import random
+
+            import torch
+
+            @torch.compile
+            def jitter(x):
+                scale = random.random()
+                return x * scale
+        """, "jitter(torch.ones(4))"),
+        Example("""
+            import random
+
+            import torch
+
+            @torch.compile
+            def pick(x, options: list):
+                return x * random.choice(options)
+        """, "pick(torch.ones(4), [1.0, 2.0])"),
+    ]
+    VALID = [Example("""
+        import random
+
+        import torch
+
+        @torch.compile
+        def jitter(x):
+            shift = random.randint(0, 3)
+            scale = random.uniform(0.5, 1.5)
+            return x * scale + shift + torch.rand(())
+    """, "jitter(torch.ones(4))")]
+    prefixes = ("random.",)
+    allowed = frozenset({"random.randint", "random.randrange", "random.uniform", "random.Random",
+                         "random.SystemRandom"})
+
+
+@register
+class SystemQueryInCompiledCode(_NamedCallRule):
+    """Checks for operating-system and process queries (`os.getpid()`, `os.path.exists()`, `os.listdir()`,
+    `socket.gethostname()`, `threading.get_ident()`, `glob.glob()`) inside traced code."""
+    code = "DYN309"
+    name = "system-query-in-compiled-code"
+    message = "`{call}()` asks the operating system: Dynamo skips it and breaks the graph"
+    fix = "Query once outside the compiled code (at construction time) and keep the answer as a constant"
+    gb_types = (SKIPPED,)
+    why = """
+        These are C functions (or Python wrappers around them) that Dynamo marks as skipped (`Attempted to
+        call function marked as skipped`), so the graph ends at the call. Their answers rarely change
+        between calls anyway. `os.environ.get` and `os.path.join` are traced and fine.
+    """
+    INVALID = [Example("""
+        import os
+
+        import torch
+
+        @torch.compile
+        def maybe_dump(x):
+            y = x * 2
+            if os.path.exists("/tmp/dump-activations"):
+                y = y + 0
+            return y
+    """, "maybe_dump(torch.ones(4))")]
+    VALID = [Example("""
+        import os
+
+        import torch
+
+        DUMP = os.path.exists("/tmp/dump-activations")
+
+        @torch.compile
+        def maybe_dump(x):
+            y = x * 2
+            if DUMP or os.environ.get("DUMP_ACTIVATIONS"):
+                y = y + 0
+            return y
+    """, "maybe_dump(torch.ones(4))")]
+    exact = frozenset({
+        "os.getpid", "os.getppid", "os.getcwd", "os.listdir", "os.scandir", "os.stat", "os.lstat", "os.urandom",
+        "os.cpu_count", "os.makedirs", "os.mkdir", "os.remove", "os.unlink", "os.rename", "os.walk",
+        "os.getuid", "os.getlogin", "os.uname", "os.path.exists", "os.path.isfile", "os.path.isdir",
+        "os.path.getsize", "os.path.getmtime", "os.path.realpath", "os.path.abspath", "os.path.islink",
+        "shutil.which", "glob.glob", "socket.gethostname", "getpass.getuser", "threading.get_ident",
+        "threading.current_thread", "threading.active_count", "resource.getrusage", "signal.getsignal",
+        "locale.getlocale", "sys.getsizeof", "sys.getrefcount", "atexit.register",
+    })
+
+
+@register
+class SerialisationInCompiledCode(_NamedCallRule):
+    """Checks for serialisation, encoding and hashing calls (`json.dumps`, `pickle.dumps`, `hashlib.md5`,
+    `base64.b64encode`, `zlib.crc32`) inside traced code."""
+    code = "DYN310"
+    name = "serialisation-in-compiled-code"
+    message = "`{call}()` cannot be traced by Dynamo: it breaks the graph"
+    fix = "Serialise outside the compiled function: return tensors and encode them in the caller"
+    gb_types = (UNSUPPORTED_METHOD, SKIPPED)
+    why = """
+        `json` runs a C encoder whose methods Dynamo does not support (`Unsupported method call`); `pickle`,
+        `hashlib`, `base64`, `binascii`, `zlib` and `csv` are C extensions Dynamo skips (`Attempted to call
+        function marked as skipped`). Either way the graph ends at the call.
+    """
+    INVALID = [Example("""
+        import json
+
+        import torch
+
+        @torch.compile
+        def described(x, meta: dict):
+            y = x * 2
+            tag = json.dumps(meta)
+            return y, tag
+    """, "described(torch.ones(4), {'step': 1})")]
+    VALID = [Example("""
+        import json
+
+        import torch
+
+        @torch.compile
+        def scaled(x):
+            return x * 2
+
+        def described(x, meta: dict):
+            return scaled(x), json.dumps(meta)
+    """, "described(torch.ones(4), {'step': 1})")]
+    prefixes = ("json.", "pickle.", "base64.", "binascii.", "zlib.", "hashlib.", "csv.")
+    exact = frozenset({"codecs.encode", "codecs.decode"})
+
+
+@register
+class StreamWriteInCompiledCode(_NamedCallRule):
+    """Checks for writes to `sys.stdout` / `sys.stderr` (`write`, `writelines`, `flush`) inside traced code."""
+    code = "DYN311"
+    name = "stream-write-in-compiled-code"
+    message = "`{call}()` writes to a stream: Dynamo cannot trace it and breaks the graph"
+    fix = "Write from the caller, after the compiled function returns"
+    gb_types = (UNSUPPORTED_METHOD,)
+    why = """
+        Stream objects are C-level `TextIOWrapper`s; Dynamo does not support calling their methods
+        (`Unsupported method call`) and breaks the graph, exactly like `print`.
+    """
+    INVALID = [Example("""
+        import sys
+
+        import torch
+
+        @torch.compile
+        def progress(x):
+            y = x * 2
+            sys.stderr.write("step\\n")
+            return y + 1
+    """, "progress(torch.ones(4))")]
+    VALID = [Example("""
+        import sys
+
+        import torch
+
+        @torch.compile
+        def step(x):
+            return x * 2 + 1
+
+        def progress(x):
+            y = step(x)
+            sys.stderr.write("step\\n")
+            return y
+    """, "progress(torch.ones(4))")]
+    prefixes = ("sys.stdout.", "sys.stderr.", "sys.__stdout__.", "sys.__stderr__.")
+
+
+@register
+class DebuggerInCompiledCode(_NamedCallRule):
+    """Checks for debugger entry points (`breakpoint()`, `pdb.set_trace()`) inside traced code."""
+    code = "DYN312"
+    name = "debugger-in-compiled-code"
+    message = "`{call}()` stops in the debugger: Dynamo breaks the graph there"
+    fix = "Remove it, or debug the eager function (`torch.compiler.disable`, or `TORCH_COMPILE_DISABLE=1`)"
+    gb_types = (BUILTIN, SKIPPED)
+    why = """
+        A debugger needs a real Python frame; Dynamo cannot trace `breakpoint()` (`Failed to trace builtin
+        operator`) or `pdb.set_trace()` (`Attempted to call function marked as skipped`) and breaks the
+        graph, so the code you step through afterwards is a resume function, not your original frame.
+    """
+    INVALID = [
+        Example("""
+            import torch
+
+            @torch.compile
+            def inspect_me(x):
+                y = x * 2
+                breakpoint()
+                return y + 1
+        """, "inspect_me(torch.ones(4))"),
+        Example("""
+            import pdb
+
+            import torch
+
+            @torch.compile
+            def inspect_me(x):
+                y = x * 2
+                pdb.set_trace()
+                return y + 1
+        """),
+    ]
+    VALID = [Example("""
+        import torch
+
+        @torch.compile
+        def inspect_me(x):
+            y = x * 2
+            return y + 1
+    """, "inspect_me(torch.ones(4))")]
+    exact = frozenset({"breakpoint", "pdb.set_trace", "pdb.post_mortem", "pdb.pm", "pdb.run", "ipdb.set_trace",
+                       "pudb.set_trace"})
+
+
+@register
+class FileIOInCompiledCode(_NamedCallRule):
+    """Checks for file and buffer I/O (`open()`, `io.BytesIO()`, `torch.save()`, `torch.load()`) inside
+    traced code."""
+    code = "DYN313"
+    name = "file-io-in-compiled-code"
+    message = "`{call}()` does I/O Dynamo cannot trace: it breaks the graph"
+    fix = "Do I/O outside the compiled function: return the tensors and save them from the caller"
+    gb_types = (BUILTIN, "Unsupported context manager", UNSUPPORTED_METHOD, SKIPPED)
+    why = """
+        `open()` is a builtin Dynamo cannot trace (`Failed to trace builtin operator`); used as a context
+        manager it also makes Dynamo skip the whole function (`Unsupported context manager`). In-memory
+        buffers (`io.BytesIO`) and `torch.save`/`torch.load` break the same way (`Unsupported method call`).
+    """
+    INVALID = [
+        Example("""
+            import torch
+
+            @torch.compile
+            def logged(x):
+                y = x.relu()
+                with open("/dev/null", "a") as f:
+                    f.write("ok\\n")
+                return y * 2
+        """, "logged(torch.ones(4))"),
+        Example("""
+            import io
+
+            import torch
+
+            @torch.compile
+            def checkpointed(x):
+                y = x.relu()
+                torch.save(y, io.BytesIO())
+                return y * 2
+        """, "checkpointed(torch.ones(4))"),
+    ]
+    VALID = [Example("""
+        import io
+
+        import torch
+
+        @torch.compile
+        def step(x):
+            return x.relu() * 2
+
+        def checkpointed(x):
+            y = step(x)
+            torch.save(y, io.BytesIO())
+            return y
+    """, "checkpointed(torch.ones(4))")]
+    exact = frozenset({"open", "io.open", "io.BytesIO", "io.StringIO", "io.FileIO", "torch.save", "torch.load",
+                       "numpy.save", "numpy.load", "numpy.savetxt", "numpy.loadtxt"})
+
+
+@register
+class RequiresGradMutation(TorchRule):
+    """Checks for changing `requires_grad` inside traced code: `t.requires_grad = flag` and
+    `t.requires_grad_()` (on tensors, parameters or whole modules)."""
+    code = "DYN314"
+    name = "requires-grad-mutation"
+    message = "changing `requires_grad` inside compiled code breaks the graph"
+    fix = "Set `requires_grad` once, before compiling (freeze parameters at construction); use `.detach()` to stop gradients inside"
+    gb_types = ("setattr() on Tensor.requires_grad", "Unsupported Tensor.requires_grad_() call",
+                "requires_grad_() intermediate leaked as output", "returning intermediate with requires_grad_()")
+    why = """
+        AOTAutograd decides which inputs need gradients before the graph runs; a graph cannot change that
+        halfway. Dynamo breaks at `t.requires_grad = ...` (`setattr() on Tensor.requires_grad`) and at
+        `requires_grad_()` (`Unsupported Tensor.requires_grad_() call`, or `requires_grad_() intermediate
+        leaked as output` for a returned intermediate). Freezing parameters in a loop inside `forward`
+        makes Dynamo skip the whole function.
+    """
+    INVALID = [
+        Example("""
+            import torch
+
+            @torch.compile
+            def leaf(x):
+                y = x * 2
+                y.requires_grad = True
+                return y
+        """, "leaf(torch.ones(4))"),
+        Example("""
+            import torch
+
+            class Frozen(torch.nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.proj = torch.nn.Linear(4, 4)
+
+                def forward(self, x):
+                    self.proj.weight.requires_grad_(False)
+                    return self.proj(x)
+
+            model = torch.compile(Frozen())
+        """, "model(torch.ones(2, 4))"),
+    ]
+    VALID = [Example("""
+        import torch
+
+        class Frozen(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.proj = torch.nn.Linear(4, 4)
+                self.proj.weight.requires_grad_(False)
+
+            def forward(self, x):
+                return self.proj(x).detach() if not x.requires_grad else self.proj(x)
+
+        model = torch.compile(Frozen())
+    """, "model(torch.ones(2, 4))")]
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for t in node.targets:
+            if isinstance(t.target, cst.Attribute) and t.target.attr.value == "requires_grad":
+                self.report(node)
+                return
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if self.method_name(node) == "requires_grad_" and not (self.call_name(node) or "").startswith("torch."):
+            self.report(node)
+
+
+@register
+class AutogradCallInCompiledCode(TorchRule):
+    """Checks for `loss.backward()`, `torch.autograd.grad()` and `torch.autograd.backward()` inside traced
+    code."""
+    code = "DYN315"
+    name = "autograd-call-in-compiled-code"
+    message = "`{call}` runs the backward pass inside compiled code: Dynamo breaks the graph"
+    fix = "Compile the forward (and loss) only and call `.backward()` outside; AOTAutograd compiles the backward for you"
+    gb_types = ("Unsupported Tensor.backward() call",
+                "using `torch.autograd.grad` with `torch._dynamo.config.trace_autograd_ops=False`", SKIPPED)
+    why = """
+        torch.compile already produces the backward graph through AOTAutograd; an explicit backward inside
+        the traced function cannot be captured (`Unsupported Tensor.backward() call`, `using
+        torch.autograd.grad with trace_autograd_ops=False`), so the graph ends there. Compiled autograd is
+        the supported way to capture the backward itself.
+    """
+    INVALID = [
+        Example("""
+            import torch
+
+            @torch.compile
+            def train_step(x, w):
+                loss = (x @ w).pow(2).mean()
+                loss.backward()
+                return loss.detach()
+        """, "train_step(torch.ones(2, 3), torch.ones(3, 1, requires_grad=True))"),
+        Example("""
+            import torch
+
+            @torch.compile
+            def input_grad(x, w):
+                loss = (x * w).sum()
+                (g,) = torch.autograd.grad(loss, w)
+                return g
+        """, "input_grad(torch.ones(3), torch.ones(3, requires_grad=True))"),
+    ]
+    VALID = [Example("""
+        import torch
+
+        @torch.compile
+        def loss_fn(x, w):
+            return (x @ w).pow(2).mean()
+
+        def train_step(x, w):
+            loss = loss_fn(x, w)
+            loss.backward()
+            return loss.detach()
+    """, "train_step(torch.ones(2, 3), torch.ones(3, 1, requires_grad=True))")]
+
+    def visit_Call(self, node: cst.Call) -> None:
+        name = self.call_name(node) or ""
+        if name in ("torch.autograd.grad", "torch.autograd.backward"):
+            self.report(node, call=f"{name}()")
+        elif self.method_name(node) == "backward" and self.tensors.kind(self.receiver(node)) in (TENSOR, WEAK):
+            self.report(node, call=".backward()")
+
+
+PARAM_MODULES = frozenset({
+    "Linear", "Bilinear", "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d",
+    "Embedding", "EmbeddingBag", "LayerNorm", "GroupNorm", "RMSNorm", "BatchNorm1d", "BatchNorm2d", "BatchNorm3d",
+    "SyncBatchNorm", "PReLU", "MultiheadAttention", "LSTM", "GRU", "RNN", "LSTMCell", "GRUCell", "RNNCell",
+    "Transformer", "TransformerEncoderLayer", "TransformerDecoderLayer",
+})
+NO_PARAM_FLAGS = ("elementwise_affine", "affine")
+
+
+@register
+class ParameterCreatedInForward(TorchRule):
+    """Checks for `nn.Parameter(...)` and parametrised layers (`nn.Linear`, `nn.LayerNorm`, `nn.Conv2d`,
+    `nn.Embedding`, ...) constructed inside traced code."""
+    code = "DYN316"
+    name = "parameter-created-in-forward"
+    message = "`{call}(...)` creates parameters while tracing: Dynamo breaks the graph"
+    fix = "Create layers and parameters in `__init__` and only use them in `forward`"
+    gb_types = ("Attempted to use `torch.nn.Parameter()` constructor with Dynamo",)
+    why = """
+        Building an `nn.Parameter` inside traced code is not supported (`Attempted to use torch.nn.Parameter()
+        constructor with Dynamo`): the graph breaks, and the new weights are re-created (freshly
+        initialised, never trained) on every call. Layers without parameters (`nn.ReLU()`, `nn.Dropout()`,
+        `nn.LayerNorm(..., elementwise_affine=False)`) trace fine.
+    """
+    INVALID = [
+        Example("""
+            import torch
+            import torch.nn as nn
+
+            class Head(nn.Module):
+                def forward(self, x):
+                    proj = nn.Linear(x.shape[-1], 2)
+                    return proj(x)
+
+            head = torch.compile(Head())
+        """, "head(torch.ones(3, 4))"),
+        Example("""
+            import torch
+            import torch.nn as nn
+
+            class Scale(nn.Module):
+                def forward(self, x):
+                    gain = nn.Parameter(torch.ones(x.shape[-1]))
+                    return x * gain
+
+            scale = torch.compile(Scale())
+        """, "scale(torch.ones(3, 4))"),
+    ]
+    VALID = [Example("""
+        import torch
+        import torch.nn as nn
+
+        class Head(nn.Module):
+            def __init__(self, dim: int):
+                super().__init__()
+                self.proj = nn.Linear(dim, 2)
+
+            def forward(self, x):
+                x = nn.LayerNorm(x.shape[-1], elementwise_affine=False)(x)
+                return nn.Dropout(0.0)(nn.GELU()(self.proj(x)))
+
+        head = torch.compile(Head(4))
+    """, "head(torch.ones(3, 4))")]
+
+    def visit_Call(self, node: cst.Call) -> None:
+        name = self.call_name(node) or ""
+        if name in ("torch.nn.Parameter", "torch.nn.parameter.Parameter"):
+            self.report(node, call="nn.Parameter")
+            return
+        head, _, cls = name.rpartition(".")
+        if head in ("torch.nn", "torch.nn.modules") and cls in PARAM_MODULES:
+            for a in node.args:
+                if a.keyword and a.keyword.value in NO_PARAM_FLAGS and isinstance(a.value, cst.Name) and \
+                        a.value.value == "False":
+                    return
+            self.report(node, call=f"nn.{cls}")
+
+
+@register
+class RngStateInCompiledCode(_NamedCallRule):
+    """Checks for seeding and RNG-state calls (`torch.manual_seed()`, `torch.cuda.manual_seed_all()`,
+    `torch.get_rng_state()`) inside traced code."""
+    code = "DYN317"
+    name = "rng-state-in-compiled-code"
+    message = "`{call}()` changes the global RNG state: Dynamo skips it and breaks the graph"
+    fix = "Seed once outside the compiled function, or pass a `torch.Generator` to the random ops"
+    gb_types = (SKIPPED,)
+    why = """
+        Seeding and RNG-state functions mutate global generator state outside any graph; Dynamo marks them
+        as skipped (`Attempted to call function marked as skipped`) and breaks the graph at the call.
+    """
+    INVALID = [Example("""
+        import torch
+
+        @torch.compile
+        def noisy(x):
+            torch.manual_seed(0)
+            return x + torch.randn_like(x)
+    """, "noisy(torch.ones(4))")]
+    VALID = [Example("""
+        import torch
+
+        @torch.compile
+        def noisy(x):
+            return x + torch.randn_like(x)
+
+        def reproducible(x):
+            torch.manual_seed(0)
+            return noisy(x)
+    """, "reproducible(torch.ones(4))")]
+    exact = frozenset({"torch.manual_seed", "torch.random.manual_seed", "torch.cuda.manual_seed",
+                       "torch.cuda.manual_seed_all", "torch.get_rng_state", "torch.set_rng_state",
+                       "torch.random.get_rng_state", "torch.random.set_rng_state", "torch.cuda.get_rng_state",
+                       "torch.cuda.set_rng_state", "torch.random.fork_rng"})
+
+
+@register
+class TensorFormattedAsString(TorchRule):
+    """Checks for tensors turned into strings eagerly: `str(t)`, `repr(t)` and `"%s" % t`."""
+    code = "DYN318"
+    name = "tensor-formatted-as-string"
+    message = "`{expr}` formats a tensor's values as text: Dynamo breaks the graph"
+    fix = "Format outside the compiled function, or format shapes (`tuple(t.shape)`) rather than values"
+    gb_types = (BUILTIN, "repr() on tensor", "torch.* op returned non-Tensor")
+    why = """
+        Printing a tensor's values needs the values. Dynamo cannot trace `str()` on a tensor (`Failed to
+        trace builtin operator`) or `repr()` (`repr() on tensor`), and `%`-formatting one makes it skip the
+        whole function (`torch.* op returned non-Tensor`). f-strings are formatted lazily and only break
+        when the text is used, which print and logging calls report themselves.
+    """
+    INVALID = [Example("""
+        import torch
+
+        @torch.compile
+        def described(x):
+            y = x.softmax(-1)
+            text = str(y)
+            return y, text
+    """, "described(torch.ones(4))")]
+    VALID = [Example("""
+        import torch
+
+        @torch.compile
+        def described(x):
+            y = x.softmax(-1)
+            text = f"shape={tuple(y.shape)}"
+            return y, text
+    """, "described(torch.ones(4))")]
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if isinstance(node.func, cst.Name) and node.func.value in ("str", "repr") and \
+                self.call_name(node) in ("str", "repr") and len(node.args) == 1 and \
+                self.tensors.kind(node.args[0].value) == TENSOR:
+            self.report(node, expr=source_of(node))
+
+    def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
+        if not isinstance(node.operator, cst.Modulo) or \
+                not isinstance(node.left, (cst.SimpleString, cst.ConcatenatedString)):
+            return
+        right = node.right
+        items = [e.value for e in right.elements] if isinstance(right, cst.Tuple) else [right]
+        if any(self.tensors.kind(i) == TENSOR for i in items):
+            self.report(node, expr=source_of(node))

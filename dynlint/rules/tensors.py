@@ -17,7 +17,7 @@ from typing import Dict, Optional, Set
 
 import libcst as cst
 
-from dynlint.linter.walker import dotted
+from dynlint.linter.walker import walk
 
 TENSOR, VALUE, WEAK, UNKNOWN = "tensor", "value", "weak", "unknown"
 
@@ -29,7 +29,8 @@ VALUE_ATTRS = frozenset({"shape", "dtype", "device", "ndim", "is_cuda", "is_spar
 VALUE_METHODS = frozenset({"size", "dim", "numel", "nelement", "ndimension", "item", "tolist", "is_contiguous",
                            "is_floating_point", "is_complex", "data_ptr", "element_size", "stride", "get_device",
                            "storage_offset", "type", "untyped_storage", "is_pinned", "is_shared",
-                           "is_set_to", "numpy", "__len__", "has_names", "is_signed", "is_inference"})
+                           "is_set_to", "numpy", "__len__", "has_names", "is_signed", "is_inference",
+                           "equal", "allclose", "is_nonzero", "is_same_size", "get_device", "dim_order"})
 # Methods that exist on tensors and hardly anything else, so they are evidence that a WEAK value is a tensor.
 TENSOR_METHODS = frozenset({
     "sum", "mean", "max", "min", "amax", "amin", "any", "all", "norm", "abs", "argmax", "argmin", "std", "var",
@@ -52,13 +53,63 @@ TORCH_VALUE_FUNCS = frozenset({
     "torch.cuda.is_available", "torch.cuda.device_count", "torch.cuda.current_device", "torch.equal",
     "torch.are_deterministic_algorithms_enabled", "torch.get_num_threads", "torch.is_storage",
     "torch.backends.mps.is_available", "torch.cuda.get_device_name", "torch.cuda.get_device_capability",
-    "torch.compiler.is_dynamo_compiling", "torch.fx._symbolic_trace.is_fx_tracing",
+    "torch.compiler.is_dynamo_compiling", "torch.fx._symbolic_trace.is_fx_tracing", "torch.allclose",
+    "torch.result_type", "torch.promote_types", "torch.can_cast", "torch.broadcast_shapes", "torch.typename",
+    "torch.get_default_device", "torch.is_autocast_cpu_enabled", "torch.get_autocast_gpu_dtype",
+    "torch.get_autocast_dtype", "torch.is_anomaly_enabled", "torch.is_same_size", "torch.is_warn_always_enabled",
+    "torch.is_deterministic_algorithms_warn_only_enabled", "torch.get_float32_matmul_precision",
+    "torch.is_inference", "torch.is_conj", "torch.is_neg", "torch.is_signed", "torch.get_num_interop_threads",
 })
-TORCH_TENSOR_PREFIXES = ("torch.nn.functional.", "torch.linalg.", "torch.fft.", "torch.special.")
+# torch namespaces whose functions return tensors (top-level lowercase torch.<fn> do too, unless listed above)
+TORCH_TENSOR_NAMESPACES = ("torch.nn.functional.", "torch.linalg.", "torch.fft.", "torch.special.",
+                           "torch.sparse.", "torch.nested.", "torch.ops.", "torch.masked.")
+TORCH_TENSOR_PREFIXES = TORCH_TENSOR_NAMESPACES + ("torch.functional.",)
+TORCH_TENSOR_CLASSES = frozenset({"torch.Tensor", "torch.FloatTensor", "torch.LongTensor", "torch.BoolTensor",
+                                  "torch.IntTensor", "torch.DoubleTensor", "torch.HalfTensor"})
+# top-level torch callables that return neither tensors nor plain values (contexts, modules, generators...)
+TORCH_OTHER_FUNCS = frozenset({
+    "torch.compile", "torch.autocast", "torch.no_grad", "torch.enable_grad", "torch.inference_mode",
+    "torch.set_grad_enabled", "torch.manual_seed", "torch.seed", "torch.initial_seed", "torch.load", "torch.save",
+    "torch.use_deterministic_algorithms", "torch.set_default_dtype", "torch.set_default_device",
+    "torch.set_printoptions", "torch.set_num_threads", "torch.set_float32_matmul_precision", "torch.device",
+    "torch.get_rng_state", "torch.set_rng_state", "torch.vmap", "torch.cond", "torch.export",
+})
 VALUE_BUILTINS = frozenset({"len", "int", "float", "bool", "str", "isinstance", "hasattr", "range", "tuple",
                             "list", "dict", "set", "type", "id", "hash", "repr", "callable", "enumerate", "zip",
                             "sorted", "reversed", "print", "round", "math.sqrt", "math.ceil", "math.floor",
                             "math.log", "math.prod", "math.pi", "math.exp", "math.isclose", "divmod", "format"})
+# Attribute and method names that only tensors (or NumPy arrays, which Dynamo traces as tensors) have:
+# a parameter used with one of them is a tensor. Stricter than TENSOR_METHODS (no `split`, `sort`, `to`).
+EVIDENCE_ATTRS = frozenset({"shape", "ndim", "is_cuda", "mT", "grad", "requires_grad", "is_leaf", "grad_fn"})
+EVIDENCE_METHODS = frozenset({
+    "size", "dim", "numel", "view", "reshape", "permute", "transpose", "unsqueeze", "squeeze", "contiguous",
+    "detach", "softmax", "log_softmax", "matmul", "masked_fill", "masked_fill_", "relu", "sigmoid", "argmax",
+    "argmin", "new_zeros", "new_ones", "new_full", "new_empty", "new_tensor", "type_as", "expand", "expand_as",
+    "long", "bool", "mul_", "add_", "sub_", "div_", "zero_", "fill_", "copy_", "clamp", "clamp_", "norm",
+    "topk", "cumsum", "flatten", "unflatten", "narrow", "gather", "scatter", "index_select", "masked_select",
+    "nonzero", "isnan", "isinf", "isfinite", "logical_not", "numpy", "tolist", "item", "any", "all", "sum",
+    "mean", "amax", "amin", "std", "var", "exp", "abs", "sqrt", "rsqrt", "pow",
+})
+# Boolean-tensor producers (masks).
+BOOL_TORCH_FUNCS = frozenset({"torch.isnan", "torch.isinf", "torch.isfinite", "torch.isposinf", "torch.isneginf",
+                              "torch.logical_and", "torch.logical_or", "torch.logical_not", "torch.logical_xor",
+                              "torch.eq", "torch.ne", "torch.gt", "torch.lt", "torch.ge", "torch.le",
+                              "torch.greater", "torch.less", "torch.isin", "torch.isclose", "torch.isreal",
+                              "torch.signbit"})
+BOOL_METHODS = frozenset({"isnan", "isinf", "isfinite", "isposinf", "isneginf", "logical_and", "logical_or",
+                          "logical_not", "logical_xor", "eq", "ne", "gt", "lt", "ge", "le", "greater", "less",
+                          "bool", "isclose", "signbit"})
+BOOL_CREATORS = frozenset({"zeros", "ones", "full", "empty", "zeros_like", "ones_like", "full_like", "empty_like",
+                           "rand_like", "tensor", "as_tensor"})
+# Reductions that give a 0-d tensor when called without a dim; casts that keep a 0-d tensor 0-d.
+FULL_REDUCTIONS = frozenset({"sum", "mean", "max", "min", "amax", "amin", "argmax", "argmin", "prod", "norm",
+                             "count_nonzero", "std", "var", "median", "nansum", "nanmean"})
+SCALAR_PRESERVING = frozenset({"long", "int", "float", "double", "half", "to", "clone", "detach", "abs", "round",
+                               "floor", "ceil", "clamp", "clamp_min", "clamp_max", "sqrt", "exp", "log", "neg",
+                               "cpu", "cuda", "squeeze", "type_as"})
+# builtins that return containers: their elements can be anything
+CONTAINER_BUILTINS = frozenset({"enumerate", "zip", "sorted", "reversed", "list", "tuple", "dict", "set", "map",
+                                "filter", "iter"})
 TENSOR_ANNOTATIONS = frozenset({"torch.Tensor", "Tensor", "torch.FloatTensor", "torch.LongTensor",
                                 "torch.BoolTensor", "torch.nn.Parameter"})
 VALUE_ANNOTATIONS = frozenset({"int", "float", "bool", "str", "bytes", "torch.dtype", "torch.device",
@@ -101,6 +152,78 @@ class Tensors:
             return self._kind(node)
         except RecursionError:
             return UNKNOWN
+
+    def is_local(self, name: str) -> bool:
+        """Bound in the current function: a parameter, an assignment, a loop or `with` target."""
+        env = self._env()
+        return name in env and name != " memo"
+
+    def is_bool(self, node: cst.CSTNode, depth: int = 0) -> bool:
+        """A boolean tensor (a mask): tensor comparisons, `~m`, `m1 & m2`, `torch.isnan(x)`, `x.bool()`, or
+        a local every assignment of which is one. Integer index tensors are not masks."""
+        if depth > 8:
+            return False
+        if isinstance(node, cst.Comparison):
+            return not any(isinstance(c.operator, (cst.Is, cst.IsNot, cst.In, cst.NotIn)) for c in node.comparisons) \
+                and self.kind(node) in (TENSOR, WEAK)
+        if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.BitInvert):
+            return self.is_bool(node.expression, depth + 1)
+        if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, (cst.BitAnd, cst.BitOr, cst.BitXor)):
+            return self.is_bool(node.left, depth + 1) or self.is_bool(node.right, depth + 1)
+        if isinstance(node, cst.Call):
+            q = self.ctx.qualify(node.func) or ""
+            if q in BOOL_TORCH_FUNCS:
+                return True
+            if q.startswith("torch.") and q.rsplit(".", 1)[-1] in BOOL_CREATORS:
+                return any(a.keyword and a.keyword.value == "dtype" and
+                           (self.ctx.qualify(a.value) or "") == "torch.bool" for a in node.args)
+            if isinstance(node.func, cst.Attribute) and not q.startswith("torch."):
+                m = node.func.attr.value
+                recv = self.kind(node.func.value) in (TENSOR, WEAK)
+                if m in BOOL_METHODS and recv:
+                    return True
+                if m == "to" and recv and node.args and (self.ctx.qualify(node.args[0].value) or "") == "torch.bool":
+                    return True
+                if m in ("clone", "detach", "contiguous", "view", "reshape", "flatten", "squeeze", "unsqueeze",
+                         "expand", "expand_as", "t", "transpose", "permute") and recv:
+                    return self.is_bool(node.func.value, depth + 1)
+            return False
+        if isinstance(node, cst.Name):
+            entry = self._env().get(node.value)
+            if not isinstance(entry, list) or not entry:
+                return False
+            return all(not isinstance(v, (str, tuple)) and self.is_bool(v, depth + 1) for v in entry)
+        return False
+
+    def is_scalar(self, node: cst.CSTNode, depth: int = 0) -> bool:
+        """A 0-d tensor computed from data: a full reduction (`x.sum()`, `x.argmax()`, `torch.max(x)`) or a
+        cast of one, or a local every assignment of which is one."""
+        if depth > 8:
+            return False
+        if isinstance(node, cst.Call):
+            positional = [a for a in node.args if not a.keyword and not a.star]
+            dims = [a for a in node.args if a.keyword and a.keyword.value in ("dim", "axis")]
+            q = self.ctx.qualify(node.func) or ""
+            if q.startswith("torch.") and q[6:] in FULL_REDUCTIONS:
+                return len(positional) == 1 and not dims
+            if isinstance(node.func, cst.Attribute) and not q.startswith("torch."):
+                m = node.func.attr.value
+                recv = node.func.value
+                if m in FULL_REDUCTIONS and not positional and not dims and self.kind(recv) in (TENSOR, WEAK):
+                    return True
+                if m in SCALAR_PRESERVING and self.kind(recv) in (TENSOR, WEAK):
+                    return self.is_scalar(recv, depth + 1)
+            return False
+        if isinstance(node, cst.BinaryOperation):
+            sides = [node.left, node.right]
+            return any(self.is_scalar(s, depth + 1) for s in sides) and \
+                all(self.is_scalar(s, depth + 1) or self.kind(s) == VALUE for s in sides)
+        if isinstance(node, cst.Name):
+            entry = self._env().get(node.value)
+            if not isinstance(entry, list) or not entry:
+                return False
+            return all(not isinstance(v, (str, tuple)) and self.is_scalar(v, depth + 1) for v in entry)
+        return False
 
     # ---- environment -----------------------------------------------------------------------------
     def _env(self) -> Dict[str, object]:
@@ -149,7 +272,11 @@ class Tensors:
             if isinstance(star, cst.Param):
                 env[star.name.value] = VALUE
         collector = _Assignments()
-        fn.body.visit(collector)
+        walk(fn.body, collector.enter, lambda node: None)
+        # a parameter the body uses as a tensor (`x.shape`, `x.view(...)`) is one
+        for name in collector.evidence:
+            if env.get(name) == WEAK:
+                env[name] = TENSOR
         for name, values in collector.values.items():
             if name in env and isinstance(env[name], str):
                 values = [env[name]] + values
@@ -160,6 +287,15 @@ class Tensors:
         if name in ("True", "False", "None"):
             return VALUE
         env = self._env()
+        memo = env.setdefault(" memo", {})
+        if name in memo:
+            return memo[name]
+        kind = self._compute_name_kind(env, name)
+        if not self._active:              # results computed mid-recursion depend on assumptions
+            memo[name] = kind
+        return kind
+
+    def _compute_name_kind(self, env, name: str) -> str:
         entry = env.get(name)
         if entry is None:
             return UNKNOWN
@@ -183,14 +319,14 @@ class Tensors:
                     kinds.append(v)
                     continue
                 self._hit.discard(name)
-                k = self._unpacked(v[1]) if isinstance(v, tuple) else self._kind(v)
+                k = self._element(v) if isinstance(v, tuple) else self._kind(v)
                 (later if name in self._hit else kinds).append(v if name in self._hit else k)
             first = kinds[0] if kinds else UNKNOWN
             for k in kinds[1:]:
                 first = combine(first, k)
             if later and kinds:
                 self._assumed[name] = first
-                kinds += [self._unpacked(v[1]) if isinstance(v, tuple) else self._kind(v) for v in later]
+                kinds += [self._element(v) if isinstance(v, tuple) else self._kind(v) for v in later]
             elif later:
                 kinds = [UNKNOWN]
         finally:
@@ -201,9 +337,20 @@ class Tensors:
             result = combine(result, k)
         return result
 
+    def _element(self, entry) -> str:
+        """An ("unpack", whole) or ("iter", whole) binding. Elements met by iteration are WEAK: a list of
+        tensors and a list of strings look alike, so only tensor-only methods count as evidence."""
+        kind = self._unpacked(entry[1])
+        return WEAK if entry[0] == "iter" and kind == TENSOR else kind
+
     def _unpacked(self, whole: cst.CSTNode) -> str:
         """One element of `a, b = whole`: a tensor when the whole is (t.chunk(2), torch.split(...))."""
         k = self._kind(whole)
+        if k == VALUE:
+            # `b, t = x.shape` holds sizes; `a, b = zip(...)` / `sorted(...)` may hold anything
+            containers = isinstance(whole, cst.Call) and isinstance(whole.func, cst.Name) and \
+                whole.func.value in CONTAINER_BUILTINS
+            return UNKNOWN if containers or isinstance(whole, (cst.List, cst.Tuple, cst.ListComp)) else VALUE
         return k if k in (TENSOR, WEAK) else UNKNOWN
 
     def _self_attr_kind(self, attr: str) -> str:
@@ -309,7 +456,7 @@ class Tensors:
                     return TENSOR
                 return WEAK if any(self._kind(a.value) == TENSOR for a in node.args) else UNKNOWN
             base = self._kind(recv)
-            if method in VALUE_METHODS:
+            if method in VALUE_METHODS and not (method == "type" and node.args):   # x.type(torch.half)
                 return VALUE if base in (TENSOR, WEAK) else UNKNOWN
             if base == TENSOR:
                 return TENSOR
@@ -332,26 +479,27 @@ class Tensors:
 
     @staticmethod
     def _torch_call(q: str) -> str:
-        if q in TORCH_VALUE_FUNCS:
+        if q in TORCH_VALUE_FUNCS or q.startswith("torch.sym_"):
             return VALUE
-        last = q.rsplit(".", 1)[-1]
-        if q.startswith(TORCH_TENSOR_PREFIXES):
+        if q.startswith(TORCH_TENSOR_PREFIXES) or q in TORCH_TENSOR_CLASSES:
             return TENSOR
-        if q.startswith(("torch.nn.", "torch.distributed.", "torch.cuda.", "torch.backends.", "torch.utils.",
-                         "torch.jit.", "torch.compiler.", "torch._dynamo.", "torch.autograd.", "torch.distributions.",
-                         "torch.optim.", "torch.library.")):
-            return UNKNOWN
-        if last[:1].isupper():       # torch.Generator(...), torch.Size(...)
-            return UNKNOWN if q not in ("torch.Tensor", "torch.FloatTensor", "torch.LongTensor") else TENSOR
-        return TENSOR
+        head, _, last = q.rpartition(".")
+        if head == "torch" and last[:1].islower() and q not in TORCH_OTHER_FUNCS:
+            return TENSOR            # torch.cat, torch.where, torch.isnan, ...
+        # torch.nn.Linear(...), torch.cuda.*, torch.distributed.*, torch._C.*, torch.Generator(...): not known
+        return UNKNOWN
 
 
-class _Assignments(cst.CSTVisitor):
+class _Assignments:
     """Collect name -> assigned value nodes in a function body (not in nested functions)."""
 
     def __init__(self):
-        super().__init__()
         self.values: Dict[str, list] = {}
+        self.evidence: Set[str] = set()     # names used the way only tensors are: x.shape, x.view(...)
+
+    def enter(self, node: cst.CSTNode) -> bool:
+        visit = getattr(self, "visit_" + type(node).__name__, None)
+        return visit(node) if visit else True
 
     def _bind(self, target: cst.CSTNode, value) -> None:
         if isinstance(target, cst.Name):
@@ -374,6 +522,15 @@ class _Assignments(cst.CSTVisitor):
     def visit_Lambda(self, node) -> bool:
         return False
 
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        if isinstance(node.value, cst.Name) and node.attr.value in EVIDENCE_ATTRS:
+            self.evidence.add(node.value.value)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        f = node.func
+        if isinstance(f, cst.Attribute) and isinstance(f.value, cst.Name) and f.attr.value in EVIDENCE_METHODS:
+            self.evidence.add(f.value.value)
+
     def visit_Assign(self, node: cst.Assign) -> None:
         for t in node.targets:
             self._bind(t.target, node.value)
@@ -388,10 +545,25 @@ class _Assignments(cst.CSTVisitor):
 
     def visit_For(self, node: cst.For) -> None:
         it = node.iter
-        if isinstance(it, cst.Call) and isinstance(it.func, cst.Name) and it.func.value == "range":
+        func = it.func.value if isinstance(it, cst.Call) and isinstance(it.func, cst.Name) else None
+        if func == "range":
             self._bind(node.target, VALUE)
+        elif func == "enumerate" and it.args and isinstance(node.target, cst.Tuple) and \
+                len(node.target.elements) == 2:
+            # for i, row in enumerate(x): i is an int, row is an element of x
+            self._bind(node.target.elements[0].value, VALUE)
+            self._bind_element(node.target.elements[1].value, it.args[0].value)
         else:
-            self._bind_unknown(node.target)
+            self._bind_element(node.target, it)
+
+    def _bind_element(self, target, iterable) -> None:
+        """`for row in x`: rows of a tensor are tensors (judged lazily, like `a, b = x.chunk(2)`)."""
+        if isinstance(target, cst.Name) and not isinstance(iterable, (cst.Call, cst.List, cst.Tuple)) or \
+                isinstance(target, cst.Name) and isinstance(iterable, cst.Call) and \
+                not (isinstance(iterable.func, cst.Name) and iterable.func.value in CONTAINER_BUILTINS):
+            self.values.setdefault(target.value, []).append(("iter", iterable))
+        else:
+            self._bind_unknown(target)
 
     def _bind_unknown(self, target) -> None:
         if isinstance(target, cst.Name):
@@ -412,4 +584,4 @@ class _Assignments(cst.CSTVisitor):
             self._bind_unknown(node.name.name)
 
     def visit_CompFor(self, node: cst.CompFor) -> None:
-        self._bind_unknown(node.target)
+        self._bind_element(node.target, node.iter)

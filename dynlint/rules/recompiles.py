@@ -1,0 +1,427 @@
+"""DYN5xx: recompile hazards — Python values that change between calls of a compiled function.
+
+Dynamo specialises a graph on the Python values it sees (ints, floats, bools, strings, module flags, grad
+mode) and guards on them; a call that fails the guards compiles again. These rules find the call sites and
+code shapes that make the guarded values change.
+"""
+from __future__ import annotations
+
+from typing import List, Optional, Set, Tuple
+
+import libcst as cst
+
+from dynlint.rules.base import Example, register
+from dynlint.rules.common import TorchRule, call_args, source_of
+from dynlint.rules.names import COMPILE
+from dynlint.rules.tensors import TENSOR
+
+GRAD_OFF = frozenset({"torch.no_grad", "torch.inference_mode", "torch.set_grad_enabled", "torch.enable_grad"})
+TRAINING_DEPENDENT = ("Dropout", "BatchNorm", "SyncBatchNorm", "InstanceNorm", "AlphaDropout", "FeatureAlphaDropout",
+                      "RReLU")
+
+
+def _loop_scalar_kind(loop: cst.For, name: str) -> Optional[str]:
+    """'int', 'str', 'float', 'bool' when `for <name> in ...` binds Python scalars, else None."""
+    target, it = loop.target, loop.iter
+    if isinstance(it, cst.Call) and isinstance(it.func, cst.Name):
+        if it.func.value == "range" and isinstance(target, cst.Name) and target.value == name:
+            return "int"
+        if it.func.value == "enumerate" and isinstance(target, cst.Tuple) and target.elements and \
+                isinstance(target.elements[0].value, cst.Name) and target.elements[0].value.value == name:
+            return "int"
+        return None
+    if isinstance(it, (cst.List, cst.Tuple, cst.Set)) and isinstance(target, cst.Name) and target.value == name \
+            and it.elements:
+        kinds = set()
+        for e in it.elements:
+            v = e.value
+            if isinstance(v, (cst.SimpleString, cst.ConcatenatedString)):
+                kinds.add("str")
+            elif isinstance(v, cst.Integer):
+                kinds.add("int")
+            elif isinstance(v, cst.Float):
+                kinds.add("float")
+            elif isinstance(v, cst.Name) and v.value in ("True", "False"):
+                kinds.add("bool")
+            else:
+                return None
+        return kinds.pop() if len(kinds) == 1 else "value"
+    return None
+
+
+def _names_in(node: cst.CSTNode) -> Set[str]:
+    out = set()
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, cst.Name):
+            out.add(n.value)
+        stack.extend(n.children)
+    return out
+
+
+@register
+class VaryingScalarArgument(TorchRule):
+    """Checks for calls of a compiled function inside a loop that pass the loop variable — a Python int,
+    float, bool or string that changes every iteration."""
+    code = "DYN501"
+    name = "varying-scalar-argument"
+    message = "compiled `{callee}` gets the loop variable `{var}` ({kind}): {effect}"
+    fix = "Pass varying numbers as tensors (`torch.tensor(step)`), or mark them dynamic; map strings to a small fixed set of modes or to separate compiled functions"
+    recompiles = True
+    scope = "site"
+    why = """
+        Dynamo guards on the value of every Python scalar argument (`step == 3`, `mode == 'train'`). A new
+        int or float recompiles once, after which Dynamo makes it dynamic (a SymInt/SymFloat); a new bool
+        compiles one graph per value; a new string recompiles on every value until `recompile_limit` (8)
+        is hit, after which the function silently runs eagerly.
+    """
+    INVALID = [
+        Example("""
+            import torch
+
+            @torch.compile
+            def scale(x, factor):
+                return x * factor
+
+            def run(x):
+                for factor in range(4):
+                    x = scale(x, factor)
+                return x
+        """, "run(torch.ones(3))"),
+        Example("""
+            import torch
+
+            @torch.compile
+            def activate(x, kind):
+                return torch.relu(x) if kind == "relu" else torch.tanh(x)
+
+            def sweep(x):
+                for kind in ["relu", "tanh", "gelu"]:
+                    x = activate(x, kind)
+                return x
+        """, "sweep(torch.ones(3))"),
+    ]
+    VALID = [Example("""
+        import torch
+
+        @torch.compile
+        def scale(x, factor):
+            return x * factor
+
+        def run(x):
+            for step in range(4):
+                x = scale(x, torch.tensor(float(step)))
+            return x
+    """, "run(torch.ones(3))")]
+
+    EFFECT = {
+        "int": "the first new value recompiles, then the argument becomes dynamic",
+        "float": "the first new value recompiles, then the argument becomes dynamic",
+        "bool": "each value compiles its own graph",
+        "str": "every new value recompiles, up to the recompile limit",
+        "value": "new values recompile",
+    }
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if not isinstance(node.func, cst.Name) or node.func.value not in self.compiled_names():
+            return
+        loops = [b for b in self.ctx.blocks if isinstance(b, cst.For)]
+        if not loops:
+            return
+        for arg in node.args:
+            value = arg.value
+            if not isinstance(value, (cst.Name, cst.BinaryOperation, cst.FormattedString)):
+                continue
+            for var in _names_in(value) if not isinstance(value, cst.Name) else {value.value}:
+                for loop in reversed(loops):
+                    kind = _loop_scalar_kind(loop, var)
+                    if kind:
+                        self.report(arg.value, callee=node.func.value, var=var, kind=kind, effect=self.EFFECT[kind])
+                        return
+
+
+@register
+class RangeOverIntArgument(TorchRule):
+    """Checks for `range(n)` in a compiled function where `n` is one of its own (non-tensor) parameters."""
+    code = "DYN502"
+    name = "range-over-int-argument"
+    message = "`range({var})` over an argument of the compiled function: every new value of `{var}` recompiles"
+    fix = "Loop over a size Dynamo can keep symbolic (a tensor dimension), pass a fixed bound, or move the loop into the caller"
+    recompiles = True
+    why = """
+        A Python loop is unrolled while tracing, so Dynamo must know exactly how many iterations to trace: it
+        specialises on `n` (`n == 3`). Unlike other int arguments, which become dynamic after one recompile,
+        an int that drives `range()` stays specialised, so every distinct value compiles a new graph until
+        `recompile_limit` (8) is hit.
+    """
+    INVALID = [Example("""
+        import torch
+
+        @torch.compile
+        def smooth(x, steps: int):
+            for _ in range(steps):
+                x = 0.5 * (x + x.roll(1))
+            return x
+    """, "for n in (1, 2, 3): smooth(torch.ones(4), n)")]
+    VALID = [Example("""
+        import torch
+
+        STEPS = 3
+
+        @torch.compile
+        def smooth(x):
+            for _ in range(STEPS):
+                x = 0.5 * (x + x.roll(1))
+            for _ in range(x.shape[0] // 4):
+                x = x * 1.0
+            return x
+    """, "for n in (1, 2, 3): smooth(torch.ones(4))")]
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if not (isinstance(node.func, cst.Name) and node.func.value == "range" and self.call_name(node) == "range"):
+            return
+        fn = self.ctx.function
+        if not isinstance(fn, cst.FunctionDef) or len(self.ctx.functions) != 1:
+            return
+        chain = self.ctx.region_chain()
+        if not (len(chain) == 1 and chain[0] == self.ctx.qualname):
+            return                  # only a compile root's parameters are guarded inputs
+        params = {p.name.value for p in list(fn.params.params) + list(fn.params.kwonly_params)
+                  + list(fn.params.posonly_params)} - {"self", "cls"}
+        for arg in call_args(node)[0]:
+            if isinstance(arg, cst.Name) and arg.value in params and self.tensors.kind(arg) != TENSOR:
+                self.report(node, var=arg.value)
+                return
+
+
+def _is_compile_call(rule: TorchRule, node: cst.CSTNode) -> bool:
+    return isinstance(node, cst.Call) and (rule.call_name(node) or "") in COMPILE
+
+
+class _SiteBookkeeping(TorchRule):
+    """Helpers for site rules that follow names through one top-level statement."""
+    scope = "site"
+
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self._assigned: List[Tuple[str, cst.BaseExpression]] = []
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        # seen in source order, before the uses that ask about them
+        for t in node.targets:
+            if isinstance(t.target, cst.Name):
+                self._assigned.append((t.target.value, node.value))
+
+    def _assignments(self) -> List[Tuple[str, cst.BaseExpression]]:
+        return self._assigned
+
+    def compiled_here(self) -> Set[str]:
+        """Compiled names, plus the modules handed to torch.compile in this statement (`cm =
+        torch.compile(model)`: both `cm` and `model` are the compiled module)."""
+        names = set(self.compiled_names())
+        for target, value in self._assignments():
+            if _is_compile_call(self, value):
+                names.add(target)
+                if value.args and isinstance(value.args[0].value, cst.Name):
+                    names.add(value.args[0].value.value)
+        return names
+
+    def module_classes(self, name: str):
+        """Project classes a local/module name was built from (following `torch.compile(...)`)."""
+        project, ix = self.ctx.project, self.ctx.index
+        if not project or not ix:
+            return []
+        ctors = list(ix.module_instances.get(name, []))
+        for fn in ix.functions.values():
+            ctors += fn.instances.get(name, [])
+        for target, value in self._assignments():
+            if target == name and _is_compile_call(self, value) and value.args:
+                inner = value.args[0].value
+                if isinstance(inner, cst.Name) and inner.value != name:
+                    ctors += [c for c in self.module_classes_ctors(inner.value)]
+                elif isinstance(inner, cst.Call):
+                    ctors.append(self.ctx.qualify(inner.func) or "")
+        out = []
+        for c in ctors:
+            if not c or c.split(".")[-1][:1].islower():
+                continue
+            r = project.resolve(ix, c)
+            if r and r[0] == "class":
+                out.append(r[1])
+        return out
+
+    def module_classes_ctors(self, name: str) -> List[str]:
+        ix = self.ctx.index
+        ctors = list(ix.module_instances.get(name, []))
+        for fn in ix.functions.values():
+            ctors += fn.instances.get(name, [])
+        for target, value in self._assignments():
+            if target == name and isinstance(value, cst.Call):
+                ctors.append(self.ctx.qualify(value.func) or "")
+        return ctors
+
+
+@register
+class TrainEvalToggleOnCompiledModel(_SiteBookkeeping):
+    """Checks for `.train()` / `.eval()` on a compiled model whose behaviour depends on the mode (it holds
+    dropout or batch-norm layers)."""
+    code = "DYN503"
+    name = "train-eval-toggle-on-compiled-model"
+    message = "`{call}` flips `training` on a compiled model with {layer}: the next call recompiles for the new mode"
+    fix = "Expected once per mode (both graphs stay cached); to avoid it, compile separate train and eval wrappers or evaluate without compiling"
+    recompiles = True
+    severity = "note"
+    why = """
+        Dropout and batch norm read `self.training`, so Dynamo guards on it (`self._modules['drop'].training
+        == True`). After `model.eval()` the guard fails and the model recompiles; after `model.train()` the
+        first graph is found again. One extra compile per mode — worth knowing when a short evaluation pass
+        suddenly takes as long as a compile.
+    """
+    INVALID = [Example("""
+        import torch
+
+        class Net(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.proj = torch.nn.Linear(4, 4)
+                self.drop = torch.nn.Dropout(0.1)
+
+            def forward(self, x):
+                return self.drop(self.proj(x))
+
+        def fit(x):
+            model = torch.compile(Net())
+            model.train()
+            loss = model(x).sum()
+            model.eval()
+            return loss, model(x)
+    """, "fit(torch.ones(2, 4))")]
+    VALID = [Example("""
+        import torch
+
+        class Net(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.proj = torch.nn.Linear(4, 4)
+
+            def forward(self, x):
+                return self.proj(x).relu()
+
+        def fit(x):
+            model = torch.compile(Net())
+            model.train()
+            loss = model(x).sum()
+            model.eval()
+            return loss, model(x)
+    """, "fit(torch.ones(2, 4))")]
+
+    def _training_layer(self, name: str) -> Optional[str]:
+        project = self.ctx.project
+        seen = set()
+        stack = list(self.module_classes(name))
+        while stack:
+            path, info = stack.pop()
+            if (path, info.name) in seen:
+                continue
+            seen.add((path, info.name))
+            ix = project.by_path[path]
+            for _attr, ctors in info.attrs.items():
+                for c in ctors:
+                    q = ix.qualify(c)
+                    last = q.rsplit(".", 1)[-1]
+                    if q.startswith("torch.nn") and last.startswith(TRAINING_DEPENDENT):
+                        return f"`{last}`"
+                    r = project.resolve(ix, c)
+                    if r and r[0] == "class":
+                        stack.append(r[1])
+            for p, base in project.bases(path, info.name):
+                cinfo = project.by_path[p].classes.get(base)
+                if cinfo:
+                    stack.append((p, cinfo))
+        return None
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if not (isinstance(func, cst.Attribute) and func.attr.value in ("train", "eval")
+                and isinstance(func.value, cst.Name)):
+            return
+        name = func.value.value
+        if name not in self.compiled_here():
+            return
+        layer = self._training_layer(name)
+        if layer:
+            self.report(node, call=source_of(node), layer=layer)
+
+
+@register
+class GradModeToggleAroundCompiledCall(_SiteBookkeeping):
+    """Checks for a compiled callable called both under `torch.no_grad()` / `torch.inference_mode()` and
+    with gradients enabled."""
+    code = "DYN504"
+    name = "grad-mode-toggle-around-compiled-call"
+    message = "compiled `{callee}` is called here with grad mode off and elsewhere with it on: each mode compiles its own graph"
+    fix = "Expected once per mode (both graphs stay cached); for an evaluation-only path, compile a separate wrapper or keep one grad mode"
+    recompiles = True
+    severity = "note"
+    why = """
+        Grad mode is part of Dynamo's global-state guard (`GLOBAL_STATE changed: grad_mode`): a graph traced
+        with gradients on is not reused under `torch.no_grad()`, so the first call in the other mode
+        recompiles. Mixing the two in a training loop with periodic evaluation costs one extra compile.
+    """
+    INVALID = [Example("""
+        import torch
+
+        @torch.compile
+        def score(x):
+            return (x * 2).sum()
+
+        def train_then_eval(x):
+            loss = score(x)
+            with torch.no_grad():
+                metric = score(x)
+            return loss, metric
+    """, "train_then_eval(torch.ones(3))")]
+    VALID = [Example("""
+        import torch
+
+        @torch.compile
+        def score(x):
+            return (x * 2).sum()
+
+        def evaluate(x):
+            with torch.no_grad():
+                return score(x), score(x + 1)
+    """, "evaluate(torch.ones(3))")]
+
+    def _grad_off(self) -> bool:
+        for block in self.ctx.blocks:
+            if isinstance(block, cst.With):
+                for item in block.items:
+                    call = item.item
+                    if isinstance(call, cst.Call):
+                        q = self.call_name(call) or ""
+                        if q in ("torch.no_grad", "torch.inference_mode"):
+                            return True
+                        if q == "torch.set_grad_enabled" and call.args and \
+                                isinstance(call.args[0].value, cst.Name) and call.args[0].value.value == "False":
+                            return True
+        return False
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if isinstance(node.func, cst.Name) and node.func.value in self.compiled_here():
+            calls = self.ctx.shared.setdefault("grad_mode_calls", [])
+            calls.append((node, node.func.value, self._grad_off()))
+
+    def leave_Module(self, node: cst.Module) -> None:
+        calls = self.ctx.shared.get("grad_mode_calls", [])
+        by_name = {}
+        for call, name, off in calls:
+            by_name.setdefault(name, []).append((call, off))
+        for name, entries in by_name.items():
+            modes = {off for _, off in entries}
+            if modes == {True, False}:
+                for call, off in entries:
+                    if off:
+                        self.report(call, callee=name)
+                        break

@@ -1,0 +1,464 @@
+"""DYN6xx: calls Dynamo cannot trace — functions marked as skipped, C extensions, introspection, custom
+operators without a fake implementation."""
+from __future__ import annotations
+
+import libcst as cst
+
+from dynlint.rules.base import Example, register
+from dynlint.rules.common import TorchRule, call_args, source_of
+from dynlint.rules.names import DISABLE, strip_call
+from dynlint.rules.regions import is_disabled
+from dynlint.rules.side_effects import _NamedCallRule
+from dynlint.rules.tensors import TENSOR
+
+SKIPPED = "Attempted to call function marked as skipped"
+BUILTIN = "Failed to trace builtin operator"
+UNSUPPORTED_METHOD = "Unsupported method call"
+DISABLED = "Skip calling `torch.compiler.disable()`d function"
+
+
+@register
+class CallToDisabledFunction(TorchRule):
+    """Checks for calls from traced code into functions marked `@torch.compiler.disable` (or
+    `torch._dynamo.disable`), and for `torch.compiler.disable(fn)(...)` called inline."""
+    code = "DYN601"
+    name = "call-to-disabled-function"
+    message = "`{callee}` is marked `torch.compiler.disable`: calling it from compiled code breaks the graph"
+    fix = "Move the call out of the compiled code, or drop the decorator if the function is traceable (use `torch.compiler.allow_in_graph` for an opaque but graph-safe call)"
+    gb_types = (DISABLED, SKIPPED)
+    why = """
+        A disabled function always runs eagerly, so Dynamo ends the graph before the call and resumes after
+        it (`Skip calling torch.compiler.disable()d function`). That is the point of the decorator, but a
+        disabled helper called on a hot path of a compiled model splits it in two on every call.
+    """
+    INVALID = [
+        Example("""
+            import torch
+
+            @torch.compiler.disable
+            def debug_stats(x):
+                return x.mean(), x.std()
+
+            @torch.compile
+            def layer(x):
+                y = x.relu()
+                stats = debug_stats(y)
+                return y * 2, stats
+        """, "layer(torch.ones(4))"),
+        Example("""
+            import torch
+
+            class Block(torch.nn.Module):
+                @torch._dynamo.disable
+                def check(self, x):
+                    return x.isfinite().all()
+
+                def forward(self, x):
+                    ok = self.check(x)
+                    return x * 2, ok
+
+            block = torch.compile(Block())
+        """, "block(torch.ones(4))"),
+    ]
+    VALID = [Example("""
+        import torch
+
+        @torch.compiler.disable
+        def debug_stats(x):
+            return x.mean(), x.std()
+
+        @torch.compile
+        def layer(x):
+            return x.relu() * 2
+
+        def run(x):
+            y = layer(x)
+            return y, debug_stats(y)
+    """, "run(torch.ones(4))")]
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if isinstance(func, cst.Call) and (self.call_name(func) or "") in DISABLE:
+            self.report(node, callee=source_of(func))
+            return
+        project, ix = self.ctx.project, self.ctx.index
+        if not project or not ix:
+            return
+        target = None
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
+            if self.ctx.class_name:
+                target = project.method(ix.path, self.ctx.class_name, func.attr.value)
+        else:
+            dotted = self.ctx.qualify(func) if isinstance(func, (cst.Name, cst.Attribute)) else None
+            if dotted and not (isinstance(func, cst.Name) and self.is_local(func.value)):
+                r = project.resolve(ix, cst.Module([]).code_for_node(func), self.ctx.qualname)
+                target = r[1] if r and r[0] == "function" else None
+        if target:
+            tix = project.by_path[target[0]]
+            info = tix.functions.get(target[1])
+            if info and is_disabled(tix, info):
+                self.report(node, callee=source_of(func))
+
+
+@register
+class IntrospectionCall(_NamedCallRule):
+    """Checks for stack and module introspection (`inspect.stack()`, `inspect.currentframe()`,
+    `sys._getframe()`, `traceback.extract_stack()`, `importlib.import_module()`, `globals()`, `dir()`) inside
+    traced code."""
+    code = "DYN602"
+    name = "introspection-call"
+    message = "`{call}()` inspects the interpreter: Dynamo cannot trace it and breaks the graph"
+    fix = "Resolve what you need once, outside the compiled code (at import or construction time)"
+    gb_types = (SKIPPED, BUILTIN, UNSUPPORTED_METHOD, "invalid call to builtin op handler")
+    why = """
+        While Dynamo traces, the real Python frames do not exist yet, so frame and stack introspection is
+        marked as skipped (`Attempted to call function marked as skipped`), and `globals()` / `dir()` cannot
+        be traced either (`Failed to trace builtin operator`). Importing modules by name at run time is
+        skipped too. `inspect.signature` of a Python function and `importlib.util.find_spec` are fine.
+    """
+    INVALID = [Example("""
+        import inspect
+
+        import torch
+
+        @torch.compile
+        def traced_caller(x):
+            caller = inspect.stack()[1].function
+            return x * 2, caller
+    """, "traced_caller(torch.ones(4))")]
+    VALID = [Example("""
+        import inspect
+
+        import torch
+
+        def helper(x, scale=2.0):
+            return x * scale
+
+        @torch.compile
+        def traced(x):
+            params = inspect.signature(helper).parameters
+            return helper(x, scale=float(len(params)))
+    """, "traced(torch.ones(4))")]
+    exact = frozenset({"inspect.stack", "inspect.currentframe", "inspect.getframeinfo", "inspect.getouterframes",
+                       "inspect.getsource", "inspect.getsourcelines", "inspect.trace", "sys._getframe",
+                       "traceback.extract_stack", "traceback.format_stack", "traceback.print_stack",
+                       "importlib.import_module", "importlib.reload", "__import__", "globals", "dir"})
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if isinstance(node.func, cst.Name) and node.func.value == "dir" and node.args:
+            pass          # dir(obj) and dir() both fail to trace
+        super().visit_Call(node)
+
+
+@register
+class SkippedStdlibCall(TorchRule):
+    """Checks for standard-library functions Dynamo skips or cannot trace: `copy.copy` of tensors and
+    containers, `uuid`, `gc`, `bisect`, `heapq`, `secrets`, `statistics`, `decimal.Decimal`, `array.array`,
+    `warnings.simplefilter`."""
+    code = "DYN603"
+    name = "skipped-stdlib-call"
+    message = "`{call}()` is not traceable by Dynamo: it breaks the graph"
+    fix = "Call it outside the compiled code, or use a torch / plain-Python equivalent (`t.clone()`, `list(xs)`, `sorted`)"
+    gb_types = (SKIPPED, BUILTIN, "Unsupported function call", "torch.* op returned non-Tensor",
+                "Attempted to inline function marked as skipped", "Unsupported arguments for itertools.groupby")
+    why = """
+        Dynamo keeps a list of modules it does not trace into (C implementations such as `_bisect`,
+        `_heapq`, `_uuid`, `gc`) and breaks the graph at their calls (`Attempted to call function marked
+        as skipped`); some others fail inside (`Unsupported function call`). `copy.copy` of a list or dict
+        is skipped, and of a tensor returns a non-tensor Dynamo cannot model. `copy.copy` of plain objects,
+        `functools`, `itertools`, `operator`, `collections` and `math` on numbers are traced.
+    """
+    INVALID = [
+        Example("""
+            import bisect
+
+            import torch
+
+            BOUNDARIES = [0.1, 0.5, 0.9]
+
+            @torch.compile
+            def bucketed(x, p: float):
+                bucket = bisect.bisect_left(BOUNDARIES, p)
+                return x * bucket
+        """, "bucketed(torch.ones(4), 0.3)"),
+        Example("""
+            import copy
+
+            import torch
+
+            @torch.compile
+            def with_extra(x, layers: list):
+                layers = copy.copy(layers)
+                layers.append(x.sum())
+                return x * 2, layers
+        """, "with_extra(torch.ones(4), [torch.ones(1)])"),
+    ]
+    VALID = [Example("""
+        import torch
+
+        BOUNDARIES = torch.tensor([0.1, 0.5, 0.9])
+
+        @torch.compile
+        def bucketed(x, p):
+            bucket = torch.bucketize(p, BOUNDARIES)
+            return x * bucket, sorted([3, 1, 2])
+    """, "bucketed(torch.ones(4), torch.tensor(0.3))")]
+
+    PREFIXES = ("uuid.", "gc.", "bisect.", "heapq.", "secrets.", "unicodedata.", "statistics.", "zipfile.")
+    EXACT = frozenset({"decimal.Decimal", "array.array", "warnings.simplefilter", "warnings.filterwarnings",
+                       "warnings.resetwarnings"})
+
+    def visit_Call(self, node: cst.Call) -> None:
+        name = self.call_name(node) or ""
+        if name in self.EXACT or name.startswith(self.PREFIXES):
+            self.report(node, call=name)
+        elif name == "copy.copy" and node.args:
+            arg = node.args[0].value
+            if self.tensors.kind(arg) == TENSOR or isinstance(arg, (cst.List, cst.Dict, cst.Set)) or \
+                    self._container_param(arg):
+                self.report(node, call=name)
+
+    def _container_param(self, arg: cst.CSTNode) -> bool:
+        """A parameter annotated as a list/dict/set."""
+        fn = self.ctx.function
+        if not isinstance(arg, cst.Name) or not isinstance(fn, cst.FunctionDef):
+            return False
+        for p in list(fn.params.params) + list(fn.params.kwonly_params):
+            if p.name.value == arg.value and p.annotation is not None:
+                ann = p.annotation.annotation
+                base = ann.value if isinstance(ann, cst.Subscript) else ann
+                text = (self.ctx.qualify(base) or "").rsplit(".", 1)[-1]
+                return text in ("list", "dict", "set", "List", "Dict", "Set")
+        return False
+
+
+@register
+class ThirdPartyExtensionCall(_NamedCallRule):
+    """Checks for SciPy calls inside traced code (C-extension ufuncs and array code Dynamo cannot trace)."""
+    code = "DYN604"
+    name = "third-party-extension-call"
+    message = "`{call}()` is SciPy code Dynamo cannot trace: it breaks the graph"
+    fix = "Use the torch equivalent (`torch.special.*`, `torch.linalg.*`, `torch.distributions`), or wrap the call in a `torch.library.custom_op`"
+    gb_types = (UNSUPPORTED_METHOD, "attempted to trace numpy function unsupported by PyTorch",
+                "Unsupported ndarray attribute access")
+    why = """
+        Dynamo traces torch and (through `torch._numpy`) NumPy, but not other compiled extensions. SciPy's
+        special functions are C ufuncs (`Unsupported method call`) and its array code calls NumPy functions
+        torch does not implement (`attempted to trace numpy function unsupported by PyTorch`); the graph
+        breaks at each call. Plain NumPy (`np.sin(t)`, `np.where`) is traced and fine.
+    """
+    INVALID = [Example("""
+        import scipy.special
+        import torch
+
+        @torch.compile
+        def gelu_exact(x):
+            cdf = torch.as_tensor(scipy.special.ndtr(x.numpy()))
+            return x * cdf
+    """, "gelu_exact(torch.ones(4))")]
+    VALID = [Example("""
+        import numpy as np
+        import torch
+
+        @torch.compile
+        def gelu_exact(x):
+            cdf = torch.special.ndtr(x)
+            return x * cdf + torch.from_numpy(np.sin(x.numpy()))
+    """, "gelu_exact(torch.ones(4))")]
+    prefixes = ("scipy.",)
+
+
+def _custom_op_decorator(rule: TorchRule, deco: cst.Decorator):
+    d = deco.decorator
+    if isinstance(d, cst.Call) and (rule.ctx.qualify(d.func) or "") in ("torch.library.custom_op",
+                                                                        "torch._library.custom_ops.custom_op"):
+        return d
+    return None
+
+
+@register
+class CustomOpWithoutFake(TorchRule):
+    """Checks for `torch.library.custom_op` definitions, called from traced code, that have no fake
+    (meta) implementation registered in the same file."""
+    code = "DYN605"
+    name = "custom-op-without-fake"
+    message = "custom op `{op}` has no `register_fake`: compiling a call to it fails with an error"
+    fix = "Register a fake implementation that computes the output's shape and dtype: `@{fn}.register_fake`"
+    gb_types = ("RuntimeError when making fake tensor call",)
+    severity = "error"
+    tags = ("hard-error",)
+    why = """
+        Dynamo runs every op on fake tensors (shapes, no data) to trace it. A custom op without a fake
+        implementation cannot run that way, and this is not a graph break: compilation fails with
+        `TorchRuntimeError` (`RuntimeError when making fake tensor call`) on the first call.
+    """
+    INVALID = [Example("""
+        import torch
+
+        @torch.library.custom_op("dynlint_demo::scale", mutates_args=())
+        def scale(x: torch.Tensor, factor: float) -> torch.Tensor:
+            return x * factor
+
+        @torch.compile
+        def model(x):
+            return scale(x, 2.0) + 1
+    """, "model(torch.ones(4))")]
+    VALID = [Example("""
+        import torch
+
+        @torch.library.custom_op("dynlint_demo::scale_ok", mutates_args=())
+        def scale(x: torch.Tensor, factor: float) -> torch.Tensor:
+            return x * factor
+
+        @scale.register_fake
+        def _(x, factor):
+            return torch.empty_like(x)
+
+        @torch.compile
+        def model(x):
+            return scale(x, 2.0) + 1
+    """, "model(torch.ones(4))")]
+
+    def _has_fake(self, fn_name: str) -> bool:
+        ix = self.ctx.index
+        if not ix:
+            return True
+        fake_suffixes = (f"{fn_name}.register_fake", f"{fn_name}.register_abstract", f"{fn_name}.impl_abstract")
+        generic = ("torch.library.register_fake", "torch.library.impl_abstract", "torch.library.register_fake()",
+                   "torch.library.impl_abstract()")
+        for f in ix.functions.values():
+            for d in f.decorators:
+                if strip_call(d) in fake_suffixes or ix.qualify(d) in generic or ix.qualify(strip_call(d)) in generic:
+                    return True
+        calls = list(ix.module_calls) + [c for f in ix.functions.values() for c in f.calls]
+        return any(c.target in fake_suffixes or ix.qualify(c.target) in generic for c in calls)
+
+    def visit_Decorator(self, node: cst.Decorator) -> None:
+        call = _custom_op_decorator(self, node)
+        fn = self.ctx.function
+        if call is None or not isinstance(fn, cst.FunctionDef) or node not in fn.decorators:
+            return
+        if self._has_fake(fn.name.value):
+            return
+        op = source_of(call.args[0].value) if call.args else fn.name.value
+        self.ctx.report(self, node, self.message.format(op=op, fn=fn.name.value), self.gb_types)
+
+
+@register
+class UnsupportedContextManager(TorchRule):
+    """Checks for `with` blocks over context managers Dynamo cannot trace: locks (`threading.Lock()`, a
+    `self.lock` built from one), `contextlib.redirect_stdout`, `tempfile.TemporaryDirectory()`."""
+    code = "DYN607"
+    name = "unsupported-context-manager"
+    message = "`with {ctx}` is a context manager Dynamo cannot trace: it skips the whole function"
+    fix = "Take locks and redirect streams around the compiled call, not inside it; `contextlib.nullcontext`, `contextlib.suppress` and torch's own contexts are fine"
+    gb_types = ("Unsupported context manager", UNSUPPORTED_METHOD, SKIPPED, "unsupported contextlib.* API")
+    why = """
+        Dynamo only traces context managers it models (grad modes, autocast, `nullcontext`, user
+        `@contextmanager` generators without breaks). Entering any other one fails (`Unsupported context
+        manager`), and because a break inside a `with` block cannot be resumed, Dynamo gives up on the whole
+        function: it runs eagerly, with no graph at all.
+    """
+    INVALID = [
+        Example("""
+            import threading
+
+            import torch
+
+            LOCK = threading.Lock()
+
+            @torch.compile
+            def guarded(x):
+                with LOCK:
+                    y = x * 2
+                return y + 1
+        """, "guarded(torch.ones(4))"),
+        Example("""
+            import threading
+
+            import torch
+
+            @torch.compile
+            def guarded(x):
+                with threading.RLock():
+                    y = x * 2
+                return y + 1
+        """, "guarded(torch.ones(4))"),
+    ]
+    VALID = [Example("""
+        import contextlib
+
+        import torch
+
+        @torch.compile
+        def guarded(x):
+            with contextlib.suppress(KeyError), torch.no_grad():
+                y = x * 2
+            with contextlib.nullcontext():
+                return y + 1
+    """, "guarded(torch.ones(4))")]
+
+    CTORS = frozenset({"threading.Lock", "threading.RLock", "threading.Condition", "threading.Semaphore",
+                       "threading.BoundedSemaphore", "multiprocessing.Lock", "multiprocessing.RLock",
+                       "contextlib.redirect_stdout", "contextlib.redirect_stderr", "tempfile.TemporaryDirectory",
+                       "tempfile.NamedTemporaryFile", "tempfile.TemporaryFile"})
+
+    def _lock_name(self, item: cst.BaseExpression) -> bool:
+        ix, project = self.ctx.index, self.ctx.project
+        if not ix:
+            return False
+        if isinstance(item, cst.Name) and not self.is_local(item.value):
+            ctor = ix.assigned_calls.get(item.value)
+            return bool(ctor) and ix.qualify(ctor) in self.CTORS
+        if isinstance(item, cst.Attribute) and isinstance(item.value, cst.Name) and item.value.value == "self" \
+                and self.ctx.class_name and project:
+            for p, c in [(ix.path, self.ctx.class_name), *project.bases(ix.path, self.ctx.class_name)]:
+                info = project.by_path[p].classes.get(c)
+                for ctor in (info.attrs.get(item.attr.value, []) if info else []):
+                    if project.by_path[p].qualify(ctor) in self.CTORS:
+                        return True
+        return False
+
+    def visit_WithItem(self, node: cst.WithItem) -> None:
+        item = node.item
+        if isinstance(item, cst.Call) and (self.call_name(item) or "") in self.CTORS:
+            self.report(item, ctx=source_of(item))
+        elif self._lock_name(item):
+            self.report(item, ctx=source_of(item))
+
+
+@register
+class ExplicitGraphBreak(TorchRule):
+    """Checks for explicit `torch._dynamo.graph_break()` calls."""
+    code = "DYN608"
+    name = "explicit-graph-break"
+    message = "`torch._dynamo.graph_break()` splits the graph here on purpose"
+    fix = "Remove it once the code after it traces; to keep a region eager, move it into a `@torch.compiler.disable` function"
+    gb_types = ("Call to `torch._dynamo.graph_break()`",)
+    severity = "note"
+    why = """
+        The call exists to force a break (`Call to torch._dynamo.graph_break()`), typically left over from
+        debugging. Every break costs a graph boundary, lost fusion, and a resume function; inside a loop it
+        makes Dynamo skip the whole function.
+    """
+    INVALID = [Example("""
+        import torch
+
+        @torch.compile
+        def two_halves(x):
+            y = x.sin()
+            torch._dynamo.graph_break()
+            return y.cos()
+    """, "two_halves(torch.ones(4))")]
+    VALID = [Example("""
+        import torch
+
+        @torch.compile
+        def one_graph(x):
+            y = x.sin()
+            return y.cos()
+    """, "one_graph(torch.ones(4))")]
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if self.call_name(node) in ("torch._dynamo.graph_break", "torch.compiler.graph_break"):
+            self.report(node)

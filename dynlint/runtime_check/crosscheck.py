@@ -1,0 +1,221 @@
+"""Cross-check static findings against what Dynamo did at run time (a pure function of its inputs).
+
+Each static finding gets a status:
+  confirmed     Dynamo broke at the finding's path:line with one of the finding's gb_types, or - for a rule
+                that predicts recompiles - a recompile is attributable to its line (a guard installed there)
+                or to the function containing it;
+  not observed  an example ran that line and Dynamo did not do what the finding predicts;
+  unverified    no example reached the line.
+What Dynamo did that no finding predicted becomes a new finding: DYN901 (graph break), DYN902 (recompile);
+an eager/compiled output mismatch becomes DYN903 at the example's definition.
+"""
+from __future__ import annotations
+
+import os
+from typing import Callable, Dict, FrozenSet, Iterable, List, Sequence, Set, Tuple
+
+from dynlint.compiler.records import GraphBreak, Recompile
+from dynlint.linter.finding import INTERNAL_ERROR, PARSE_ERROR, Finding
+from dynlint.runtime_check.results import ExampleResult
+
+CONFIRMED, NOT_OBSERVED, UNVERIFIED = "confirmed", "not observed", "unverified"
+UNPREDICTED_BREAK = ("DYN901", "unpredicted-graph-break")
+UNPREDICTED_RECOMPILE = ("DYN902", "unpredicted-recompile")
+OUTPUT_MISMATCH = ("DYN903", "compiled-output-mismatch")
+RUNTIME_CODES = frozenset(c for c, _ in (UNPREDICTED_BREAK, UNPREDICTED_RECOMPILE, OUTPUT_MISMATCH))
+_NOT_PREDICTIONS = frozenset({PARSE_ERROR, INTERNAL_ERROR}) | RUNTIME_CODES
+_REPORT_FIX = ("Fix the code as Dynamo's hint says; if dynlint should have predicted this, attach the missed-"
+               "predictions file written by --verify to a bug report.")
+
+
+def is_recompile_rule(code: str) -> bool:
+    """Whether a rule predicts recompiles: its class says so (REGISTRY, imported lazily); codes no rule
+    registers fall back to their family ("DYN5xx" = recompile hazards)."""
+    try:
+        from dynlint.rules.base import REGISTRY
+        rule = REGISTRY.get(code)
+    except Exception:            # the rules package is being rewritten, or fails to import: use the family
+        rule = None
+    if rule is not None:
+        return bool(getattr(rule, "recompiles", False))
+    return len(code) > 3 and code[3] == "5"
+
+
+def cross_check(findings: Iterable[Finding], results: Sequence[ExampleResult],
+                recompile_rule: Callable[[str], bool] = is_recompile_rule) -> List[Finding]:
+    """Static findings with `status` set, plus DYN901/902/903, sorted by location."""
+    breaks = [(r, b) for r in results for b in r.graph_breaks]
+    recompiles = [(r, rc) for r in results for rc in r.recompiles]
+    executed = _executed(results)
+    used_breaks: Set[int] = set()
+    used_recompiles: Set[int] = set()
+    out: List[Finding] = []
+    for f in findings:
+        if f.code in _NOT_PREDICTIONS:
+            out.append(f)
+            continue
+        if recompile_rule(f.code):
+            hits = [i for i, (_, rc) in enumerate(recompiles) if recompile_matches(f, rc)]
+            used_recompiles.update(hits)
+            evidence = [f"recompile of {rc.function} in example {r.name!r}: {rc.reason}"
+                        for r, rc in (recompiles[i] for i in hits)]
+        else:
+            hits = [i for i, (_, b) in enumerate(breaks) if break_matches(f, b)]
+            used_breaks.update(hits)
+            evidence = [f"graph break in example {r.name!r}: {_types(b)}" for r, b in (breaks[i] for i in hits)]
+        if hits:
+            out.append(f.with_(status=CONFIRMED, properties=f.properties + (("verify", evidence[0]),)))
+        elif _reached(f, executed):
+            out.append(f.with_(status=NOT_OBSERVED))
+        else:
+            out.append(f.with_(status=UNVERIFIED))
+    out += unpredicted_breaks([breaks[i] for i in range(len(breaks)) if i not in used_breaks])
+    out += unpredicted_recompiles([recompiles[i] for i in range(len(recompiles)) if i not in used_recompiles])
+    out += output_mismatches(results)
+    return sorted(out, key=lambda f: f.sort_key)
+
+
+# ---- matching ---------------------------------------------------------------------------------------
+def _span(f: Finding) -> Tuple[int, int]:
+    return f.line, max(f.line, f.end_line)
+
+
+def break_matches(f: Finding, b: GraphBreak) -> bool:
+    """Same file, and a shared gb_type within the finding's lines. A finding without gb_types, or a break
+    without them (torch < 2.7 logs none), must sit on exactly the same line."""
+    if b.path != f.path:
+        return False
+    first, last = _span(f)
+    if f.gb_types and b.gb_types:
+        return first <= b.line <= last and bool(set(f.gb_types) & set(b.gb_types))
+    return b.line == f.line
+
+
+def recompile_matches(f: Finding, rc: Recompile) -> bool:
+    """A guard installed on one of the finding's lines, or the finding lies in the recompiled function."""
+    first, last = _span(f)
+    if any(g.path == f.path and first <= g.line <= last for g in rc.failures):
+        return True
+    if rc.path != f.path:
+        return False
+    if rc.span != (0, 0):
+        return rc.span[0] <= f.line <= rc.span[1]
+    return rc.line == f.line
+
+
+def _executed(results: Sequence[ExampleResult]) -> Dict[str, FrozenSet[int]]:
+    """User lines run by examples that went all the way (an example that failed before compiling says
+    nothing about what Dynamo does with the lines it ran)."""
+    merged: Dict[str, Set[int]] = {}
+    for r in results:
+        if r.outcome == "ok":
+            for path, lines in r.executed:
+                merged.setdefault(path, set()).update(lines)
+    return {p: frozenset(ls) for p, ls in merged.items()}
+
+
+def _reached(f: Finding, executed: Dict[str, FrozenSet[int]]) -> bool:
+    first, last = _span(f)
+    lines = executed.get(f.path, frozenset())
+    return any(n in lines for n in range(first, last + 1))
+
+
+def _types(b: GraphBreak) -> str:
+    ids = [i for i in b.gb_ids if i]
+    return " > ".join(b.gb_types or ("untyped",)) + (f" [{', '.join(ids)}]" if ids else "")
+
+
+# ---- what nothing predicted -------------------------------------------------------------------------
+def _location(r: ExampleResult, path: str, line: int) -> Tuple[str, int]:
+    """A user location, or the compiled callable's definition (or the example's) when there is none."""
+    if path and line and not os.path.isabs(path):
+        return path, line
+    if r.function_path and r.function_line and not os.path.isabs(r.function_path):
+        return r.function_path, r.function_line
+    return r.path, r.line
+
+
+def unpredicted_breaks(items: Sequence[Tuple[ExampleResult, GraphBreak]]) -> List[Finding]:
+    grouped: Dict[Tuple[str, int, Tuple[str, ...]], List[Tuple[ExampleResult, GraphBreak]]] = {}
+    for r, b in items:
+        path, line = _location(r, b.path, b.line)
+        grouped.setdefault((path, line, b.gb_types), []).append((r, b))
+    findings = []
+    for (path, line, gb_types), group in grouped.items():
+        r, b = group[0]
+        explanation = b.explanation.splitlines()[0] if b.explanation else ""
+        skipped = " The whole function fell back to eager." if any(x.frame_skipped for _, x in group) else ""
+        findings.append(Finding(
+            path=path, line=line, column=0, end_line=line, code=UNPREDICTED_BREAK[0], name=UNPREDICTED_BREAK[1],
+            message=f"Dynamo graph break that dynlint did not predict: {_types(b)}. {explanation}{skipped}".strip(),
+            fix=b.hints[0] if b.hints else _REPORT_FIX, severity="warning", gb_types=gb_types, status=CONFIRMED,
+            properties=(
+                ("examples", tuple(sorted({x.name for x, _ in group}))),
+                ("gb_ids", b.gb_ids),
+                ("explanation", b.explanation),
+                ("hints", b.hints),
+                ("frame_skipped", any(x.frame_skipped for _, x in group)),
+                ("reported_at", f"{b.reported_path}:{b.reported_line}"),
+                ("function", b.function),
+            )))
+    return findings
+
+
+def unpredicted_recompiles(items: Sequence[Tuple[ExampleResult, Recompile]]) -> List[Finding]:
+    grouped: Dict[Tuple[str, int, str, str], List[Tuple[ExampleResult, Recompile]]] = {}
+    for r, rc in items:
+        guard = next((g for g in rc.failures if g.path and g.line and not os.path.isabs(g.path)), None)
+        if guard is not None:
+            path, line = guard.path, guard.line
+        else:
+            path, line = _location(r, rc.path, rc.span[0] or rc.line)
+        grouped.setdefault((path, line, rc.function, _guard_kind(rc.reason)), []).append((r, rc))
+    findings = []
+    for (path, line, function, _), group in grouped.items():
+        r, rc = group[0]
+        more = f" ({len(group)} recompiles)" if len(group) > 1 else ""
+        findings.append(Finding(
+            path=path, line=line, column=0, end_line=line, code=UNPREDICTED_RECOMPILE[0],
+            name=UNPREDICTED_RECOMPILE[1],
+            message=f"recompile of {function} that dynlint did not predict{more}: guard failed: {rc.reason}",
+            fix=_REPORT_FIX, severity="warning", status=CONFIRMED,
+            properties=(
+                ("examples", tuple(sorted({x.name for x, _ in group}))),
+                ("reasons", tuple(dict.fromkeys(x.reason for _, x in group))),
+                ("function", function),
+                ("function_at", f"{rc.path}:{rc.span[0] or rc.line}"),
+                ("guard_source", next((g.source for g in rc.failures if g.source), "")),
+            )))
+    return findings
+
+
+def _guard_kind(reason: str) -> str:
+    """Group recompiles of one guard ("mode == 'a'", "mode == 'b'" -> "mode ==") so each site reports once."""
+    for op in (" == ", " != ", " is ", " <= ", " >= ", " < ", " > "):
+        if op in reason:
+            return reason.split(op, 1)[0] + op.strip()
+    return reason.split(" expected ", 1)[0]
+
+
+def output_mismatches(results: Sequence[ExampleResult]) -> List[Finding]:
+    findings = []
+    for r in results:
+        a = r.agreement
+        if a.status != "mismatch":
+            continue
+        diff = f" (max abs diff {a.max_abs_diff:.3g})" if a.max_abs_diff is not None else ""
+        findings.append(Finding(
+            path=r.path, line=r.line, column=0, end_line=r.line, code=OUTPUT_MISMATCH[0], name=OUTPUT_MISMATCH[1],
+            message=f"compiled output of example {r.name!r} ({r.function or r.factory}) differs from eager at "
+                    f"{a.where}: {a.detail}{diff}",
+            fix="Look for code that behaves differently under torch.compile (torch.compiler.is_compiling(), "
+                "state read at trace time, in-place updates of inputs); raise rtol/atol in @dynlint.example "
+                "only if the difference is numerical noise.",
+            severity="error", status=CONFIRMED,
+            properties=(("example", r.name), ("max_abs_diff", a.max_abs_diff), ("where", a.where)),
+        ))
+    return findings
+
+
+def missed_predictions(findings: Iterable[Finding]) -> List[Finding]:
+    return [f for f in findings if f.code in (UNPREDICTED_BREAK[0], UNPREDICTED_RECOMPILE[0])]

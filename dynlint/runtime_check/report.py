@@ -1,0 +1,153 @@
+"""The verify report: per-example measurements plus the cross-checked findings; text table and JSON form."""
+from __future__ import annotations
+
+import json
+import os
+import platform
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import List, Optional, Tuple
+
+from dynlint.linter.finding import Finding
+from dynlint.runtime_check.crosscheck import missed_predictions
+from dynlint.runtime_check.results import ExampleResult
+
+COLUMNS = ("example/function", "graphs", "breaks", "recompiles", "compile s", "eager ms", "compiled ms",
+           "speedup", "agreement", "outcome")
+
+
+@dataclass(frozen=True)
+class VerifyReport:
+    project_root: str
+    device: str                             # "cpu" | "cuda" (as resolved from "auto")
+    examples: Tuple[ExampleResult, ...]
+    findings: Tuple[Finding, ...]           # static findings with status, plus DYN901/902/903
+    wall_s: float = 0.0
+
+    @property
+    def torch_version(self) -> str:
+        return next((r.torch_version for r in self.examples if r.torch_version), "")
+
+    @property
+    def triton_version(self) -> str:
+        return next((r.triton_version for r in self.examples if r.triton_version), "")
+
+    @property
+    def missed(self) -> List[Finding]:
+        """DYN901/DYN902: what Dynamo did that no static finding predicted."""
+        return missed_predictions(self.findings)
+
+    def to_dict(self) -> dict:
+        return {
+            "project_root": self.project_root,
+            "device": self.device,
+            "torch_version": self.torch_version,
+            "triton_version": self.triton_version or None,
+            "python_version": platform.python_version(),
+            "wall_s": self.wall_s,
+            "summary": {
+                "examples": len(self.examples),
+                "outcomes": dict(Counter(r.outcome for r in self.examples)),
+                "status": dict(Counter(f.status for f in self.findings if f.status)),
+                "codes": dict(Counter(f.code for f in self.findings if f.code.startswith("DYN9"))),
+            },
+            "examples": [r.to_dict() for r in self.examples],
+            "findings": [f.to_dict() for f in self.findings],
+        }
+
+    def render_text(self) -> str:
+        return render_table(self.examples) + "\n" + _summary(self)
+
+
+def render_table(results: Tuple[ExampleResult, ...]) -> str:
+    rows = [COLUMNS] + [_row(r) for r in results]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(COLUMNS))]
+    lines = []
+    for n, row in enumerate(rows):
+        # Text columns left-aligned, numbers right-aligned.
+        cells = [c.ljust(w) if i in (0, 8, 9) else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths))]
+        lines.append("  ".join(cells).rstrip())
+        if n == 0:
+            lines.append("  ".join("-" * w for w in widths))
+    notes = [f"  {r.name}: {_first_line(r.message)}" for r in results if r.outcome != "ok" and r.message]
+    notes += [f"  {r.name}: output mismatch at {r.agreement.where}: {r.agreement.detail}"
+              for r in results if r.agreement.status == "mismatch"]
+    return "\n".join(lines + (["", "notes:"] + notes if notes else [])) + "\n"
+
+
+def _row(r: ExampleResult) -> Tuple[str, ...]:
+    label = r.name if not r.function or r.function == r.name else f"{r.name} ({r.function})"
+    reached_compile = r.phase in ("compare", "timing", "done")
+    agreement = {"match": "ok", "mismatch": "MISMATCH"}.get(r.agreement.status, "-")
+    return (
+        _clip(label, 48),
+        str(len(r.graphs)) if reached_compile else "-",
+        str(r.break_sites) if reached_compile else "-",
+        (str(len(r.recompiles)) + ("!" if r.hit_recompile_limit else "")) if reached_compile else "-",
+        _num(r.compile_s, "{:.2f}"),
+        _num(r.eager_ms, "{:.3f}"),
+        _num(r.compiled_ms, "{:.3f}"),
+        _num(r.speedup, "{:.2f}x"),
+        agreement,
+        r.outcome,
+    )
+
+
+def _summary(report: VerifyReport) -> str:
+    outcomes = Counter(r.outcome for r in report.examples)
+    status = Counter(f.status for f in report.findings if f.status and not f.code.startswith("DYN9"))
+    codes = Counter(f.code for f in report.findings if f.code.startswith("DYN9"))
+    versions = f"torch {report.torch_version}" + (f", triton {report.triton_version}" if report.triton_version else "")
+    parts = [
+        f"{len(report.examples)} examples on {report.device} ({versions}) in {report.wall_s:.1f} s: "
+        + ", ".join(f"{n} {o}" for o, n in sorted(outcomes.items())),
+        "static findings: " + (", ".join(f"{n} {s}" for s, n in sorted(status.items())) or "none"),
+    ]
+    if codes:
+        parts.append("runtime findings: " + ", ".join(f"{n} {c}" for c, n in sorted(codes.items())))
+    return "\n".join(parts) + "\n"
+
+
+def _num(value: Optional[float], fmt: str) -> str:
+    return "-" if value is None else fmt.format(value)
+
+
+def _clip(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
+def _first_line(text: str) -> str:
+    return text.strip().splitlines()[0] if text.strip() else ""
+
+
+def write_missed_predictions(report: VerifyReport, path: os.PathLike) -> int:
+    """Write the graph breaks and recompiles dynlint did not predict as JSON a user can attach to a bug
+    report (environment, location, Dynamo's own words, the source lines). Returns how many were written."""
+    root = Path(report.project_root)
+    missed = []
+    for f in report.missed:
+        missed.append({**f.to_dict(), "source": _source_lines(root / f.path, f.line)})
+    from dynlint import __version__
+
+    document = {
+        "dynlint_version": __version__,
+        "torch_version": report.torch_version,
+        "triton_version": report.triton_version or None,
+        "python_version": platform.python_version(),
+        "platform": platform.platform(),
+        "device": report.device,
+        "missed": missed,
+    }
+    Path(path).write_text(json.dumps(document, indent=2, default=str) + "\n", encoding="utf-8")
+    return len(missed)
+
+
+def _source_lines(path: Path, line: int, context: int = 2) -> List[str]:
+    """The reported line with `context` lines around it, each prefixed with its number."""
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return []
+    first, last = max(1, line - context), min(len(lines), line + context)
+    return [f"{n:>5}{'>' if n == line else ' '} {lines[n - 1]}" for n in range(first, last + 1)]

@@ -1,0 +1,140 @@
+"""`run_verify`: find the examples, run each in its own worker process, cross-check the static findings.
+
+The parent process never imports torch (nor the user's code): it reads the example files with `ast`,
+asks a short-lived probe process about CUDA when it needs to, and talks to workers through JSON files.
+"""
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Iterable, Optional, Sequence, Tuple
+
+import dynlint
+from dynlint.linter.finding import Finding
+from dynlint.runtime_check.crosscheck import cross_check
+from dynlint.runtime_check.discover import DEFAULT_GLOBS, ExampleSpec, discover
+from dynlint.runtime_check.process import ProcessOutcome, run_isolated
+from dynlint.runtime_check.report import VerifyReport
+from dynlint.runtime_check.results import ExampleResult
+from dynlint.runtime_check.schedule import Slot, plan_slots, run_on_slots
+
+DEVICES = ("auto", "cpu", "cuda")
+INSTALL_HINT = "pip install 'dynlint[verify]'"
+_LOG_LINES_IN_MESSAGE = 15
+
+
+class VerifyUnavailable(RuntimeError):
+    """--verify cannot run here: torch is missing or broken, or the requested device does not exist."""
+
+
+def run_verify(project_root: Path, example_globs: Sequence[str] = DEFAULT_GLOBS, device: str = "auto",
+               timeout: float = 120, static_findings: Iterable[Finding] = (), *, jobs: Optional[int] = None,
+               passes: Sequence[str] = (), time_budget_s: float = 0.5,
+               python: str = sys.executable) -> VerifyReport:
+    """Compile every `@dynlint.example` under project_root and cross-check `static_findings` against it.
+
+    device: "auto" (CUDA when a GPU is visible), "cpu" or "cuda". With several GPUs one worker runs per
+    GPU at a time; on CPU `jobs` workers (default 1, so that timings are not disturbed).
+    timeout: seconds per example (an example's own @dynlint.example(timeout=...) wins).
+    passes: graph passes for dynlint's backend, by name (see dynlint.compiler.PASSES); none by default.
+    time_budget_s: about how long each steady-state timing (eager, compiled) may take.
+    Raises VerifyUnavailable when torch cannot be imported or the device is not there.
+    """
+    if device not in DEVICES:
+        raise ValueError(f"device must be one of {', '.join(DEVICES)}, not {device!r}")
+    start = time.perf_counter()
+    root = Path(project_root).resolve()
+    resolved, cuda_count = resolve_device(device, python)
+    slots = plan_slots(resolved, cuda_count, jobs, os.environ.get("CUDA_VISIBLE_DEVICES"))
+    specs = discover(root, list(example_globs) or DEFAULT_GLOBS)
+    with tempfile.TemporaryDirectory(prefix="dynlint-verify-") as tmp:
+        def run_one(item: Tuple[int, ExampleSpec], slot: Slot) -> ExampleResult:
+            index, spec = item
+            return run_example(spec, slot, root, Path(tmp) / str(index), timeout=spec.timeout or timeout,
+                               passes=passes, time_budget_s=time_budget_s, python=python)
+
+        results = run_on_slots(list(enumerate(specs)), slots, run_one)
+    findings = cross_check(list(static_findings), results)
+    return VerifyReport(project_root=str(root), device=resolved, examples=tuple(results),
+                        findings=tuple(findings), wall_s=time.perf_counter() - start)
+
+
+def resolve_device(device: str, python: str = sys.executable) -> Tuple[str, int]:
+    """("cpu" | "cuda", number of visible GPUs). Torch is probed in a child process, never imported here."""
+    if importlib.util.find_spec("torch") is None:
+        raise VerifyUnavailable(f"--verify needs PyTorch, which is not installed: {INSTALL_HINT}")
+    # Probed even for "cpu": a broken install should stop the run once, not fail every example.
+    probe = ("import json, torch; print(json.dumps({'torch': torch.__version__, "
+             "'cuda': torch.cuda.device_count() if torch.cuda.is_available() else 0}))")
+    try:
+        done = subprocess.run([python, "-c", probe], capture_output=True, text=True, timeout=300)
+    except (subprocess.TimeoutExpired, OSError) as e:
+        raise VerifyUnavailable(f"--verify could not start torch ({INSTALL_HINT}): {e}") from e
+    try:
+        info = json.loads(done.stdout.strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        raise VerifyUnavailable(f"--verify cannot import torch ({INSTALL_HINT}):\n{_tail(done.stderr)}") from None
+    if device == "cpu":
+        return "cpu", 0
+    if device == "cuda" and info["cuda"] < 1:
+        raise VerifyUnavailable(f"--device cuda: torch {info['torch']} sees no CUDA device")
+    return ("cuda", info["cuda"]) if info["cuda"] > 0 else ("cpu", 0)
+
+
+def run_example(spec: ExampleSpec, slot: Slot, root: Path, work: Path, *, timeout: float,
+                passes: Sequence[str] = (), time_budget_s: float = 0.5, python: str = sys.executable) -> ExampleResult:
+    """Run one example in a fresh worker process and turn whatever happened into an ExampleResult."""
+    base = ExampleResult(name=spec.name, path=spec.path, line=spec.line, factory=spec.factory, outcome="error",
+                         slot=slot.label)
+    if spec.error:
+        return base.with_(message=spec.error)
+    work.mkdir(parents=True, exist_ok=True)
+    request = {"project_root": str(root), "path": spec.path, "factory": spec.factory, "name": spec.name,
+               "line": spec.line, "device": slot.device, "slot": slot.label, "passes": list(passes),
+               "time_budget_s": time_budget_s}
+    (work / "request.json").write_text(json.dumps(request), encoding="utf-8")
+    result_path = work / "result.json"
+    cmd = [python, "-m", "dynlint.runtime_check.worker", str(work / "request.json"), str(result_path), spec.key]
+    outcome = run_isolated(cmd, env=_worker_env(slot), timeout=timeout, log_path=str(work / "output.log"),
+                           cwd=str(root))
+    return interpret(base, outcome, _read_result(result_path))
+
+
+def interpret(base: ExampleResult, outcome: ProcessOutcome, written: Optional[dict]) -> ExampleResult:
+    """Combine the worker's (possibly partial) result file with how its process ended."""
+    result = ExampleResult.from_dict(written["result"]) if written else base
+    result = result.with_(slot=base.slot, wall_s=outcome.wall_s)
+    phase = result.phase or "start"
+    if outcome.timed_out:
+        return result.with_(outcome="timeout", message=f"timed out after {outcome.wall_s:.1f} s during phase "
+                                                        f"'{phase}'; its process group was killed")
+    if written and written.get("final") and outcome.returncode == 0:
+        return result
+    return result.with_(outcome="crashed", message=f"worker {outcome.describe_exit()} during phase '{phase}'\n"
+                                                   + _tail(outcome.log_tail))
+
+
+def _read_result(path: Path) -> Optional[dict]:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def _worker_env(slot: Slot) -> dict:
+    """The caller's environment, the slot's GPU, and dynlint importable even when it is not installed."""
+    env = slot.environ(dict(os.environ))
+    here = str(Path(dynlint.__file__).resolve().parent.parent)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (here, env.get("PYTHONPATH", "")) if p)
+    env.setdefault("PYTHONFAULTHANDLER", "1")
+    return env
+
+
+def _tail(text: str, lines: int = _LOG_LINES_IN_MESSAGE) -> str:
+    return "\n".join(text.strip().splitlines()[-lines:])

@@ -1,0 +1,239 @@
+"""Run one example in this (disposable) process: `python -m dynlint.runtime_check.worker REQUEST RESULT [LABEL]`.
+
+REQUEST is a JSON file written by the parent (see verify.py); RESULT receives {"final": bool, "result":
+ExampleResult.to_dict()}. The worker checkpoints a non-final result at every phase, so that a crash or a
+timeout still tells the parent how far it got; stdout is never parsed (user code may print anything).
+
+Phases: start -> import torch -> import (the example file) -> build (call the factory twice: one target for
+eager, one for compiled, so in-place updates cannot leak between them) -> eager (every call once, recording
+the user lines that run) -> compiled (every call once under dynlint's backend, collecting graph breaks and
+recompiles) -> compare -> timing -> done.
+"""
+from __future__ import annotations
+
+import ast
+import faulthandler
+import importlib
+import importlib.util
+import json
+import os
+import platform
+import sys
+import traceback
+from functools import lru_cache
+from typing import List, Optional, Tuple
+
+from dynlint.runtime_check.results import ExampleResult
+from dynlint.runtime_check.userfiles import UserFiles
+
+
+class Worker:
+    def __init__(self, request: dict, result_path: str):
+        self.request = request
+        self.result_path = os.path.abspath(result_path)   # user code may chdir
+        self.users = UserFiles(request["project_root"])
+        self.fields: dict = dict(name=request["name"], path=request["path"], line=request["line"],
+                                 factory=request["factory"], outcome="error", slot=request.get("slot", ""),
+                                 python_version=platform.python_version())
+        self.collector = None
+        self.backend = None
+        self.recorder = None
+
+    # ---- result file -----------------------------------------------------------------------------
+    def phase(self, name: str) -> None:
+        self.fields["phase"] = name
+        self.write(final=False)
+
+    def write(self, final: bool) -> None:
+        result = ExampleResult(**self.fields).to_dict()
+        tmp = self.result_path + ".tmp"
+        with open(tmp, "w", encoding="utf-8") as f:
+            json.dump({"final": final, "result": result}, f)
+        os.replace(tmp, self.result_path)                  # the parent never reads a half-written file
+
+    # ---- the run ---------------------------------------------------------------------------------
+    def run(self) -> None:
+        self.phase("start")
+        device = self.request["device"]
+        if device == "cpu":
+            # One example per process: Inductor's pool of compile workers costs more to start than it saves.
+            os.environ.setdefault("TORCHINDUCTOR_COMPILE_THREADS", "1")
+        self.phase("import torch")
+        import torch
+
+        from dynlint.compiler import compat
+        from dynlint.compiler.backend import DynlintBackend
+        from dynlint.compiler.capture import Collector
+        from dynlint.compiler.passes import make_passes
+        from dynlint.runtime_check.compare import compare_outputs, snapshot
+        from dynlint.runtime_check.coverage import LineRecorder
+        from dynlint.runtime_check.measure import Timer, build_target, code_of, invoke, qualname_of
+
+        cuda = device == "cuda"
+        self.fields.update(
+            torch_version=compat.torch_version(), triton_version=(compat.triton_version() or "") if cuda else "",
+            device=f"cuda ({torch.cuda.get_device_name(0)})" if cuda else "cpu")
+        compat.match_eager_random_numbers()
+
+        self.phase("import")
+        module = load_module(self.users.root, self.request["path"])
+        factory = getattr(module, self.request["factory"])
+        options = dict(getattr(factory, "__dynlint_example__", {}))
+
+        self.phase("build")
+        eager, compiled_target = build_target(factory, device), build_target(factory, device)
+        code = code_of(eager.fn)
+        self.fields.update(function=qualname_of(eager.fn), calls=len(eager.calls))
+        if code is not None:
+            self.fields.update(function_path=self.users.relpath(code.co_filename), function_line=code.co_firstlineno)
+
+        self.phase("eager")
+        timer = Timer(cuda)
+        self.recorder = LineRecorder(self.users)
+        with self.recorder:
+            eager_outputs = [snapshot(invoke(eager.fn, call, i)) for i, call in enumerate(eager.calls)]
+        self.fields["executed"] = self.recorder.by_file(self.users.relpath)
+        eager_s = [timer.once_s(lambda: invoke(eager.fn, call, i)) for i, call in enumerate(eager.calls)]
+
+        self.phase("compiled")
+        self.backend = DynlintBackend(self.users, passes=make_passes(self.request.get("passes", ())))
+        self.collector = Collector(self.users)
+        with self.collector:
+            compiled = torch.compile(compiled_target.fn, backend=self.backend)
+            compiled_outputs, compile_s = [], 0.0
+            for i, call in enumerate(compiled_target.calls):
+                out = []
+                first_s = timer.once_s(lambda: out.append(invoke(compiled, call, i)))
+                compiled_outputs.append(snapshot(out[0]))
+                compile_s += max(0.0, first_s - eager_s[i])
+            self.fields["compile_s"] = compile_s
+            self.record_compilation()
+
+            self.phase("compare")
+            self.fields["agreement"] = compare_outputs(eager_outputs, compiled_outputs, options.get("rtol"),
+                                                       options.get("atol"))
+            self.phase("timing")
+            budget = float(self.request.get("time_budget_s", 0.5))
+            first_eager, first_compiled = eager.calls[0], compiled_target.calls[0]
+            self.fields["eager_ms"] = timer.steady_ms(lambda: invoke(eager.fn, first_eager, 0), budget)
+            self.fields["compiled_ms"] = timer.steady_ms(lambda: invoke(compiled, first_compiled, 0), budget)
+            self.fields["eager_peak_mem_bytes"] = timer.peak_bytes(lambda: invoke(eager.fn, first_eager, 0))
+            self.fields["compiled_peak_mem_bytes"] = timer.peak_bytes(lambda: invoke(compiled, first_compiled, 0))
+        self.record_compilation()                        # timing calls may have recompiled
+        self.fields.update(outcome="ok", phase="done", message="")
+
+    def record_compilation(self) -> None:
+        """Copy what the backend and the collector saw so far into the result, paths made relative."""
+        if self.backend is None or self.collector is None:
+            return
+        rel = self.users.relpath
+        known_files = set(self.recorder.lines) if self.recorder else set()
+        recompiles = [resolve_recompile(r, known_files) for r in self.collector.recompiles]
+        self.fields.update(
+            graphs=tuple(g.relative_to(rel) for g in self.backend.graphs),
+            graph_breaks=tuple(b.relative_to(rel) for b in self.collector.graph_breaks),
+            recompiles=tuple(r.relative_to(rel) for r in recompiles),
+            hit_recompile_limit=self.collector.hit_recompile_limit,
+        )
+
+    def fail(self, error: BaseException) -> None:
+        """User code raised (or called sys.exit): report it with whatever was measured before."""
+        phase = self.fields.get("phase", "")
+        if isinstance(error, SystemExit):
+            message = f"user code called sys.exit({error.code!r}) during phase '{phase}'"
+        elif isinstance(error, KeyboardInterrupt):
+            message = f"interrupted during phase '{phase}'"
+        else:
+            lines = traceback.format_exception(type(error), error, error.__traceback__)
+            head = "".join(traceback.format_exception_only(type(error), error)).strip()
+            message = f"{head} (during phase '{phase}')\n" + "".join(lines)[-3000:]
+        self.fields.update(outcome="error", message=message)
+        try:
+            self.record_compilation()
+        except Exception:                                # partial data is a bonus, never a second failure
+            pass
+
+
+def load_module(root: str, rel_path: str):
+    """Import the example file the way the user's code expects: as part of its package when its folder
+    is a package, else as a top-level module; the project root (and root/src) go on sys.path."""
+    path = os.path.join(root, rel_path)
+    folder = os.path.dirname(path)
+    parts = [os.path.splitext(os.path.basename(path))[0]]
+    while os.path.exists(os.path.join(folder, "__init__.py")) and folder != root:
+        parts.insert(0, os.path.basename(folder))
+        folder = os.path.dirname(folder)
+    for entry in (os.path.join(root, "src"), root, folder):
+        if os.path.isdir(entry) and entry not in sys.path:
+            sys.path.insert(0, entry)
+    if len(parts) > 1:
+        return importlib.import_module(".".join(parts))
+    spec = importlib.util.spec_from_file_location(parts[0], path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[parts[0]] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def resolve_recompile(recompile, known_files):
+    """Fill the recompiled function's line span and turn guard paths cut to their last ~40 characters
+    (older torch) into the full path of a known user file."""
+    from dataclasses import replace
+
+    candidates = set(known_files) | {recompile.path}
+    failures = []
+    for f in recompile.failures:
+        if f.path and not os.path.isabs(f.path):
+            matches = [p for p in candidates if p.endswith(f.path.lstrip("."))]
+            f = replace(f, path=matches[0] if len(matches) == 1 else f.path)
+        failures.append(f)
+    return replace(recompile, failures=tuple(failures),
+                   span=function_span(recompile.path, recompile.function, recompile.line))
+
+
+def function_span(path: str, name: str, line: int) -> Tuple[int, int]:
+    """(first, last) line of the function `name` in `path` that starts at or contains `line`
+    (decorators included); (0, 0) when it cannot be found."""
+    best: Optional[Tuple[int, int]] = None
+    for first, last, fn_name in _function_defs(path):
+        if fn_name == name and first <= line <= last:
+            if best is None or first >= best[0]:          # innermost
+                best = (first, last)
+    return best or (0, 0)
+
+
+@lru_cache(maxsize=None)
+def _function_defs(path: str) -> List[Tuple[int, int, str]]:
+    try:
+        with open(path, encoding="utf-8") as f:
+            tree = ast.parse(f.read())
+    except (OSError, SyntaxError, ValueError):
+        return []
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            first = min([node.lineno] + [d.lineno for d in node.decorator_list])
+            out.append((first, getattr(node, "end_lineno", node.lineno) or node.lineno, node.name))
+    return out
+
+
+def main(argv: Optional[List[str]] = None) -> None:
+    args = sys.argv[1:] if argv is None else argv
+    faulthandler.enable()                  # a segfault leaves a Python traceback in the log the parent reads
+    with open(args[0], encoding="utf-8") as f:
+        request = json.load(f)
+    sys.argv = [os.path.join(request["project_root"], request["path"])]   # what user code would see
+    worker = Worker(request, args[1])
+    try:
+        worker.run()
+    except BaseException as e:             # SystemExit and KeyboardInterrupt too: they are user outcomes
+        worker.fail(e)
+    worker.write(final=True)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    # Skip interpreter shutdown: user threads, atexit hooks or compile pools must not hang or fail the worker.
+    os._exit(0)
+
+
+if __name__ == "__main__":
+    main()

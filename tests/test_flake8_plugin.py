@@ -1,0 +1,100 @@
+"""The flake8 plugin, run through the real flake8 as a user runs it, against the CLI's own findings."""
+import ast
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from dynlint.linter import flake8_plugin
+
+pytest.importorskip("flake8")
+
+PROJECT = Path(__file__).resolve().parent / "fixtures" / "integrations" / "project"
+FLAKE8_LINE = re.compile(r"(?P<path>.+?):(?P<line>\d+):(?P<col>\d+): (?P<code>[A-Z]+\d+) (?P<text>.*)")
+
+
+@pytest.fixture
+def project(tmp_path):
+    return shutil.copytree(PROJECT, tmp_path / "project")
+
+
+def flake8(project, *args):
+    """`flake8` in the project, ignoring any flake8 configuration around it; -> {(path, line, col, code): text}."""
+    r = subprocess.run([sys.executable, "-m", "flake8", "--isolated", *args], cwd=project, capture_output=True,
+                       text=True, timeout=120, env=dict(os.environ, NO_COLOR="1"))
+    assert r.returncode in (0, 1) and not r.stderr, r.stderr
+    out = {}
+    for line in r.stdout.splitlines():
+        m = FLAKE8_LINE.fullmatch(line)
+        assert m, line
+        out[(m["path"].removeprefix("./"), int(m["line"]), int(m["col"]), m["code"])] = m["text"]
+    return out
+
+
+def cli_findings(cli, project):
+    r = cli("check", "--format", "json", cwd=project)
+    return {(f["path"], f["line"], f["column"] + 1, f["code"]): f["message"]
+            for f in json.loads(r.stdout)["findings"]}
+
+
+def test_same_findings_as_the_cli(cli, project):
+    expected = cli_findings(cli, project)
+    got = flake8(project, "--select", "DYN", ".")
+    assert set(got) == set(expected) and len(expected) >= 5
+    assert got == expected                                           # "path:line:col: CODE message", same message
+    assert ("utils.py", 6, 13, "DYN201") in got                      # found through model.py's forward
+    assert ("pkg/layers.py", 6, 29, "DYN101") in got                 # columns in characters, after "größe"
+
+
+def test_a_file_is_checked_with_its_project_in_view(project):
+    # Only utils.py is given, but its helper is compiled code because model.py's forward calls it.
+    got = flake8(project, "--select", "DYN", "utils.py")
+    assert ("utils.py", 6, 13, "DYN201") in got
+    assert all(line < 10 for _, line, _, _ in got)                 # nothing in the uncompiled `not_compiled`
+
+
+def test_select_and_extend_ignore(project):
+    only = {k[3] for k in flake8(project, "--select", "DYN1", ".")}
+    assert "DYN101" in only and all(code.startswith("DYN1") for code in only)
+    rest = {k[3] for k in flake8(project, "--select", "DYN", "--extend-ignore", "DYN101,DYN3", ".")}
+    assert {"DYN201", "DYN401"} <= rest and not any(c == "DYN101" or c.startswith("DYN3") for c in rest)
+    assert {k[3] for k in flake8(project, ".")} >= {"DYN101", "DYN201", "DYN301", "DYN401", "F401"}  # on by default
+
+
+@pytest.mark.parametrize("comment,reported", [("# noqa: DYN201", False), ("# noqa", False),
+                                              ("# noqa: E501", True), ("# noqa: DYN1", True)])
+def test_noqa(project, comment, reported):
+    utils = project / "utils.py"
+    utils.write_text(utils.read_text().replace("scale = x.abs().max().item()",
+                                               f"scale = x.abs().max().item()  {comment}"))
+    assert (("utils.py", 6, 13, "DYN201") in flake8(project, "--select", "DYN", ".")) is reported
+
+
+def test_parse_errors_are_reported_as_dyn000(project):
+    # flake8 itself stops at a syntax error (E999), so ask the plugin directly, as flake8 would.
+    broken = project / "broken.py"
+    broken.write_text("x = 1\ndef f(:\n    pass\n")
+    findings = list(flake8_plugin.Flake8Plugin(ast.parse(""), str(broken)).run())
+    assert len(findings) == 1
+    line, col, text, kind = findings[0]
+    assert (line, text.split()[0], kind) == (2, "DYN000", flake8_plugin.Flake8Plugin)
+    assert text.startswith("DYN000 cannot parse file")
+
+
+def test_project_is_checked_once_per_process(project, monkeypatch):
+    from dynlint.linter import api
+
+    calls = []
+    real_check = api.check
+    monkeypatch.setattr(api, "check", lambda *a, **k: calls.append(a) or real_check(*a, **k))
+    monkeypatch.setattr(flake8_plugin, "_PROJECTS", {})
+    per_file = {name: list(flake8_plugin.Flake8Plugin(ast.parse(""), str(project / name)).run())
+                for name in ("model.py", "utils.py", "pkg/layers.py", "pkg/__init__.py")}
+    assert len(calls) == 1
+    assert {(9, 11), (10, 12)} <= {f[:2] for f in per_file["model.py"]}    # 0-based columns, as flake8 wants
+    assert "DYN201" in [f[2].split()[0] for f in per_file["utils.py"]] and per_file["pkg/__init__.py"] == []

@@ -1,0 +1,138 @@
+"""cross_check is a pure function of (static findings, runtime results): hand-made inputs, no torch."""
+from dynlint.compiler.records import GraphBreak, GuardFailure, Recompile
+from dynlint.linter.finding import PARSE_ERROR, Finding
+from dynlint.runtime_check.crosscheck import cross_check, is_recompile_rule, missed_predictions
+from dynlint.runtime_check.results import Agreement, ExampleResult
+
+PRINT = "Failed to trace builtin operator"
+BRANCH = "Data-dependent branching"
+
+
+def brk(line, *gb_types, path="m.py", skipped=False):
+    return GraphBreak(gb_types=gb_types, gb_ids=tuple(f"GB{i}" for i, _ in enumerate(gb_types)),
+                      explanation="Dynamo says why\nsecond line", hints=("Dynamo's hint",), path=path, line=line,
+                      function="f", reported_path=path, reported_line=line, frame_skipped=skipped, duplicate=False)
+
+
+def recompile(guard, guard_line=0, span=(10, 20), path="m.py", function="g"):
+    failure = GuardFailure("0/0", guard, "src" if guard_line else "", path if guard_line else "", guard_line)
+    return Recompile(function=function, code_name=function, path=path, line=span[0], failures=(failure,), span=span)
+
+
+def result(name="ex", breaks=(), recompiles=(), executed=(), outcome="ok", agreement=Agreement("match", 0.0)):
+    return ExampleResult(name=name, path="dynlint_examples.py", line=7, factory=name, outcome=outcome,
+                         function="f", function_path="m.py", function_line=3, graph_breaks=tuple(breaks),
+                         recompiles=tuple(recompiles), executed=(("m.py", tuple(executed)),), agreement=agreement)
+
+
+def finding(line, *gb_types, code="DYN101", end_line=0):
+    return Finding(path="m.py", line=line, column=4, code=code, message="m", gb_types=gb_types, end_line=end_line)
+
+
+def by_code(findings, code):
+    return [f for f in findings if f.code == code]
+
+
+def test_break_with_a_predicted_gb_type_confirms_and_is_not_reported_again():
+    out = cross_check([finding(5, PRINT, BRANCH)], [result(breaks=[brk(5, PRINT)], executed=[5])])
+    (f,) = by_code(out, "DYN101")
+    assert f.status == "confirmed" and PRINT in dict(f.properties)["verify"]
+    assert not by_code(out, "DYN901")
+
+
+def test_break_of_another_type_on_the_line_is_not_a_confirmation_but_a_missed_prediction():
+    out = cross_check([finding(5, BRANCH)], [result(breaks=[brk(5, PRINT)], executed=[5])])
+    assert by_code(out, "DYN101")[0].status == "not observed"
+    (missed,) = by_code(out, "DYN901")
+    assert (missed.line, missed.gb_types, missed.status, missed.fix) == (5, (PRINT,), "confirmed", "Dynamo's hint")
+    assert "Dynamo says why" in missed.message and "second line" not in missed.message
+
+
+def test_chained_break_matches_any_of_its_gb_types_within_the_findings_lines():
+    chained = brk(6, PRINT, "graph break in loop", skipped=True)
+    out = cross_check([finding(4, "graph break in loop", end_line=7)], [result(breaks=[chained])])
+    assert by_code(out, "DYN101")[0].status == "confirmed"
+
+
+def test_findings_without_gb_types_and_untyped_breaks_need_the_exact_line():
+    untyped = brk(8)                                   # torch < 2.7 logs no gb_type
+    out = cross_check([finding(8, PRINT), finding(5), finding(6, end_line=9)],
+                      [result(breaks=[untyped, brk(5, BRANCH)], executed=[5, 6, 8])])
+    status = {f.line: f.status for f in by_code(out, "DYN101")}
+    assert status == {8: "confirmed", 5: "confirmed", 6: "not observed"}
+
+
+def test_not_observed_needs_an_example_that_went_all_the_way():
+    findings = [finding(5, PRINT), finding(9, PRINT)]
+    out = cross_check(findings, [result(executed=[5]), result(name="failed", executed=[9], outcome="error")])
+    assert [f.status for f in by_code(out, "DYN101")] == ["not observed", "unverified"]
+
+
+def test_recompile_rules_match_by_guard_line_or_by_function():
+    def rule(code):
+        return code.startswith("DYN5")
+
+    guard_here = recompile("mode == 'a'", guard_line=12)
+    tensor_guard = recompile("tensor 'x' size mismatch at index 0. expected 8, actual 16", span=(30, 40))
+    findings = [finding(12, code="DYN501"), finding(35, code="DYN502"), finding(50, code="DYN503"),
+                finding(12, PRINT)]                    # a break rule is not confirmed by a recompile
+    out = cross_check(findings, [result(recompiles=[guard_here, tensor_guard], executed=[12, 35, 50])], rule)
+    assert {f.code: f.status for f in out if f.code != "DYN902"} == {
+        "DYN501": "confirmed", "DYN502": "confirmed", "DYN503": "not observed", "DYN101": "not observed"}
+    assert "mode == 'a'" in dict(by_code(out, "DYN501")[0].properties)["verify"]
+    assert not by_code(out, "DYN902")
+
+
+def test_unpredicted_recompiles_are_grouped_per_guard_site():
+    rcs = [recompile("mode == 'a'", guard_line=12), recompile("mode == 'bb'", guard_line=12),
+           recompile("tensor 'x' size mismatch at index 0. expected 8, actual 16")]
+    out = cross_check([], [result(recompiles=rcs)])
+    by_line = {f.line: f for f in by_code(out, "DYN902")}
+    assert set(by_line) == {12, 10}                    # the guard's line; the function's first line
+    assert "(2 recompiles)" in by_line[12].message and "mode == 'a'" in by_line[12].message
+    assert dict(by_line[12].properties)["reasons"] == ("mode == 'a'", "mode == 'bb'")
+    assert by_line[10].name == "unpredicted-recompile" and "size mismatch" in by_line[10].message
+
+
+def test_break_outside_user_code_is_reported_at_the_compiled_function():
+    library = brk(0, PRINT, path="")
+    (missed,) = by_code(cross_check([], [result(breaks=[library])]), "DYN901")
+    assert (missed.path, missed.line) == ("m.py", 3)
+
+
+def test_same_break_from_several_examples_is_one_dyn901():
+    out = cross_check([], [result("a", breaks=[brk(5, PRINT)]), result("b", breaks=[brk(5, PRINT), brk(5, PRINT)])])
+    (missed,) = by_code(out, "DYN901")
+    assert dict(missed.properties)["examples"] == ("a", "b")
+
+
+def test_output_mismatch_is_an_error_at_the_example_definition():
+    bad = result(agreement=Agreement("mismatch", 0.5, "call 0: out[1]", "values differ"))
+    (f,) = by_code(cross_check([], [bad]), "DYN903")
+    assert (f.path, f.line, f.severity, f.name) == ("dynlint_examples.py", 7, "error", "compiled-output-mismatch")
+    assert "call 0: out[1]" in f.message and "0.5" in f.message
+
+
+def test_linter_errors_pass_through_untouched_and_output_is_sorted():
+    parse_error = Finding(path="a.py", line=1, column=0, code=PARSE_ERROR, message="cannot parse")
+    out = cross_check([finding(9, PRINT), parse_error], [result(breaks=[brk(2, BRANCH)], executed=[9])])
+    assert out[0] == parse_error and out[0].status == ""
+    assert [f.sort_key for f in out] == sorted(f.sort_key for f in out)
+    assert [f.code for f in missed_predictions(out)] == ["DYN901"]
+
+
+def test_cross_check_is_pure():
+    findings, results = [finding(5, PRINT)], [result(breaks=[brk(5, PRINT), brk(6, BRANCH)], executed=[5, 6])]
+    first, second = cross_check(findings, results), cross_check(findings, results)
+    assert first == second and findings == [finding(5, PRINT)] and findings[0].status == ""
+
+
+def test_recompile_rules_come_from_the_registry_with_a_family_fallback(monkeypatch):
+    from dynlint.rules import base
+
+    class PlantedRecompileRule:
+        recompiles = True
+
+    monkeypatch.setitem(base.REGISTRY, "DYN777", PlantedRecompileRule)
+    assert is_recompile_rule("DYN777")
+    assert is_recompile_rule("DYN598") and not is_recompile_rule("DYN198")   # unregistered: by family

@@ -1,0 +1,216 @@
+"""The verify orchestration without torch: discovery, slot scheduling (N simulated devices), process
+isolation, how a worker's end becomes an outcome, the JSON round trip and the text table."""
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from dynlint.compiler.records import GraphBreak, GraphRecord
+from dynlint.runtime_check.discover import discover, find_example_files
+from dynlint.runtime_check.process import ProcessOutcome, run_isolated
+from dynlint.runtime_check.report import VerifyReport, render_table
+from dynlint.runtime_check.results import Agreement, ExampleResult
+from dynlint.runtime_check.schedule import Slot, plan_slots, run_on_slots
+from dynlint.runtime_check.verify import VerifyUnavailable, interpret, resolve_device
+
+
+def write(root: Path, files: dict) -> Path:
+    for rel, text in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+    return root
+
+
+# ---- discovery ---------------------------------------------------------------------------------------------
+def test_discovery_reads_markers_without_importing(tmp_path):
+    write(tmp_path, {
+        "dynlint_examples.py": """
+            import dynlint as dl
+            from dynlint import example as ex
+            import this_module_does_not_exist            # never imported by discovery
+
+            @dl.example(name="mlp", timeout=5, rtol=1e-3)
+            def build_mlp():
+                pass
+
+            @ex
+            def plain():
+                pass
+
+            def not_an_example():
+                @ex
+                def nested():                           # not reachable as a module attribute
+                    pass
+
+            @other.example
+            def someone_elses():
+                pass
+        """,
+        "pkg/sub/dynlint_examples.py": "from dynlint.runtime_check.examples import example\n@example()\ndef deep(): pass\n",
+        "bad/dynlint_examples.py": "def broken(:\n",
+        ".venv/lib/dynlint_examples.py": "import dynlint\n@dynlint.example\ndef hidden(): pass\n",
+        "env/pyvenv.cfg": "home = /usr\n",
+        "env/dynlint_examples.py": "import dynlint\n@dynlint.example\ndef in_venv(): pass\n",
+    })
+    specs = {s.key: s for s in discover(tmp_path)}
+    assert set(specs) == {"dynlint_examples.py::build_mlp", "dynlint_examples.py::plain",
+                          "pkg/sub/dynlint_examples.py::deep", "bad/dynlint_examples.py::<file>"}
+    mlp = specs["dynlint_examples.py::build_mlp"]
+    assert (mlp.name, mlp.line, mlp.timeout) == ("mlp", 7, 5.0)
+    assert specs["dynlint_examples.py::plain"].timeout is None
+    assert "cannot read example file" in specs["bad/dynlint_examples.py::<file>"].error
+    assert find_example_files(tmp_path, ["pkg/**/*.py"]) == ["pkg/sub/dynlint_examples.py"]
+
+
+# ---- scheduling ---------------------------------------------------------------------------------------------
+def test_plan_slots_per_gpu_respects_visible_devices_and_jobs():
+    slots = plan_slots("cuda", 2, visible_devices="3,5")
+    assert [(s.device, s.label, dict(s.env)) for s in slots] == [
+        ("cuda", "cuda:3", {"CUDA_VISIBLE_DEVICES": "3"}), ("cuda", "cuda:5", {"CUDA_VISIBLE_DEVICES": "5"})]
+    assert [s.label for s in plan_slots("cuda", 4, jobs=2)] == ["cuda:0", "cuda:1"]
+    assert [s.label for s in plan_slots("cpu", 0)] == ["cpu"]
+    assert [s.label for s in plan_slots("cpu", 8, jobs=3)] == ["cpu#0", "cpu#1", "cpu#2"]
+    with pytest.raises(ValueError):
+        plan_slots("cuda", 0)
+
+
+def test_one_worker_per_simulated_gpu_at_a_time():
+    slots = plan_slots("cuda", 3)                     # three simulated GPUs on this CPU machine
+    busy, peak, lock, log = set(), [0], threading.Lock(), []
+
+    def fake_worker(item, slot):
+        gpu = slot.environ({})["CUDA_VISIBLE_DEVICES"]
+        with lock:
+            assert gpu not in busy, "two workers on one GPU"
+            busy.add(gpu)
+            peak[0] = max(peak[0], len(busy))
+        time.sleep(0.05)
+        with lock:
+            busy.discard(gpu)
+            log.append(gpu)
+        return f"{item}@{gpu}"
+
+    results = run_on_slots(list(range(9)), slots, fake_worker)
+    assert [r.split("@")[0] for r in results] == [str(i) for i in range(9)]   # item order is kept
+    assert peak[0] == 3 and sorted(set(log)) == ["0", "1", "2"]
+
+
+def test_a_launcher_error_is_raised_in_the_caller():
+    def failing(item, slot):
+        raise RuntimeError(f"launcher broke on {item}")
+
+    with pytest.raises(RuntimeError, match="launcher broke"):
+        run_on_slots([1, 2], [Slot("cpu", "cpu")], failing)
+
+
+# ---- process isolation --------------------------------------------------------------------------------------
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    stat = Path(f"/proc/{pid}/stat")
+    return not (stat.exists() and stat.read_text().split()[2] == "Z")       # a zombie is dead
+
+
+def test_timeout_kills_the_whole_process_group(tmp_path):
+    pid_file = tmp_path / "grandchild.pid"
+    script = (f"import subprocess, time\n"
+              f"p = subprocess.Popen(['sleep', '300'])\n"
+              f"open({str(pid_file)!r}, 'w').write(str(p.pid))\n"
+              f"time.sleep(300)\n")
+    out = run_isolated([sys.executable, "-c", script], env=dict(os.environ), timeout=2,
+                       log_path=str(tmp_path / "log"))
+    assert out.timed_out and out.wall_s < 10
+    grandchild = int(pid_file.read_text())
+    deadline = time.time() + 5
+    while _pid_alive(grandchild) and time.time() < deadline:
+        time.sleep(0.05)
+    assert not _pid_alive(grandchild)
+
+
+def test_crash_exit_code_and_log_tail(tmp_path):
+    script = "import os, sys\nsys.stdout.write('x' * 2_000_000 + '\\nlast words\\n')\nsys.stdout.flush()\nos.abort()\n"
+    out = run_isolated([sys.executable, "-c", script], env=dict(os.environ), timeout=30,
+                       log_path=str(tmp_path / "log"))
+    assert not out.timed_out and out.describe_exit() == "killed by SIGABRT"
+    assert out.log_tail.rstrip().endswith("last words") and len(out.log_tail) <= 4000
+    ok = run_isolated([sys.executable, "-c", "raise SystemExit(3)"], env=dict(os.environ), timeout=30,
+                      log_path=str(tmp_path / "log2"))
+    assert ok.describe_exit() == "exit code 3"
+
+
+BASE = ExampleResult(name="ex", path="dynlint_examples.py", line=4, factory="ex", outcome="error", slot="cuda:1")
+
+
+@pytest.mark.parametrize("written, outcome, expected, words", [
+    ({"final": True, "result": BASE.with_(outcome="ok", phase="done").to_dict()},
+     ProcessOutcome(0, False, 1.0, ""), "ok", ""),
+    ({"final": True, "result": BASE.with_(phase="build", message="ValueError: x").to_dict()},
+     ProcessOutcome(0, False, 1.0, ""), "error", "ValueError"),
+    ({"final": False, "result": BASE.with_(phase="compiled").to_dict()},
+     ProcessOutcome(-11, False, 1.0, "Fatal Python error: Segmentation fault"), "crashed", "SIGSEGV during phase 'compiled'"),
+    ({"final": False, "result": BASE.with_(phase="timing").to_dict()},
+     ProcessOutcome(-9, True, 7.5, ""), "timeout", "timed out after 7.5 s during phase 'timing'"),
+    (None, ProcessOutcome(1, False, 1.0, "ImportError: dynlint"), "crashed", "exit code 1"),
+])
+def test_how_a_worker_ends_becomes_an_outcome(written, outcome, expected, words):
+    r = interpret(BASE, outcome, written)
+    assert r.outcome == expected and words in r.message and r.slot == "cuda:1" and r.wall_s == outcome.wall_s
+
+
+# ---- availability ---------------------------------------------------------------------------------------------
+def test_verify_unavailable_without_a_working_torch(tmp_path, monkeypatch):
+    fake_python = write(tmp_path, {"python": "#!/bin/sh\necho \"ModuleNotFoundError: No module named 'torch'\" >&2\nexit 1\n"}) / "python"
+    fake_python.chmod(0o755)
+    import importlib.util
+
+    if importlib.util.find_spec("torch") is not None:
+        with pytest.raises(VerifyUnavailable, match=r"pip install 'dynlint\[verify\]'") as e:
+            resolve_device("auto", python=str(fake_python))
+        assert "No module named 'torch'" in str(e.value)
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None)
+    with pytest.raises(VerifyUnavailable, match=r"pip install 'dynlint\[verify\]'"):
+        resolve_device("cpu")
+
+
+# ---- results and the report ---------------------------------------------------------------------------------
+def sample_result(**changes):
+    b = GraphBreak(gb_types=("Data-dependent branching",), gb_ids=("GB0170",), explanation="e", hints=("h",),
+                   path="m.py", line=3, function="f", reported_path="m.py", reported_line=3, frame_skipped=False,
+                   duplicate=False)
+    g = GraphRecord(index=0, ops=3, dynamic=False, lines=(("m.py", 2),), kernels=1, extern_kernels=0,
+                    passes=(("remove-noop-copies", 1),), compile_s=0.5)
+    fields = dict(name="ex", path="dynlint_examples.py", line=4, factory="ex", outcome="ok", phase="done",
+                  function="f", graphs=(g, g), graph_breaks=(b, b), compile_s=1.25, eager_ms=2.0, compiled_ms=0.5,
+                  agreement=Agreement("match", 0.0), executed=(("m.py", (1, 2, 3)),))
+    fields.update(changes)
+    return ExampleResult(**fields)
+
+
+def test_example_result_survives_the_json_round_trip():
+    r = sample_result()
+    d = json.loads(json.dumps(r.to_dict()))
+    assert ExampleResult.from_dict(d) == r
+    assert d["speedup"] == 4.0 and d["kernels"] == 2 and d["break_sites"] == 1 and d["executed"] == {"m.py": [1, 2, 3]}
+
+
+def test_text_table_has_every_column_and_notes_for_failures():
+    crashed = ExampleResult(name="boom", path="e.py", line=9, factory="boom", outcome="crashed", phase="build",
+                            message="worker killed by SIGSEGV during phase 'build'\nFatal Python error")
+    text = render_table((sample_result(), crashed))
+    header, rule, ok_row, crash_row = text.splitlines()[:4]
+    for column in ("example/function", "graphs", "breaks", "recompiles", "compile s", "eager ms", "compiled ms",
+                   "speedup", "agreement", "outcome"):
+        assert column in header
+    assert ok_row.split() == ["ex", "(f)", "2", "1", "0", "1.25", "2.000", "0.500", "4.00x", "ok", "ok"]
+    assert crash_row.split()[-1] == "crashed" and "boom: worker killed by SIGSEGV during phase 'build'" in text
+    report = VerifyReport(project_root="/p", device="cpu", examples=(sample_result(), crashed), findings=())
+    assert "2 examples on cpu" in report.render_text() and "1 crashed, 1 ok" in report.render_text()
