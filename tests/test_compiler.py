@@ -193,14 +193,14 @@ def test_collector_restores_torch_logging_state(monkeypatch):
 
     monkeypatch.setenv("TORCH_LOGS", "+dynamo")
     logger = logging.getLogger("torch._dynamo")
-    before = list(logger.handlers)
-    with Collector(is_this_file) as c:
-        assert c in logger.handlers and "TORCH_LOGS" not in os.environ   # TORCH_LOGS would disable set_logs()
-    # set_logs() rebuilds torch's own stderr handlers (and may reorder them), so compare kinds, not identities.
-    def kinds(handlers):
+
+    def kinds(handlers):   # set_logs() rebuilds (and may reorder) torch's own handlers: compare kinds
         return sorted(type(h).__name__ for h in handlers)
 
-    assert c not in logger.handlers and kinds(logger.handlers) == kinds(before)
+    before = kinds(logger.handlers)
+    with Collector(is_this_file) as c:
+        assert c in logger.handlers and "TORCH_LOGS" not in os.environ   # TORCH_LOGS would disable set_logs()
+    assert c not in logger.handlers and kinds(logger.handlers) == before
     assert os.environ["TORCH_LOGS"] == "+dynamo"
 
 
@@ -308,4 +308,3 @@ def test_only_the_compiler_package_touches_dynamo_and_inductor():
             if rel.startswith("dynlint/linter/") and name.startswith("dynlint.compiler"):
                 offenders.append(f"{rel}: {name}")
     assert not offenders
-

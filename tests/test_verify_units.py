@@ -2,7 +2,6 @@
 isolation, how a worker's end becomes an outcome, the JSON round trip and the text table."""
 import json
 import os
-import subprocess
 import sys
 import textwrap
 import threading
@@ -53,7 +52,13 @@ def test_discovery_reads_markers_without_importing(tmp_path):
             def someone_elses():
                 pass
         """,
-        "pkg/sub/dynlint_examples.py": "from dynlint.runtime_check.examples import example\n@example()\ndef deep(): pass\n",
+        "pkg/sub/dynlint_examples.py": """
+            from dynlint.runtime_check.examples import example
+
+            @example()
+            def deep():
+                pass
+        """,
         "bad/dynlint_examples.py": "def broken(:\n",
         ".venv/lib/dynlint_examples.py": "import dynlint\n@dynlint.example\ndef hidden(): pass\n",
         "env/pyvenv.cfg": "home = /usr\n",
@@ -156,7 +161,8 @@ BASE = ExampleResult(name="ex", path="dynlint_examples.py", line=4, factory="ex"
     ({"final": True, "result": BASE.with_(phase="build", message="ValueError: x").to_dict()},
      ProcessOutcome(0, False, 1.0, ""), "error", "ValueError"),
     ({"final": False, "result": BASE.with_(phase="compiled").to_dict()},
-     ProcessOutcome(-11, False, 1.0, "Fatal Python error: Segmentation fault"), "crashed", "SIGSEGV during phase 'compiled'"),
+     ProcessOutcome(-11, False, 1.0, "Fatal Python error: Segmentation fault"), "crashed",
+     "SIGSEGV during phase 'compiled'"),
     ({"final": False, "result": BASE.with_(phase="timing").to_dict()},
      ProcessOutcome(-9, True, 7.5, ""), "timeout", "timed out after 7.5 s during phase 'timing'"),
     (None, ProcessOutcome(1, False, 1.0, "ImportError: dynlint"), "crashed", "exit code 1"),
@@ -168,7 +174,8 @@ def test_how_a_worker_ends_becomes_an_outcome(written, outcome, expected, words)
 
 # ---- availability ---------------------------------------------------------------------------------------------
 def test_verify_unavailable_without_a_working_torch(tmp_path, monkeypatch):
-    fake_python = write(tmp_path, {"python": "#!/bin/sh\necho \"ModuleNotFoundError: No module named 'torch'\" >&2\nexit 1\n"}) / "python"
+    no_torch = "#!/bin/sh\necho \"ModuleNotFoundError: No module named 'torch'\" >&2\nexit 1\n"
+    fake_python = write(tmp_path, {"python": no_torch}) / "python"
     fake_python.chmod(0o755)
     import importlib.util
 

@@ -1,7 +1,6 @@
 """Programmatic entry points (used by the flake8 plugin, the tests and other front ends)."""
 from __future__ import annotations
 
-import os
 import tempfile
 from pathlib import Path
 from typing import Optional, Sequence

@@ -11,19 +11,17 @@ import io
 import os
 import sys
 import tokenize
-import traceback
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple, Type
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
 
 from dynlint.linter.config import Config
 from dynlint.linter.finding import INTERNAL_ERROR, FileError, Finding, parse_error_finding
 from dynlint.linter.index import ModuleIndex, build_index
-from dynlint.linter.project import FuncRef, Project
+from dynlint.linter.project import Project
 from dynlint.linter.suppressions import Suppressions
 from dynlint.linter.walker import Unit, walk_unit
 

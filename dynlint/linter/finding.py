@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Optional, Tuple
+from typing import Tuple
 
 PARSE_ERROR = "DYN000"
 INTERNAL_ERROR = "DYN001"

@@ -65,7 +65,7 @@ class Rule:
     @classmethod
     def summary(cls) -> str:
         """'What it does': the first paragraph of the docstring."""
-        return textwrap.dedent(cls.__doc__ or "").strip().split("\n\n")[0].replace("\n", " ")
+        return " ".join(textwrap.dedent(cls.__doc__ or "").strip().split("\n\n")[0].split())
 
     @classmethod
     def family(cls) -> str:
@@ -89,7 +89,7 @@ class Rule:
             lines += ["", f"*{kind}:* " + ", ".join(f"`{t}`" for t in cls.gb_types)]
         elif cls.recompiles:
             lines += ["", "*Predicts:* recompiles (guard failures), not graph breaks"]
-        lines += ["", "### What it does", "", cls.summary(), "", "### Why is this bad?", "", cls.why.strip()]
+        lines += ["", "### What it does", "", cls.summary(), "", "### Why is this bad?", "", textwrap.dedent(cls.why).strip()]
         if cls.INVALID:
             lines += ["", "### Example", "", "```python", cls.INVALID[0].code.rstrip(), "```"]
         if cls.VALID:

@@ -131,7 +131,8 @@ class VaryingScalarArgument(TorchRule):
             return
         for arg in node.args:
             value = arg.value
-            if not isinstance(value, (cst.Name, cst.BinaryOperation, cst.FormattedString)):
+            if not isinstance(value, (cst.Name, cst.BinaryOperation, cst.FormattedString)) or \
+                    self.tensors.kind(value) == TENSOR:
                 continue
             for var in _names_in(value) if not isinstance(value, cst.Name) else {value.value}:
                 for loop in reversed(loops):

@@ -30,7 +30,7 @@ VALUE_METHODS = frozenset({"size", "dim", "numel", "nelement", "ndimension", "it
                            "is_floating_point", "is_complex", "data_ptr", "element_size", "stride", "get_device",
                            "storage_offset", "type", "untyped_storage", "is_pinned", "is_shared",
                            "is_set_to", "numpy", "__len__", "has_names", "is_signed", "is_inference",
-                           "equal", "allclose", "is_nonzero", "is_same_size", "get_device", "dim_order"})
+                           "equal", "allclose", "is_nonzero", "is_same_size", "dim_order"})
 # Methods that exist on tensors and hardly anything else, so they are evidence that a WEAK value is a tensor.
 TENSOR_METHODS = frozenset({
     "sum", "mean", "max", "min", "amax", "amin", "any", "all", "norm", "abs", "argmax", "argmin", "std", "var",

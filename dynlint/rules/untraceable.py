@@ -25,10 +25,10 @@ class CallToDisabledFunction(TorchRule):
     name = "call-to-disabled-function"
     message = "`{callee}` is marked `torch.compiler.disable`: calling it from compiled code breaks the graph"
     fix = "Move the call out of the compiled code, or drop the decorator if the function is traceable (use `torch.compiler.allow_in_graph` for an opaque but graph-safe call)"
-    gb_types = (DISABLED, SKIPPED)
+    gb_types = (DISABLED, "Skip inlining `torch.compiler.disable()`d function", SKIPPED)
     why = """
         A disabled function always runs eagerly, so Dynamo ends the graph before the call and resumes after
-        it (`Skip calling torch.compiler.disable()d function`). That is the point of the decorator, but a
+        it (`Skip calling torch.compiler.disable()d function`; `Skip inlining ...` for a disabled method). That is the point of the decorator, but a
         disabled helper called on a hot path of a compiled model splits it in two on every call.
     """
     INVALID = [
@@ -143,11 +143,6 @@ class IntrospectionCall(_NamedCallRule):
                        "inspect.getsource", "inspect.getsourcelines", "inspect.trace", "sys._getframe",
                        "traceback.extract_stack", "traceback.format_stack", "traceback.print_stack",
                        "importlib.import_module", "importlib.reload", "__import__", "globals", "dir"})
-
-    def visit_Call(self, node: cst.Call) -> None:
-        if isinstance(node.func, cst.Name) and node.func.value == "dir" and node.args:
-            pass          # dir(obj) and dir() both fail to trace
-        super().visit_Call(node)
 
 
 @register

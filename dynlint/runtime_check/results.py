@@ -34,7 +34,7 @@ class ExampleResult:
     factory: str
     outcome: str                          # one of OUTCOMES
     message: str = ""                     # why it is not "ok" (exception, signal, timeout, stderr tail)
-    phase: str = ""                       # last phase the worker reached: start, import, build, eager, compiled, compare, timing, done
+    phase: str = ""                       # last phase the worker reached (see worker.py): start ... done
     function: str = ""                    # qualified name of the compiled callable (Module.forward for modules)
     function_path: str = ""
     function_line: int = 0

@@ -112,8 +112,8 @@ def interpret(base: ExampleResult, outcome: ProcessOutcome, written: Optional[di
     result = result.with_(slot=base.slot, wall_s=outcome.wall_s)
     phase = result.phase or "start"
     if outcome.timed_out:
-        return result.with_(outcome="timeout", message=f"timed out after {outcome.wall_s:.1f} s during phase "
-                                                        f"'{phase}'; its process group was killed")
+        message = f"timed out after {outcome.wall_s:.1f} s during phase '{phase}'; its process group was killed"
+        return result.with_(outcome="timeout", message=message)
     if written and written.get("final") and outcome.returncode == 0:
         return result
     return result.with_(outcome="crashed", message=f"worker {outcome.describe_exit()} during phase '{phase}'\n"

@@ -3,9 +3,8 @@ span underlined, the fix and the call chain; then a summary. Colour only on a te
 from __future__ import annotations
 
 import os
-import sys
 from collections import Counter
-from typing import Dict, List, Optional, Sequence
+from typing import Dict, List, Sequence
 
 from dynlint.linter.finding import Finding
 

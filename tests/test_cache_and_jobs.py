@@ -1,0 +1,102 @@
+"""The fast paths never change the answer: cache invalidation and -j1/-jN equivalence."""
+import json
+import textwrap
+
+import pytest
+
+from conftest import write_tree
+
+PROJECT = {
+    "pyproject.toml": "[tool.dynlint]\n",
+    "pkg/__init__.py": "",
+    "pkg/helpers.py": "def rotate(x):\n    return x.flip(0)\n",
+    "pkg/model.py": textwrap.dedent("""
+        import torch.nn as nn
+        from pkg.helpers import rotate
+
+        class Net(nn.Module):
+            def forward(self, x):
+                return rotate(x)
+    """),
+}
+
+
+def findings(cli, root, *extra):
+    r = cli("check", ".", "--format", "json", *extra, cwd=root)
+    assert r.returncode in (0, 1), r.stderr
+    return sorted((f["path"], f["line"], f["code"]) for f in json.loads(r.stdout)["findings"])
+
+
+@pytest.fixture
+def project(tmp_path):
+    return write_tree(tmp_path, PROJECT)
+
+
+def test_cache_folder_is_created_and_git_ignored(cli, project):
+    findings(cli, project)
+    assert (project / ".dynlint_cache" / ".gitignore").read_text().strip().endswith("*")
+
+
+def test_callee_change_in_another_file_is_seen(cli, project):
+    assert findings(cli, project) == []
+    (project / "pkg/helpers.py").write_text("def rotate(x):\n    print(x)\n    return x.flip(0)\n")
+    assert findings(cli, project) == [("pkg/helpers.py", 2, "DYN301")]
+    # and the region can disappear: the caller stops calling the helper
+    (project / "pkg/model.py").write_text(PROJECT["pkg/model.py"].replace("return rotate(x)", "return x"))
+    assert findings(cli, project) == []
+
+
+def test_edit_of_a_checked_file_is_seen(cli, project):
+    findings(cli, project)
+    (project / "pkg/model.py").write_text(PROJECT["pkg/model.py"].replace("return rotate(x)", "return x.item()"))
+    assert findings(cli, project) == [("pkg/model.py", 7, "DYN201")]
+
+
+def test_config_change_is_seen(cli, project):
+    (project / "pkg/helpers.py").write_text("def rotate(x):\n    print(x)\n    return x.flip(0)\n")
+    assert findings(cli, project) == [("pkg/helpers.py", 2, "DYN301")]
+    (project / "pyproject.toml").write_text('[tool.dynlint]\nregions = "explicit"\n')
+    assert findings(cli, project) == []
+
+
+def test_version_change_is_seen(cli, project, monkeypatch):
+    """A cache written by another dynlint version is never read."""
+    from pathlib import Path
+
+    from dynlint.linter import cache as cache_mod
+    from dynlint.linter.finding import Finding
+
+    findings(cli, project)
+    store = cache_mod.open_cache(Path(project).resolve(), "x", ["DYN101"])
+    store.checks["pkg/model.py"] = ("k", [Finding("pkg/model.py", 1, 0, "DYN101", "stale")])
+    store.dirty = True
+    store.save()
+    monkeypatch.setattr(cache_mod, "__version__", "999.0")
+    assert cache_mod.open_cache(Path(project).resolve(), "x", ["DYN101"]).checks == {}
+
+
+def test_damaged_cache_is_ignored(cli, project):
+    (project / "pkg/helpers.py").write_text("def rotate(x):\n    print(x)\n    return x\n")
+    want = findings(cli, project)
+    for f in (project / ".dynlint_cache").glob("*.pickle"):
+        f.write_bytes(b"garbage")
+    assert findings(cli, project) == want
+
+
+def test_jobs_and_cache_give_identical_output(cli, tmp_path):
+    files = {"pyproject.toml": "[tool.dynlint]\n"}
+    for i in range(40):      # enough files for the worker pool to start
+        files[f"m{i:02}.py"] = textwrap.dedent(f"""
+            import torch
+
+            @torch.compile
+            def f{i}(x):
+                if x.sum() > {i}:
+                    print(x)
+                return x.nonzero()
+        """)
+    write_tree(tmp_path, files)
+    runs = [cli("check", ".", *flags, cwd=tmp_path).stdout for flags in
+            (["-j1", "--no-cache"], ["-j2", "--no-cache"], ["-j2"], ["-j2"], ["-j1"])]
+    assert all(r == runs[0] for r in runs), "outputs differ"
+    assert runs[0].count("DYN101") == 40
