@@ -28,10 +28,10 @@ _GUARD_SOURCE = re.compile(r"#\s*(\S+?):(\d+) in \S+")
 class Observation:
     breaks: list = field(default_factory=list)              # dynlint.compiler.GraphBreak
     recompiles: list = field(default_factory=list)          # dynlint.compiler.Recompile
-    # per recompile: the user line whose call triggered it (innermost frame in the file), 0 when unknown
-    recompile_calls: List[int] = field(default_factory=list)
-    # per break with no frame in the file (a library broke): the user line that was running
-    break_calls: List[int] = field(default_factory=list)
+    # per recompile: the lines of the file on the call stack that triggered it (innermost first)
+    recompile_calls: List[Tuple[int, ...]] = field(default_factory=list)
+    # per break: the lines of the file on the Python stack while Dynamo traced it (the calls that led there)
+    break_calls: List[Tuple[int, ...]] = field(default_factory=list)
     error: Optional[BaseException] = None
     warnings: List[Tuple[str, str, str, int]] = field(default_factory=list)   # (category, message, file, line)
     frames: int = 0                                        # frames Dynamo compiled (counters["frames"]["ok"])
@@ -49,8 +49,8 @@ class Observation:
         """Per recompile, the lines of `path` it points at: the source line of the failed guard (when Dynamo
         logs one) and the call that triggered it."""
         out = []
-        for rc, call in zip(self.recompiles, self.recompile_calls):
-            lines = {call} if call else set()
+        for rc, calls in zip(self.recompiles, self.recompile_calls):
+            lines = set(calls)
             if rc.failures:
                 f = rc.failures[0]
                 if f.line and f.path and _same_suffix(f.path, path):
@@ -72,14 +72,16 @@ def _same_suffix(logged: str, path: str) -> bool:
     return os.path.realpath(path).endswith(logged) or _same(logged, path)
 
 
-def _stack_line(path: str) -> int:
+def _stack_lines(path: str) -> Tuple[int, ...]:
+    """Lines of `path` on the Python stack, innermost first: the calls that led here."""
     frame = sys._getframe(1)
     real = os.path.realpath(path)
+    out = []
     while frame is not None:
         if os.path.realpath(frame.f_code.co_filename) == real:
-            return frame.f_lineno
+            out.append(frame.f_lineno)
         frame = frame.f_back
-    return 0
+    return tuple(out)
 
 
 @contextlib.contextmanager
@@ -121,9 +123,9 @@ def observe(path: str, calls: Sequence[str] = (), fullgraph: Optional[bool] = No
             super().emit(record)
             name = record.name
             if name.endswith("__recompiles") and len(self.recompiles) > len(obs.recompile_calls):
-                obs.recompile_calls.append(_stack_line(path))
+                obs.recompile_calls.append(_stack_lines(path))
             elif name.endswith("__graph_breaks"):
-                obs.break_calls.append(_stack_line(path))
+                obs.break_calls.append(_stack_lines(path))
 
     module_name = "_dynlint_observed_" + re.sub(r"\W", "_", os.path.basename(path)[:-3]) + f"_{os.getpid()}"
     saved_breakpoint = os.environ.get("PYTHONBREAKPOINT")
@@ -158,7 +160,7 @@ def observe(path: str, calls: Sequence[str] = (), fullgraph: Optional[bool] = No
         torch._dynamo.reset()
     obs.breaks = list(collector.graph_breaks)
     obs.recompiles = list(collector.recompiles)
-    obs.recompile_calls = (obs.recompile_calls + [0] * len(obs.recompiles))[:len(obs.recompiles)]
+    obs.recompile_calls = (obs.recompile_calls + [()] * len(obs.recompiles))[:len(obs.recompiles)]
     obs.hit_recompile_limit = collector.hit_recompile_limit
     obs.warnings = [(w.category.__name__, str(w.message), w.filename, w.lineno) for w in caught]
     return obs

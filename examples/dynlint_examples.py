@@ -34,3 +34,14 @@ def rope():
     q, k = torch.randn(2, 4, 16, 16), torch.randn(2, 4, 16, 16)
     cos, sin = torch.randn(16, 16), torch.randn(16, 16)
     return apply_rope, [(q, k, cos, sin)]
+
+
+@dynlint.example
+def train_step_example():
+    """The compiled training step (already decorated with torch.compile in train.py)."""
+    from tinygpt.train import train_step
+
+    torch.manual_seed(0)
+    model = TinyGPT(GPTConfig(layers=1))
+    tokens = torch.randint(0, 256, (2, 16))
+    return train_step, [(model, tokens, tokens.roll(-1, 1)), (model, tokens.flip(0), tokens.roll(-2, 1))]

@@ -28,6 +28,7 @@ torch = pytest.importorskip("torch")
 from dynlint.compiler.registry import load_gb_ids  # noqa: E402
 from dynlint.linter.api import check_source  # noqa: E402
 from dynlint.rules.base import all_rules  # noqa: E402
+from dynlint.rules.common import GB_TYPES_OF_RELEASE  # noqa: E402
 
 pytestmark = pytest.mark.dynamo
 
@@ -67,11 +68,19 @@ def _describe(obs, path) -> str:
 
 
 def test_every_gb_type_exists_in_the_installed_registry():
+    """Every gb_type a rule names is in the installed torch's registry, unless it is listed as a string of
+    another release (GB_TYPES_OF_RELEASE); and every rule keeps at least one gb_type this torch knows."""
     known = set(load_gb_ids())
     if not known:
         pytest.skip("this torch ships no graph_break_registry.json")
-    missing = {(r.code, t) for r in RULES for t in r.gb_types if t not in known}
+    release = ".".join(torch.__version__.split("+")[0].split(".")[:2])
+    other = set().union(*(v for k, v in GB_TYPES_OF_RELEASE.items() if k != release))
+    missing = {(r.code, t) for r in RULES for t in r.gb_types if t not in known and t not in other}
     assert not missing, f"gb_types not in torch {torch.__version__}'s registry: {sorted(missing)}"
+    stale = {(r.code, t) for r in RULES for t in r.gb_types if t in known and t in other}
+    assert not stale, f"listed as another release's but present in {torch.__version__}: {sorted(stale)}"
+    none_known = [r.code for r in RULES if r.gb_types and not set(r.gb_types) & known]
+    assert not none_known, f"rules none of whose gb_types torch {torch.__version__} knows: {none_known}"
 
 
 def test_every_rule_is_proven_by_at_least_one_example():

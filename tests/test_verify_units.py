@@ -2,6 +2,7 @@
 isolation, how a worker's end becomes an outcome, the JSON round trip and the text table."""
 import json
 import os
+import signal
 import sys
 import textwrap
 import threading
@@ -81,7 +82,11 @@ def test_plan_slots_per_gpu_respects_visible_devices_and_jobs():
         ("cuda", "cuda:3", {"CUDA_VISIBLE_DEVICES": "3"}), ("cuda", "cuda:5", {"CUDA_VISIBLE_DEVICES": "5"})]
     assert [s.label for s in plan_slots("cuda", 4, jobs=2)] == ["cuda:0", "cuda:1"]
     assert [s.label for s in plan_slots("cpu", 0)] == ["cpu"]
-    assert [s.label for s in plan_slots("cpu", 8, jobs=3)] == ["cpu#0", "cpu#1", "cpu#2"]
+    three = plan_slots("cpu", 8, jobs=3, cpu_count=16)
+    assert [s.label for s in three] == ["cpu#0", "cpu#1", "cpu#2"]
+    assert three[0].environ({})["OMP_NUM_THREADS"] == "5"                   # the cores are shared out
+    assert three[0].environ({"OMP_NUM_THREADS": "2"})["OMP_NUM_THREADS"] == "2"   # unless the user chose
+    assert "OMP_NUM_THREADS" not in plan_slots("cpu", 0, cpu_count=16)[0].environ({})
     with pytest.raises(ValueError):
         plan_slots("cuda", 0)
 
@@ -139,6 +144,36 @@ def test_timeout_kills_the_whole_process_group(tmp_path):
     while _pid_alive(grandchild) and time.time() < deadline:
         time.sleep(0.05)
     assert not _pid_alive(grandchild)
+
+
+def test_ctrl_c_kills_the_running_workers_and_starts_no_more(tmp_path):
+    from dynlint.runtime_check.process import kill_running
+
+    started = []
+
+    def sleeper(item, slot):
+        started.append(item)
+        pid_file = str(tmp_path / str(item))
+        script = f"import os, time; open({pid_file!r}, 'w').write(str(os.getpid())); time.sleep(300)"
+        return run_isolated([sys.executable, "-c", script], env=dict(os.environ), timeout=300,
+                            log_path=str(tmp_path / f"log{item}"))
+
+    def interrupt_when_up():
+        while not (tmp_path / "0").exists() or not (tmp_path / "0").read_text():
+            time.sleep(0.02)
+        os.kill(os.getpid(), signal.SIGINT)          # what Ctrl-C does to the parent
+
+    threading.Thread(target=interrupt_when_up, daemon=True).start()
+    start = time.time()
+    with pytest.raises(KeyboardInterrupt):
+        run_on_slots([0, 1, 2], [Slot("cpu", "cpu")], sleeper, on_interrupt=kill_running)
+    worker = int((tmp_path / "0").read_text())
+    deadline = time.time() + 5
+    while _pid_alive(worker) and time.time() < deadline:
+        time.sleep(0.05)
+    assert not _pid_alive(worker) and time.time() - start < 30
+    time.sleep(0.3)                                   # the slot's thread has seen its worker die by now
+    assert started == [0]
 
 
 def test_crash_exit_code_and_log_tail(tmp_path):

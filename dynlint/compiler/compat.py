@@ -80,3 +80,12 @@ def output_code_hook(callback: Callable[[str], None]) -> Iterator[None]:
         yield
     finally:
         GraphLowering.save_output_code = previous
+
+
+def unwrap_compiled(fn):
+    """The user's own callable behind a torch.compile wrapper (an already-decorated function or an
+    OptimizedModule), so that eager runs are eager and dynlint's backend is the only one compiling."""
+    orig = getattr(fn, "_orig_mod", None)
+    if isinstance(orig, torch.nn.Module):
+        return orig
+    return getattr(fn, "_torchdynamo_orig_callable", fn)

@@ -16,15 +16,16 @@ def known_codes() -> list:
 
 
 def check(paths: Sequence[str], config: Optional[Config] = None, debug: bool = False, jobs: int = 1,
-          cache: bool = False) -> engine.Result:
-    """Check files/folders like `dynlint check PATHS` (configuration from the nearest pyproject.toml)."""
+          cache: bool = False, progress=None) -> engine.Result:
+    """Check files/folders like `dynlint check PATHS` (configuration from the nearest pyproject.toml).
+    progress: optional `progress(stage, done, total)` callback (see dynlint/linter/progress.py)."""
     from dynlint.linter.cache import open_cache
     from dynlint.rules.base import all_rules
 
     config = config or load_config(paths, known_codes())
     rules = [r for r in all_rules() if config.enabled(r.code)]     # per-file ignores filter findings later
     store = open_cache(config.root, config.fingerprint(), [r.code for r in rules], config.cache_dir) if cache else None
-    return engine.run(discover(paths, config), config, rules, debug=debug, jobs=jobs, cache=store)
+    return engine.run(discover(paths, config), config, rules, debug=debug, jobs=jobs, cache=store, progress=progress)
 
 
 def check_source(source: str, filename: str = "example.py", regions: str = "auto", select=("DYN",)) -> engine.Result:

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import stat
 import sys
 import tempfile
 from pathlib import Path
@@ -45,6 +46,8 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--config", metavar="PYPROJECT", help="use this pyproject.toml")
     c.add_argument("--debug", action="store_true", help="show tracebacks of internal errors")
     c.add_argument("--jobs", "-j", type=int, metavar="N", help="worker processes (default: all cores)")
+    c.add_argument("--max-file-size", type=float, metavar="MIB",
+                   help="larger files are reported (DYN000), not parsed (default: 10; 0: no limit)")
     c.add_argument("--no-cache", action="store_true", help="neither read nor write the .dynlint_cache folder")
     c.add_argument("--cache-dir", metavar="DIR", help="where to keep the cache (default: <project>/.dynlint_cache)")
     c.add_argument("--verify", action="store_true",
@@ -53,6 +56,7 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--verify-timeout", type=float, metavar="SECONDS", help="time limit per example")
     c.add_argument("--missed-predictions", metavar="FILE",
                    help="with --verify: write runtime breaks no rule predicted to FILE (JSON)")
+    c.add_argument("--report", metavar="FILE", help="also write a self-contained HTML report to FILE")
 
     sub.add_parser("rules", help="list every rule")
     r = sub.add_parser("rule", help="explain one rule")
@@ -67,6 +71,13 @@ def write_atomic(path: str, text: str) -> None:
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)
+        try:        # mkstemp makes it private (0600); a report gets the mode a plain open() would give it
+            mode = stat.S_IMODE(os.stat(target).st_mode)
+        except OSError:
+            umask = os.umask(0)
+            os.umask(umask)
+            mode = 0o666 & ~umask
+        os.chmod(tmp, mode)
         os.replace(tmp, target)
     except BaseException:
         try:
@@ -120,6 +131,8 @@ def cmd_check(args) -> int:
         cli_table["ignore"] = list(args.ignore if args.ignore is not None else config.ignore) + args.extend_ignore
     if args.regions:
         cli_table["regions"] = args.regions
+    if args.max_file_size is not None:
+        cli_table["max-file-size"] = args.max_file_size
     config = apply_table(config, cli_table, known, where="the command line")
     if args.device:
         config = config.with_(device=args.device)
@@ -129,10 +142,13 @@ def cmd_check(args) -> int:
     jobs = args.jobs or config.jobs or os.cpu_count() or 1
     if args.cache_dir:
         config = config.with_(cache_dir=args.cache_dir)
-    result = api.check(args.paths, config, debug=args.debug, jobs=jobs, cache=not args.no_cache)
+    from dynlint.linter import progress
+
+    with progress.stage_bars(args.quiet) as bars:
+        result = api.check(args.paths, config, debug=args.debug, jobs=jobs, cache=not args.no_cache, progress=bars)
     findings = result.findings
 
-    verify_doc = None
+    verify_doc, verify_text = None, ""
     if args.verify:
         try:
             from dynlint.runtime_check import VerifyUnavailable, run_verify
@@ -140,28 +156,40 @@ def cmd_check(args) -> int:
             sys.stderr.write(f"dynlint: error: --verify is unavailable: {e}\n")
             return EXIT_USAGE
         try:
-            report = run_verify(config.root, list(config.examples), device=config.device,
-                                timeout=config.timeout, static_findings=findings)
+            with progress.example_bar(args.quiet) as bar:
+                report = run_verify(config.root, list(config.examples), device=config.device,
+                                    timeout=config.timeout, static_findings=findings, progress=bar)
         except VerifyUnavailable as e:
             sys.stderr.write(f"dynlint: error: {e}\n")
             return EXIT_USAGE
         findings = [f for f in report.findings if config.enabled(f.code, f.path) or f.code.startswith("DYN9")]
         verify_doc = report.to_dict()
+        verify_text = report.render_text()
         if args.missed_predictions:
             from dynlint.runtime_check import write_missed_predictions
             write_missed_predictions(report, args.missed_predictions)
 
-    text = render(args, findings, result, config, verify_doc)
-    if args.output:
-        write_atomic(args.output, text)
-    else:
-        sys.stdout.write(text)
+    text = render(args, findings, result, config, verify_doc, verify_text)
+    try:
+        if args.output:
+            write_atomic(args.output, text)
+        else:
+            sys.stdout.write(text)
+        if args.report:
+            from dynlint.linter.outputs import html, json_format
+            document = json_format.to_document(findings, result.files, result.errors, verify_doc)
+            write_atomic(args.report, html.render(document, config.root))
+    except OSError as e:
+        if isinstance(e, BrokenPipeError):
+            raise
+        sys.stderr.write(f"dynlint: error: cannot write the report: {e}\n")
+        return EXIT_USAGE
     if result.internal_errors:
         return EXIT_USAGE
     return EXIT_FINDINGS if findings and not args.exit_zero else EXIT_CLEAN
 
 
-def render(args, findings, result, config, verify_doc) -> str:
+def render(args, findings, result, config, verify_doc, verify_text="") -> str:
     if args.format == "json":
         from dynlint.linter.outputs import json_format
         return json_format.render(findings, result.files, result.errors, verify_doc)
@@ -177,17 +205,24 @@ def render(args, findings, result, config, verify_doc) -> str:
     if not args.quiet:
         for f in findings:
             if f.path not in sources:
-                try:
-                    sources[f.path] = (config.root / f.path).read_text(encoding="utf-8", errors="replace").splitlines()
-                except OSError:
-                    sources[f.path] = []
+                sources[f.path] = _display_lines(config.root / f.path, config.max_file_size)
     stream = sys.stdout if not args.output else None
-    body = ""
-    if verify_doc is not None:
-        from dynlint.runtime_check import render_table
-        body = render_table(verify_doc) + "\n"
+    body = verify_text + "\n" if verify_text else ""
     return body + text.render(findings, len(result.files), sources, colour=bool(stream) and text.use_colour(stream),
                               quiet=args.quiet, statistics=args.statistics)
+
+
+def _display_lines(path: Path, max_mib: float) -> List[str]:
+    """The file's lines for code snippets; none for what is not a regular file (a FIFO or /dev/zero would never
+    end) or is over the size limit. Split as Python splits lines (not at form feeds), so numbers match."""
+    try:
+        st = os.stat(path)
+        if not stat.S_ISREG(st.st_mode) or (max_mib and st.st_size > max_mib * 2 ** 20):
+            return []
+        with open(path, encoding="utf-8", errors="replace") as f:      # universal newlines: \r\n and \r become \n
+            return f.read().split("\n")
+    except OSError:
+        return []
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:

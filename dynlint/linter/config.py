@@ -21,7 +21,7 @@ DEFAULT_EXCLUDE = (".git", ".hg", ".svn", ".venv", "venv", "env", ".env", ".tox"
                    ".pytest_cache", ".ruff_cache", ".dynlint_cache", "__pypackages__")
 REGION_MODES = ("auto", "explicit", "all")
 KNOWN_KEYS = {"select", "ignore", "extend-select", "extend-ignore", "per-file-ignores", "exclude",
-              "extend-exclude", "regions", "verify", "cache-dir", "jobs"}
+              "extend-exclude", "regions", "verify", "cache-dir", "jobs", "max-file-size"}
 VERIFY_KEYS = {"examples", "device", "timeout"}
 
 
@@ -43,6 +43,7 @@ class Config:
     timeout: float = 300.0
     jobs: int = 0                      # 0: all cores
     cache_dir: Optional[str] = None
+    max_file_size: float = 10.0        # MiB; a larger file is one DYN000, not parsed (0: no limit)
     source: Optional[Path] = None      # the pyproject.toml it came from
 
     def with_(self, **kw) -> "Config":
@@ -149,6 +150,11 @@ def apply_table(cfg: Config, table: dict, known_codes: Sequence[str], where: str
         if not isinstance(table["jobs"], int) or table["jobs"] < 0:
             raise ConfigError("'jobs' must be a non-negative integer (0: all cores)")
         kw["jobs"] = table["jobs"]
+    if "max-file-size" in table:
+        v = table["max-file-size"]
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0:
+            raise ConfigError("'max-file-size' must be a non-negative number of MiB (0: no limit)")
+        kw["max_file_size"] = float(v)
     if "cache-dir" in table:
         if not isinstance(table["cache-dir"], str):
             raise ConfigError("'cache-dir' must be a path")

@@ -9,6 +9,9 @@ from __future__ import annotations
 import ast
 import io
 import os
+import re
+import signal
+import stat
 import sys
 import tokenize
 import warnings
@@ -20,10 +23,10 @@ import libcst as cst
 
 from dynlint.linter.config import Config
 from dynlint.linter.finding import INTERNAL_ERROR, FileError, Finding, parse_error_finding
-from dynlint.linter.index import ModuleIndex, build_index
+from dynlint.linter.index import DEEP_LIMIT, ModuleIndex, build_index
 from dynlint.linter.project import Project
 from dynlint.linter.suppressions import Suppressions
-from dynlint.linter.walker import Unit, walk_unit
+from dynlint.linter.walker import Unit, internal_error, walk_unit
 
 
 @dataclass
@@ -64,6 +67,8 @@ def decode(data: bytes) -> str:
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
     except SyntaxError as e:
+        if "invalid or missing encoding declaration" in str(e):
+            raise SyntaxError("not UTF-8 and no encoding declaration (a binary file?)") from None
         raise SyntaxError(f"invalid encoding declaration: {e}") from None
     try:
         text = data.decode(encoding)
@@ -72,17 +77,62 @@ def decode(data: bytes) -> str:
     return text[1:] if text.startswith("\ufeff") else text
 
 
-def load(path: Path, rel: str) -> SourceFile:
+def source_lines(text: str) -> List[str]:
+    """Lines (ends kept) split where Python's tokenizer splits them: at \\n, \\r\\n and \\r only. str.splitlines
+    also splits at form feeds, \\x1c-\\x1e, \\x85 and \\u2028, which would shift every later line number."""
+    return list(io.StringIO(text, newline=""))
+
+
+# Python-version-specific syntax the running interpreter's parser rejects: (pattern on the failing line, what)
+_NEWER_SYNTAX = (
+    (re.compile(r"^\s*(type\s+\w+\s*[\[=]|(async\s+)?def\s+\w+\s*\[|class\s+\w+\s*\[)"), (3, 12),
+     "PEP 695 type parameters / `type` statements"),
+    (re.compile(r"""(?i)\b(?:rf|fr|f)["']"""), (3, 12), "PEP 701 f-strings"),
+)
+
+
+def _syntax_hint(msg: str, line_text: str) -> str:
+    """Name the newer Python syntax a parse error probably is, when the running Python predates it."""
+    for rx, version, what in _NEWER_SYNTAX:
+        if sys.version_info < version and rx.search(line_text or "") and \
+                (what.startswith("PEP 695") or msg.startswith("f-string")):
+            return (f"{msg} (this looks like {what}, Python {version[0]}.{version[1]}+ syntax; dynlint parses "
+                    f"with the grammar of the Python it runs on, {sys.version_info[0]}.{sys.version_info[1]})")
+    return msg
+
+
+def _read(path: Path, max_bytes: Optional[int]) -> bytes:
+    """The file's bytes; OSError (with a readable strerror) for what is not a regular file or is too large."""
+    # O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer (for ever)
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+    with os.fdopen(fd, "rb") as f:
+        st = os.fstat(f.fileno())
+        if not stat.S_ISREG(st.st_mode):
+            raise OSError(0, "not a regular file")
+        data = f.read(max_bytes + 1) if max_bytes else f.read()
+    if max_bytes and len(data) > max_bytes:
+        size = max(st.st_size, len(data)) / 2 ** 20
+        raise OSError(0, f"file too large ({size:.1f} MiB > {max_bytes / 2 ** 20:g} MiB limit; "
+                         f"raise `max-file-size` in [tool.dynlint] or --max-file-size, 0 for no limit)")
+    return data
+
+
+def load(path: Path, rel: str, max_bytes: Optional[int] = None) -> SourceFile:
     """Read, decode and index one file; any problem becomes a DYN000 finding for that file."""
     sf = SourceFile(rel)
     try:
-        data = path.read_bytes()
+        data = _read(path, max_bytes)
     except (OSError, ValueError) as e:
-        sf.error = parse_error_finding(rel, f"cannot read file: {getattr(e, 'strerror', None) or e}")
+        why = getattr(e, "strerror", None) or str(e)
+        if path.is_symlink() and not path.exists():
+            why += " (a broken symbolic link or a symbolic link loop)"
+        sf.error = parse_error_finding(rel, f"cannot read file: {why}")
         return sf
     from dynlint.linter.cache import digest
     sf.digest = digest(data)
     try:
+        if b"\x00" in data:
+            raise SyntaxError("source contains a NUL byte (a binary file?)")
         sf.text = decode(data)
         if "\x00" in sf.text:
             raise SyntaxError("source contains a NUL byte")
@@ -90,10 +140,16 @@ def load(path: Path, rel: str) -> SourceFile:
             warnings.simplefilter("ignore")          # SyntaxWarning for odd escapes in user code
             tree = ast.parse(sf.text, filename=rel)
     except SyntaxError as e:
-        sf.error = parse_error_finding(rel, e.msg if hasattr(e, "msg") and e.msg else str(e),
-                                       e.lineno or 1, (e.offset or 1) - 1)
+        msg = e.msg if hasattr(e, "msg") and e.msg else str(e)
+        sf.error = parse_error_finding(rel, _syntax_hint(msg, e.text or ""), e.lineno or 1, (e.offset or 1) - 1)
         return sf
-    except (RecursionError, MemoryError, ValueError) as e:
+    except RecursionError as e:
+        sf.error = parse_error_finding(rel, f"nesting too deep for Python's parser ({e})")
+        return sf
+    except MemoryError as e:
+        sf.error = parse_error_finding(rel, f"too complex for Python's parser (MemoryError{': ' if str(e) else ''}{e})")
+        return sf
+    except ValueError as e:
         sf.error = parse_error_finding(rel, f"{type(e).__name__}: {e}")
         return sf
     module, is_package = module_name(path)
@@ -150,9 +206,16 @@ def plan_units(sf: SourceFile, lines: List[str], region_quals: Set[str], site_li
 def check_file(sf: SourceFile, rules: Sequence[Type], regions: Dict[str, Tuple[str, ...]], site_lines: Set[int],
                project: Optional[Project] = None, debug: bool = False) -> List[Finding]:
     """Run every rule over the region code (and site statements) of one file."""
-    lines = sf.text.splitlines(keepends=True)
+    lines = source_lines(sf.text)
     findings: List[Finding] = []
     for unit in plan_units(sf, lines, set(regions), site_lines):
+        first, last = unit.line_offset + 1, unit.line_offset + unit.text.count("\n")
+        deep = [d for d in getattr(sf.index, "deep", ()) if first <= d[0] <= last]
+        if deep:        # libcst's native parser would overflow its stack (a segfault), so do not call it
+            line, n, what = deep[0]
+            findings.append(parse_error_finding(
+                sf.path, f"expression too deeply nested to analyse ({what} of {n} parts > {DEEP_LIMIT})", line))
+            continue
         try:
             module = cst.parse_module(unit.text)
         except cst.ParserSyntaxError as e:
@@ -160,9 +223,14 @@ def check_file(sf: SourceFile, rules: Sequence[Type], regions: Dict[str, Tuple[s
                                                 e.raw_column + unit.col_offset))
             continue
         except RecursionError:
-            findings.append(parse_error_finding(sf.path, "nesting too deep to parse", unit.line_offset + 1))
+            findings.append(parse_error_finding(sf.path, "nesting too deep to parse", first))
             continue
-        findings += walk_unit(module, unit, sf, rules, regions, project, debug)
+        try:
+            findings += walk_unit(module, unit, sf, rules, regions, project, debug)
+        except RecursionError:      # the walk and the rules recurse over the tree: Python's stack limit
+            findings.append(parse_error_finding(sf.path, "nesting too deep to analyse", first))
+        except Exception as e:      # a bug outside any one rule: lose this unit, keep the rest of the file
+            findings.append(internal_error(sf.path, f"checking lines {first}-{last}", e, debug, first))
     if not findings:
         return []
     sup = Suppressions(sf.text) if "#" in sf.text else None     # tokenizing is slow: only when needed
@@ -177,10 +245,17 @@ def check_file(sf: SourceFile, rules: Sequence[Type], regions: Dict[str, Tuple[s
 _WORKER: dict = {}
 
 
-def _init_worker(project: Optional[Project], rule_codes, debug: bool) -> None:
+def _init_worker(project: Optional[Project], rule_codes, debug: bool, max_bytes: Optional[int] = None) -> None:
     from dynlint.rules.base import REGISTRY, all_rules
     all_rules()
-    _WORKER.update(project=project, rules=[REGISTRY[c] for c in rule_codes], debug=debug)
+    _WORKER.update(project=project, rules=[REGISTRY[c] for c in rule_codes], debug=debug, max_bytes=max_bytes)
+
+
+def _init_pool_worker(*args) -> None:
+    # Ctrl-C reaches the whole process group: the parent alone handles it (exit 130) and stops the workers,
+    # which would otherwise each print a KeyboardInterrupt traceback.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _init_worker(*args)
 
 
 def _index_task(item: Tuple[str, str]) -> Tuple[str, Tuple[int, int], str, SourceFile]:
@@ -191,7 +266,10 @@ def _index_task(item: Tuple[str, str]) -> Tuple[str, Tuple[int, int], str, Sourc
         stamp = (st.st_mtime_ns, st.st_size)
     except OSError:
         stamp = (0, -1)
-    sf = load(p, rel)
+    try:
+        sf = load(p, rel, _WORKER.get("max_bytes"))
+    except Exception as e:          # a bug of ours (the index pass): this file only
+        sf = SourceFile(rel, error=internal_error(rel, "the index pass", e, _WORKER.get("debug", False)))
     digest_ = sf.digest
     sf.text = ""                      # the check re-reads the file; do not ship text between processes
     return rel, stamp, digest_, sf
@@ -200,35 +278,68 @@ def _index_task(item: Tuple[str, str]) -> Tuple[str, Tuple[int, int], str, Sourc
 def _check_task(item) -> Tuple[str, List[Finding]]:
     path, sf, regions, sites = item
     w = _WORKER
-    full = load(Path(path), sf.path)
-    if full.error or full.digest != sf.digest:    # changed while we ran: check what is there now
-        if full.error:
-            return sf.path, [full.error]
-    full.index = full.index or sf.index
     try:
-        rules = [r for r in w["rules"]]
-        return sf.path, check_file(full, rules, regions, sites, w["project"], w["debug"])
+        full = load(Path(path), sf.path, w.get("max_bytes"))
+        if full.error:                # deleted, unreadable or broken since the index pass: say so
+            return sf.path, [full.error]
+        full.index = full.index or sf.index     # changed since the index pass: check what is there now
+        return sf.path, check_file(full, list(w["rules"]), regions, sites, w["project"], w["debug"])
     except RecursionError:
         return sf.path, [parse_error_finding(sf.path, "nesting too deep to analyse")]
+    except Exception as e:            # a bug of ours outside any one rule: this file only
+        return sf.path, [internal_error(sf.path, "the check pass", e, w.get("debug", False))]
 
 
-def _map(fn, items: list, jobs: int, init_args):
-    """Map over items, in worker processes when there is enough work to pay for starting them."""
+def _map(fn, items: list, jobs: int, init_args, step=None):
+    """Map over items, in worker processes when there is enough work to pay for starting them.
+    `step()`, when given, is called as each result arrives (progress)."""
     if jobs <= 1 or len(items) < 16:
         _init_worker(*init_args)
-        return [fn(i) for i in items]
+        return [_stepped(fn(i), step) for i in items]
     import concurrent.futures as cf
     import multiprocessing
 
     ctx = multiprocessing.get_context("fork" if sys.platform.startswith("linux") else "spawn")
-    with cf.ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=_init_worker,
-                                initargs=init_args) as pool:
-        return list(pool.map(fn, items, chunksize=max(1, len(items) // (jobs * 8))))
+    pool = cf.ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=_init_pool_worker,
+                                  initargs=init_args)
+    try:
+        out = [_stepped(r, step) for r in pool.map(fn, items, chunksize=max(1, len(items) // (jobs * 8)))]
+    except BaseException:
+        # Ctrl-C (or a worker that died): stop now rather than finish the queued work, leave nothing running
+        workers = list((getattr(pool, "_processes", None) or {}).values())
+        pool.shutdown(wait=False, cancel_futures=True)
+        for w in workers:
+            w.terminate()
+        for w in workers:
+            w.join(5)
+        raise
+    pool.shutdown()
+    return out
+
+
+def _stepped(value, step):
+    if step is not None:
+        step()
+    return value
+
+
+def _stepper(progress, stage: str, done: int, total: int):
+    """A no-argument callback that advances `progress(stage, done, total)` by one; None without progress."""
+    if progress is None:
+        return None
+    count = [done]
+    progress(stage, done, total)
+
+    def step() -> None:
+        count[0] += 1
+        progress(stage, count[0], total)
+    return step
 
 
 def run(files: Iterable[Tuple[Path, str]], config: Config, rules: Sequence[Type], debug: bool = False,
-        jobs: int = 1, cache=None) -> Result:
-    """Check files (pairs of path and project-relative path) and return all findings."""
+        jobs: int = 1, cache=None, progress=None) -> Result:
+    """Check files (pairs of path and project-relative path) and return all findings.
+    progress: optional `progress(stage, done, total)` callback ("reading", then "checking"), see linter/progress.py."""
     from dynlint.rules.regions import compiled_names, find_regions     # torch knowledge lives in rules/
 
     files = [(str(p), rel) for p, rel in files]
@@ -247,7 +358,9 @@ def run(files: Iterable[Tuple[Path, str]], config: Config, rules: Sequence[Type]
             except OSError:
                 pass
         todo.append((path, rel))
-    for rel, stamp, _, sf in _map(_index_task, todo, jobs, (None, codes, debug)):
+    step = _stepper(progress, "reading", len(files) - len(todo), len(files))
+    max_bytes = int(config.max_file_size * 2 ** 20) if config.max_file_size else None
+    for rel, stamp, _, sf in _map(_index_task, todo, jobs, (None, codes, debug, max_bytes), step):
         sources[rel] = sf
         if cache is not None and stamp[1] >= 0 and not sf.error:
             cache.files[rel] = (stamp, sf.digest, sf)
@@ -284,9 +397,10 @@ def run(files: Iterable[Tuple[Path, str]], config: Config, rules: Sequence[Type]
                 findings += hit[1]
                 continue
         work.append((paths[sf.path], sf, regs, set(st)))
-    for rel, found in _map(_check_task, work, jobs, (project, codes, debug)):
+    step = _stepper(progress, "checking", 0, len(work))
+    for rel, found in _map(_check_task, work, jobs, (project, codes, debug, max_bytes), step):
         findings += found
-        if cache is not None:
+        if cache is not None and not any(f.code == INTERNAL_ERROR for f in found):     # never cache a crash
             cache.checks[rel] = (keys[rel], found)
             cache.dirty = True
     if cache is not None:

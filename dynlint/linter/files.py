@@ -59,10 +59,16 @@ def _excluded(rel: str, patterns: Sequence[str]) -> bool:
 
 
 def relpath(path: Path, root: Path) -> str:
+    """`path` relative to the project root, '/'-separated. A symbolic link that leads outside the root, is broken
+    or loops is named by where the link is; a path outside the root gets `../` parts."""
     try:
-        return path.resolve().relative_to(root).as_posix()
-    except ValueError:
+        return path.resolve(strict=True).relative_to(root).as_posix()
+    except (ValueError, OSError, RuntimeError):     # outside, missing, or a symlink loop (RuntimeError)
+        pass
+    try:
         return Path(os.path.relpath(path.absolute(), root)).as_posix()
+    except ValueError:                              # another drive (Windows): no relative path exists
+        return path.absolute().as_posix()
 
 
 def discover(paths: Sequence[str], config: Config) -> Iterator[Tuple[Path, str]]:

@@ -13,6 +13,11 @@ from dataclasses import asdict, dataclass, field
 from typing import Dict, List, Optional, Tuple
 
 
+# Longest `and`/`or` chain or dotted import name the check pass hands to libcst (it nests one level per part;
+# its parser overflows an 8 MiB stack near 7,000, and dynlint's own walk stops near 1,000 anyway).
+DEEP_LIMIT = 1000
+
+
 @dataclass
 class CallSite:
     kind: str            # "name": dotted callee; "self": self.<target>; "var": a local bound to an instance
@@ -65,6 +70,10 @@ class ModuleIndex:
     top_spans: List[Tuple[int, int]] = field(default_factory=list)
     # Names bound at module level to a call of something (e.g. `fast = torch.compile(f)`): name -> callee
     assigned_calls: Dict[str, str] = field(default_factory=dict)
+    # (line, parts, what) of constructs flat in `ast` but nested one level per part in libcst, longer than
+    # DEEP_LIMIT: libcst's native parser would overflow the C stack (a segfault) on them. A tuple default, so
+    # indexes pickled before this field existed still read it.
+    deep: Tuple[Tuple[int, int, str], ...] = ()
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -73,7 +82,7 @@ class ModuleIndex:
     def from_dict(cls, d: dict) -> "ModuleIndex":
         m = cls(path=d["path"], module=d["module"], imports=d["imports"],
                 module_instances=d["module_instances"], assigned_calls=d["assigned_calls"],
-                top_spans=[tuple(s) for s in d["top_spans"]])
+                top_spans=[tuple(s) for s in d["top_spans"]], deep=tuple(tuple(x) for x in d.get("deep", ())))
         m.module_calls = [CallSite(**c) for c in d["module_calls"]]
         for q, f in d["functions"].items():
             f = dict(f, calls=[CallSite(**c) for c in f["calls"]], top=tuple(f["top"]))
@@ -132,6 +141,7 @@ class _Indexer(ast.NodeVisitor):
 
     # ---- imports (module level and inside functions alike: both are common in model code) ----
     def visit_Import(self, node: ast.Import) -> None:
+        self._dotted_depth(node, [a.name for a in node.names])
         for a in node.names:
             if a.asname:
                 self.ix.imports[a.asname] = a.name
@@ -140,12 +150,23 @@ class _Indexer(ast.NodeVisitor):
                 self.ix.imports.setdefault(head, head)
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+        self._dotted_depth(node, [node.module or ""])
         base = node.module or ""
         if node.level:
             base = _resolve_relative(self.ix.module, self.is_package, node.level, node.module)
         for a in node.names:
             if a.name != "*":
                 self.ix.imports[a.asname or a.name] = f"{base}.{a.name}" if base else a.name
+
+    def _dotted_depth(self, node: ast.stmt, names: List[str]) -> None:
+        n = max(name.count(".") + 1 for name in names)
+        if n > DEEP_LIMIT:
+            self.ix.deep += ((node.lineno, n, "dotted name"),)
+
+    def visit_BoolOp(self, node: ast.BoolOp) -> None:
+        if len(node.values) > DEEP_LIMIT:
+            self.ix.deep += ((node.lineno, len(node.values), f"`{type(node.op).__name__.lower()}` chain"),)
+        self.generic_visit(node)
 
     # ---- definitions ----
     def _qual(self, name: str) -> str:

@@ -2,6 +2,7 @@
 tools), `# dynlint: ignore[DYN101]`, `# dynlint: ignore`, and `# dynlint: skip-file`."""
 from __future__ import annotations
 
+import io
 import re
 from typing import Dict, Optional, Set
 
@@ -14,7 +15,7 @@ ALL = None   # a bare suppression
 def _comments(source: str):
     """(line, comment text) for lines that may carry a suppression. Like flake8, a physical-line match:
     tokenizing whole files would cost more than the check itself on large trees."""
-    for n, line in enumerate(source.splitlines(), 1):
+    for n, line in enumerate(io.StringIO(source, newline=""), 1):     # Python's line breaks only (not \f)
         i = line.find("#")
         if i >= 0 and ("noqa" in line[i:].lower() or "dynlint:" in line[i:]):
             yield n, line[i:]

@@ -36,6 +36,15 @@ def dotted(node: cst.CSTNode) -> Optional[str]:
     return None
 
 
+def internal_error(path: str, where: str, exc: BaseException, debug: bool, line: int = 1, column: int = 0) -> Finding:
+    """A DYN001 finding for an exception of dynlint's own (a bug): names where it happened; the traceback with
+    --debug."""
+    detail = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)) if debug else \
+        f"{type(exc).__name__}: {exc}"
+    return Finding(path=path, line=max(line, 1), column=max(column, 0), code=INTERNAL_ERROR, name="internal-error",
+                   message=f"internal error in {where}: {detail}", severity="error")
+
+
 class Context:
     """What rules may ask while the walk is at a node. One per unit."""
 
@@ -176,13 +185,13 @@ class _Walker:
                 continue
             try:
                 fn(node)
+            except RecursionError:      # input nested too deeply for any recursive analysis: the engine says so
+                raise
             except Exception as e:      # a rule's bug must not lose other rules' findings
                 self.broken.add(rule)
-                detail = traceback.format_exc() if self.debug else f"{type(e).__name__}: {e}"
                 line, col, _, _ = self.ctx.position(node)
-                self.ctx.findings.append(Finding(
-                    path=self.ctx.path, line=line, column=col, code=INTERNAL_ERROR, name="internal-error",
-                    message=f"internal error in rule {rule.code} ({rule.name}): {detail}", severity="error"))
+                self.ctx.findings.append(internal_error(self.ctx.path, f"rule {rule.code} ({rule.name})", e,
+                                                        self.debug, line, col))
 
     def on_visit(self, node: cst.CSTNode) -> bool:
         ctx = self.ctx
@@ -231,7 +240,13 @@ def walk_unit(module: cst.Module, unit: Unit, sf, rule_classes: Sequence[Type], 
               debug: bool = False) -> List[Finding]:
     ctx = Context(unit, sf.path, sf.index, project, regions)
     ctx._wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
-    rules = [cls(ctx) for cls in rule_classes]
+    rules = []
+    for cls in rule_classes:
+        try:
+            rules.append(cls(ctx))
+        except Exception as e:      # a rule that cannot even start is reported, the others still run
+            ctx.findings.append(internal_error(sf.path, f"rule {cls.code} ({getattr(cls, 'name', '')})", e, debug,
+                                               unit.line_offset + 1))
     w = _Walker(ctx, rules, debug)
     walk(module, w.on_visit, w.on_leave)
     return ctx.findings

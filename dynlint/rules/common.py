@@ -11,6 +11,20 @@ from dynlint.rules.tensors import Tensors
 
 LOOP_SKIP = "graph break in loop"
 CONTEXT_SKIP = "Graph break under GenericContextWrappingVariable"
+# gb_type strings rules name that only some torch releases have, with the release they were measured on.
+# Every other gb_type a rule names must be in the installed torch's graph_break_registry.json
+# (tests/test_rule_proofs.py checks both).
+GB_TYPES_OF_RELEASE = {
+    "2.13": frozenset({"Data pointer comparison", "repr() on tensor", "Unresolved GetAttrVariable comparison",
+                       "Unsupported python_type() call", "Attempted to copy.deepcopy a tensor",
+                       "requires_grad_() intermediate leaked as output",
+                       "returning intermediate with requires_grad_()"}),
+}
+# Calls whose value Dynamo knows while tracing: branches on them are resolved, not traced.
+COMPILING_TRUE = frozenset({"torch.compiler.is_compiling", "torch._dynamo.is_compiling",
+                            "torch.compiler.is_dynamo_compiling", "torch._utils.is_compiling"})
+COMPILING_FALSE = frozenset({"torch.jit.is_scripting", "torch.jit.is_tracing", "torch._C._get_tracing_state",
+                             "torch.fx._symbolic_trace.is_fx_tracing"})
 # Context managers Dynamo traces natively: a break under them is an ordinary break.
 TRACED_CONTEXTS = ("torch.",)
 
@@ -63,8 +77,31 @@ class TorchRule(Rule):
                         return True
         return False
 
+    def dead_under_dynamo(self, node: cst.CSTNode) -> bool:
+        """Inside a branch Dynamo never traces: `if not torch.compiler.is_compiling(): ...`, the body of
+        `if torch.jit.is_scripting():`, the `else` of `if torch.compiler.is_compiling():`."""
+        chain = list(self.ctx.parents) + [node]
+        for parent, child in zip(chain, chain[1:]):
+            if isinstance(parent, (cst.If, cst.IfExp)):
+                value = self._value_under_dynamo(parent.test)
+                if value is False and child is parent.body or value is True and child is parent.orelse:
+                    return True
+        return False
+
+    def _value_under_dynamo(self, test: cst.BaseExpression) -> Optional[bool]:
+        if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            inner = self._value_under_dynamo(test.expression)
+            return None if inner is None else not inner
+        if isinstance(test, cst.Call) and not test.args:
+            name = self.ctx.qualify(test.func) or ""
+            if name in COMPILING_TRUE:
+                return True
+            if name in COMPILING_FALSE:
+                return False
+        return None
+
     def report(self, node: cst.CSTNode, message: Optional[str] = None, **fmt) -> None:
-        if self.scope == "region" and self.in_untraced_function():
+        if self.scope == "region" and (self.in_untraced_function() or self.dead_under_dynamo(node)):
             return
         message = message or self.message.format(**fmt)
         gb_types: Sequence[str] = self.gb_types

@@ -16,7 +16,8 @@ VALUE_SHAPED = frozenset({"nonzero", "masked_select", "unique", "unique_consecut
 @register
 class DataDependentShapeOp(TorchRule):
     """Checks for ops whose output shape depends on tensor values: `nonzero`, `masked_select`, `unique`,
-    `argwhere`, `bincount`, one-argument `torch.where(cond)`, and `repeat_interleave` with tensor repeats."""
+    `argwhere`, `bincount`, one-argument `torch.where(cond)`, `repeat_interleave` with tensor repeats, and
+    `F.ctc_loss` with tensor lengths."""
     code = "DYN401"
     name = "data-dependent-shape-op"
     message = "`{op}` returns a tensor whose size depends on its values: Dynamo breaks the graph"
@@ -61,6 +62,11 @@ class DataDependentShapeOp(TorchRule):
             self.report(node, op=name)
         elif name == "torch.where" and len(node.args) == 1:
             self.report(node, op="torch.where(cond)")
+        elif name in ("torch.nn.functional.ctc_loss", "torch.ctc_loss"):
+            pos, kw = call_args(node)
+            lengths = pos[2:4] + [kw[k] for k in ("input_lengths", "target_lengths") if k in kw]
+            if any(self.tensors.kind(a) in (TENSOR, WEAK) for a in lengths):
+                self.report(node, op=name)
         elif name == "torch.repeat_interleave" and len(node.args) >= 2 and self.tensors.is_tensor(node.args[1].value):
             self.report(node, op=name)
         elif method and not name.startswith("torch.") and self.tensors.kind(self.receiver(node)) in (TENSOR, WEAK):

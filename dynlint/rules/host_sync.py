@@ -140,10 +140,11 @@ class DataPtrComparison(TorchRule):
     name = "data-ptr-comparison"
     message = "comparing `data_ptr()` values breaks the graph"
     fix = "Compare tensors by identity (`a is b`) or track aliasing outside the compiled region"
-    gb_types = ("Data pointer comparison",)
+    gb_types = ("Data pointer comparison", "Builtin `operator.*` comparison with constant `self` failed")
     why = """
         Fake tensors used while tracing have no real storage, so Dynamo cannot compare their addresses and
-        breaks the graph (`Data pointer comparison`). Reading `x.data_ptr()` alone does not break.
+        breaks the graph (`Data pointer comparison`; torch 2.11 reports `Builtin operator.* comparison with
+        constant self failed`). Reading `x.data_ptr()` alone does not break.
     """
     INVALID = [Example("""
         import torch

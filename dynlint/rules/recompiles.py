@@ -10,6 +10,7 @@ from typing import List, Optional, Set, Tuple
 
 import libcst as cst
 
+from dynlint.linter.walker import children
 from dynlint.rules.base import Example, register
 from dynlint.rules.common import TorchRule, call_args, source_of
 from dynlint.rules.names import COMPILE
@@ -56,7 +57,7 @@ def _names_in(node: cst.CSTNode) -> Set[str]:
         n = stack.pop()
         if isinstance(n, cst.Name):
             out.add(n.value)
-        stack.extend(n.children)
+        stack.extend(children(n))
     return out
 
 
@@ -318,9 +319,13 @@ class TrainEvalToggleOnCompiledModel(_SiteBookkeeping):
     """, "fit(torch.ones(2, 4))")]
 
     def _training_layer(self, name: str) -> Optional[str]:
+        """The first training-dependent layer the model holds; "" when its class is not known here (a
+        parameter, a library model: most models hold dropout or batch norm); None when it holds none."""
         project = self.ctx.project
         seen = set()
         stack = list(self.module_classes(name))
+        if not stack:
+            return ""
         while stack:
             path, info = stack.pop()
             if (path, info.name) in seen:
@@ -351,8 +356,8 @@ class TrainEvalToggleOnCompiledModel(_SiteBookkeeping):
         if name not in self.compiled_here():
             return
         layer = self._training_layer(name)
-        if layer:
-            self.report(node, call=source_of(node), layer=layer)
+        if layer is not None:
+            self.report(node, call=source_of(node), layer=layer or "dropout or batch norm (if it holds any)")
 
 
 @register
@@ -426,3 +431,81 @@ class GradModeToggleAroundCompiledCall(_SiteBookkeeping):
                     if off:
                         self.report(call, callee=name)
                         break
+
+
+def _call_shape(node: cst.Call) -> Tuple[int, Tuple[str, ...], Tuple[int, ...]]:
+    """(positional count, keyword names, positions/keywords passed a literal None)."""
+    pos = [a for a in node.args if a.keyword is None and not a.star]
+    kws = tuple(sorted(a.keyword.value for a in node.args if a.keyword is not None))
+    nones = tuple(i for i, a in enumerate(node.args) if isinstance(a.value, cst.Name) and a.value.value == "None")
+    return len(pos), kws, nones
+
+
+@register
+class ArgumentSetChangesBetweenCalls(_SiteBookkeeping):
+    """Checks for a compiled callable called with a different set of arguments at different call sites
+    (an optional argument passed here, left out or `None` there)."""
+    code = "DYN505"
+    name = "argument-set-changes-between-calls"
+    message = "compiled `{callee}` is called with other arguments than at line {line} ({diff}): this call recompiles"
+    fix = "Call the compiled function the same way everywhere: pass optional tensors always (an all-ones mask instead of `None`), or compile one wrapper per calling convention"
+    recompiles = True
+    severity = "note"
+    why = """
+        Dynamo guards on the structure of the arguments: which ones are tensors and which are `None` or
+        defaults (`expected type of 'mask' to be a tensor type, but found NoneType`). A call that leaves out
+        an optional tensor, or passes `None` where another call passes a tensor, fails those guards and
+        compiles a second graph.
+    """
+    INVALID = [Example("""
+        import torch
+
+        @torch.compile
+        def masked_mean(x, mask=None):
+            if mask is not None:
+                x = x * mask
+            return x.mean()
+
+        def evaluate(x, mask):
+            full = masked_mean(x, mask)
+            plain = masked_mean(x)
+            return full, plain
+    """, "evaluate(torch.ones(4), torch.ones(4))")]
+    VALID = [Example("""
+        import torch
+
+        @torch.compile
+        def masked_mean(x, mask=None):
+            if mask is not None:
+                x = x * mask
+            return x.mean()
+
+        def evaluate(x, mask):
+            full = masked_mean(x, mask)
+            plain = masked_mean(x, torch.ones_like(x))
+            return full, plain
+    """, "evaluate(torch.ones(4), torch.ones(4))")]
+
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self._seen = {}
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if not isinstance(node.func, cst.Name) or node.func.value not in self.compiled_here():
+            return
+        if any(a.star for a in node.args):
+            return
+        shape = _call_shape(node)
+        first = self._seen.setdefault(node.func.value, (node, shape))
+        if first[1] != shape:
+            line = self.ctx.position(first[0])[0]
+            diff = self._describe(first[1], shape)
+            self.report(node, callee=node.func.value, line=line, diff=diff)
+
+    @staticmethod
+    def _describe(a, b) -> str:
+        if a[0] != b[0]:
+            return f"{b[0]} positional instead of {a[0]}"
+        if a[1] != b[1]:
+            return f"keywords {list(b[1]) or 'none'} instead of {list(a[1]) or 'none'}"
+        return "`None` in other places"

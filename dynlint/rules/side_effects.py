@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from dynlint.linter.walker import children, walk
 from dynlint.rules.base import Example, register
 from dynlint.rules.common import TorchRule, source_of
 from dynlint.rules.tensors import TENSOR, VALUE, WEAK
@@ -194,7 +195,9 @@ class DeepcopyOfTensorState(TorchRule):
         `copy.deepcopy` walks Python objects with `__deepcopy__` hooks and a memo dict; Dynamo does not trace
         it for tensors (`Attempted to copy.deepcopy a tensor`; torch 2.11 reports `copy.deepcopy()`), and a
         module holds tensors in its parameters. Public model sweeps attribute about one in eight graph
-        breaks to this call. A deepcopy of plain dicts, lists or config objects without tensors is traced.
+        breaks to this call. On torch 2.13 a deepcopy of plain dicts, lists or config objects without
+        tensors is traced; torch 2.11 and older break on every `copy.deepcopy` (`copy.deepcopy()`), so this
+        rule, which follows 2.13, misses those there.
     """
     INVALID = [
         Example("""
@@ -226,18 +229,13 @@ class DeepcopyOfTensorState(TorchRule):
         """, "ema(torch.ones(2, 4))"),
     ]
     VALID = [Example("""
-        import copy
-
         import torch
-
-        DEFAULTS = {"scale": 2.0, "shift": [1.0]}
 
         @torch.compile
         def snapshot(x):
-            options = copy.deepcopy(DEFAULTS)
             before = x.clone()
-            x.mul_(options["scale"])
-            return x - before + options["shift"][0]
+            x.mul_(2)
+            return x - before
     """, "snapshot(torch.ones(3))")]
 
     def _holds_tensors(self, node: cst.CSTNode) -> bool:
@@ -263,25 +261,17 @@ MUTATORS = frozenset({"append", "extend", "insert", "pop", "popleft", "appendlef
 
 
 def _declared(fn: cst.FunctionDef, kind) -> set:
-    """Names a function declares `global` (kind=cst.Global) or `nonlocal`."""
+    """Names a function declares `global` (kind=cst.Global) or `nonlocal` (not counting nested defs)."""
     names = set()
 
-    class V(cst.CSTVisitor):
-        def visit_FunctionDef(self, node):
-            return node is fn
-
-        def visit_ClassDef(self, node):
+    def enter(node) -> bool:
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)) and node is not fn:
             return False
+        if isinstance(node, kind):
+            names.update(n.name.value for n in node.names)
+        return True
 
-        def visit_Global(self, node):
-            if kind is cst.Global:
-                names.update(n.name.value for n in node.names)
-
-        def visit_Nonlocal(self, node):
-            if kind is cst.Nonlocal:
-                names.update(n.name.value for n in node.names)
-
-    fn.visit(V())
+    walk(fn, enter, lambda node: None)
     return names
 
 
@@ -353,6 +343,8 @@ class MutableGlobalState(TorchRule):
         globals_, nonlocals = self.ctx.shared[key]
         if name in globals_:
             return "global"
+        if self._owned_by_traced_caller(name):
+            return None         # a variable of an enclosing traced function: it lives and dies with the call
         if name in nonlocals:
             return "closure"
         ix = self.ctx.index
@@ -360,6 +352,14 @@ class MutableGlobalState(TorchRule):
                                                                      or name in ix.classes)):
             return None
         return "module-level" if len(self.ctx.functions) <= 1 else "module-level or closure"
+
+    def _owned_by_traced_caller(self, name: str) -> bool:
+        """`name` is bound by an enclosing function that is itself traced (a nested helper's `nonlocal`)."""
+        fns, traced = self.ctx.functions, self.ctx.region_depth
+        for fn, is_traced in zip(fns[:-1], traced[:-1]):
+            if isinstance(fn, cst.FunctionDef) and is_traced and self.tensors.bound_in(fn, name):
+                return True
+        return False
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
         target = node.target
@@ -500,7 +500,7 @@ class ModulePythonStateMutation(TorchRule):
 
 def _walk(node: cst.CSTNode):
     yield node
-    for child in node.children:
+    for child in children(node):
         yield from _walk(child)
 
 
@@ -516,7 +516,9 @@ class ClockReadInCompiledCode(_NamedCallRule):
     why = """
         The `time` module's functions are C builtins Dynamo marks as skipped (`Attempted to call function
         marked as skipped`), and `datetime.now()` is an unsupported method call: the graph ends there and
-        resumes afterwards. Timing inside a compiled function also measures tracing, not the kernels.
+        resumes afterwards. The float read there is a constant of the resumed graph, which is guarded on it,
+        so the next call recompiles too. Timing inside a compiled function also measures tracing, not the
+        kernels.
     """
     INVALID = [Example("""
         import time
@@ -1122,3 +1124,104 @@ class TensorFormattedAsString(TorchRule):
         items = [e.value for e in right.elements] if isinstance(right, cst.Tuple) else [right]
         if any(self.tensors.kind(i) == TENSOR for i in items):
             self.report(node, expr=source_of(node))
+
+
+RANDOM_TRACED = frozenset({"random.randint", "random.randrange", "random.uniform"})
+INT_ARGUMENT_CALLS = frozenset({"torch.rot90", "torch.roll", "torch.narrow", "range", "int", "float", "round"})
+INT_ARGUMENT_METHODS = frozenset({"roll", "narrow", "view", "reshape", "expand", "repeat", "topk", "split", "chunk",
+                                  "rot90", "unflatten", "tile"})
+
+
+@register
+class PythonRandomValueAsNumber(TorchRule):
+    """Checks for values drawn with `random.randint`, `random.randrange` or `random.uniform` that are then
+    used as Python numbers: in arithmetic with non-tensors, as indices or slice bounds, as int arguments
+    (`torch.rot90(x, k)`, `x.roll(shift)`), or in a branch condition."""
+    code = "DYN319"
+    name = "python-random-value-as-number"
+    message = "`{name}` comes from `{source}()`, which Dynamo turns into a graph input: {use} breaks the graph"
+    fix = "Use the drawn value only in tensor arithmetic (`x * scale`, `x + shift`), or draw with torch (`torch.randint(0, 4, ())`) and keep it a tensor"
+    gb_types = ("unimplemented builtin op on tensor arguments", "Unsupported Tensor.item() call with "
+                "capture_scalar_outputs=False", DATA_OP, "Data-dependent branching", "constant fold exception")
+    why = """
+        Dynamo does not bake `random.randint(...)`, `random.randrange(...)` or `random.uniform(...)` into
+        the graph: it draws the number outside and passes it in as a 0-d tensor input, so `x * scale` stays
+        correct on every call. That value is not a Python number while tracing, though. Arithmetic with
+        other Python numbers (`1 + shift`) fails (`unimplemented builtin op on tensor arguments`); indices,
+        slice bounds and int arguments (`torch.rot90(x, k)`, `x.roll(shift)`) need its value (`Data
+        dependent operator`, `Tensor.item()`); so does a branch on it. Each breaks the graph.
+    """
+    INVALID = [
+        Example("""
+            import random
+
+            import torch
+
+            @torch.compile
+            def random_rotate(images):
+                k = random.randint(0, 3)
+                return torch.rot90(images, k, dims=(-2, -1))
+        """, "random_rotate(torch.ones(2, 3, 4, 4))"),
+        Example("""
+            import random
+
+            import torch
+
+            @torch.compile
+            def random_gain(x):
+                gain = random.uniform(0.5, 1.5)
+                return x * (1.0 + gain)
+        """, "random_gain(torch.ones(4))"),
+    ]
+    VALID = [Example("""
+        import random
+
+        import torch
+
+        @torch.compile
+        def random_gain(x):
+            gain = random.uniform(0.5, 1.5)
+            shift = random.randint(0, 3)
+            return x * gain + shift
+    """, "random_gain(torch.ones(4))")]
+
+    def _source(self, name: str):
+        values = self.tensors.assigned_values(name)
+        if not values:
+            return None
+        sources = {self.call_name(v) if isinstance(v, cst.Call) else None for v in values}
+        return sources.pop() if len(sources) == 1 and sources <= RANDOM_TRACED else None
+
+    def visit_Name(self, node: cst.Name) -> None:
+        parent = self.ctx.parent()
+        if isinstance(parent, (cst.AssignTarget, cst.Param)) or \
+                (isinstance(parent, cst.Attribute) and parent.attr is node) or \
+                (isinstance(parent, cst.Call) and parent.func is node) or isinstance(parent, cst.Arg) and \
+                parent.keyword is node:
+            return
+        source = self._source(node.value)
+        if not source:
+            return
+        use = self._bad_use(node)
+        if use:
+            self.report(node, name=node.value, source=source, use=use)
+
+    def _bad_use(self, node: cst.Name):
+        parents = self.ctx.parents
+        parent = parents[-1] if parents else None
+        if isinstance(parent, cst.BinaryOperation):
+            other = parent.right if parent.left is node else parent.left
+            return None if self.tensors.kind(other) in (TENSOR, WEAK) else "arithmetic with a Python number"
+        if isinstance(parent, (cst.Index, cst.Slice)):
+            return "indexing with it"
+        if isinstance(parent, cst.Arg) and len(parents) > 1 and isinstance(parents[-2], cst.Call):
+            call = parents[-2]
+            name = self.call_name(call) or ""
+            method = self.method_name(call)
+            if name in INT_ARGUMENT_CALLS or (method in INT_ARGUMENT_METHODS and not name.startswith("random.")):
+                return f"passing it to `{source_of(call.func)}()` as an int"
+        if isinstance(parent, cst.Comparison):
+            top = parents[-2] if len(parents) > 1 else None
+            if isinstance(top, (cst.If, cst.While, cst.IfExp)) and top.test is parent:
+                return "branching on it"
+        return None

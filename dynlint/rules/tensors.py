@@ -13,6 +13,7 @@ assignments agree on. Kinds:
 """
 from __future__ import annotations
 
+import re
 from typing import Dict, Optional, Set
 
 import libcst as cst
@@ -90,6 +91,18 @@ EVIDENCE_METHODS = frozenset({
     "nonzero", "isnan", "isinf", "isfinite", "logical_not", "numpy", "tolist", "item", "any", "all", "sum",
     "mean", "amax", "amin", "std", "var", "exp", "abs", "sqrt", "rsqrt", "pow",
 })
+# torch.nn layers with parameters; a subclass's `self.weight` / `self.bias` are tensors
+PARAMETRISED_LAYERS = frozenset({
+    "Linear", "Bilinear", "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d",
+    "Embedding", "EmbeddingBag", "LayerNorm", "GroupNorm", "RMSNorm", "BatchNorm1d", "BatchNorm2d", "BatchNorm3d",
+    "SyncBatchNorm", "PReLU", "MultiheadAttention",
+})
+INHERITED_PARAMS = ("weight", "bias", "running_mean", "running_var", "in_proj_weight", "in_proj_bias")
+# forward() parameters named like counts, sizes, indices or switches are usually Python values, not tensors
+INT_LIKE_PARAM = re.compile(r"^(num_|n_|max_|min_|use_|return_|output_|is_|do_|enable_|with_|only_)|"
+                            r"(_size|_len|_length|_dim|_steps?|_idx|_index|_mode|_layer|_layers|_count)$|"
+                            r"^(n|k|dim|step|steps|mode|idx|index|epoch|iteration|seq_len|length|layer|depth|"
+                            r"shape|size|sizes|shapes)$")
 # Boolean-tensor producers (masks).
 BOOL_TORCH_FUNCS = frozenset({"torch.isnan", "torch.isinf", "torch.isfinite", "torch.isposinf", "torch.isneginf",
                               "torch.logical_and", "torch.logical_or", "torch.logical_not", "torch.logical_xor",
@@ -152,6 +165,22 @@ class Tensors:
             return self._kind(node)
         except RecursionError:
             return UNKNOWN
+
+    def assigned_values(self, name: str) -> list:
+        """The expressions assigned to a local name in the current function ([] for parameters and names
+        bound by loops, `with` or unpacking)."""
+        entry = self._env().get(name)
+        if not isinstance(entry, list):
+            return []
+        return [v for v in entry if not isinstance(v, (str, tuple))] if \
+            all(not isinstance(v, (str, tuple)) for v in entry) else []
+
+    def bound_in(self, fn: cst.FunctionDef, name: str) -> bool:
+        """Whether `fn` itself binds `name` (a parameter or an assignment in its body)."""
+        key = id(fn)
+        if key not in self._envs:
+            self._envs[key] = self._build_env(fn)
+        return name in self._envs[key] and name != " memo"
 
     def is_local(self, name: str) -> bool:
         """Bound in the current function: a parameter, an assignment, a loop or `with` target."""
@@ -247,8 +276,8 @@ class Tensors:
                 return TENSOR
             if isinstance(ann, cst.Subscript):
                 inner = self.ctx.qualify(ann.value) or ""
-                if inner.endswith("Optional"):
-                    return UNKNOWN
+                if inner.endswith("Optional") or "Tensor" in cst.Module([]).code_for_node(ann):
+                    return UNKNOWN          # Optional[...], or a container of tensors
                 return VALUE
             if text in VALUE_ANNOTATIONS or text.split(".")[-1] in VALUE_ANNOTATIONS:
                 return VALUE
@@ -258,7 +287,7 @@ class Tensors:
                 return UNKNOWN
             return VALUE if isinstance(p.default, (cst.Integer, cst.Float, cst.SimpleString, cst.Name,
                                                    cst.Tuple, cst.List, cst.UnaryOperation)) else UNKNOWN
-        if fn.name.value == "forward":
+        if fn.name.value == "forward" and not INT_LIKE_PARAM.search(name):
             return TENSOR
         return WEAK
 
@@ -273,9 +302,11 @@ class Tensors:
                 env[star.name.value] = VALUE
         collector = _Assignments()
         walk(fn.body, collector.enter, lambda node: None)
-        # a parameter the body uses as a tensor (`x.shape`, `x.view(...)`) is one
+        # a parameter the body uses as a tensor (`x.shape`, `x.view(...)`) is one; so is an optional
+        # parameter (`mask=None`, `Optional[Tensor]`) used that way
+        optional = {p.name.value for p in ordered + list(params.kwonly_params) if _optional_param(p)}
         for name in collector.evidence:
-            if env.get(name) == WEAK:
+            if env.get(name) == WEAK or (env.get(name) == UNKNOWN and name in optional):
                 env[name] = TENSOR
         for name, values in collector.values.items():
             if name in env and isinstance(env[name], str):
@@ -365,9 +396,14 @@ class Tensors:
                     self._self_tensor_attrs.update(info.registered)
                     for a, ctors in info.attrs.items():
                         q = [project.by_path[p].qualify(x) for x in ctors]
-                        if q and (q[0] in TENSOR_CTORS or (q[0].startswith("torch.") and q[0][6:7].islower()
-                                                          and q[0] not in TORCH_VALUE_FUNCS)):
+                        if q and (q[0] in TENSOR_CTORS or
+                                  (q[0].startswith("torch.") and self._torch_call(q[0]) == TENSOR)):
                             self._self_tensor_attrs.add(a)
+                # a subclass of nn.Linear / nn.Conv2d / nn.LayerNorm ... inherits its parameters
+                for base in project.external_bases(ix.path, cls):
+                    head, _, last = base.rpartition(".")
+                    if head.startswith("torch.nn") and last in PARAMETRISED_LAYERS:
+                        self._self_tensor_attrs.update(INHERITED_PARAMS)
         return TENSOR if attr in self._self_tensor_attrs else UNKNOWN
 
     def _submodule(self, attr: str) -> bool:
@@ -456,6 +492,9 @@ class Tensors:
                     return TENSOR
                 return WEAK if any(self._kind(a.value) == TENSOR for a in node.args) else UNKNOWN
             base = self._kind(recv)
+            if isinstance(recv, cst.Comparison) and method in EVIDENCE_METHODS and not \
+                    any(isinstance(c.operator, (cst.Is, cst.IsNot, cst.In, cst.NotIn)) for c in recv.comparisons):
+                base = TENSOR           # `(mask == 0).all()`: a Python bool has no .all(); this is a tensor
             if method in VALUE_METHODS and not (method == "type" and node.args):   # x.type(torch.half)
                 return VALUE if base in (TENSOR, WEAK) else UNKNOWN
             if base == TENSOR:
@@ -467,7 +506,7 @@ class Tensors:
         if q is None or (q not in VALUE_BUILTINS and not q.startswith("torch.") and q not in ("abs", "max", "min")):
             # an unknown callable fed a tensor (a submodule held in a local, a project helper) probably
             # returns one
-            return WEAK if any(self._kind(a.value) == TENSOR for a in node.args) else UNKNOWN
+            return WEAK if any(self._kind(a.value) in (TENSOR, WEAK) for a in node.args) else UNKNOWN
         if q.startswith("torch."):
             return self._torch_call(q)
         if q in VALUE_BUILTINS:
@@ -488,6 +527,14 @@ class Tensors:
             return TENSOR            # torch.cat, torch.where, torch.isnan, ...
         # torch.nn.Linear(...), torch.cuda.*, torch.distributed.*, torch._C.*, torch.Generator(...): not known
         return UNKNOWN
+
+
+def _optional_param(p: cst.Param) -> bool:
+    """`mask=None` (unannotated) or `mask: Optional[...] = ...` / `mask: Tensor | None`."""
+    if p.annotation is not None:
+        text = cst.Module([]).code_for_node(p.annotation.annotation)
+        return "Optional" in text or "None" in text
+    return isinstance(p.default, cst.Name) and p.default.value == "None"
 
 
 class _Assignments:

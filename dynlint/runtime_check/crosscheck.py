@@ -161,8 +161,21 @@ def unpredicted_breaks(items: Sequence[Tuple[ExampleResult, GraphBreak]]) -> Lis
     return findings
 
 
+_AUTOMATIC_DYNAMIC = ("size mismatch", "stride mismatch")
+
+
+def _expected_shape_recompile(rc: Recompile, all_items: Sequence[Tuple[ExampleResult, Recompile]]) -> bool:
+    """A first recompile on a changed tensor size or stride is how Dynamo's automatic dynamic shapes work
+    (it then compiles a dynamic graph): expected, not a hazard. Repeated ones are reported."""
+    if not rc.reason or not all(any(k in g.guard for k in _AUTOMATIC_DYNAMIC) for g in rc.failures):
+        return False
+    same = [x for _, x in all_items if (x.function, x.path, x.span) == (rc.function, rc.path, rc.span)]
+    return len(same) <= 1
+
+
 def unpredicted_recompiles(items: Sequence[Tuple[ExampleResult, Recompile]]) -> List[Finding]:
     grouped: Dict[Tuple[str, int, str, str], List[Tuple[ExampleResult, Recompile]]] = {}
+    items = [(r, rc) for r, rc in items if not _expected_shape_recompile(rc, items)]
     for r, rc in items:
         guard = next((g for g in rc.failures if g.path and g.line and not os.path.isabs(g.path)), None)
         if guard is not None:

@@ -16,8 +16,9 @@ def example(fn: Optional[Callable] = None, *, name: Optional[str] = None, rtol: 
     Usage: ``@dynlint.example`` or ``@dynlint.example(name="mlp", rtol=1e-3)``.
 
     - callable: a function or an ``nn.Module``; it is compiled with ``torch.compile``.
-    - each args tuple is one call; several tuples exercise recompiles (batch 8, then 16, ...). An element
-      that is a dict is passed as keyword arguments, any other non-tuple as the single positional argument.
+    - each element of the list is one call; several exercise recompiles (batch 8, then 16, ...). A tuple
+      or list holds the positional arguments, a dict the keyword arguments; anything else is the single
+      positional argument. The factory runs twice (seeded alike): once for eager, once for compiled.
     - the factory may instead return ``{"fn": callable, "inputs": [args_tuple, ...]}``.
     - a factory that takes a ``device`` parameter receives ``"cpu"`` or ``"cuda"``; otherwise dynlint moves
       the returned module and the tensors among the inputs to that device.

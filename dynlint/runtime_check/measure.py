@@ -41,6 +41,8 @@ def build_target(factory: Callable, device: str) -> Target:
     else:
         raise TypeError("an example factory must return (callable, [args_tuple, ...]) or "
                         f"{{'fn': callable, 'inputs': [...]}}, not {type(made).__name__}")
+    from dynlint.compiler.compat import unwrap_compiled
+    fn = unwrap_compiled(fn)
     if not callable(fn):
         raise TypeError(f"the example's callable is a {type(fn).__name__}, which cannot be called")
     if not isinstance(inputs, (list, tuple)) or not inputs:
@@ -113,19 +115,26 @@ class Timer:
         self.sync()
         return time.perf_counter() - start
 
-    def steady_ms(self, run: Callable[[], object], budget_s: float) -> float:
-        """Median of repeated calls after one warm-up; stops once `budget_s` is spent (at least 3 calls,
-        unless single calls are so slow that twice the budget passes first)."""
-        run()
+    def steady_ms(self, eager: Callable[[], object], compiled: Callable[[], object],
+                  budget_s: float) -> Tuple[float, float]:
+        """Median steady-state milliseconds of (eager, compiled), after one warm-up call each.
+
+        The two alternate call by call, so that load from other processes (a shared CPU, another worker)
+        hits both alike and the speedup stays meaningful. Stops once `budget_s` is spent: at least 3 pairs,
+        unless single calls are so slow that twice the budget passes first.
+        """
+        eager()
+        compiled()
         self.sync()
-        times: List[float] = []
+        times: Tuple[List[float], List[float]] = ([], [])
         start = time.perf_counter()
-        while len(times) < MAX_REPEATS:
-            times.append(self._one_ms(run))
+        while len(times[0]) < MAX_REPEATS:
+            times[0].append(self._one_ms(eager))
+            times[1].append(self._one_ms(compiled))
             spent = time.perf_counter() - start
-            if spent > budget_s and (len(times) >= MIN_REPEATS or spent > 2 * budget_s):
+            if spent > budget_s and (len(times[0]) >= MIN_REPEATS or spent > 2 * budget_s):
                 break
-        return statistics.median(times)
+        return statistics.median(times[0]), statistics.median(times[1])
 
     def _one_ms(self, run: Callable[[], object]) -> float:
         if self.cuda:

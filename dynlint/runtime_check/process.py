@@ -10,11 +10,16 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from dataclasses import dataclass
-from typing import Dict, Optional, Sequence
+from typing import Dict, Optional, Sequence, Set
 
 LOG_TAIL_BYTES = 4000
+# Workers run in their own sessions, so Ctrl-C in the terminal does not reach them: the parent kills
+# whatever is still running when it is interrupted (kill_running).
+_RUNNING: Set[subprocess.Popen] = set()
+_RUNNING_LOCK = threading.Lock()
 
 
 @dataclass(frozen=True)
@@ -41,6 +46,8 @@ def run_isolated(cmd: Sequence[str], *, env: Dict[str, str], timeout: float, log
     with open(log_path, "wb") as log:
         proc = subprocess.Popen(list(cmd), stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
                                 env=env, cwd=cwd, **_new_group())
+    with _RUNNING_LOCK:
+        _RUNNING.add(proc)
     timed_out = False
     try:
         proc.wait(timeout)
@@ -50,7 +57,17 @@ def run_isolated(cmd: Sequence[str], *, env: Dict[str, str], timeout: float, log
         # Always, not only on timeout: the worker's children (user helpers, compile pools) die with it.
         _kill_group(proc)
         proc.wait()
+        with _RUNNING_LOCK:
+            _RUNNING.discard(proc)
     return ProcessOutcome(proc.returncode, timed_out, time.perf_counter() - start, read_tail(log_path))
+
+
+def kill_running() -> None:
+    """Kill the process groups of every worker still running (the parent was interrupted)."""
+    with _RUNNING_LOCK:
+        running = list(_RUNNING)
+    for proc in running:
+        _kill_group(proc)
 
 
 def read_tail(path: str, size: int = LOG_TAIL_BYTES) -> str:

@@ -78,7 +78,7 @@ def render_table(results: Tuple[ExampleResult, ...]) -> str:
 
 def _row(r: ExampleResult) -> Tuple[str, ...]:
     label = r.name if not r.function or r.function == r.name else f"{r.name} ({r.function})"
-    reached_compile = r.phase in ("compare", "timing", "done")
+    reached_compile = r.phase in ("compiled", "compare", "timing", "done")   # partial counts when it failed there
     agreement = {"match": "ok", "mismatch": "MISMATCH"}.get(r.agreement.status, "-")
     return (
         _clip(label, 48),

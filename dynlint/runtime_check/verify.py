@@ -13,13 +13,13 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Iterable, Optional, Sequence, Tuple
+from typing import Callable, Iterable, Optional, Sequence, Tuple
 
 import dynlint
 from dynlint.linter.finding import Finding
 from dynlint.runtime_check.crosscheck import cross_check
 from dynlint.runtime_check.discover import DEFAULT_GLOBS, ExampleSpec, discover
-from dynlint.runtime_check.process import ProcessOutcome, run_isolated
+from dynlint.runtime_check.process import ProcessOutcome, kill_running, run_isolated
 from dynlint.runtime_check.report import VerifyReport
 from dynlint.runtime_check.results import ExampleResult
 from dynlint.runtime_check.schedule import Slot, plan_slots, run_on_slots
@@ -35,15 +35,18 @@ class VerifyUnavailable(RuntimeError):
 
 def run_verify(project_root: Path, example_globs: Sequence[str] = DEFAULT_GLOBS, device: str = "auto",
                timeout: float = 120, static_findings: Iterable[Finding] = (), *, jobs: Optional[int] = None,
-               passes: Sequence[str] = (), time_budget_s: float = 0.5,
-               python: str = sys.executable) -> VerifyReport:
+               passes: Sequence[str] = (), time_budget_s: float = 1.0,
+               python: str = sys.executable, progress: Optional[Callable[[str, int, int], None]] = None,
+               ) -> VerifyReport:
     """Compile every `@dynlint.example` under project_root and cross-check `static_findings` against it.
 
     device: "auto" (CUDA when a GPU is visible), "cpu" or "cuda". With several GPUs one worker runs per
     GPU at a time; on CPU `jobs` workers (default 1, so that timings are not disturbed).
     timeout: seconds per example (an example's own @dynlint.example(timeout=...) wins).
     passes: graph passes for dynlint's backend, by name (see dynlint.compiler.PASSES); none by default.
-    time_budget_s: about how long each steady-state timing (eager, compiled) may take.
+    time_budget_s: about how long the steady-state timing (eager and compiled calls alternating) may take.
+    progress: optional `progress(example name, examples done, examples)`, called as each example starts
+    and ends (dynlint.linter.progress draws it).
     Raises VerifyUnavailable when torch cannot be imported or the device is not there.
     """
     if device not in DEVICES:
@@ -51,15 +54,23 @@ def run_verify(project_root: Path, example_globs: Sequence[str] = DEFAULT_GLOBS,
     start = time.perf_counter()
     root = Path(project_root).resolve()
     resolved, cuda_count = resolve_device(device, python)
-    slots = plan_slots(resolved, cuda_count, jobs, os.environ.get("CUDA_VISIBLE_DEVICES"))
+    slots = plan_slots(resolved, cuda_count, jobs, os.environ.get("CUDA_VISIBLE_DEVICES"), os.cpu_count() or 1)
     specs = discover(root, list(example_globs) or DEFAULT_GLOBS)
     with tempfile.TemporaryDirectory(prefix="dynlint-verify-") as tmp:
+        finished: list = []              # list.append is atomic: slots run in threads
+
         def run_one(item: Tuple[int, ExampleSpec], slot: Slot) -> ExampleResult:
             index, spec = item
-            return run_example(spec, slot, root, Path(tmp) / str(index), timeout=spec.timeout or timeout,
-                               passes=passes, time_budget_s=time_budget_s, python=python)
+            if progress:
+                progress(spec.name, len(finished), len(specs))
+            result = run_example(spec, slot, root, Path(tmp) / str(index), timeout=spec.timeout or timeout,
+                                 passes=passes, time_budget_s=time_budget_s, python=python)
+            finished.append(spec.name)
+            if progress:
+                progress(spec.name, len(finished), len(specs))
+            return result
 
-        results = run_on_slots(list(enumerate(specs)), slots, run_one)
+        results = run_on_slots(list(enumerate(specs)), slots, run_one, on_interrupt=kill_running)
     findings = cross_check(list(static_findings), results)
     return VerifyReport(project_root=str(root), device=resolved, examples=tuple(results),
                         findings=tuple(findings), wall_s=time.perf_counter() - start)
@@ -88,7 +99,7 @@ def resolve_device(device: str, python: str = sys.executable) -> Tuple[str, int]
 
 
 def run_example(spec: ExampleSpec, slot: Slot, root: Path, work: Path, *, timeout: float,
-                passes: Sequence[str] = (), time_budget_s: float = 0.5, python: str = sys.executable) -> ExampleResult:
+                passes: Sequence[str] = (), time_budget_s: float = 1.0, python: str = sys.executable) -> ExampleResult:
     """Run one example in a fresh worker process and turn whatever happened into an ExampleResult."""
     base = ExampleResult(name=spec.name, path=spec.path, line=spec.line, factory=spec.factory, outcome="error",
                          slot=slot.label)

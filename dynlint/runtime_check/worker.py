@@ -62,12 +62,7 @@ class Worker:
         import torch
 
         from dynlint.compiler import compat
-        from dynlint.compiler.backend import DynlintBackend
-        from dynlint.compiler.capture import Collector
-        from dynlint.compiler.passes import make_passes
-        from dynlint.runtime_check.compare import compare_outputs, snapshot
-        from dynlint.runtime_check.coverage import LineRecorder
-        from dynlint.runtime_check.measure import Timer, build_target, code_of, invoke, qualname_of
+        from dynlint.runtime_check.measure import Timer, build_target, code_of, qualname_of
 
         cuda = device == "cuda"
         self.fields.update(
@@ -81,46 +76,67 @@ class Worker:
         options = dict(getattr(factory, "__dynlint_example__", {}))
 
         self.phase("build")
-        eager, compiled_target = build_target(factory, device), build_target(factory, device)
+        eager, target = build_target(factory, device), build_target(factory, device)
         code = code_of(eager.fn)
         self.fields.update(function=qualname_of(eager.fn), calls=len(eager.calls))
         if code is not None:
             self.fields.update(function_path=self.users.relpath(code.co_filename), function_line=code.co_firstlineno)
 
-        self.phase("eager")
         timer = Timer(cuda)
+        self.phase("eager")
+        eager_outputs, eager_s = self.run_eager(eager, timer)
+        self.phase("compiled")
+        self.run_compiled(target, eager, eager_outputs, eager_s, timer, options)
+        self.fields.update(outcome="ok", phase="done", message="")
+
+    def run_eager(self, eager, timer):
+        """Each call once with line recording (outputs kept for the comparison), then once more timed."""
+        from dynlint.runtime_check.compare import snapshot
+        from dynlint.runtime_check.coverage import LineRecorder
+        from dynlint.runtime_check.measure import invoke
+
         self.recorder = LineRecorder(self.users)
         with self.recorder:
-            eager_outputs = [snapshot(invoke(eager.fn, call, i)) for i, call in enumerate(eager.calls)]
+            outputs = [snapshot(invoke(eager.fn, call, i)) for i, call in enumerate(eager.calls)]
         self.fields["executed"] = self.recorder.by_file(self.users.relpath)
-        eager_s = [timer.once_s(lambda: invoke(eager.fn, call, i)) for i, call in enumerate(eager.calls)]
+        seconds = [timer.once_s(lambda: invoke(eager.fn, call, i)) for i, call in enumerate(eager.calls)]
+        return outputs, seconds
 
-        self.phase("compiled")
+    def run_compiled(self, target, eager, eager_outputs, eager_s, timer, options) -> None:
+        """Compile and call each call once (compile time = first call - eager call), compare, time."""
+        import torch
+
+        from dynlint.compiler.backend import DynlintBackend
+        from dynlint.compiler.capture import Collector
+        from dynlint.compiler.passes import make_passes
+        from dynlint.runtime_check.compare import compare_outputs, snapshot
+        from dynlint.runtime_check.measure import invoke
+
         self.backend = DynlintBackend(self.users, passes=make_passes(self.request.get("passes", ())))
         self.collector = Collector(self.users)
-        with self.collector:
-            compiled = torch.compile(compiled_target.fn, backend=self.backend)
-            compiled_outputs, compile_s = [], 0.0
-            for i, call in enumerate(compiled_target.calls):
+        with self.collector:                     # kept open while timing: those calls may recompile too
+            compiled = torch.compile(target.fn, backend=self.backend)
+            outputs, compile_s = [], 0.0
+            for i, call in enumerate(target.calls):
                 out = []
                 first_s = timer.once_s(lambda: out.append(invoke(compiled, call, i)))
-                compiled_outputs.append(snapshot(out[0]))
+                outputs.append(snapshot(out[0]))
                 compile_s += max(0.0, first_s - eager_s[i])
             self.fields["compile_s"] = compile_s
             self.record_compilation()
 
             self.phase("compare")
-            self.fields["agreement"] = compare_outputs(eager_outputs, compiled_outputs, options.get("rtol"),
-                                                       options.get("atol"))
+            self.fields["agreement"] = compare_outputs(eager_outputs, outputs, options.get("rtol"), options.get("atol"))
+
             self.phase("timing")
-            budget = float(self.request.get("time_budget_s", 0.5))
-            first_eager, first_compiled = eager.calls[0], compiled_target.calls[0]
-            self.fields["eager_ms"] = timer.steady_ms(lambda: invoke(eager.fn, first_eager, 0), budget)
-            self.fields["compiled_ms"] = timer.steady_ms(lambda: invoke(compiled, first_compiled, 0), budget)
-            self.fields["eager_peak_mem_bytes"] = timer.peak_bytes(lambda: invoke(eager.fn, first_eager, 0))
-            self.fields["compiled_peak_mem_bytes"] = timer.peak_bytes(lambda: invoke(compiled, first_compiled, 0))
-        self.record_compilation()                        # timing calls may have recompiled
-        self.fields.update(outcome="ok", phase="done", message="")
+            e, c = eager.calls[0], target.calls[0]
+            # Not seeded: torch.manual_seed costs ~0.1 ms, as much as a small compiled call.
+            self.fields["eager_ms"], self.fields["compiled_ms"] = timer.steady_ms(
+                lambda: eager.fn(*e.args, **e.kwargs), lambda: compiled(*c.args, **c.kwargs),
+                float(self.request.get("time_budget_s", 1.0)))
+            self.fields["eager_peak_mem_bytes"] = timer.peak_bytes(lambda: eager.fn(*e.args, **e.kwargs))
+            self.fields["compiled_peak_mem_bytes"] = timer.peak_bytes(lambda: compiled(*c.args, **c.kwargs))
+        self.record_compilation()
 
     def record_compilation(self) -> None:
         """Copy what the backend and the collector saw so far into the result, paths made relative."""

@@ -57,7 +57,7 @@ class TinyGPT(nn.Module):
         self.calls += 1                     # an int attribute: every call recompiles
         x = self.embed(tokens)
         cos, sin = self.rope(tokens.shape[1])
-        mask = torch.triu(torch.ones(tokens.shape[1], tokens.shape[1], dtype=torch.bool), 1)
+        mask = torch.triu(torch.ones(tokens.shape[1], tokens.shape[1], dtype=torch.bool, device=tokens.device), 1)
         for block in self.blocks:
             x = block(x, cos, sin, mask)
         logits = self.head(self.norm(x))

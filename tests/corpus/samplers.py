@@ -1,0 +1,65 @@
+"""Token samplers: temperature, top-k, top-p, and a noisy exploration step."""
+import random
+
+import numpy as np
+import torch
+
+
+@torch.compile
+def sample_top_k(logits, k: int = 3, temperature: float = 1.0):
+    if temperature == 0.0:  # ok
+        return logits.argmax(-1)
+    logits = logits / temperature
+    top, idx = logits.topk(k, dim=-1)  # ok
+    probs = top.softmax(-1)
+    choice = torch.multinomial(probs, 1)
+    return idx.gather(-1, choice).squeeze(-1)
+
+
+@torch.compile
+def sample_top_p(logits, p: float = 0.9):
+    sorted_logits, order = logits.sort(dim=-1, descending=True)
+    cum = sorted_logits.softmax(-1).cumsum(-1)
+    remove = cum - sorted_logits.softmax(-1) > p
+    sorted_logits = sorted_logits.masked_fill(remove, float("-inf"))  # ok
+    choice = torch.multinomial(sorted_logits.softmax(-1), 1)
+    return order.gather(-1, choice).squeeze(-1)
+
+
+@torch.compile
+def epsilon_greedy(q_values, epsilon: float = 0.1):
+    if random.random() < epsilon:  # expect: DYN308
+        return torch.randint(0, q_values.shape[-1], q_values.shape[:-1])
+    return q_values.argmax(-1)
+
+
+@torch.compile
+def noisy_logits(logits):
+    jitter = np.random.uniform(0.9, 1.1)  # expect: DYN405
+    noise = torch.from_numpy(np.random.randn(*logits.shape)).to(logits.dtype)  # ok
+    return logits * jitter + 0.01 * noise
+
+
+@torch.compile
+def reproducible_sample(logits, seed: int = 0):
+    torch.manual_seed(seed)  # expect: DYN317
+    return torch.multinomial(logits.softmax(-1), 1)
+
+
+@torch.compile
+def gumbel_sample(logits):
+    u = torch.rand_like(logits).clamp(1e-9, 1 - 1e-9)  # ok
+    shift = random.randint(0, 2)  # ok
+    return (logits - torch.log(-torch.log(u))).argmax(-1) + shift
+
+
+def __dynlint_calls__():
+    torch.manual_seed(0)
+    random.seed(0)
+    logits = torch.randn(2, 10)
+    sample_top_k(logits)
+    sample_top_p(logits)
+    epsilon_greedy(logits)
+    noisy_logits(logits)
+    reproducible_sample(logits)
+    gumbel_sample(logits)
