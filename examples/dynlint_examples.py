@@ -2,7 +2,7 @@
 import torch
 
 import dynlint
-from tinygpt.layers import RMSNorm, apply_rope
+from tinygpt.layers import RMSNorm, apply_rope, bias_gelu
 from tinygpt.model import GPTConfig, TinyGPT
 
 
@@ -27,6 +27,16 @@ def rmsnorm_batches():
     torch.manual_seed(0)
     norm = RMSNorm(256)
     return norm, [(torch.randn(8, 128, 256),), (torch.randn(16, 128, 256),)]
+
+
+@dynlint.example
+def pointwise_gelu(device="cpu"):
+    """Pointwise-heavy: where compiling pays most (one fused kernel instead of nine)."""
+    n = 8192 if device.startswith("cuda") else 1024
+    torch.manual_seed(0)
+    x = torch.randn(n, n, device=device)
+    bias = torch.randn(n, device=device)
+    return bias_gelu, [(x, bias)]
 
 
 @dynlint.example

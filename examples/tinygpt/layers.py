@@ -76,3 +76,9 @@ class MoE(nn.Module):
             rows = torch.nonzero(choice == i, as_tuple=True)
             out[rows] = expert(x[rows])
         return out
+
+
+def bias_gelu(x, bias):
+    """The tanh GELU after a bias add: a chain of pointwise ops Inductor fuses into one kernel."""
+    y = x + bias
+    return y * 0.5 * (1.0 + torch.tanh(0.7978845608 * (y + 0.044715 * y * y * y)))

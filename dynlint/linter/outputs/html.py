@@ -22,7 +22,7 @@ _BACKQUOTED = re.compile(r"`([^`\n]+)`")
 
 
 def _e(value) -> str:
-    return html.escape("" if value is None else str(value), quote=True)
+    return "" if value is None else str(value)
 
 
 def _rich(text) -> str:
