@@ -51,11 +51,15 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--device", default="cuda")
     ap.add_argument("--json", type=Path)
+    ap.add_argument("--report", type=Path, help="reuse the JSON of a `dynlint check examples/ --verify` run")
     args = ap.parse_args()
-    out = subprocess.run([sys.executable, "-m", "dynlint", "check", str(EXAMPLES), "--verify", "--device",
-                          args.device, "--format", "json", "--exit-zero", "--no-cache"],
-                         capture_output=True, text=True, cwd=ROOT)
-    doc = json.loads(out.stdout)
+    if args.report:
+        doc = json.loads(args.report.read_text())
+    else:
+        out = subprocess.run([sys.executable, "-m", "dynlint", "check", str(EXAMPLES), "--verify", "--device",
+                              args.device, "--format", "json", "--exit-zero", "--no-cache"],
+                             capture_output=True, text=True, cwd=ROOT)
+        doc = json.loads(out.stdout)
     ex = next(e for e in doc["verify"]["examples"] if e["name"] == "pointwise_gelu")
     eager, comp = standalone(args.device)
     ours, theirs = ex["speedup"], eager / comp

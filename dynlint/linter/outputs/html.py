@@ -22,7 +22,7 @@ _BACKQUOTED = re.compile(r"`([^`\n]+)`")
 
 
 def _e(value) -> str:
-    return "" if value is None else str(value)
+    return html.escape("" if value is None else str(value), quote=True)
 
 
 def _rich(text) -> str:
@@ -701,7 +701,7 @@ document.querySelectorAll('table.sortable').forEach(function (table) {
         if (x === '' || y === '') { return (x === '') - (y === ''); }
         var nx = Number(x), ny = Number(y);
         var c = (isNaN(nx) || isNaN(ny)) ? x.localeCompare(y) : nx - ny;
-        return asc ? c : -c;
+        return c;
       });
       rows.forEach(function (r) { body.appendChild(r); });
     });
