@@ -7,6 +7,7 @@ paths or Dynamo's logs goes through `_e` (html.escape). Source snippets are read
 """
 from __future__ import annotations
 
+import functools
 import html
 import math
 import re
@@ -83,6 +84,7 @@ def family_of(code: str) -> str:
     return FAMILIES.get(code[3:4], "other")
 
 
+@functools.lru_cache(maxsize=None)
 def doc_url(code: str) -> Optional[str]:
     """The rule's section of docs/rules.md, or None for codes without one (DYN0xx, DYN9xx)."""
     rule = _rules().get(code)
@@ -193,8 +195,8 @@ class _Page:
             codes = Counter(f["code"] for f in group)
             chips = " ".join(self._code_link(c, f"{c} ×{n}") for c, n in sorted(codes.items()))
             rows.append(f'<div class="famrow"><div class="famname"><b>{_e(prefix)}xx</b> {_e(family_of(prefix + "00"))}'
-                        f'</div><div class="bar">{segs}</div><div class="famcount">{len(group)}</div>'
-                        f'<div class="famcodes">{chips}</div></div>')
+                        f'</div><div class="famcodes">{chips}</div><div class="bar">{segs}</div>'
+                        f'<div class="famcount">{len(group)}</div></div>')
         legend = ""
         if self.verify:
             legend = '<div class="legend">' + "".join(
@@ -553,24 +555,35 @@ def scatter_chart(examples: Sequence[dict]) -> str:
     parts.append(f'<text class="axisname" x="{left + pw / 2:.1f}" y="{height - 6}" text-anchor="middle">'
                  f'compile time (s)</text><text class="axisname" transform="translate(14 {top + ph / 2:.1f}) '
                  f'rotate(-90)" text-anchor="middle">speedup</text>')
-    placed: List[Tuple[float, float, float, float]] = []
-    for x in sorted(examples, key=lambda e: (e.get("compile_s") or 0)):
+    points = [(x, sx(x.get("compile_s") or 0), sy(x["speedup"])) for x in examples]
+    taken = [(px - 7, py - 7, 14, 14) for _, px, py in points]        # label boxes may not cover any point
+    for x, px, py in points:
         s, name = x["speedup"], _clip(x.get("name", ""), 24)
-        px, py = sx(x.get("compile_s") or 0), sy(s)
-        w = 6.6 * len(name)
-        anchor_right = px + 10 + w > left + pw
-        lx = px - 10 - w if anchor_right else px + 10
-        ly = py + 4
-        for _ in range(8):            # nudge the label down until it clears the labels already placed
-            if not any(abs(ly - oy) < 14 and lx < ox + ow and ox < lx + w for ox, oy, ow, _ in placed):
-                break
-            ly += 14
-        placed.append((lx, ly, w, 14))
+        lx, ly = _place_label(px, py, 6.6 * len(name), taken, (left, top, width - 4, top + ph))
         parts.append(f'<g><title>{_e(x.get("name", ""))}: compile {x.get("compile_s") or 0:.2f} s, {s:.2f}×</title>'
                      f'<circle class="{"up" if s >= 1 else "down"}" cx="{px:.1f}" cy="{py:.1f}" r="6"/>'
-                     f'<text class="label" x="{lx:.1f}" y="{ly:.1f}">{_e(name)}</text></g>')
+                     f'<text class="label" x="{lx:.1f}" y="{ly + 11:.1f}">{_e(name)}</text></g>')
     parts.append("</svg>")
     return "".join(parts)
+
+
+def _place_label(px: float, py: float, w: float, taken: List[Tuple[float, float, float, float]],
+                 bounds: Tuple[float, float, float, float]) -> Tuple[float, float]:
+    """Top-left corner for a w x 14 label near the point (px, py): the first spot beside, above or below it
+    that stays inside bounds and clears every box in `taken` (which it then joins)."""
+    h = 14
+    spots = [(px + 10, py - h / 2), (px - 10 - w, py - h / 2), (px + 6, py - h - 6), (px - 6 - w, py - h - 6),
+             (px + 6, py + 6), (px - 6 - w, py + 6), (px - w / 2, py - h - 9), (px - w / 2, py + 9)]
+    spots += [(sx_, sy_ + dy) for dy in (-28, 28, -42, 42) for sx_, sy_ in spots[:2]]
+
+    def fits(lx: float, ly: float) -> bool:
+        inside = bounds[0] <= lx and lx + w <= bounds[2] and bounds[1] - 8 <= ly and ly + h <= bounds[3] + 8
+        return inside and not any(lx < ox + ow and ox < lx + w and ly < oy + oh and oy < ly + h
+                                  for ox, oy, ow, oh in taken)
+
+    lx, ly = next((spot for spot in spots if fits(*spot)), spots[0])
+    taken.append((lx, ly, w, h))
+    return lx, ly
 
 
 LOGO = ('<svg class="logo" viewBox="0 0 32 32" aria-hidden="true"><rect width="32" height="32" rx="8" fill="#ee4c2c"/>'
@@ -610,13 +623,13 @@ overflow:hidden}
 .stat.good:before{background:var(--up)}.stat.bad:before{background:var(--down)}.stat.warn:before{background:#f59f00}
 .stat.confirmed:before{background:var(--confirmed)}.stat.notobserved:before{background:var(--notobserved)}
 .stat.unverified:before{background:var(--unverified)}
-.famrow{display:grid;grid-template-columns:300px 1fr 40px;gap:4px 14px;align-items:center;padding:8px 0;
+.famrow{display:grid;grid-template-columns:290px 250px 1fr 36px;gap:4px 14px;align-items:center;padding:7px 0;
 border-top:1px solid var(--soft)}
 .famrow:first-child{border-top:0}
 .famname{font-size:13.5px}.famname b{font-family:ui-monospace,Menlo,monospace;font-weight:600;margin-right:4px}
 .bar{height:12px;background:var(--soft);border-radius:6px;overflow:hidden;display:flex}
 .famcount{text-align:right;font-weight:650;font-variant-numeric:tabular-nums}
-.famcodes{grid-column:1/4;display:flex;flex-wrap:wrap;gap:6px}
+.famcodes{display:flex;flex-wrap:wrap;gap:6px}
 .seg{display:inline-block;height:100%}.seg.confirmed{background:var(--confirmed)}
 .seg.notobserved{background:var(--notobserved)}.seg.unverified{background:var(--unverified)}
 .seg.static{background:var(--static)}.seg.other{background:#868e96}
@@ -645,7 +658,7 @@ td.num{text-align:right;white-space:nowrap}td.hot{color:#c2410c;font-weight:650}
 .badge{border-radius:999px;padding:1px 9px;font-size:12px;font-weight:600;background:#fde8e8;color:#b42318}
 .badge.ok{background:#e6f6ec;color:#1a7f43}
 .grid2{display:grid;grid-template-columns:1fr 1fr;gap:20px}
-@media (max-width:900px){.grid2{grid-template-columns:1fr}.famrow{grid-template-columns:1fr 1fr 40px}}
+@media (max-width:900px){.grid2{grid-template-columns:1fr}.famrow{grid-template-columns:1fr 1fr}}
 svg.chart{width:100%;height:auto;display:block}
 svg .grid{stroke:#eceff3;stroke-width:1}svg .axis1{stroke:#868e96;stroke-width:1.2;stroke-dasharray:4 3}
 svg .tick{fill:#7b8494;font-size:11px}svg .label{fill:#343a40;font-size:12px}
@@ -701,7 +714,7 @@ document.querySelectorAll('table.sortable').forEach(function (table) {
         if (x === '' || y === '') { return (x === '') - (y === ''); }
         var nx = Number(x), ny = Number(y);
         var c = (isNaN(nx) || isNaN(ny)) ? x.localeCompare(y) : nx - ny;
-        return c;
+        return asc ? c : -c;
       });
       rows.forEach(function (r) { body.appendChild(r); });
     });
