@@ -8,7 +8,6 @@ import shutil
 import subprocess
 import textwrap
 from html.parser import HTMLParser
-from pathlib import Path
 
 import pytest
 
@@ -232,6 +231,7 @@ def test_recompile_card_names_the_reason(verified):
     card = dom.find("section", id="recompiles").find("article")
     assert "tensor 'x' size mismatch at index 0. expected 8, actual 16" in card.text
     assert "batches" in card.text
+    assert "expected recompile" in card.text                  # one size change: automatic dynamic, no DYN902
 
 
 def test_findings_link_to_their_rule_docs(verified):

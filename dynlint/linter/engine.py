@@ -7,6 +7,7 @@ run in one walk over each unit; positions are computed per unit and shifted back
 from __future__ import annotations
 
 import ast
+import dataclasses
 import io
 import os
 import re
@@ -112,7 +113,7 @@ def _read(path: Path, max_bytes: Optional[int]) -> bytes:
         data = f.read(max_bytes + 1) if max_bytes else f.read()
     if max_bytes and len(data) > max_bytes:
         size = max(st.st_size, len(data)) / 2 ** 20
-        raise OSError(0, f"file too large ({size:.1f} MiB > {max_bytes / 2 ** 20:g} MiB limit; "
+        raise OSError(0, f"file too large ({size:.1f} MiB > {max_bytes / 2 ** 20:.3g} MiB limit; "
                          f"raise `max-file-size` in [tool.dynlint] or --max-file-size, 0 for no limit)")
     return data
 
@@ -203,13 +204,42 @@ def plan_units(sf: SourceFile, lines: List[str], region_quals: Set[str], site_li
     return units
 
 
+_LEADING_FF = re.compile(r"^[ \t]*\f[ \t\f]*", re.M)
+
+
+def _drop_form_feed_indents(unit: Unit) -> Tuple[Unit, Dict[int, int]]:
+    """Python ignores what precedes a form feed in a line's indentation (CPython resets the column to 0);
+    libcst counts it, and then rejects valid dedents. Cut it, and remember how many characters each (file)
+    line lost so that columns can be given back."""
+    shifts: Dict[int, int] = {}
+
+    def cut(m) -> str:
+        line = unit.text.count("\n", 0, m.start()) + unit.text.count("\r", 0, m.start()) - \
+            unit.text.count("\r\n", 0, m.start()) + 1 + unit.line_offset
+        kept = m.group(0).rsplit("\f", 1)[1]
+        shifts[line] = len(m.group(0)) - len(kept)
+        return kept
+
+    text = _LEADING_FF.sub(cut, unit.text)
+    return dataclasses.replace(unit, text=text), shifts
+
+
+def _shift_columns(f: Finding, shifts: Dict[int, int]) -> Finding:
+    col = f.column + shifts.get(f.line, 0)
+    end = f.end_column + shifts.get(f.end_line, 0) if f.end_line else f.end_column
+    return f.with_(column=col, end_column=end) if (col, end) != (f.column, f.end_column) else f
+
+
 def check_file(sf: SourceFile, rules: Sequence[Type], regions: Dict[str, Tuple[str, ...]], site_lines: Set[int],
                project: Optional[Project] = None, debug: bool = False) -> List[Finding]:
     """Run every rule over the region code (and site statements) of one file."""
     lines = source_lines(sf.text)
     findings: List[Finding] = []
     for unit in plan_units(sf, lines, set(regions), site_lines):
-        first, last = unit.line_offset + 1, unit.line_offset + unit.text.count("\n")
+        first, last = unit.line_offset + 1, unit.line_offset + len(source_lines(unit.text))
+        shifts: Dict[int, int] = {}
+        if "\f" in unit.text:
+            unit, shifts = _drop_form_feed_indents(unit)
         deep = [d for d in getattr(sf.index, "deep", ()) if first <= d[0] <= last]
         if deep:        # libcst's native parser would overflow its stack (a segfault), so do not call it
             line, n, what = deep[0]
@@ -226,7 +256,8 @@ def check_file(sf: SourceFile, rules: Sequence[Type], regions: Dict[str, Tuple[s
             findings.append(parse_error_finding(sf.path, "nesting too deep to parse", first))
             continue
         try:
-            findings += walk_unit(module, unit, sf, rules, regions, project, debug)
+            found = walk_unit(module, unit, sf, rules, regions, project, debug)
+            findings += [_shift_columns(f, shifts) for f in found] if shifts else found
         except RecursionError:      # the walk and the rules recurse over the tree: Python's stack limit
             findings.append(parse_error_finding(sf.path, "nesting too deep to analyse", first))
         except Exception as e:      # a bug outside any one rule: lose this unit, keep the rest of the file
@@ -359,7 +390,7 @@ def run(files: Iterable[Tuple[Path, str]], config: Config, rules: Sequence[Type]
                 pass
         todo.append((path, rel))
     step = _stepper(progress, "reading", len(files) - len(todo), len(files))
-    max_bytes = int(config.max_file_size * 2 ** 20) if config.max_file_size else None
+    max_bytes = round(config.max_file_size * 2 ** 20) if config.max_file_size else None
     for rel, stamp, _, sf in _map(_index_task, todo, jobs, (None, codes, debug, max_bytes), step):
         sources[rel] = sf
         if cache is not None and stamp[1] >= 0 and not sf.error:

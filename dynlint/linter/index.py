@@ -103,21 +103,20 @@ class ModuleIndex:
 
 
 def dotted_name(node: ast.AST) -> Optional[str]:
-    """`a.b.c` for Name/Attribute chains; `f()` marks a call at the end (`torch.compile(...)` -> `torch.compile()`)."""
-    if isinstance(node, ast.Call):
-        inner = dotted_name(node.func)
-        return inner + "()" if inner else None
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if isinstance(node, ast.Name):
-        parts.append(node.id)
-    elif isinstance(node, ast.Call) and dotted_name(node.func):
-        parts.append(dotted_name(node.func) + "()")      # super().forward, torch.compile(...)
-    else:
-        return None
-    return ".".join(reversed(parts))
+    """`a.b.c` for Name/Attribute chains; `f()` marks a call at the end (`torch.compile(...)` -> `torch.compile()`,
+    `super().forward`). A loop, not recursion: `f()()()...` thousands deep is legal Python."""
+    tail = []
+    while True:
+        if isinstance(node, ast.Call):
+            tail.append("()")
+            node = node.func
+        elif isinstance(node, ast.Attribute):
+            tail.append("." + node.attr)
+            node = node.value
+        elif isinstance(node, ast.Name):
+            return node.id + "".join(reversed(tail))
+        else:
+            return None
 
 
 def _resolve_relative(module: str, is_package: bool, level: int, name: Optional[str]) -> str:
@@ -163,10 +162,37 @@ class _Indexer(ast.NodeVisitor):
         if n > DEEP_LIMIT:
             self.ix.deep += ((node.lineno, n, "dotted name"),)
 
-    def visit_BoolOp(self, node: ast.BoolOp) -> None:
-        if len(node.values) > DEEP_LIMIT:
-            self.ix.deep += ((node.lineno, len(node.values), f"`{type(node.op).__name__.lower()}` chain"),)
-        self.generic_visit(node)
+    # ---- traversal: recursion only along statements (at most ~100 deep: Python's indentation limit) ----
+    def generic_visit(self, node: ast.AST) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.expr):
+                self._visit_expr(child)
+            else:
+                self.visit(child)
+
+    def _visit_expr(self, root: ast.expr) -> None:
+        """Expressions can nest ~3,000 deep (`a + a + ...`): walk them with an explicit stack, in the order
+        the recursive visitor would (pre-order). Only calls and `and`/`or` chains matter inside them."""
+        stack = [root]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, ast.Call):
+                self._call(node)
+            elif isinstance(node, ast.BoolOp) and len(node.values) > DEEP_LIMIT:
+                self.ix.deep += ((node.lineno, len(node.values), f"`{type(node.op).__name__.lower()}` chain"),)
+            stack.extend(reversed(list(ast.iter_child_nodes(node))))
+
+    def visit_If(self, node: ast.If) -> None:
+        while True:         # an elif chain is nested Ifs: follow it with a loop
+            self._visit_expr(node.test)
+            for stmt in node.body:
+                self.visit(stmt)
+            if len(node.orelse) == 1 and isinstance(node.orelse[0], ast.If):
+                node = node.orelse[0]
+                continue
+            for stmt in node.orelse:
+                self.visit(stmt)
+            return
 
     # ---- definitions ----
     def _qual(self, name: str) -> str:
@@ -262,7 +288,7 @@ class _Indexer(ast.NodeVisitor):
                         out.append(name)
         return out
 
-    def visit_Call(self, node: ast.Call) -> None:
+    def _call(self, node: ast.Call) -> None:
         name = dotted_name(node.func)
         site: Optional[CallSite] = None
         args = [dotted_name(a) or "" for a in node.args]
@@ -288,7 +314,6 @@ class _Indexer(ast.NodeVisitor):
                 cls.registered.append(node.args[0].value)
         if site:
             (self.func_stack[-1].calls if self.func_stack else self.ix.module_calls).append(site)
-        self.generic_visit(node)
 
 
 def build_index(tree: ast.Module, path: str, module: str, is_package: bool) -> ModuleIndex:

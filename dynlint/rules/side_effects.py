@@ -364,7 +364,6 @@ class MutableGlobalState(TorchRule):
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
         target = node.target
         if isinstance(target, cst.Name):
-            fn = self.ctx.function
             where = self._state(target.value)
             if where in ("global", "closure"):
                 self.report(node, expr=source_of(node), where=where)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from dynlint.rules.base import Example, register
-from dynlint.rules.common import TorchRule, call_args, source_of
+from dynlint.rules.common import TorchRule, source_of
 from dynlint.rules.names import DISABLE, strip_call
 from dynlint.rules.regions import is_disabled
 from dynlint.rules.side_effects import _NamedCallRule
