@@ -96,10 +96,13 @@ def test_unpredicted_break_becomes_dyn901_with_dynamo_text(report):
             assert props["examples"] == ("data_dependent_branch",) and props["gb_ids"][0].startswith("GB")
 
 
-def test_unpredicted_recompile_becomes_dyn902_at_the_function(report, examples):
+def test_first_shape_recompile_is_measured_but_not_a_finding(report, examples):
+    """Batch 128 then 256: Dynamo recompiles once and goes dynamic (automatic dynamic shapes). The
+    recompile is in the example's results, but it is expected behaviour, not a DYN902 finding."""
     pointwise = examples["pointwise"]
-    (f,) = at(report, pointwise.function_line, "DYN902")
-    assert f.name == "unpredicted-recompile" and "size mismatch at index 0" in f.message
+    (rc,) = pointwise.recompiles
+    assert "size mismatch at index 0" in rc.reason
+    assert at(report, pointwise.function_line, "DYN902") == []
 
 
 def test_output_mismatch_becomes_dyn903_at_the_example(report, examples):
@@ -183,6 +186,6 @@ def test_report_renders_and_serialises(report, tmp_path):
     assert d["summary"]["outcomes"]["ok"] == 7 and d["summary"]["codes"]["DYN903"] == 1
     written = write_missed_predictions(report, tmp_path / "missed.json")
     missed = json.loads((tmp_path / "missed.json").read_text())
-    assert written == len(missed["missed"]) >= 2 and missed["torch_version"]
+    assert written == len(missed["missed"]) >= 1 and missed["torch_version"]
     item = next(m for m in missed["missed"] if m["code"] == "DYN901")
     assert any(">" in s and ".item()" in s for s in item["source"]) and item["properties"]["explanation"]

@@ -14,6 +14,7 @@ import re
 import signal
 import stat
 import sys
+import time
 import tokenize
 import warnings
 from dataclasses import dataclass, field
@@ -279,17 +280,29 @@ _WORKER: dict = {}
 def _init_worker(project: Optional[Project], rule_codes, debug: bool, max_bytes: Optional[int] = None) -> None:
     from dynlint.rules.base import REGISTRY, all_rules
     all_rules()
-    _WORKER.update(project=project, rules=[REGISTRY[c] for c in rule_codes], debug=debug, max_bytes=max_bytes)
+    _WORKER.update(project=project, rules=[REGISTRY[c] for c in rule_codes], debug=debug, max_bytes=max_bytes,
+                   interrupted=False)
 
 
 def _init_pool_worker(*args) -> None:
-    # Ctrl-C reaches the whole process group: the parent alone handles it (exit 130) and stops the workers,
-    # which would otherwise each print a KeyboardInterrupt traceback.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # Ctrl-C (from the terminal, to the whole process group, or from the parent) must not interrupt a worker
+    # anywhere (mid-way through sending a result, it would leave the pool's pipe unreadable and the parent
+    # hanging at exit, and print a traceback): note it, finish the file at hand, then refuse the rest.
+    signal.signal(signal.SIGINT, _note_interrupt)
     _init_worker(*args)
 
 
+def _note_interrupt(signum, frame) -> None:
+    _WORKER["interrupted"] = True
+
+
+def _check_interrupted() -> None:
+    if _WORKER.get("interrupted"):
+        raise KeyboardInterrupt      # concurrent.futures sends it back as the chunk's result: clean framing
+
+
 def _index_task(item: Tuple[str, str]) -> Tuple[str, Tuple[int, int], str, SourceFile]:
+    _check_interrupted()
     path, rel = item
     p = Path(path)
     try:
@@ -307,6 +320,7 @@ def _index_task(item: Tuple[str, str]) -> Tuple[str, Tuple[int, int], str, Sourc
 
 
 def _check_task(item) -> Tuple[str, List[Finding]]:
+    _check_interrupted()
     path, sf, regions, sites = item
     w = _WORKER
     try:
@@ -336,13 +350,22 @@ def _map(fn, items: list, jobs: int, init_args, step=None):
     try:
         out = [_stepped(r, step) for r in pool.map(fn, items, chunksize=max(1, len(items) // (jobs * 8)))]
     except BaseException:
-        # Ctrl-C (or a worker that died): stop now rather than finish the queued work, leave nothing running
+        # Ctrl-C (or a worker that died): drop the queued work, let each worker finish its file and exit;
+        # terminate only one that does not (a kill mid-way through sending a result would hang us at exit).
         workers = list((getattr(pool, "_processes", None) or {}).values())
+        for w in workers:
+            try:
+                os.kill(w.pid, signal.SIGINT)
+            except (OSError, TypeError):
+                pass
         pool.shutdown(wait=False, cancel_futures=True)
+        deadline = time.monotonic() + 5
         for w in workers:
-            w.terminate()
+            w.join(max(0.0, deadline - time.monotonic()))
         for w in workers:
-            w.join(5)
+            if w.is_alive():
+                w.terminate()
+                w.join(1)
         raise
     pool.shutdown()
     return out

@@ -24,6 +24,7 @@ class CallSite:
     target: str          # dotted name, attribute name, or local name
     line: int
     args: List[str] = field(default_factory=list)   # dotted names of positional args (or "" if not a name)
+    kwargs: Dict[str, str] = field(default_factory=dict)   # keyword -> repr of a constant value
 
 
 @dataclass
@@ -292,21 +293,22 @@ class _Indexer(ast.NodeVisitor):
         name = dotted_name(node.func)
         site: Optional[CallSite] = None
         args = [dotted_name(a) or "" for a in node.args]
+        kwargs = {k.arg: repr(k.value.value) for k in node.keywords if k.arg and isinstance(k.value, ast.Constant)}
         if name:
             head, _, rest = name.partition(".")
             if head == "self" and rest:
-                site = CallSite("self", rest, node.lineno, args)
+                site = CallSite("self", rest, node.lineno, args, kwargs)
             elif head in self.loop_vars[-1] and not rest:
-                site = CallSite("self", self.loop_vars[-1][head][5:], node.lineno, args)
+                site = CallSite("self", self.loop_vars[-1][head][5:], node.lineno, args, kwargs)
             elif head == "super()" and rest:
-                site = CallSite("super", rest, node.lineno, args)
+                site = CallSite("super", rest, node.lineno, args, kwargs)
             else:
-                site = CallSite("name", name, node.lineno, args)
+                site = CallSite("name", name, node.lineno, args, kwargs)
         elif isinstance(node.func, ast.Subscript):
             # self.layers[i](x)
             base = dotted_name(node.func.value)
             if base and base.startswith("self.") and base.count(".") == 1:
-                site = CallSite("self", base[5:], node.lineno, args)
+                site = CallSite("self", base[5:], node.lineno, args, kwargs)
         if (name in ("self.register_buffer", "self.register_parameter") and node.args
                 and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)):
             cls = self._current_class()

@@ -48,8 +48,10 @@ def internal_error(path: str, where: str, exc: BaseException, debug: bool, line:
 class Context:
     """What rules may ask while the walk is at a node. One per unit."""
 
-    def __init__(self, unit: Unit, path: str, index, project, regions: Dict[str, Tuple[str, ...]]):
+    def __init__(self, unit: Unit, path: str, index, project, regions: Dict[str, Tuple[str, ...]],
+                 source: str = ""):
         self.unit = unit
+        self.source = source                        # the whole file's text
         self.path = path
         self.index = index
         self.project = project
@@ -238,7 +240,7 @@ class _Walker:
 
 def walk_unit(module: cst.Module, unit: Unit, sf, rule_classes: Sequence[Type], regions, project,
               debug: bool = False) -> List[Finding]:
-    ctx = Context(unit, sf.path, sf.index, project, regions)
+    ctx = Context(unit, sf.path, sf.index, project, regions, sf.text)
     ctx._wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
     rules = []
     for cls in rule_classes:

@@ -3,6 +3,10 @@
 COMPILE = frozenset({"torch.compile", "torch._dynamo.optimize"})
 DISABLE = frozenset({"torch.compiler.disable", "torch._dynamo.disable", "torch._disable_dynamo",
                      "torch._dynamo.eval_frame.disable"})
+# Functions Dynamo treats as one opaque op: their bodies are not traced.
+OPAQUE = frozenset({"torch.library.custom_op", "torch.library.register_fake", "torch.library.impl",
+                    "torch._dynamo.allow_in_graph", "torch.compiler.allow_in_graph", "torch.jit.script",
+                    "torch._library.custom_ops.custom_op"})
 MODULE_BASES = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module"})
 MODULE_CONTAINERS = frozenset({"torch.nn.ModuleList", "torch.nn.Sequential", "torch.nn.ModuleDict"})
 

@@ -12,7 +12,7 @@ from typing import Dict, List, Optional, Set, Tuple
 
 from dynlint.linter.index import CallSite, FunctionInfo, ModuleIndex
 from dynlint.linter.project import FuncRef, Project
-from dynlint.rules.names import COMPILE, DISABLE, is_module_base, strip_call
+from dynlint.rules.names import COMPILE, DISABLE, OPAQUE, is_module_base, strip_call
 
 MODES = ("auto", "explicit", "all")
 Chain = Tuple[str, ...]
@@ -23,7 +23,18 @@ def _is_compile(ix: ModuleIndex, dotted: str) -> bool:
 
 
 def is_disabled(ix: ModuleIndex, fn: FunctionInfo) -> bool:
+    """Marked `torch.compiler.disable`: Dynamo breaks the graph to call it and never traces it."""
     return any(ix.qualify(strip_call(d)) in DISABLE for d in fn.decorators)
+
+
+def is_opaque(ix: ModuleIndex, fn: FunctionInfo) -> bool:
+    """An op Dynamo puts in the graph whole (custom_op, its register_fake, allow_in_graph): body not traced."""
+    return any(ix.qualify(strip_call(d)) in OPAQUE or strip_call(d).endswith(".register_fake")
+               for d in fn.decorators)
+
+
+def not_traced(ix: ModuleIndex, fn: FunctionInfo) -> bool:
+    return is_disabled(ix, fn) or is_opaque(ix, fn)
 
 
 def is_module_class(project: Project, path: str, cls: str) -> bool:
@@ -83,7 +94,7 @@ def roots(project: Project, mode: str = "auto") -> Dict[FuncRef, Chain]:
     out: Dict[FuncRef, Chain] = {}
     for ix in project.by_path.values():
         for q, fn in ix.functions.items():
-            if is_disabled(ix, fn):
+            if not_traced(ix, fn):
                 continue
             decorated = any(_is_compile(ix, d) for d in fn.decorators)
             forward = (mode == "auto" and fn.cls and q == f"{fn.cls}.forward"
@@ -143,7 +154,7 @@ def find_regions(project: Project, mode: str = "auto") -> Dict[FuncRef, Chain]:
             if callee in regions:
                 continue
             cix = project.by_path[callee[0]]
-            if is_disabled(cix, cix.functions[callee[1]]):
+            if not_traced(cix, cix.functions[callee[1]]):
                 continue
             regions[callee] = regions[ref] + (callee[1],)
             queue.append(callee)

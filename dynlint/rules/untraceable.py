@@ -6,6 +6,7 @@ import libcst as cst
 
 from dynlint.rules.base import Example, register
 from dynlint.rules.common import TorchRule, source_of
+from dynlint.linter.walker import dotted
 from dynlint.rules.names import DISABLE, strip_call
 from dynlint.rules.regions import is_disabled
 from dynlint.rules.side_effects import _NamedCallRule
@@ -14,6 +15,7 @@ from dynlint.rules.tensors import TENSOR
 SKIPPED = "Attempted to call function marked as skipped"
 BUILTIN = "Failed to trace builtin operator"
 UNSUPPORTED_METHOD = "Unsupported method call"
+CUSTOM_OP = frozenset({"torch.library.custom_op", "torch._library.custom_ops.custom_op"})
 DISABLED = "Skip calling `torch.compiler.disable()`d function"
 
 
@@ -273,8 +275,8 @@ def _custom_op_decorator(rule: TorchRule, deco: cst.Decorator):
 
 @register
 class CustomOpWithoutFake(TorchRule):
-    """Checks for `torch.library.custom_op` definitions, called from traced code, that have no fake
-    (meta) implementation registered in the same file."""
+    """Checks for calls, in traced code, to `torch.library.custom_op` functions that have no fake (meta)
+    implementation registered in their file."""
     code = "DYN605"
     name = "custom-op-without-fake"
     message = "custom op `{op}` has no `register_fake`: compiling a call to it fails with an error"
@@ -314,10 +316,8 @@ class CustomOpWithoutFake(TorchRule):
             return scale(x, 2.0) + 1
     """, "model(torch.ones(4))")]
 
-    def _has_fake(self, fn_name: str) -> bool:
-        ix = self.ctx.index
-        if not ix:
-            return True
+    @staticmethod
+    def _has_fake(ix, fn_name: str) -> bool:
         fake_suffixes = (f"{fn_name}.register_fake", f"{fn_name}.register_abstract", f"{fn_name}.impl_abstract")
         generic = ("torch.library.register_fake", "torch.library.impl_abstract", "torch.library.register_fake()",
                    "torch.library.impl_abstract()")
@@ -328,15 +328,20 @@ class CustomOpWithoutFake(TorchRule):
         calls = list(ix.module_calls) + [c for f in ix.functions.values() for c in f.calls]
         return any(c.target in fake_suffixes or ix.qualify(c.target) in generic for c in calls)
 
-    def visit_Decorator(self, node: cst.Decorator) -> None:
-        call = _custom_op_decorator(self, node)
-        fn = self.ctx.function
-        if call is None or not isinstance(fn, cst.FunctionDef) or node not in fn.decorators:
+    def visit_Call(self, node: cst.Call) -> None:
+        """At the call in traced code: the op's body is never traced, but calling it is what fails."""
+        name = dotted(node.func)
+        project, ix = self.ctx.project, self.ctx.index
+        if not name or not project or not ix:
             return
-        if self._has_fake(fn.name.value):
+        found = project.resolve(ix, name, self.ctx.qualname)
+        if not found or found[0] != "function":
             return
-        op = source_of(call.args[0].value) if call.args else fn.name.value
-        self.ctx.report(self, node, self.message.format(op=op, fn=fn.name.value), self.gb_types)
+        path, qual = found[1]
+        cix = project.by_path[path]
+        fn = cix.functions[qual]
+        if any(cix.qualify(strip_call(d)) in CUSTOM_OP for d in fn.decorators) and not self._has_fake(cix, qual):
+            self.report(node, op=qual, fn=qual)
 
 
 @register

@@ -20,6 +20,7 @@ NOT_CHECKED_FAMILY = "files dynlint could not check"        # DYN000 / DYN001
 STATUSES = ("confirmed", "not observed", "unverified")
 _CONTEXT = 2                     # source lines shown around a finding or a break
 _BACKQUOTED = re.compile(r"`([^`\n]+)`")
+_LINE_END = re.compile(r"\r\n|\r|\n")
 
 
 def _e(value) -> str:
@@ -63,7 +64,7 @@ class _Sources:
         if path not in self._cache:
             try:
                 text = (Path(self.root) / path).read_text(encoding="utf-8", errors="replace")
-                self._cache[path] = text.splitlines()
+                self._cache[path] = _LINE_END.split(text)      # where Python counts lines (not at \f, \x1c...)
             except OSError:
                 self._cache[path] = []
         return self._cache[path]
@@ -119,10 +120,11 @@ def _num(value, digits: int = 2) -> str:
 
 
 def _ms(value) -> str:
+    """Milliseconds with about three significant digits."""
     if value is None:
         return "–"
-    return f"{value:.0f}" if value >= 100 else f"{value:.1f}" if value >= 10 else f"{value:.2f}" \
-        if value >= 1 else f"{value:.3f}"
+    digits = 0 if value >= 100 else 1 if value >= 10 else 2 if value >= 1 else 3
+    return f"{value:.{digits}f}"
 
 
 def _plural(n: int, word: str) -> str:

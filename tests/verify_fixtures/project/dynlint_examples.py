@@ -28,7 +28,7 @@ def mode_strings():
 
 @dynlint.example
 def pointwise():
-    # Batch 128, then 256: Dynamo recompiles once for the new size (nothing predicts it -> DYN902).
+    # Batch 128, then 256: Dynamo recompiles once for the new size, then goes dynamic (expected: no DYN902).
     return pointwise_heavy, [(torch.randn(128, 1024),), (torch.randn(256, 1024),)]
 
 
