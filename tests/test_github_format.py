@@ -70,3 +70,19 @@ def test_parse_errors_are_errors(cli, tmp_path):
     [error] = [parse(line) for line in r.stdout.splitlines() if line.startswith("::error")]
     assert error["file"] == "broken.py" and error["line"] == "2" and error["title"] == "DYN000 unparsable-file"
     assert error["message"].startswith("cannot parse file")
+
+
+def test_paths_are_relative_to_the_repository_for_a_project_in_a_subfolder(tmp_path):
+    """Actions resolves annotation paths against the repository root, not the project's folder."""
+    import subprocess
+    import sys
+
+    (tmp_path / ".git").mkdir()
+    project = tmp_path / "services" / "model"
+    project.mkdir(parents=True)
+    (project / "pyproject.toml").write_text("[tool.dynlint]\n")
+    (project / "m.py").write_text("import torch\n\n@torch.compile\ndef f(x):\n    return x.item()\n")
+    r = subprocess.run([sys.executable, "-m", "dynlint", "check", ".", "--format", "github"], cwd=project,
+                       capture_output=True, text=True)
+    assert r.returncode == 1
+    assert r.stdout.startswith("::warning file=services/model/m.py,line=5,col=12,")

@@ -71,6 +71,17 @@ def relpath(path: Path, root: Path) -> str:
         return path.absolute().as_posix()
 
 
+def repository_root(root: Path) -> Tuple[Path, str]:
+    """The repository holding the project (nearest folder with .git), and the project's path inside it
+    ('' or 'sub/dir/'): CI annotations and code scanning resolve paths against the repository root."""
+    root = root.resolve()
+    for d in (root, *root.parents):
+        if (d / ".git").exists():
+            rel = root.relative_to(d).as_posix()
+            return d, "" if rel == "." else rel + "/"
+    return root, ""
+
+
 def discover(paths: Sequence[str], config: Config) -> Iterator[Tuple[Path, str]]:
     """Yield (path, project-relative path) for every Python file to check, each once, in sorted order."""
     root = config.root

@@ -7,8 +7,10 @@ Columns convert here (1-based; endColumn is the column after the span, as in SAR
 """
 from __future__ import annotations
 
-from typing import Sequence
+from pathlib import Path
+from typing import Optional, Sequence
 
+from dynlint.linter.files import repository_root
 from dynlint.linter.finding import PARSE_ERROR, Finding
 
 
@@ -20,12 +22,12 @@ def escape_property(s: str) -> str:
     return escape_data(s).replace(":", "%3A").replace(",", "%2C")
 
 
-def command(f: Finding) -> str:
+def command(f: Finding, prefix: str = "") -> str:
     if f.code == PARSE_ERROR or f.severity == "error":
         level = "error"
     else:
         level = "notice" if f.severity == "note" else "warning"
-    props = [("file", f.path), ("line", f.line), ("col", f.column + 1)]
+    props = [("file", prefix + f.path), ("line", f.line), ("col", f.column + 1)]
     end_line = max(f.end_line, f.line)
     if end_line > f.line or f.end_column > f.column:      # a known span; otherwise GitHub marks the line
         props += [("endLine", end_line), ("endColumn", f.end_column + 1)]
@@ -38,5 +40,7 @@ def command(f: Finding) -> str:
     return f"::{level} " + ",".join(f"{k}={escape_property(str(v))}" for k, v in props) + f"::{escape_data(message)}"
 
 
-def render(findings: Sequence[Finding]) -> str:
-    return "".join(command(f) + "\n" for f in findings)
+def render(findings: Sequence[Finding], root: Optional[Path] = None) -> str:
+    """`root`: the project root; paths are written relative to its repository (where Actions runs)."""
+    prefix = repository_root(root)[1] if root else ""
+    return "".join(command(f, prefix) + "\n" for f in findings)

@@ -14,6 +14,7 @@ from urllib.parse import quote
 
 from dynlint import __version__
 from dynlint.linter.config import ConfigError
+from dynlint.linter.files import repository_root
 from dynlint.linter.finding import INTERNAL_ERROR, PARSE_ERROR, Finding
 
 try:
@@ -116,17 +117,6 @@ def build_log(findings: Sequence[Finding], result, config, verify_doc: Optional[
         properties=PropertyBag(others={"verify": verify_doc}) if verify_doc is not None else None,
     )
     return om.SarifLog(version="2.1.0", schema_uri=SCHEMA_URI, runs=[run])
-
-
-def repository_root(root: Path) -> Tuple[Path, str]:
-    """The repository holding the project (nearest folder with .git), and the project's path inside it
-    ('' or 'sub/dir/'): code scanning resolves relative URIs against the repository root."""
-    root = root.resolve()
-    for d in (root, *root.parents):
-        if (d / ".git").exists():
-            rel = root.relative_to(d).as_posix()
-            return d, "" if rel == "." else rel + "/"
-    return root, ""
 
 
 def _text(s: str, limit: int) -> str:
