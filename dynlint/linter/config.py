@@ -82,6 +82,19 @@ def find_pyproject(start: Path) -> Optional[Path]:
     return None
 
 
+def _common_root(paths: Sequence[str]) -> Path:
+    """Without a configuration file: the working directory when every path is inside it (as ruff does),
+    else the deepest folder holding them all."""
+    import os
+
+    cwd = Path.cwd().resolve()
+    full = [Path(p).resolve() for p in (paths or ["."])]
+    if all(p == cwd or cwd in p.parents for p in full):
+        return cwd
+    common = Path(os.path.commonpath([str(p) for p in full]))
+    return common.parent if common.is_file() else common
+
+
 def _codes(value, key: str, known: Sequence[str]) -> Tuple[str, ...]:
     if isinstance(value, str):
         value = [v for v in value.replace(",", " ").split() if v]
@@ -101,9 +114,7 @@ def load_config(paths: Sequence[str], known_codes: Sequence[str], config_file: O
             raise ConfigError(f"config file not found: {config_file}")
     else:
         source = find_pyproject(Path(paths[0] if paths else "."))
-    root = (source.parent if source else Path(paths[0] if paths else ".").resolve())
-    if root.is_file():
-        root = root.parent
+    root = source.parent if source else _common_root(paths)
     cfg = Config(root=root.resolve(), source=source)
     if not source:
         return cfg
