@@ -1,11 +1,16 @@
 """A content-keyed cache of per-file work, in a project-local folder that git ignores (like .ruff_cache).
 
-Two layers, both keyed so that stale results are never served:
-* the index of a file, keyed on its stat (mtime, size) and content digest;
-* the findings of a file, keyed on its digest, the regions and sites found in it, and the digests of the
-  project files it imports (so a change in a callee's file that changes this file's regions or types
-  re-checks it).
+Keys are built so that stale results are never served:
+* a file's entry (content digest, index digest, module name, imports) is reused while its stat (mtime,
+  size) is unchanged;
+* the whole-project result (regions and sites) is reused while the *index* digests of all files are
+  unchanged — an edit inside a function body that adds no call, import or class leaves it valid;
+* a file's findings are reused while its content digest, its regions and sites, and the index digests of
+  the project files it imports are unchanged.
 The whole cache is keyed on dynlint's version, the configuration and the rule set.
+
+Two files per key: a small one (entries, project result, findings), read on every run, and one holding
+each file's pickled index, read only when something changed — and then unpickled file by file, on demand.
 """
 from __future__ import annotations
 
@@ -13,48 +18,126 @@ import hashlib
 import os
 import pickle
 import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Dict, Optional
+from typing import Dict, Iterator, Optional, Tuple
 
 from dynlint import __version__
 
 CACHE_DIR = ".dynlint_cache"
+_ERRORS = (OSError, EOFError, pickle.UnpicklingError, KeyError, AttributeError, ImportError, TypeError,
+           ValueError, IndexError)
 
 
 def digest(data: bytes) -> str:
     return hashlib.blake2b(data, digest_size=16).hexdigest()
 
 
+@dataclass(frozen=True)
+class Entry:
+    """What the project-wide passes need to know of a file without loading its index."""
+    digest: str                       # of the file's bytes
+    index_digest: str                 # of its index ("" when it could not be indexed)
+    module: str
+    imports: Tuple[str, ...]          # dotted import targets, to find the project files it depends on
+    error: object = None              # its DYN000 finding, if it could not be parsed
+
+
 class Cache:
     def __init__(self, folder: Path, key: str):
         self.folder = folder
-        self.file = folder / f"{digest((__version__ + key).encode())}.pickle"
-        self.files: Dict[str, tuple] = {}     # rel -> (mtime_ns, size, digest, SourceFile without text)
-        self.checks: Dict[str, tuple] = {}    # rel -> (check key, findings)
+        stem = digest((__version__ + key).encode())
+        self.file = folder / f"{stem}.pickle"
+        self.index_file = folder / f"{stem}.index.pickle"
+        self.files: Dict[str, Tuple[Tuple[int, int], Entry]] = {}   # rel -> (stat stamp, entry)
+        self.project: Optional[tuple] = None                          # (key, regions by file, sites)
+        self.checks: Dict[str, tuple] = {}                            # rel -> (check key, findings)
+        self.blobs: Dict[str, bytes] = {}                             # rel -> pickled SourceFile (new ones)
+        self._old_blobs: Optional[Dict[str, bytes]] = None
         self.dirty = False
         try:
             with open(self.file, "rb") as f:
                 data = pickle.load(f)
             if data.get("version") == __version__:
-                self.files, self.checks = data["files"], data["checks"]
-        except (OSError, EOFError, pickle.UnpicklingError, KeyError, AttributeError, ImportError, TypeError):
+                self.files, self.project, self.checks = data["files"], data["project"], data["checks"]
+        except _ERRORS:
             pass      # a missing or damaged cache is an empty one
 
-    def save(self) -> None:
+    def old_blobs(self) -> Dict[str, bytes]:
+        if self._old_blobs is None:
+            try:
+                with open(self.index_file, "rb") as f:
+                    self._old_blobs = pickle.load(f)
+            except _ERRORS:
+                self._old_blobs = {}
+        return self._old_blobs
+
+    def blob(self, rel: str) -> Optional[bytes]:
+        return self.blobs.get(rel) or self.old_blobs().get(rel)
+
+    def save(self, keep: Optional[set] = None) -> None:
+        """Write atomically; `keep`: the files of this run (entries of vanished files are dropped)."""
         if not self.dirty:
             return
+        if keep is not None:
+            self.files = {k: v for k, v in self.files.items() if k in keep}
+            self.checks = {k: v for k, v in self.checks.items() if k in keep}
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
             ignore = self.folder / ".gitignore"
             if not ignore.exists():
                 ignore.write_text("# Automatically created by dynlint.\n*\n")
-            fd, tmp = tempfile.mkstemp(dir=self.folder, suffix=".tmp")
-            with os.fdopen(fd, "wb") as f:
-                pickle.dump({"version": __version__, "files": self.files, "checks": self.checks}, f,
-                            protocol=pickle.HIGHEST_PROTOCOL)
-            os.replace(tmp, self.file)
+            if self.blobs:
+                blobs = {k: v for k, v in self.old_blobs().items() if keep is None or k in keep}
+                blobs.update(self.blobs)
+                _write(self.index_file, blobs)
+            _write(self.file, {"version": __version__, "files": self.files, "project": self.project,
+                               "checks": self.checks})
         except OSError:
             pass      # a read-only project still gets its report
+
+
+def _write(path: Path, data) -> None:
+    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            pickle.dump(data, f, protocol=pickle.HIGHEST_PROTOCOL)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+class Indexes(Mapping):
+    """rel -> ModuleIndex, unpickled on first access: files indexed in this run, else the cache's blobs."""
+
+    def __init__(self, rels, fresh: Dict[str, object], cache: Optional[Cache]):
+        self._rels = list(rels)
+        self._fresh = fresh           # rel -> SourceFile indexed in this run
+        self._cache = cache
+        self._loaded: Dict[str, object] = {}
+
+    def source(self, rel: str):
+        sf = self._fresh.get(rel) or self._loaded.get(rel)
+        if sf is None:
+            blob = self._cache.blob(rel) if self._cache else None
+            if blob is None:
+                raise KeyError(rel)
+            sf = self._loaded[rel] = pickle.loads(blob)
+        return sf
+
+    def __getitem__(self, rel: str):
+        return self.source(rel).index
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._rels)
+
+    def __len__(self) -> int:
+        return len(self._rels)
 
 
 def check_key(file_digest: str, regions: dict, sites, dep_digests) -> str:

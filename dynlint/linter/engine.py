@@ -7,13 +7,16 @@ run in one walk over each unit; positions are computed per unit and shifted back
 from __future__ import annotations
 
 import ast
+import contextlib
 import dataclasses
 import io
 import os
+import pickle
 import re
 import signal
 import stat
 import sys
+import threading
 import time
 import tokenize
 import warnings
@@ -23,6 +26,7 @@ from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple, Type
 
 import libcst as cst
 
+from dynlint.linter.cache import Entry, Indexes, check_key, digest
 from dynlint.linter.config import Config
 from dynlint.linter.finding import INTERNAL_ERROR, FileError, Finding, parse_error_finding
 from dynlint.linter.index import DEEP_LIMIT, ModuleIndex, build_index
@@ -226,9 +230,41 @@ def _drop_form_feed_indents(unit: Unit) -> Tuple[Unit, Dict[int, int]]:
 
 
 def _shift_columns(f: Finding, shifts: Dict[int, int]) -> Finding:
-    col = f.column + shifts.get(f.line, 0)
-    end = f.end_column + shifts.get(f.end_line, 0) if f.end_line else f.end_column
-    return f.with_(column=col, end_column=end) if (col, end) != (f.column, f.end_column) else f
+    changes: dict = {"column": f.column + shifts.get(f.line, 0), "end_column": f.end_column + shifts.get(f.end_line, 0)}
+    fix = getattr(f, "autofix", None)
+    if fix is not None:       # its edits hold positions on the same lines
+        changes["autofix"] = dataclasses.replace(fix, edits=tuple(dataclasses.replace(
+            e, column=e.column + shifts.get(e.line, 0), end_column=e.end_column + shifts.get(e.end_line, 0))
+            for e in fix.edits))
+    return f.with_(**changes)
+
+
+# Seconds one unit (a function, or a top-level statement) may take in the rules: a generous bound (big units
+# take well under a second) that turns an analysis blowing up on some input into a DYN001, not a hang.
+UNIT_TIME_LIMIT = 60.0
+
+
+class AnalysisTimeout(BaseException):
+    """Raised by the timer; a BaseException so that the per-rule isolation (which catches Exception) does not
+    swallow it and go on with the next rule (which may be just as slow)."""
+
+
+@contextlib.contextmanager
+def _time_limit(seconds: float):
+    if not seconds or not hasattr(signal, "setitimer") or threading.current_thread() is not threading.main_thread():
+        yield       # no interval timer (Windows) or not the main thread (signals): no limit
+        return
+
+    def expired(signum, frame):
+        raise AnalysisTimeout(f"gave up after {seconds:g} s")
+
+    previous = signal.signal(signal.SIGALRM, expired)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 def check_file(sf: SourceFile, rules: Sequence[Type], regions: Dict[str, Tuple[str, ...]], site_lines: Set[int],
@@ -257,8 +293,11 @@ def check_file(sf: SourceFile, rules: Sequence[Type], regions: Dict[str, Tuple[s
             findings.append(parse_error_finding(sf.path, "nesting too deep to parse", first))
             continue
         try:
-            found = walk_unit(module, unit, sf, rules, regions, project, debug)
+            with _time_limit(UNIT_TIME_LIMIT):
+                found = walk_unit(module, unit, sf, rules, regions, project, debug)
             findings += [_shift_columns(f, shifts) for f in found] if shifts else found
+        except AnalysisTimeout as e:    # an analysis that blows up on some input: our bug, but not a hang
+            findings.append(internal_error(sf.path, f"checking lines {first}-{last}", e, debug, first))
         except RecursionError:      # the walk and the rules recurse over the tree: Python's stack limit
             findings.append(parse_error_finding(sf.path, "nesting too deep to analyse", first))
         except Exception as e:      # a bug outside any one rule: lose this unit, keep the rest of the file
@@ -398,8 +437,9 @@ def run(files: Iterable[Tuple[Path, str]], config: Config, rules: Sequence[Type]
 
     files = [(str(p), rel) for p, rel in files]
     codes = [r.code for r in rules]
-    # 1. index every file (ast), reusing cached indexes of unchanged files
-    sources: Dict[str, SourceFile] = {}
+    # 1. an entry per file: from the cache while its stat is unchanged, else indexed now (ast)
+    entries: Dict[str, Entry] = {}
+    fresh: Dict[str, SourceFile] = {}
     todo = []
     for path, rel in files:
         hit = cache.files.get(rel) if cache else None
@@ -407,7 +447,7 @@ def run(files: Iterable[Tuple[Path, str]], config: Config, rules: Sequence[Type]
             try:
                 st = os.stat(path)
                 if (st.st_mtime_ns, st.st_size) == hit[0]:
-                    sources[rel] = hit[2]
+                    entries[rel] = hit[1]
                     continue
             except OSError:
                 pass
@@ -415,42 +455,67 @@ def run(files: Iterable[Tuple[Path, str]], config: Config, rules: Sequence[Type]
     step = _stepper(progress, "reading", len(files) - len(todo), len(files))
     max_bytes = round(config.max_file_size * 2 ** 20) if config.max_file_size else None
     for rel, stamp, _, sf in _map(_index_task, todo, jobs, (None, codes, debug, max_bytes), step):
-        sources[rel] = sf
-        if cache is not None and stamp[1] >= 0 and not sf.error:
-            cache.files[rel] = (stamp, sf.digest, sf)
+        fresh[rel] = sf
+        blob = pickle.dumps(sf, protocol=pickle.HIGHEST_PROTOCOL) if sf.index else b""
+        ix = sf.index
+        # the index's own digest: an edit that changes no def, call, import or line span keeps it
+        index_digest = digest(pickle.dumps(ix, protocol=pickle.HIGHEST_PROTOCOL)) if ix else ""
+        entries[rel] = Entry(digest=sf.digest, index_digest=index_digest,
+                             module=ix.module if ix else "", imports=tuple(sorted(set(ix.imports.values()))) if ix
+                             else (), error=sf.error)
+        if cache is not None and stamp[1] >= 0 and not (sf.error and sf.error.code == INTERNAL_ERROR):
+            cache.files[rel] = (stamp, entries[rel])
+            if blob:
+                cache.blobs[rel] = blob
             cache.dirty = True
-    ordered = [sources[rel] for _, rel in files]
+    rels = [rel for _, rel in files]
+    indexed = [rel for rel in rels if entries[rel].index_digest]
+    modules: Dict[str, str] = {}
+    for rel in indexed:
+        modules.setdefault(entries[rel].module, rel)
+    indexes = Indexes(indexed, fresh, cache)
+    project = Project(by_path=indexes, modules=modules)
 
-    # 2. the whole-project view: regions and sites
-    project = Project(sf.index for sf in ordered if sf.index)
-    regions = find_regions(project, config.regions)
-    by_file: Dict[str, Dict[str, Tuple[str, ...]]] = {}
-    for (path, q), chain in regions.items():
-        by_file.setdefault(path, {})[q] = chain
-    sites = site_lines(project, compiled_names(project)) if any(r.scope == "site" for r in rules) else {}
-    digests = {sf.path: sf.digest for sf in ordered}
+    # 2. the whole-project view: regions and sites (reused while no file's index changed)
+    findings: List[Finding] = []
+    project_key = digest(repr((config.regions, codes, [(rel, entries[rel].index_digest) for rel in indexed])).encode())
+    if cache is not None and cache.project and cache.project[0] == project_key:
+        by_file, sites = cache.project[1], cache.project[2]
+    else:
+        try:
+            regions = find_regions(project, config.regions)
+            sites = site_lines(project, compiled_names(project)) if any(r.scope == "site" for r in rules) else {}
+        except Exception as e:      # a bug of ours in the whole-project pass: say so (exit 2), report what we have
+            findings.append(internal_error(".", "the region analysis", e, debug))
+            regions, sites = {}, {}
+        by_file: Dict[str, Dict[str, Tuple[str, ...]]] = {}
+        for (path, q), chain in regions.items():
+            by_file.setdefault(path, {})[q] = chain
+        if cache is not None and not findings:
+            cache.project = (project_key, by_file, sites)
+            cache.dirty = True
 
     # 3. check the files that hold regions or sites (libcst), reusing cached findings where the key matches
-    findings: List[Finding] = []
     errors: List[FileError] = []
     work, keys = [], {}
     paths = dict((rel, path) for path, rel in files)
-    for sf in ordered:
-        if sf.error:
-            findings.append(sf.error)
-            errors.append(FileError(sf.path, sf.error.message, sf.error.line, sf.error.column))
+    for rel in rels:
+        e = entries[rel]
+        if e.error:
+            findings.append(e.error)
+            errors.append(FileError(rel, e.error.message, e.error.line, e.error.column))
             continue
-        if sf.path not in by_file and sf.path not in sites:
+        if rel not in by_file and rel not in sites:
             continue
-        regs, st = by_file.get(sf.path, {}), sorted(sites.get(sf.path, ()))
+        regs, st = by_file.get(rel, {}), sorted(sites.get(rel, ()))
         if cache is not None:
-            from dynlint.linter.cache import check_key
-            keys[sf.path] = check_key(sf.digest, regs, st, [digests.get(d, "") for d in _imported_files(project, sf)])
-            hit = cache.checks.get(sf.path)
-            if hit and hit[0] == keys[sf.path]:
+            deps = [entries[d].index_digest for d in _imported_files(modules, e.imports)]
+            keys[rel] = check_key(e.digest, regs, st, deps)
+            hit = cache.checks.get(rel)
+            if hit and hit[0] == keys[rel]:
                 findings += hit[1]
                 continue
-        work.append((paths[sf.path], sf, regs, set(st)))
+        work.append((paths[rel], indexes.source(rel), regs, set(st)))
     step = _stepper(progress, "checking", 0, len(work))
     for rel, found in _map(_check_task, work, jobs, (project, codes, debug, max_bytes), step):
         findings += found
@@ -458,22 +523,22 @@ def run(files: Iterable[Tuple[Path, str]], config: Config, rules: Sequence[Type]
             cache.checks[rel] = (keys[rel], found)
             cache.dirty = True
     if cache is not None:
-        cache.save()
+        cache.save(keep=set(rels))
     findings = [f for f in findings if config.enabled(f.code, f.path) or f.code in ("DYN000", "DYN001")]
-    return Result(sorted(set(findings), key=lambda f: f.sort_key), [rel for _, rel in files], errors)
+    return Result(sorted(set(findings), key=lambda f: f.sort_key), rels, errors)
 
 
-def _imported_files(project: Project, sf: SourceFile) -> List[str]:
-    """Project files whose index can change this file's findings: the modules it imports."""
-    out = []
-    for target in set(sf.index.imports.values()):
+def _imported_files(modules: Dict[str, str], imports) -> List[str]:
+    """Project files whose index can change a file's findings: the modules it imports."""
+    out = set()
+    for target in imports:
         parts = target.split(".")
         for i in range(len(parts), 0, -1):
-            ix = project.by_module.get(".".join(parts[:i]))
-            if ix is not None:
-                out.append(ix.path)
+            rel = modules.get(".".join(parts[:i]))
+            if rel is not None:
+                out.add(rel)
                 break
-    return sorted(set(out))
+    return sorted(out)
 
 
 def site_lines(project: Project, compiled: Dict[str, Set[str]]) -> Dict[str, Set[str]]:

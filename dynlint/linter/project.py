@@ -3,15 +3,38 @@ walk class hierarchies. Plain Python semantics; nothing here knows about torch.
 """
 from __future__ import annotations
 
-from typing import Dict, Iterable, Iterator, List, Optional, Tuple
+from collections.abc import Mapping
+from typing import Dict, FrozenSet, Iterable, Iterator, List, Optional, Tuple
 
 from dynlint.linter.index import ClassInfo, FunctionInfo, ModuleIndex
 
 FuncRef = Tuple[str, str]    # (project-relative path, qualname)
 
 
+class _ByModule(Mapping):
+    """module name -> index, through a rel -> index mapping (which may load indexes lazily)."""
+
+    def __init__(self, by_path: Mapping, modules: Dict[str, str]):
+        self._by_path, self._modules = by_path, modules
+
+    def __getitem__(self, module: str) -> ModuleIndex:
+        return self._by_path[self._modules[module]]
+
+    def __iter__(self):
+        return iter(self._modules)
+
+    def __len__(self) -> int:
+        return len(self._modules)
+
+
 class Project:
-    def __init__(self, indexes: Iterable[ModuleIndex]):
+    def __init__(self, indexes: Iterable[ModuleIndex] = (), *, by_path: Optional[Mapping] = None,
+                 modules: Optional[Dict[str, str]] = None):
+        """From indexes, or from a (lazy) mapping rel -> index plus module name -> rel."""
+        if by_path is not None:
+            self.by_path = by_path
+            self.by_module = _ByModule(by_path, modules or {})
+            return
         self.by_path: Dict[str, ModuleIndex] = {}
         self.by_module: Dict[str, ModuleIndex] = {}
         for ix in indexes:
@@ -21,9 +44,13 @@ class Project:
     def function(self, ref: FuncRef) -> FunctionInfo:
         return self.by_path[ref[0]].functions[ref[1]]
 
-    def _split(self, dotted: str) -> Optional[Tuple[ModuleIndex, str]]:
+    def _split(self, dotted: str, _seen: FrozenSet[str] = frozenset()) -> Optional[Tuple[ModuleIndex, str]]:
         """'pkg.mod.Name.attr' -> (index of pkg.mod, 'Name.attr'), longest module prefix first.
-        Also follows one re-export hop (`from .mod import Name` in a package __init__)."""
+        Also follows re-export hops (`from .mod import Name` in a package __init__). Hops that come back to a
+        name already seen, or go on and on (`from .a import a` in a package whose module `a` is not in the
+        project makes `pkg.a.f` -> `pkg.a.a.f` -> ...), resolve to None."""
+        if dotted in _seen or len(_seen) > 32:
+            return None
         parts = dotted.split(".")
         for i in range(len(parts) - 1, 0, -1):
             ix = self.by_module.get(".".join(parts[:i]))
@@ -33,7 +60,7 @@ class Project:
                 if head not in ix.functions and head not in ix.classes and head in ix.imports:
                     target = ix.imports[head] + rest[len(head):]
                     if target != dotted:
-                        return self._split(target)
+                        return self._split(target, _seen | {dotted})
                 return ix, rest
         return None
 
