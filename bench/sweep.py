@@ -132,6 +132,7 @@ def sweep_tree(tree: Path, skip: set, jobs: int, chunk: int, timeout: float, com
         rels = [f"tree/{f.relative_to(tree).as_posix()}" for f in files]
         totals = collections.Counter()
         dyn000, dyn001, crashes, lost = collections.Counter(), [], [], []
+        dyn000_where = []
         left, wall = [], 0.0
         for i in range(0, len(rels), chunk):
             part = rels[i:i + chunk]
@@ -143,6 +144,7 @@ def sweep_tree(tree: Path, skip: set, jobs: int, chunk: int, timeout: float, com
                 totals[f["code"]] += 1
                 if f["code"] == "DYN000":
                     dyn000[category(f["message"])] += 1
+                    dyn000_where.append(f"{f['path']}:{f['line']}: {f['message'][:200]}")
                 elif f["code"] == "DYN001":
                     dyn001.append(f"{f['path']}:{f['line']}: {f['message'][:300]}")
             if r["crashed"]:
@@ -159,7 +161,7 @@ def sweep_tree(tree: Path, skip: set, jobs: int, chunk: int, timeout: float, com
                 f"DYN001 {len(dyn001)}, crashes {len(crashes)}")
     return {"tree": str(tree), "files": len(files), "lines": lines, "bytes": size, "wall_s": round(wall, 1),
             "findings": sum(totals.values()), "by_code": dict(sorted(totals.items())),
-            "dyn000": sum(dyn000.values()), "dyn000_kinds": dict(dyn000.most_common()),
+            "dyn000": sum(dyn000.values()), "dyn000_kinds": dict(dyn000.most_common()), "dyn000_details": dyn000_where,
             "dyn001": len(dyn001), "dyn001_details": dyn001, "crashes": len(crashes), "crash_details": crashes,
             "findings_lost": len(lost) if compare else None, "lost_details": lost[:50],
             "leftover_processes": len(left)}

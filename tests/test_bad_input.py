@@ -64,3 +64,60 @@ def test_static_check_never_imports_the_checked_code(cli, tmp_path):
     r = cli("check", ".", cwd=tmp_path)
     assert r.returncode == 1 and "DYN201" in r.stdout
     assert not marker.exists()
+
+
+def test_static_check_never_imports_a_package_its_conftest_setup_or_examples(cli, tmp_path):
+    """Every file here would leave a marker if Python imported or ran it; dynlint only reads them."""
+    markers = tmp_path / "markers"
+    markers.mkdir()
+
+    def evil(name: str) -> str:
+        return f"open({str(markers / name)!r}, 'w').write('ran')\n"
+
+    compiled = "import torch\n\n@torch.compile\ndef f(x):\n    return x.item()\n"
+    write_tree(tmp_path, {
+        "pyproject.toml": "[tool.dynlint]\n[tool.dynlint.verify]\nexamples = ['**/dynlint_examples.py']\n",
+        "pkg/__init__.py": evil("pkg_init") + "from .model import f\n",
+        "pkg/model.py": evil("model") + "from pkg import helpers\n" + compiled,
+        "pkg/helpers.py": evil("helpers"),
+        "pkg/__main__.py": evil("main"),
+        "pkg/dynlint_examples.py": evil("examples") + "import dynlint\n\n@dynlint.example\ndef ex():\n"
+                                   "    import torch\n    return torch.randn(2)\n",
+        "conftest.py": evil("conftest"),
+        "setup.py": evil("setup") + "from setuptools import setup\nsetup()\n",
+        "sitecustomize.py": evil("sitecustomize"),
+        "usercustomize.py": evil("usercustomize"),
+        "evil.pth": f"import os; {evil('pth').strip()}\n",
+        ".gitignore": "# not code either\n",
+    })
+    for args in (["."], ["pkg/model.py", "--regions", "all"], [str(tmp_path / "pkg"), "--format", "sarif"]):
+        r = cli("check", *args, cwd=tmp_path)
+        assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
+    assert sorted(os.listdir(markers)) == []
+
+
+def test_configuration_is_data_and_cannot_run_code(cli, tmp_path):
+    marker = tmp_path / "ran.marker"
+    payload = f"__import__('os').system('touch {marker}')"
+    write_tree(tmp_path, {"good.py": GOOD})
+    for table in (f'select = ["{payload}"]', f'regions = "{payload}"', f'exclude = "{payload}"',
+                  f'cache-dir = 1\nper-file-ignores = {{ "x" = "{payload}" }}', f'"{payload}" = 1',
+                  f'[tool.dynlint.verify]\nexamples = ["x"]\ntimeout = "{payload}"'):
+        (tmp_path / "pyproject.toml").write_text(f"[tool.dynlint]\n{table}\n")
+        r = cli("check", ".", cwd=tmp_path)
+        assert r.returncode == 2 and r.stderr.startswith("dynlint: error: ") and "Traceback" not in r.stderr
+    assert not marker.exists()
+
+
+def test_report_paths_are_relative_to_the_project_root(cli, tmp_path):
+    """Given by absolute path, from another folder, or outside the root (then with ../): never absolute."""
+    import json
+    write_tree(tmp_path, {"proj/pyproject.toml": "[tool.dynlint]\n", "proj/sub/m.py": GOOD, "other/o.py": GOOD})
+    proj = tmp_path / "proj"
+    for cwd, args in ((tmp_path / "other", [proj / "sub" / "m.py", tmp_path / "other" / "o.py"]),
+                      (proj / "sub", ["m.py", "../../other/o.py"]),
+                      (tmp_path, ["proj", "other/o.py"])):
+        r = cli("check", *args, "--format", "json", "--no-cache", cwd=cwd)
+        doc = json.loads(r.stdout)
+        assert doc["files"] == ["../other/o.py", "sub/m.py"], (cwd, args)
+        assert [f["path"] for f in doc["findings"]] == ["../other/o.py", "sub/m.py"]

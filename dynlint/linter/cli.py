@@ -57,6 +57,11 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--missed-predictions", metavar="FILE",
                    help="with --verify: write runtime breaks no rule predicted to FILE (JSON)")
     c.add_argument("--report", metavar="FILE", help="also write a self-contained HTML report to FILE")
+    c.add_argument("--fix", action="store_true", help="apply the safe automatic fixes, then report what is left")
+    c.add_argument("--unsafe-fixes", action="store_true",
+                   help="with --fix or --diff: also the unsafe fixes (they may change what the code does)")
+    c.add_argument("--diff", action="store_true",
+                   help="print the fixes as a unified diff instead of writing them (exit 1 if there are any)")
 
     sub.add_parser("rules", help="list every rule")
     r = sub.add_parser("rule", help="explain one rule")
@@ -144,8 +149,20 @@ def cmd_check(args) -> int:
         config = config.with_(cache_dir=args.cache_dir)
     from dynlint.linter import progress
 
-    with progress.stage_bars(args.quiet) as bars:
-        result = api.check(args.paths, config, debug=args.debug, jobs=jobs, cache=not args.no_cache, progress=bars)
+    fix_line = ""
+    if args.fix or args.diff:
+        outcome = _fix(args, config, jobs)
+        if args.diff:
+            return _report_diff(outcome, args.quiet)
+        failed = outcome.write()
+        for problem in outcome.problems + failed:
+            sys.stderr.write(f"dynlint: {problem}\n")
+        result = outcome.result
+        fix_line = _fixed_summary(outcome)
+    else:
+        with progress.stage_bars(args.quiet) as bars:
+            result = api.check(args.paths, config, debug=args.debug, jobs=jobs, cache=not args.no_cache,
+                               progress=bars)
     findings = result.findings
 
     verify_doc, verify_text = None, ""
@@ -170,6 +187,10 @@ def cmd_check(args) -> int:
             write_missed_predictions(report, args.missed_predictions)
 
     text = render(args, findings, result, config, verify_doc, verify_text)
+    if fix_line and args.format == "text":
+        text += fix_line
+    elif fix_line:
+        sys.stderr.write(fix_line)
     try:
         if args.output:
             write_atomic(args.output, text)
@@ -189,6 +210,57 @@ def cmd_check(args) -> int:
     return EXIT_FINDINGS if findings and not args.exit_zero else EXIT_CLEAN
 
 
+def _fix(args, config, jobs):
+    """Check with the fixes applied in memory, in passes (dynlint/linter/fixer.py)."""
+    from dynlint.linter import fixer, progress
+    from dynlint.linter.cache import open_cache
+    from dynlint.linter.files import discover
+    from dynlint.rules.base import all_rules
+
+    rules = [r for r in all_rules() if config.enabled(r.code)]
+    # a cache of its own: findings cached by a dynlint without fixes would carry none
+    store = None if args.no_cache else open_cache(config.root, config.fingerprint() + "|fix", [r.code for r in rules],
+                                                  config.cache_dir)
+    with progress.stage_bars(args.quiet) as bars:
+        return fixer.fix_files(discover(args.paths, config), config, rules, unsafe=args.unsafe_fixes,
+                               debug=args.debug, jobs=jobs, cache=store, progress=bars)
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{('es' if word.endswith('x') else 's') if n != 1 else ''}"
+
+
+def _report_diff(outcome, quiet: bool) -> int:
+    """`--diff`: the fixes as a unified diff on stdout, a summary on stderr; exit 1 when there are changes."""
+    sys.stdout.write(outcome.diff())
+    for problem in outcome.problems:
+        sys.stderr.write(f"dynlint: {problem}\n")
+    if not quiet:
+        if outcome.after:
+            sys.stderr.write(f"Would apply {_plural(outcome.fixed, 'fix')} to {_plural(len(outcome.after), 'file')}."
+                             f"{_unsafe_hint(outcome)}\n")
+        else:
+            sys.stderr.write(f"No fixes available.{_unsafe_hint(outcome)}\n")
+    if outcome.result.internal_errors:
+        return EXIT_USAGE
+    return EXIT_FINDINGS if outcome.after else EXIT_CLEAN
+
+
+def _unsafe_hint(outcome) -> str:
+    n = outcome.unsafe_available
+    return f" {_plural(n, 'more fix')} with --unsafe-fixes (see them with --diff --unsafe-fixes)." if n else ""
+
+
+def _fixed_summary(outcome) -> str:
+    """`Applied 2 fixes to 1 file: 3 findings fewer, 1 remaining.` (one fix can clear several findings: the
+    logging guard that takes its `if` along also clears the branch's)."""
+    left = len(outcome.result.findings)
+    if not outcome.after:
+        return f"No fixes applied ({left} remaining).{_unsafe_hint(outcome)}\n"
+    return (f"Applied {_plural(outcome.fixed, 'fix')} to {_plural(len(outcome.after), 'file')}: "
+            f"{_plural(max(outcome.found - left, 0), 'finding')} fewer, {left} remaining.{_unsafe_hint(outcome)}\n")
+
+
 def render(args, findings, result, config, verify_doc, verify_text="") -> str:
     if args.format == "json":
         from dynlint.linter.outputs import json_format
@@ -198,31 +270,19 @@ def render(args, findings, result, config, verify_doc, verify_text="") -> str:
         return sarif.render(findings, result, config, verify_doc)
     if args.format == "github":
         from dynlint.linter.outputs import github
-        return github.render(findings)
+        return github.render(findings, config.root)
+    from dynlint.linter.files import display_lines
     from dynlint.linter.outputs import text
 
     sources = {}
     if not args.quiet:
         for f in findings:
             if f.path not in sources:
-                sources[f.path] = _display_lines(config.root / f.path, config.max_file_size)
+                sources[f.path] = display_lines(config.root / f.path, config.max_file_size)
     stream = sys.stdout if not args.output else None
     body = verify_text + "\n" if verify_text else ""
     return body + text.render(findings, len(result.files), sources, colour=bool(stream) and text.use_colour(stream),
                               quiet=args.quiet, statistics=args.statistics)
-
-
-def _display_lines(path: Path, max_mib: float) -> List[str]:
-    """The file's lines for code snippets; none for what is not a regular file (a FIFO or /dev/zero would never
-    end) or is over the size limit. Split as Python splits lines (not at form feeds), so numbers match."""
-    try:
-        st = os.stat(path)
-        if not stat.S_ISREG(st.st_mode) or (max_mib and st.st_size > max_mib * 2 ** 20):
-            return []
-        with open(path, encoding="utf-8", errors="replace") as f:      # universal newlines: \r\n and \r become \n
-            return f.read().split("\n")
-    except OSError:
-        return []
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:

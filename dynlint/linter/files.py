@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import stat
 from pathlib import Path
 from typing import Iterator, List, Sequence, Tuple
 
@@ -62,13 +63,23 @@ def relpath(path: Path, root: Path) -> str:
     """`path` relative to the project root, '/'-separated. A symbolic link that leads outside the root, is broken
     or loops is named by where the link is; a path outside the root gets `../` parts."""
     try:
-        return path.resolve(strict=True).relative_to(root).as_posix()
+        return _printable(path.resolve(strict=True).relative_to(root).as_posix())
     except (ValueError, OSError, RuntimeError):     # outside, missing, or a symlink loop (RuntimeError)
         pass
     try:
-        return Path(os.path.relpath(path.absolute(), root)).as_posix()
+        return _printable(Path(os.path.relpath(path.absolute(), root)).as_posix())
     except ValueError:                              # another drive (Windows): no relative path exists
-        return path.absolute().as_posix()
+        return _printable(path.absolute().as_posix())
+
+
+def _printable(rel: str) -> str:
+    """A file name that is not valid UTF-8 reaches us with its bytes as lone surrogates, which no report can
+    encode: show them as `\\xff` (distinct names stay distinct; the file itself is opened by its real name)."""
+    try:
+        rel.encode("utf-8")
+        return rel
+    except UnicodeEncodeError:
+        return os.fsencode(rel).decode("utf-8", "backslashreplace")
 
 
 def repository_root(root: Path) -> Tuple[Path, str]:
@@ -133,3 +144,16 @@ def discover(paths: Sequence[str], config: Config) -> Iterator[Tuple[Path, str]]
                             found.append((child, rel))
     found.sort(key=lambda t: t[1])
     yield from found
+
+
+def display_lines(path: Path, max_mib: float = 10.0) -> List[str]:
+    """A file's lines for code snippets in reports; none for what is not a regular file (a FIFO would block,
+    /dev/zero would never end) or is over the size limit. Python's line breaks only (not form feeds)."""
+    try:
+        st = os.stat(path)
+        if not stat.S_ISREG(st.st_mode) or (max_mib and st.st_size > max_mib * 2 ** 20):
+            return []
+        with open(path, encoding="utf-8", errors="replace") as f:      # universal newlines: \r\n and \r become \n
+            return f.read().split("\n")
+    except OSError:
+        return []

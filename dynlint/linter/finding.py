@@ -2,10 +2,47 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Tuple
+from typing import Optional, Tuple
 
 PARSE_ERROR = "DYN000"
 INTERNAL_ERROR = "DYN001"
+FIX_SAFETIES = ("safe", "unsafe")
+
+
+@dataclass(frozen=True)
+class Edit:
+    """Replace the syntax node of type `node_type` that spans (line, column)-(end_line, end_column) in the file
+    by `code`: an expression, or (`statements`) one or more statements rendered at column 0. The fixer parses
+    the whole file, finds the node by position and swaps it, so the rest of the file keeps its formatting."""
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+    node_type: str
+    code: str
+    statements: bool = False
+
+
+@dataclass(frozen=True)
+class Fix:
+    """An automatic fix of a finding (`dynlint check --fix`). `safety`: "safe" fixes keep the code's meaning and
+    are applied by `--fix`; "unsafe" ones may change it and need `--unsafe-fixes`."""
+    title: str
+    safety: str
+    edits: Tuple[Edit, ...]
+    imports: Tuple[Tuple[str, str], ...] = ()    # (module, local name) the fixed code needs bound at module level
+
+    def to_dict(self) -> dict:
+        return {"title": self.title, "safety": self.safety,
+                "edits": [{"line": e.line, "column": e.column, "end_line": e.end_line, "end_column": e.end_column,
+                           "node_type": e.node_type, "code": e.code, "statements": e.statements}
+                          for e in self.edits],
+                **({"imports": [list(i) for i in self.imports]} if self.imports else {})}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "Fix":
+        return cls(title=d["title"], safety=d["safety"], edits=tuple(Edit(**e) for e in d["edits"]),
+                   imports=tuple(tuple(i) for i in d.get("imports", ())))
 
 
 @dataclass(frozen=True, order=True)
@@ -25,6 +62,7 @@ class Finding:
     # Filled by `--verify`: "confirmed" | "not observed" | "unverified" ("" when verify did not run).
     status: str = ""
     properties: Tuple[Tuple[str, object], ...] = field(default=(), compare=False)
+    autofix: Optional[Fix] = field(default=None, compare=False)   # what `--fix` would change
 
     def with_(self, **changes) -> "Finding":
         return replace(self, **changes)
@@ -49,6 +87,7 @@ class Finding:
             "gb_types": list(self.gb_types),
             **({"status": self.status} if self.status else {}),
             **({"properties": dict(self.properties)} if self.properties else {}),
+            **({"autofix": self.autofix.to_dict()} if self.autofix else {}),
         }
 
     @classmethod
@@ -59,6 +98,7 @@ class Finding:
             fix=d.get("fix", ""), severity=d.get("severity", "warning"), gb_types=tuple(d.get("gb_types", ())),
             chain=tuple(d.get("chain", ())), status=d.get("status", ""),
             properties=tuple(sorted(d.get("properties", {}).items())),
+            autofix=Fix.from_dict(d["autofix"]) if d.get("autofix") else None,
         )
 
 

@@ -12,7 +12,7 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple, Type
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from dynlint.linter.finding import INTERNAL_ERROR, Finding
+from dynlint.linter.finding import INTERNAL_ERROR, Edit, Finding, Fix
 
 
 @dataclass(frozen=True)
@@ -111,14 +111,30 @@ class Context:
         return (r.start.line + u.line_offset, r.start.column + u.col_offset,
                 r.end.line + u.line_offset, r.end.column + u.col_offset)
 
-    def report(self, rule, node: cst.CSTNode, message: str, gb_types: Optional[Sequence[str]] = None) -> None:
+    def report(self, rule, node: cst.CSTNode, message: str, gb_types: Optional[Sequence[str]] = None,
+               autofix=None) -> None:
+        """`autofix`: a rule's fix plan (title, safety, edits as (node of this unit, replacement) pairs,
+        imports), turned into file edits here."""
         line, col, end_line, end_col = self.position(node)
         chain = self.region_chain()
         self.findings.append(Finding(
             path=self.path, line=line, column=col, end_line=end_line, end_column=end_col, code=rule.code,
             name=rule.name, message=message, fix=rule.fix, severity=rule.severity,
             gb_types=tuple(gb_types if gb_types is not None else rule.gb_types),
-            chain=chain if len(chain) > 1 else ()))
+            chain=chain if len(chain) > 1 else (), autofix=self.render_fix(autofix) if autofix else None))
+
+    def render_fix(self, plan) -> Fix:
+        """File edits for a fix plan: each target node's file span, and its replacement rendered as source (an
+        expression, or a list of statements at column 0, indented by the fixer where the target stands)."""
+        module = self._wrapper.module
+        edits = []
+        for target, replacement in plan.edits:
+            line, col, end_line, end_col = self.position(target)
+            many = isinstance(replacement, (list, tuple))
+            code = "".join(module.code_for_node(s) for s in replacement) if many else \
+                module.code_for_node(replacement)
+            edits.append(Edit(line, col, end_line, end_col, type(target).__name__, code, many))
+        return Fix(plan.title, plan.safety, tuple(edits), tuple(plan.imports))
 
 
 # Fields that hold only whitespace, punctuation or operators: no rule looks inside them, and skipping them

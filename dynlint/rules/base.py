@@ -35,6 +35,23 @@ class Example:
         object.__setattr__(self, "calls", tuple(calls))
 
 
+@dataclass(frozen=True)
+class FixExample:
+    """An automatic fix, shown and tested: `dynlint check --fix` (with `--unsafe-fixes` when `safety` is
+    "unsafe") turns `before` into exactly `after`. `calls`, as in Example, run both under Dynamo in the tests:
+    the break the rule predicts is gone and the outputs are the original eager ones."""
+    before: str
+    after: str
+    calls: Tuple[str, ...] = ()
+    safety: str = "safe"
+
+    def __init__(self, before: str, after: str, *calls: str, safety: str = "safe"):
+        object.__setattr__(self, "before", textwrap.dedent(before).strip("\n") + "\n")
+        object.__setattr__(self, "after", textwrap.dedent(after).strip("\n") + "\n")
+        object.__setattr__(self, "calls", tuple(calls))
+        object.__setattr__(self, "safety", safety)
+
+
 class Rule:
     """Base class. Subclasses visit libcst nodes (`visit_Call`, `visit_If`, ...) and call `self.report`.
 
@@ -54,12 +71,33 @@ class Rule:
     why: ClassVar[str] = ""                # "Why is this bad?"
     VALID: ClassVar[Sequence[Example]] = ()
     INVALID: ClassVar[Sequence[Example]] = ()
+    # Automatic fix (`dynlint check --fix`): what it does, and its tier: "safe" (applied by --fix; such a rule
+    # may still offer an unsafe variant where it cannot prove the meaning is kept, `fix_note` says when),
+    # "unsafe" (only with --unsafe-fixes), "" (no automatic fix). `autofix()` builds it; FIX_EXAMPLES test it.
+    fix_safety: ClassVar[str] = ""
+    fix_title: ClassVar[str] = ""
+    fix_note: ClassVar[str] = ""
+    FIX_EXAMPLES: ClassVar[Sequence[FixExample]] = ()
 
     def __init__(self, ctx) -> None:
         self.ctx = ctx
 
     def report(self, node: cst.CSTNode, message: Optional[str] = None, **fmt) -> None:
-        self.ctx.report(self, node, message or self.message.format(**fmt))
+        self.ctx.report(self, node, message or self.message.format(**fmt), autofix=self.plan_fix(node))
+
+    def autofix(self, node: cst.CSTNode):
+        """The fix of the finding at `node`, or None where none keeps the code working: a
+        `dynlint.rules.fixes.Autofix` (libcst nodes of the code being checked and their replacements).
+        Called while the walk stands at `node` (self.ctx.parents are its ancestors)."""
+        return None
+
+    def plan_fix(self, node: cst.CSTNode):
+        if not self.fix_safety:
+            return None
+        try:
+            return self.autofix(node)
+        except Exception:       # a bug in a fix must not lose the finding; the fix tests catch it
+            return None
 
     # ---- rendered documentation -------------------------------------------------------------
     @classmethod
@@ -94,13 +132,30 @@ class Rule:
             lines += ["", "### Example", "", "```python", cls.INVALID[0].code.rstrip(), "```"]
         if cls.VALID:
             lines += ["", "### Use instead", "", cls.fix, "", "```python", cls.VALID[0].code.rstrip(), "```"]
+        if cls.fix_safety:
+            tier = "safe (applied by `dynlint check --fix`)" if cls.fix_safety == "safe" else \
+                "unsafe (applied only with `dynlint check --fix --unsafe-fixes`)"
+            lines += ["", "### Automatic fix", "", f"*Fix safety:* {tier}", "", cls.fix_title]
+            if cls.fix_note:
+                lines += ["", " ".join(textwrap.dedent(cls.fix_note).split())]
+            shown = [next((e for e in cls.FIX_EXAMPLES if e.safety == s), None) for s in ("safe", "unsafe")]
+            for ex in filter(None, shown):
+                flags = "--fix --unsafe-fixes" if ex.safety == "unsafe" else "--fix"
+                lines += ["", f"`dynlint check {flags}` turns", "",
+                          "```python", ex.before.rstrip(), "```", "", "into", "", "```python", ex.after.rstrip(),
+                          "```"]
         return "\n".join(lines) + "\n"
 
     @classmethod
     def text(cls) -> str:
         """Plain-text help (for `dynlint rule CODE` and SARIF help.text)."""
-        md = cls.markdown("#")
-        return md.replace("```python\n", "").replace("```\n", "").replace("`", "").replace("*", "")
+        out, code = [], False
+        for line in cls.markdown("#").splitlines(keepends=True):
+            if line.startswith("```"):
+                code = not code
+                continue
+            out.append(line if code else line.replace("`", "").replace("*", ""))   # emphasis, not code
+        return "".join(out)
 
 
 REGISTRY: Dict[str, Type[Rule]] = {}

@@ -111,7 +111,7 @@ class TorchRule(Rule):
                 kind, extra = where
                 message += f" — inside {kind}, so Dynamo skips the whole function and runs it eagerly"
                 gb_types = tuple(gb_types) + ((extra,) if extra else ())
-        self.ctx.report(self, node, message, gb_types)
+        self.ctx.report(self, node, message, gb_types, autofix=self.plan_fix(node))
 
     def _whole_frame_skip(self, node: cst.CSTNode):
         """(description, extra gb_type) when a break at `node` makes Dynamo skip the frame."""

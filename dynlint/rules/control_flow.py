@@ -3,8 +3,10 @@ from __future__ import annotations
 
 import libcst as cst
 
-from dynlint.rules.base import Example, register
+from dynlint.rules.base import Example, FixExample, register
 from dynlint.rules.common import TorchRule, call_args, is_not, source_of, truth_operands, value_truth_operands
+from dynlint.rules.fixes import (branch_to_where, builtin_any_all, ifexp_to_where, logic_to_tensor_ops,
+                                 raise_guard_to_assert)
 from dynlint.rules.tensors import TENSOR, WEAK
 
 BRANCH = "Data-dependent branching"
@@ -143,23 +145,193 @@ class TensorConditionInBranch(TorchRule):
         """, "block(torch.ones(2, 3, 4))"),
     ]
 
-    def _check(self, test: cst.BaseExpression) -> None:
+    fix_safety = "safe"
+    fix_title = ("Rewrites `if cond: name = a` (with an optional `else: name = b`) as `name = torch.where(cond, a, "
+                 "b)` (b defaults to `name`), and `a if cond else b` as `torch.where(cond, a, b)`: one graph, both "
+                 "arms computed, the right one selected. Output that only runs eagerly (`if not "
+                 "torch.compiler.is_compiling(): ...`, e.g. after the logging fix) stays, under its own `if cond:`.")
+    fix_note = """
+        Safe when the condition is a 0-d tensor (`x.any()`, `y.sum() > 0`) and both arms are elementwise functions
+        of the assigned tensor with numbers (`y * 0.5`, `y + 1e-6`, `y.nan_to_num()`, `torch.clamp(y, min=0)`,
+        `torch.zeros_like(y)`): the shape is kept and nothing else runs. (An integer tensor scaled by a float in
+        one arm is promoted to float in both.) Other side-effect-free tensor arms give an unsafe fix: their shapes
+        may broadcast differently, and both are computed. `if cond: raise E(...)` becomes an unsafe fix too:
+        `torch._assert_async` while compiling (a RuntimeError, asynchronous on CUDA), the original check when
+        eager. Arms that call user code (a submodule) become an unsafe `torch.cond`, which runs only the chosen
+        arm but needs both to return tensors of one shape and dtype and to mutate nothing (else it fails while
+        compiling). Loops, early returns and other bodies are not fixed.
+    """
+    FIX_EXAMPLES = [
+        FixExample("""
+            import torch
+
+            @torch.compile
+            def clip_positive(x):
+                y = x * 2
+                if y.sum() > 0:
+                    y = y - 1
+                return y
+        """, """
+            import torch
+
+            @torch.compile
+            def clip_positive(x):
+                y = x * 2
+                y = torch.where(y.sum() > 0, y - 1, y)
+                return y
+        """, "clip_positive(torch.ones(8))", "clip_positive(-torch.ones(8))"),
+        FixExample("""
+            import torch
+
+            @torch.compile
+            def gate(x, threshold: float = 0.5):
+                return x if (x > threshold).any() else torch.zeros_like(x)
+        """, """
+            import torch
+
+            @torch.compile
+            def gate(x, threshold: float = 0.5):
+                return torch.where((x > threshold).any(), x, torch.zeros_like(x))
+        """, "gate(torch.ones(8))", "gate(torch.zeros(8))"),
+        FixExample("""
+            import torch
+
+            @torch.compile
+            def stable_softmax(scores):
+                if torch.isnan(scores).any():  # rare
+                    print("NaN in scores")
+                    scores = torch.nan_to_num(scores)
+                return scores.softmax(dim=-1)
+        """, """
+            import torch
+
+            @torch.compile
+            def stable_softmax(scores):
+                if not torch.compiler.is_compiling():
+                    if torch.isnan(scores).any():
+                        print("NaN in scores")
+                scores = torch.where(torch.isnan(scores).any(), torch.nan_to_num(scores), scores)  # rare
+                return scores.softmax(dim=-1)
+        """, "stable_softmax(torch.ones(2, 4))", "stable_softmax(torch.tensor([[1.0, float('nan')]]))"),
+        FixExample("""
+            import torch
+
+            @torch.compile
+            def check_actions(action, mask=None):
+                if mask is not None and (action[mask] < 0).any():
+                    raise RuntimeError("invalid action")
+                return action * 2
+        """, """
+            import torch
+
+            @torch.compile
+            def check_actions(action, mask=None):
+                if torch.compiler.is_compiling():
+                    if mask is not None:
+                        torch._assert_async(torch.logical_not((action[mask] < 0).any()), "invalid action")
+                elif mask is not None and (action[mask] < 0).any():
+                    raise RuntimeError("invalid action")
+                return action * 2
+        """, safety="unsafe"),
+        FixExample("""
+            import torch
+
+            @torch.compile
+            def check_actions(action):
+                if (action < 0).any():
+                    raise RuntimeError("invalid action")
+                return action * 2
+        """, """
+            import torch
+
+            @torch.compile
+            def check_actions(action):
+                if torch.compiler.is_compiling():
+                    torch._assert_async(torch.logical_not((action < 0).any()), "invalid action")
+                elif (action < 0).any():
+                    raise RuntimeError("invalid action")
+                return action * 2
+        """, "check_actions(torch.arange(4))", safety="unsafe"),
+        FixExample("""
+            import torch
+
+            @torch.compile
+            def project(x, w):
+                if x.sum() > 0:
+                    x = x @ w
+                return x
+        """, """
+            import torch
+
+            @torch.compile
+            def project(x, w):
+                x = torch.where(x.sum() > 0, x @ w, x)
+                return x
+        """, "project(torch.ones(2, 3), torch.eye(3) * 2)", "project(-torch.ones(2, 3), torch.eye(3))",
+           safety="unsafe"),
+        FixExample("""
+            import torch
+
+            class Gate(torch.nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.proj = torch.nn.Linear(4, 4)
+
+                def forward(self, x):
+                    if x.sum() > 0:
+                        x = self.proj(x)
+                    return x * 2
+
+            gate = torch.compile(Gate())
+        """, """
+            import torch
+
+            class Gate(torch.nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.proj = torch.nn.Linear(4, 4)
+
+                def forward(self, x):
+                    x = torch.cond(x.sum() > 0, lambda: self.proj(x), lambda: x.clone())
+                    return x * 2
+
+            gate = torch.compile(Gate())
+        """, "gate(torch.ones(2, 4))", "gate(-torch.ones(2, 4))", safety="unsafe"),
+    ]
+
+    def _check(self, test: cst.BaseExpression, owner: cst.CSTNode = None) -> None:
+        self._owner = owner
         for operand in truth_operands(test):
             if self.tensors.kind(operand) == TENSOR:
                 self.report(operand, expr=source_of(operand))
                 return
 
+    def dead_under_dynamo(self, node: cst.CSTNode) -> bool:
+        # the walk stands at the `if` (not yet among the parents): judge it, so that the `elif` of
+        # `if torch.compiler.is_compiling():` counts as never traced
+        owner = getattr(self, "_owner", None)
+        return super().dead_under_dynamo(owner if isinstance(owner, cst.If) else node)
+
+    def autofix(self, node: cst.CSTNode):
+        owner = getattr(self, "_owner", None)
+        if isinstance(owner, cst.If):       # the walk stands at the `if`: self.ctx.parents are its ancestors
+            at = len(self.ctx.parents)
+            return raise_guard_to_assert(self.ctx, owner, at) or branch_to_where(self.ctx, owner, owner.test, at)
+        if isinstance(owner, cst.IfExp):
+            return ifexp_to_where(self.ctx, owner)
+        return None
+
     def ctx_code(self, node: cst.CSTNode) -> str:
         return source_of(node)
 
     def visit_If(self, node: cst.If) -> None:
-        self._check(node.test)
+        self._check(node.test, node)
 
     def visit_While(self, node: cst.While) -> None:
         self._check(node.test)
 
     def visit_IfExp(self, node: cst.IfExp) -> None:
-        self._check(node.test)
+        self._check(node.test, node)
 
     def visit_CompIf(self, node: cst.CompIf) -> None:
         self._check(node.test)
@@ -228,11 +400,57 @@ class TensorInBooleanOperator(TorchRule):
         """, "bounded(torch.ones(3))"),
     ]
 
+    fix_safety = "safe"
+    fix_title = ("Rewrites `a and b` / `a or b` / `not a` on tensors as `torch.logical_and(a, b)` / "
+                 "`torch.logical_or(a, b)` / `torch.logical_not(a)`, which stay in the graph.")
+    fix_note = ("Safe for `and` / `or` of boolean 0-d tensors (Python hands back one of them, a 0-d bool tensor; "
+                "so does the fix). Unsafe for `not` (a Python bool becomes a tensor), for operands not provably "
+                "boolean 0-d tensors, and inside `assert` (compiled, the assertion raises RuntimeError).")
+    FIX_EXAMPLES = [
+        FixExample("""
+            import torch
+
+            @torch.compile
+            def both_positive(x, y):
+                ok = (x > 0).all() and (y > 0).all()
+                return x + y, ok
+        """, """
+            import torch
+
+            @torch.compile
+            def both_positive(x, y):
+                ok = torch.logical_and((x > 0).all(), (y > 0).all())
+                return x + y, ok
+        """, "both_positive(torch.ones(3), torch.ones(3))", "both_positive(torch.ones(3), -torch.ones(3))"),
+        FixExample("""
+            import torch
+
+            @torch.compile
+            def finite(x):
+                clean = not torch.isnan(x).any()
+                return x * 2, clean
+        """, """
+            import torch
+
+            @torch.compile
+            def finite(x):
+                clean = torch.logical_not(torch.isnan(x).any())
+                return x * 2, clean
+        """, safety="unsafe"),
+    ]
+
     def _top(self, node: cst.CSTNode) -> bool:
         parent = self.ctx.parent()
         return not (isinstance(parent, cst.BooleanOperation) or is_not(parent))
 
+    def autofix(self, node: cst.CSTNode):
+        owner = getattr(self, "_owner", None)
+        if owner is None:
+            return None
+        return logic_to_tensor_ops(self.ctx, owner, isinstance(self.ctx.parent(), cst.Assert))
+
     def _check(self, node: cst.BaseExpression) -> None:
+        self._owner = node
         if not self._top(node) or _test_owner(self.ctx, node) is not None:
             return                            # part of a larger expression, or a branch condition (DYN101)
         for operand in value_truth_operands(node):
@@ -250,6 +468,7 @@ class TensorInBooleanOperator(TorchRule):
             if isinstance(self.ctx.parent(), cst.Assert) and self.ctx.parent().test is node:
                 # `assert not t` is a branch on t (only `assert t` is rewritten to an async assertion)
                 if self.tensors.kind(node.expression) == TENSOR:
+                    self._owner = node
                     self.report(node.expression, op="not", expr=source_of(node.expression))
                 return
             self._check(node)
@@ -298,6 +517,27 @@ class PythonAnyAllOnTensor(TorchRule):
     name = "python-any-all-on-tensor"
     message = "Python `{fn}()` tests the truth of each tensor element one by one: Dynamo breaks the graph"
     fix = "Use the tensor methods: `t.any()` / `t.all()`, or `torch.stack(conds).any()` for several tensors"
+    fix_safety = "unsafe"
+    fix_title = "Rewrites `any(t)` / `all(t)` of a tensor as `t.any()` / `t.all()`."
+    fix_note = ("Unsafe: the result is a 0-d bool tensor instead of a Python bool. Generators over several "
+                "tensors are not fixed (`torch.stack` of an empty list would fail where `all([])` is True).")
+    FIX_EXAMPLES = [
+        FixExample("""
+            import torch
+
+            @torch.compile
+            def has_negative(x: torch.Tensor):
+                flag = any(x < 0)
+                return x.abs(), flag
+        """, """
+            import torch
+
+            @torch.compile
+            def has_negative(x: torch.Tensor):
+                flag = (x < 0).any()
+                return x.abs(), flag
+        """, "has_negative(torch.ones(4))", safety="unsafe"),
+    ]
     gb_types = (BRANCH,)
     why = """
         The builtins `any()` and `all()` iterate and call `bool()` on every item. On a tensor (or on a
@@ -345,6 +585,9 @@ class PythonAnyAllOnTensor(TorchRule):
             tensor = self.tensors.kind(arg) == TENSOR
         if tensor:
             self.report(node, fn=node.func.value)
+
+    def autofix(self, node: cst.Call):
+        return builtin_any_all(self.ctx, node)
 
 
 @register

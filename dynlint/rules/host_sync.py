@@ -3,8 +3,9 @@ from __future__ import annotations
 
 import libcst as cst
 
-from dynlint.rules.base import Example, register
+from dynlint.rules.base import Example, FixExample, register
 from dynlint.rules.common import TorchRule, call_args, source_of
+from dynlint.rules.fixes import atom, branch_to_where, floating, keep_scalar_tensor, raise_guard_to_assert
 from dynlint.rules.tensors import TENSOR, WEAK
 
 ITEM = "Unsupported Tensor.item() call with capture_scalar_outputs=False"
@@ -56,10 +57,72 @@ class TensorItemCall(TorchRule):
             return x / peak
     """, "scale(torch.arange(1.0, 5.0))")]
 
+    fix_safety = "safe"
+    fix_title = ("Drops `.item()` where the value only feeds arithmetic with tensors (directly, or through a local "
+                 "assigned once): the 0-d tensor gives the same result, since 0-d tensors take part in type "
+                 "promotion like Python numbers, and stays in the graph.")
+    fix_note = ("Unsafe when the local is also returned: the caller then gets a 0-d tensor instead of a Python "
+                "number. Values used any other way (`max(v, 1)`, formatting, indexing) are not fixed.")
+    FIX_EXAMPLES = [
+        FixExample("""
+            import torch
+
+            @torch.compile
+            def scale(x):
+                peak = x.abs().max().item()
+                return x / peak
+        """, """
+            import torch
+
+            @torch.compile
+            def scale(x):
+                peak = x.abs().max()
+                return x / peak
+        """, "scale(torch.arange(1.0, 5.0))"),
+        FixExample("""
+            import torch
+            import torch.nn.functional as F
+
+            @torch.compile
+            def normalised_loss(logits, targets):
+                loss = F.cross_entropy(logits, targets)
+                scale = loss.detach().item()
+                return loss / max(scale, 1.0)
+        """, """
+            import torch
+            import torch.nn.functional as F
+
+            @torch.compile
+            def normalised_loss(logits, targets):
+                loss = F.cross_entropy(logits, targets)
+                scale = loss.detach()
+                return loss / scale.clamp(min=1.0)
+        """, "normalised_loss(torch.randn(4, 3), torch.tensor([0, 1, 2, 0]))"),
+        FixExample("""
+            import torch
+
+            @torch.compile
+            def accuracy(logits, labels):
+                acc = (logits.argmax(-1) == labels).float().mean().item()
+                return acc
+        """, """
+            import torch
+
+            @torch.compile
+            def accuracy(logits, labels):
+                acc = (logits.argmax(-1) == labels).float().mean()
+                return acc
+        """, safety="unsafe"),
+    ]
+
     def visit_Call(self, node: cst.Call) -> None:
         if self.method_name(node) == "item" and not node.args and \
                 self.tensors.kind(self.receiver(node)) in (TENSOR, WEAK):
             self.report(node)
+
+    def autofix(self, node: cst.Call):
+        return keep_scalar_tensor(self.ctx, node, self.receiver(node), "drop `.item()`",
+                                  floats_ok=floating(self.ctx, self.receiver(node)))
 
 
 @register
@@ -92,10 +155,79 @@ class PythonScalarOfTensor(TorchRule):
             return logits / t.mean() * n
     """, "temperature(torch.ones(4), torch.full((2,), 2.0))")]
 
+    fix_safety = "safe"
+    fix_title = ("`float(t)` / `int(t)` whose value only feeds arithmetic with tensors become `t.float()` / "
+                 "`t.long()` (a 0-d tensor promotes like the Python number); `if bool(t): name = ...` becomes "
+                 "`torch.where`, as for DYN101.")
+    fix_note = ("Unsafe when the local is also returned (a 0-d tensor instead of a Python number), or for the "
+                "`torch.where` and raise-guard forms where DYN101's are (see there).")
+    FIX_EXAMPLES = [
+        FixExample("""
+            import torch
+
+            @torch.compile
+            def temperature(logits: torch.Tensor, t):
+                return logits / float(t.mean())
+        """, """
+            import torch
+
+            @torch.compile
+            def temperature(logits: torch.Tensor, t):
+                return logits / t.mean().float()
+        """, "temperature(torch.ones(4), torch.full((2,), 2.0))"),
+        FixExample("""
+            import torch
+
+            @torch.compile
+            def mean_positive(loss, target):
+                n_pos = int(target.sum())
+                return loss.sum() / max(n_pos, 1)
+        """, """
+            import torch
+
+            @torch.compile
+            def mean_positive(loss, target):
+                n_pos = target.sum().long()
+                return loss.sum() / n_pos.clamp(min=1)
+        """, "mean_positive(torch.ones(4), torch.tensor([0.0, 1.0, 1.0, 1.0]))",
+           "mean_positive(torch.ones(4), torch.zeros(4))"),
+        FixExample("""
+            import torch
+
+            @torch.compile
+            def safe_divide(num, den):
+                if bool(den.abs().min() < 1e-12):
+                    den = den + 1e-12
+                return num / den
+        """, """
+            import torch
+
+            @torch.compile
+            def safe_divide(num, den):
+                den = torch.where(den.abs().min() < 1e-12, den + 1e-12, den)
+                return num / den
+        """, "safe_divide(torch.ones(3), torch.tensor([1.0, 0.0, 2.0]))", "safe_divide(torch.ones(3), torch.ones(3))"),
+    ]
+    CASTS = {"float": "float", "int": "long"}
+
     def visit_Call(self, node: cst.Call) -> None:
         if isinstance(node.func, cst.Name) and node.func.value in ("float", "int", "bool") and \
                 len(node.args) == 1 and self.tensors.is_tensor(node.args[0].value):
             self.report(node, fn=node.func.value)
+
+    def autofix(self, node: cst.Call):
+        fn, arg = node.func.value, node.args[0].value
+        if node.args[0].star or node.args[0].keyword:
+            return None
+        if fn in self.CASTS:
+            cast = cst.Call(func=cst.Attribute(value=atom(arg), attr=cst.Name(self.CASTS[fn])))
+            return keep_scalar_tensor(self.ctx, node, cast.with_changes(lpar=node.lpar, rpar=node.rpar),
+                                      f"`{fn}(t)` -> `t.{self.CASTS[fn]}()`", floats_ok=fn == "float")
+        owner = self.ctx.parent()
+        if isinstance(owner, cst.If) and owner.test is node:     # `if bool(t):` is `if t:`
+            at = len(self.ctx.parents) - 1
+            return raise_guard_to_assert(self.ctx, owner, at, arg) or branch_to_where(self.ctx, owner, arg, at)
+        return None
 
 
 @register

@@ -5,8 +5,9 @@ from typing import Optional, Set
 
 import libcst as cst
 
-from dynlint.rules.base import REGISTRY, Example, register
+from dynlint.rules.base import REGISTRY, Example, FixExample, register
 from dynlint.rules.common import TorchRule, call_args, source_of
+from dynlint.rules.fixes import SAFE, Autofix, torch_imports, torch_name
 from dynlint.rules.names import COMPILE
 from dynlint.rules.recompiles import _loop_scalar_kind, _names_in, _SiteBookkeeping
 
@@ -265,10 +266,76 @@ class DeprecatedAmpAPI(TorchRule):
                 return step(x)
     """, "train_step(torch.ones(4))")]
 
+    fix_safety = "safe"
+    fix_title = ("Rewrites the call to the `torch.amp` API the deprecated one forwards to: `torch.cuda.amp.autocast"
+                 "(...)` -> `torch.autocast(\"cuda\", ...)` (positional arguments become keywords: the signatures "
+                 "differ), `torch.cpu.amp.autocast` likewise with `\"cpu\"`, `torch.cuda.amp.GradScaler(...)` -> "
+                 "`torch.amp.GradScaler(\"cuda\", ...)`, `torch.cuda.amp.custom_fwd/custom_bwd(...)` -> "
+                 "`torch.amp.custom_fwd/custom_bwd(..., device_type=\"cuda\")`.")
+    fix_note = ("The old `autocast` passed `dtype=torch.float16` (`bfloat16` on CPU) and `cache_enabled=True` "
+                "explicitly; the new one reads the defaults, which are the same unless the program changed them "
+                "with `torch.set_autocast_dtype` / `torch.set_autocast_cache_enabled`.")
+    FIX_EXAMPLES = [
+        FixExample("""
+            import torch
+
+            @torch.compile
+            def step(x):
+                return x * 2
+
+            def train_step(x):
+                with torch.cuda.amp.autocast(False, torch.bfloat16):
+                    return step(x)
+        """, """
+            import torch
+
+            @torch.compile
+            def step(x):
+                return x * 2
+
+            def train_step(x):
+                with torch.autocast("cuda", enabled=False, dtype=torch.bfloat16):
+                    return step(x)
+        """, "train_step(torch.ones(4))"),
+    ]
+    # deprecated name -> (new attribute of torch, device, how positional arguments map)
+    REPLACEMENTS = {
+        "torch.cuda.amp.autocast": ("autocast", "cuda", ("enabled", "dtype", "cache_enabled")),
+        "torch.cpu.amp.autocast": ("autocast", "cpu", ("enabled", "dtype", "cache_enabled")),
+        "torch.cuda.amp.GradScaler": ("amp.GradScaler", "cuda", "after-device"),
+        "torch.cuda.amp.custom_fwd": ("amp.custom_fwd", "cuda", "device-keyword"),
+        "torch.cuda.amp.custom_bwd": ("amp.custom_bwd", "cuda", "device-keyword"),
+    }
+
     def visit_Call(self, node: cst.Call) -> None:
         name = self.call_name(node) or ""
         if name in DEPRECATED_AMP:
             self.report(node, call=name, new=DEPRECATED_AMP[name])
+
+    def autofix(self, node: cst.Call):
+        name = self.call_name(node) or ""
+        if name not in self.REPLACEMENTS or any(a.star for a in node.args):
+            return None
+        attr, device, mapping = self.REPLACEMENTS[name]
+        t = torch_name(self.ctx)
+        dev = cst.SimpleString(f'"{device}"')
+        args = list(node.args)
+        if isinstance(mapping, tuple):
+            positional = [a for a in args if a.keyword is None]
+            if len(positional) > len(mapping):
+                return None
+            no_space = cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""),
+                                       whitespace_after=cst.SimpleWhitespace(""))
+            args = [cst.Arg(dev)] + [a.with_changes(keyword=cst.Name(mapping[i]), equal=no_space) if i < len(positional)
+                                     else a for i, a in enumerate(args)]
+        elif mapping == "after-device":
+            args = [cst.Arg(dev)] + args
+        else:
+            args = args + [cst.Arg(dev, keyword=cst.Name("device_type"),
+                                   equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""),
+                                                         whitespace_after=cst.SimpleWhitespace("")))]
+        new = node.with_changes(func=cst.parse_expression(f"{t}.{attr}"), args=args)
+        return Autofix(f"Use `{t}.{attr}(\"{device}\", ...)`", SAFE, ((node, new),), torch_imports(self.ctx))
 
 
 @register

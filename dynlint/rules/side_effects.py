@@ -4,8 +4,9 @@ from __future__ import annotations
 import libcst as cst
 
 from dynlint.linter.walker import children, walk
-from dynlint.rules.base import Example, register
+from dynlint.rules.base import Example, FixExample, register
 from dynlint.rules.common import TorchRule, source_of
+from dynlint.rules.fixes import SAFE, Autofix, expr, guard_eager_only
 from dynlint.rules.tensors import TENSOR, VALUE, WEAK
 
 BUILTIN = "Failed to trace builtin operator"
@@ -52,9 +53,84 @@ class PrintInCompiledCode(TorchRule):
             return y
     """, "run(torch.ones(4))")]
 
+    fix_safety = "safe"
+    fix_title = ("Wraps the `print` statement in `if not torch.compiler.is_compiling():` (adding `import torch` if "
+                 "needed): it still prints when the function runs eagerly, and Dynamo, which knows that test while "
+                 "tracing, skips it without a break. When the print is the whole body of an `if` whose condition "
+                 "has no side effects, the `if` goes under the guard too.")
+    fix_note = "Unsafe when an argument calls user code (skipping it while compiling would skip its side effects)."
+    FIX_EXAMPLES = [
+        FixExample("""
+            import torch
+
+            @torch.compile
+            def step(x):
+                y = x.relu()
+                print("activation mean", y.mean())
+                return y * 2
+        """, """
+            import torch
+
+            @torch.compile
+            def step(x):
+                y = x.relu()
+                if not torch.compiler.is_compiling():
+                    print("activation mean", y.mean())
+                return y * 2
+        """, "step(torch.ones(4))"),
+        FixExample("""
+            from torch import compile
+
+            @compile
+            def step(x, verbose: bool = False):
+                y = x.relu()
+                if verbose:  # debugging aid
+                    print("activation mean", y.mean())
+                return y * 2
+        """, """
+            import torch
+            from torch import compile
+
+            @compile
+            def step(x, verbose: bool = False):
+                y = x.relu()
+                if not torch.compiler.is_compiling():
+                    if verbose:  # debugging aid
+                        print("activation mean", y.mean())
+                return y * 2
+        """, "step(torch.ones(4), True)"),
+        FixExample("""
+            import itertools
+
+            import torch
+
+            STEP = itertools.count()
+
+            @torch.compile
+            def step(x):
+                print("step", next(STEP))
+                return x * 2
+        """, """
+            import itertools
+
+            import torch
+
+            STEP = itertools.count()
+
+            @torch.compile
+            def step(x):
+                if not torch.compiler.is_compiling():
+                    print("step", next(STEP))
+                return x * 2
+        """, safety="unsafe"),
+    ]
+
     def visit_Call(self, node: cst.Call) -> None:
         if isinstance(node.func, cst.Name) and node.func.value == "print" and self.call_name(node) == "print":
             self.report(node)
+
+    def autofix(self, node: cst.Call):
+        return guard_eager_only(self.ctx, node, "the print")
 
 
 @register
@@ -66,6 +142,73 @@ class LoggingInCompiledCode(TorchRule):
     fix = "Log outside the compiled function, or guard with `if not torch.compiler.is_compiling():`"
     gb_types = ("logging.Logger method not supported for non-export cases", "Unsupported python_type() call",
                 "Unsupported method call", "Unresolved GetAttrVariable comparison", SKIPPED)
+    fix_safety = "safe"
+    fix_title = ("Wraps the logging statement in `if not torch.compiler.is_compiling():`: it still logs when the "
+                 "function runs eagerly and is skipped, without a break, while Dynamo traces. When it is the whole "
+                 "body of an `if` whose condition has no side effects, the `if` goes under the guard too (so a "
+                 "check like `if not torch.isfinite(loss):` stops breaking the graph as well).")
+    fix_note = "Unsafe when an argument calls user code (skipping it while compiling would skip its side effects)."
+    FIX_EXAMPLES = [
+        FixExample("""
+            import logging
+
+            import torch
+
+            logger = logging.getLogger(__name__)
+
+            @torch.compile
+            def step(x):
+                y = x * 2
+                logger.info("step done")
+                return y + 1
+        """, """
+            import logging
+
+            import torch
+
+            logger = logging.getLogger(__name__)
+
+            @torch.compile
+            def step(x):
+                y = x * 2
+                if not torch.compiler.is_compiling():
+                    logger.info("step done")
+                return y + 1
+        """, "step(torch.ones(4))"),
+        FixExample("""
+            import logging
+
+            import torch
+            import torch.nn.functional as F
+
+            logger = logging.getLogger(__name__)
+
+            @torch.compile
+            def loss_fn(logits, y):
+                loss = F.cross_entropy(logits, y)
+                # report, but keep training
+                if not torch.isfinite(loss):
+                    logger.warning("non-finite loss")
+                return loss
+        """, """
+            import logging
+
+            import torch
+            import torch.nn.functional as F
+
+            logger = logging.getLogger(__name__)
+
+            @torch.compile
+            def loss_fn(logits, y):
+                loss = F.cross_entropy(logits, y)
+                # report, but keep training
+                if not torch.compiler.is_compiling():
+                    if not torch.isfinite(loss):
+                        logger.warning("non-finite loss")
+                return loss
+        """, "loss_fn(torch.randn(4, 3), torch.tensor([0, 1, 2, 0]))",
+           "loss_fn(torch.full((4, 3), float('nan')), torch.tensor([0, 1, 2, 0]))"),
+    ]
     why = """
         `logging.Logger` methods are not traceable. Dynamo breaks the graph at every logging call
         (`logging.Logger method not supported for non-export cases`), and a call whose level is disabled
@@ -116,6 +259,9 @@ class LoggingInCompiledCode(TorchRule):
         if is_logger and q != "warnings":
             self.report(node, call=cst.Module([]).code_for_node(func))
 
+    def autofix(self, node: cst.Call):
+        return guard_eager_only(self.ctx, node, "the logging call")
+
 
 @register
 class WarningsWarnInCompiledCode(TorchRule):
@@ -153,9 +299,39 @@ class WarningsWarnInCompiledCode(TorchRule):
             return act(x)
     """, "deprecated_act(torch.ones(4))")]
 
+    fix_safety = "safe"
+    fix_title = ("Wraps the `warnings.warn` statement in `if not torch.compiler.is_compiling():`: eager runs still "
+                 "warn, and Dynamo skips the call without a break.")
+    fix_note = "Unsafe when an argument calls user code (skipping it while compiling would skip its side effects)."
+    FIX_EXAMPLES = [
+        FixExample("""
+            import warnings
+
+            import torch
+
+            @torch.compile
+            def act(x):
+                warnings.warn("act is deprecated")
+                return torch.relu(x)
+        """, """
+            import warnings
+
+            import torch
+
+            @torch.compile
+            def act(x):
+                if not torch.compiler.is_compiling():
+                    warnings.warn("act is deprecated")
+                return torch.relu(x)
+        """, "act(torch.ones(4))"),
+    ]
+
     def visit_Call(self, node: cst.Call) -> None:
         if self.call_name(node) in ("warnings.warn", "warnings.warn_explicit"):
             self.report(node)
+
+    def autofix(self, node: cst.Call):
+        return guard_eager_only(self.ctx, node, "the warning")
 
 
 UNSUPPORTED_METHOD = "Unsupported method call"
@@ -251,9 +427,52 @@ class DeepcopyOfTensorState(TorchRule):
             return any(isinstance(e, cst.DictElement) and self._holds_tensors(e.value) for e in node.elements)
         return False
 
+    fix_safety = "safe"
+    fix_title = ("Replaces `copy.deepcopy(t)` of a local tensor `t` by `t.detach().clone().requires_grad_("
+                 "t.requires_grad)`: a new leaf with the same values, dtype, device and `requires_grad`, which "
+                 "Dynamo traces (it still breaks, as before, when `t` requires grad).")
+    fix_note = """
+        What differs from a deep copy: the copy is compact (its own storage, offset 0, rather than a copy of the
+        whole storage of a view), `.grad` and Python attributes set on the tensor are not copied, and a tensor that
+        requires grad but is not a leaf is copied instead of raising. Deep copies of modules, containers and
+        `self.<attribute>` (parameters) are not fixed.
+    """
+    FIX_EXAMPLES = [
+        FixExample("""
+            import copy
+
+            import torch
+
+            @torch.compile
+            def snapshot(x):
+                before = copy.deepcopy(x)
+                x.mul_(2)
+                return x - before
+        """, """
+            import copy
+
+            import torch
+
+            @torch.compile
+            def snapshot(x):
+                before = x.detach().clone().requires_grad_(x.requires_grad)
+                x.mul_(2)
+                return x - before
+        """, "snapshot(torch.arange(3.0))"),
+    ]
+
     def visit_Call(self, node: cst.Call) -> None:
         if self.call_name(node) == "copy.deepcopy" and node.args and self._holds_tensors(node.args[0].value):
             self.report(node, expr=source_of(node.args[0].value))
+
+    def autofix(self, node: cst.Call):
+        arg = node.args[0].value
+        if len(node.args) != 1 or node.args[0].keyword or node.args[0].star or not isinstance(arg, cst.Name) or \
+                self.tensors.kind(arg) != TENSOR:
+            return None
+        new = expr("{x}.detach().clone().requires_grad_({x}.requires_grad)", x=arg)
+        return Autofix("Copy the tensor with `.detach().clone()`", SAFE,
+                       ((node, new.with_changes(lpar=node.lpar, rpar=node.rpar)),))
 
 
 MUTATORS = frozenset({"append", "extend", "insert", "pop", "popleft", "appendleft", "update", "setdefault",

@@ -1,0 +1,718 @@
+"""Building blocks of the automatic fixes (`dynlint check --fix`): the torch knowledge they share.
+
+A rule's `autofix(node)` returns an `Autofix`: libcst nodes of the code being checked and what replaces them.
+The walker turns it into file edits (dynlint/linter/walker.py `render_fix`) and the fixer applies them to the
+whole file (dynlint/linter/fixer.py), which knows nothing of torch. The questions a fix must answer before it
+may call itself safe live here, once: is an expression free of side effects, is a condition a 0-d tensor, is
+an arm of a branch a shape- and dtype-keeping function of one tensor, how is `torch` spelt in this file.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterator, List, Optional, Sequence, Tuple
+
+import libcst as cst
+from libcst.helpers import parse_template_expression
+
+from dynlint.linter.walker import children, walk
+from dynlint.rules.tensors import TENSOR, TENSOR_METHODS, VALUE, WEAK, Tensors
+
+SAFE, UNSAFE = "safe", "unsafe"
+
+
+@dataclass(frozen=True)
+class Autofix:
+    title: str
+    safety: str                                          # SAFE | UNSAFE
+    edits: Tuple[Tuple[cst.CSTNode, object], ...]       # (node of the unit, replacement node or [statements])
+    imports: Tuple[Tuple[str, str], ...] = ()
+
+
+# ---- names -------------------------------------------------------------------------------------------------
+def torch_name(ctx) -> str:
+    """How this file spells the `torch` module (`import torch as th` -> "th"); "torch" when nothing binds it
+    (the fix then asks the fixer to add `import torch`)."""
+    imports = getattr(ctx.index, "imports", None) or {}
+    if imports.get("torch") == "torch":
+        return "torch"
+    return next((local for local, target in sorted(imports.items()) if target == "torch"), "torch")
+
+
+def torch_imports(ctx) -> Tuple[Tuple[str, str], ...]:
+    return (("torch", torch_name(ctx)),)
+
+
+def code(node: cst.CSTNode) -> str:
+    return cst.Module([]).code_for_node(node)
+
+
+def expr(template: str, **parts: cst.BaseExpression) -> cst.BaseExpression:
+    """`expr("{t}.where({c}, {a}, {b})", t=..., ...)`: parts may be nodes or source text."""
+    nodes = {k: cst.parse_expression(v) if isinstance(v, str) else strip_parens(v) for k, v in parts.items()}
+    return parse_template_expression(template, **nodes)
+
+
+def strip_parens(node: cst.BaseExpression) -> cst.BaseExpression:
+    """Without its own parentheses, for use as a call argument (a tuple or generator keeps them)."""
+    if not getattr(node, "lpar", None) or isinstance(node, (cst.Tuple, cst.GeneratorExp, cst.Yield)):
+        return node
+    return node.with_changes(lpar=(), rpar=())
+
+
+def atom(node: cst.BaseExpression) -> cst.BaseExpression:
+    """`node`, parenthesised where it is the receiver of a method call (`(a + b).float()`, `(1).float()`)."""
+    if isinstance(node, (cst.Name, cst.Attribute, cst.Call, cst.Subscript, cst.SimpleString)) or \
+            getattr(node, "lpar", None):
+        return node
+    return node.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+
+
+def is_compiling_test(t: str, negated: bool) -> cst.BaseExpression:
+    return cst.parse_expression(f"{'not ' if negated else ''}{t}.compiler.is_compiling()")
+
+
+# ---- statements --------------------------------------------------------------------------------------------
+def standalone_statement(ctx, node: cst.CSTNode) -> Optional[cst.SimpleStatementLine]:
+    """The statement line whose only statement is the expression `node` (`print(x)` on a line of its own), when
+    that line stands in an indented block or at module level (so an `if` can replace it)."""
+    parents = ctx.parents
+    if len(parents) < 3 or not isinstance(parents[-1], cst.Expr) or parents[-1].value is not node:
+        return None
+    line = parents[-2]
+    if not isinstance(line, cst.SimpleStatementLine) or len(line.body) != 1:
+        return None
+    return line if isinstance(parents[-3], (cst.IndentedBlock, cst.Module)) else None
+
+
+def eager_only(stmt: cst.BaseStatement, t: str) -> cst.If:
+    """`if not torch.compiler.is_compiling(): <stmt>`: runs eagerly, skipped (not traced) under Dynamo."""
+    return cst.If(test=is_compiling_test(t, True), body=cst.IndentedBlock(body=[stmt.with_changes(leading_lines=())]))
+
+
+def is_eager_only_block(node: cst.CSTNode, ctx) -> bool:
+    """`if not torch.compiler.is_compiling(): ...` without an else."""
+    if not isinstance(node, cst.If) or node.orelse is not None:
+        return False
+    test = node.test
+    if not (isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not)):
+        return False
+    inner = test.expression
+    from dynlint.rules.common import COMPILING_TRUE
+    return isinstance(inner, cst.Call) and not inner.args and (ctx.qualify(inner.func) or "") in COMPILING_TRUE
+
+
+def statement_parent_ok(parents: Sequence[cst.CSTNode], index: int) -> bool:
+    """parents[index] is a statement of an indented block or of the module (not an `elif`)."""
+    return index >= 1 and isinstance(parents[index - 1], (cst.IndentedBlock, cst.Module))
+
+
+# ---- purity ------------------------------------------------------------------------------------------------
+PURE_BUILTINS = frozenset({"len", "str", "repr", "format", "tuple", "list", "dict", "set", "frozenset", "int",
+                           "float", "bool", "round", "abs", "min", "max", "sum", "sorted", "type", "id",
+                           "isinstance", "hasattr", "getattr", "any", "all", "range", "enumerate", "zip",
+                           "reversed", "divmod", "pow", "hash", "callable", "chr", "ord", "hex", "bin"})
+PURE_FUNCTIONS = frozenset({"time.time", "time.perf_counter", "time.monotonic", "time.process_time",
+                            "time.time_ns", "time.perf_counter_ns", "os.getpid", "os.environ.get", "os.getenv",
+                            "os.path.join", "os.path.basename", "json.dumps"})
+PURE_PREFIXES = ("math.", "operator.")
+IMPURE_TORCH = frozenset({"torch.manual_seed", "torch.seed", "torch.save", "torch.load", "torch.set_rng_state",
+                          "torch.set_default_dtype", "torch.set_default_device", "torch.set_printoptions",
+                          "torch.set_grad_enabled", "torch.use_deterministic_algorithms", "torch.cuda.synchronize",
+                          "torch.cuda.manual_seed", "torch.cuda.manual_seed_all", "torch.cuda.empty_cache"})
+MUTATING_METHODS = frozenset({"append", "extend", "insert", "pop", "popleft", "appendleft", "update", "setdefault",
+                              "add", "clear", "remove", "discard", "popitem", "write", "writelines", "send", "close",
+                              "flush", "step", "backward", "zero_grad", "register_buffer", "register_parameter",
+                              "put", "put_nowait", "get", "get_nowait", "set", "reset", "seed", "manual_seed",
+                              "sort", "reverse", "__setitem__", "__delitem__", "train", "eval", "apply", "to_",
+                              "next", "__next__", "read", "readline"})
+# Random draws: skipping one (or drawing twice) changes every later random number.
+RANDOM = frozenset({"rand", "randn", "randint", "randperm", "rand_like", "randn_like", "randint_like", "bernoulli",
+                    "multinomial", "normal", "poisson", "dropout", "dropout1d", "dropout2d", "dropout3d",
+                    "alpha_dropout", "feature_alpha_dropout", "rrelu", "gumbel_softmax", "sample", "rsample",
+                    "random", "uniform", "choice", "shuffle"})
+SIDE_EFFECT_METHODS = frozenset({"register_hook", "retain_grad", "record_stream", "register_forward_hook",
+                                 "register_forward_pre_hook", "register_full_backward_hook"})
+STRING_METHODS = frozenset({"format", "join", "upper", "lower", "strip", "split", "replace", "startswith",
+                            "endswith", "rjust", "ljust", "center", "zfill"})
+
+
+def is_pure(ctx, node: cst.CSTNode) -> bool:
+    """Evaluating `node` has no side effect a reader would miss if it were skipped or run twice: names,
+    attributes, literals, operators, f-strings, tensor methods that are not in-place, `torch.*` / `math.*`
+    functions and a few builtins and clock reads. Calls of user functions are not (they may do anything)."""
+    tensors = Tensors.of(ctx)
+    for n in _nodes(node):
+        if isinstance(n, (cst.Lambda, cst.Yield, cst.Await, cst.NamedExpr)):
+            return False
+        if isinstance(n, cst.Call) and not _pure_call(ctx, tensors, n):
+            return False
+    return True
+
+
+def _nodes(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    out: List[cst.CSTNode] = []
+    walk(node, lambda n: out.append(n) or True, lambda n: None)
+    return iter(out)
+
+
+def _pure_call(ctx, tensors: Tensors, call: cst.Call) -> bool:
+    func = call.func
+    q = ctx.qualify(func) or ""
+    if q.rsplit(".", 1)[-1] in RANDOM or q.rsplit(".", 1)[-1] in SIDE_EFFECT_METHODS:
+        return False
+    if isinstance(func, cst.Name):
+        return q in PURE_BUILTINS or q in PURE_FUNCTIONS or q.startswith(PURE_PREFIXES) or \
+            (q.startswith("torch.") and q not in IMPURE_TORCH and not q.endswith("_"))
+    if not isinstance(func, cst.Attribute):
+        return False
+    method = func.attr.value
+    if q in PURE_FUNCTIONS or q.startswith(PURE_PREFIXES):
+        return True
+    if q.startswith("torch."):
+        return q not in IMPURE_TORCH and not method.endswith("_")
+    if method in MUTATING_METHODS or (method.endswith("_") and not method.endswith("__")):
+        return False
+    recv = func.value
+    if isinstance(recv, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)):
+        return method in STRING_METHODS
+    return tensors.kind(recv) in (TENSOR, WEAK) or method in TENSOR_METHODS
+
+
+# ---- tensor conditions -------------------------------------------------------------------------------------
+ELEMENTWISE = frozenset({"isnan", "isinf", "isfinite", "isposinf", "isneginf", "logical_not", "abs", "neg", "bool",
+                         "float", "double", "half", "long", "int", "sign", "signbit", "sqrt", "exp", "log",
+                         "clone", "detach", "nan_to_num", "clamp", "clip", "round", "floor", "ceil"})
+
+
+def zero_dim(ctx, node: cst.CSTNode, depth: int = 0) -> bool:
+    """`node` is provably a 0-d tensor (or a comparison / logic of 0-d tensors and numbers): `x.any()`,
+    `y.sum() > 0`, `torch.isfinite(loss.mean())`."""
+    tensors = Tensors.of(ctx)
+    if depth > 8:
+        return False
+    if tensors.is_scalar(node):
+        return True
+    if isinstance(node, cst.Call):
+        q = ctx.qualify(node.func) or ""
+        positional = [a.value for a in node.args if a.keyword is None and not a.star]
+        if isinstance(node.func, cst.Attribute) and not q.startswith("torch."):
+            m, recv = node.func.attr.value, node.func.value
+            if m in ("any", "all") and not node.args and tensors.kind(recv) in (TENSOR, WEAK):
+                return True
+            return m in ELEMENTWISE and zero_dim(ctx, recv, depth + 1)
+        if q.startswith("torch.") and q[6:] in ("any", "all") and len(node.args) == 1:
+            return True
+        return q.startswith("torch.") and q[6:] in ELEMENTWISE and bool(positional) and \
+            zero_dim(ctx, positional[0], depth + 1)
+    if isinstance(node, (cst.Comparison, cst.BinaryOperation)):
+        sides = [node.left] + ([c.comparator for c in node.comparisons] if isinstance(node, cst.Comparison)
+                               else [node.right])
+        flags = [zero_dim(ctx, s, depth + 1) for s in sides]
+        return any(flags) and all(f or tensors.kind(s) == VALUE for f, s in zip(flags, sides))
+    if isinstance(node, cst.UnaryOperation):
+        return zero_dim(ctx, node.expression, depth + 1)
+    if isinstance(node, cst.BooleanOperation):
+        return zero_dim(ctx, node.left, depth + 1) and zero_dim(ctx, node.right, depth + 1)
+    if isinstance(node, cst.Name):
+        values = tensors.assigned_values(node.value)
+        return bool(values) and all(zero_dim(ctx, v, depth + 1) for v in values)
+    return False
+
+
+def bool_tensor(ctx, cond: cst.BaseExpression, t: str) -> Optional[cst.BaseExpression]:
+    """A boolean-tensor expression with the truth value Python gives `cond` (`not a` -> `torch.logical_not(a)`,
+    `a and b` -> `torch.logical_and(a, b)`, `y.sum()` -> `y.sum().bool()`); None when a part is not a tensor."""
+    tensors = Tensors.of(ctx)
+    if isinstance(cond, cst.UnaryOperation) and isinstance(cond.operator, cst.Not):
+        inner = bool_tensor(ctx, cond.expression, t)
+        return expr(f"{t}.logical_not({{a}})", a=inner) if inner is not None else None
+    if isinstance(cond, cst.BooleanOperation):
+        left, right = bool_tensor(ctx, cond.left, t), bool_tensor(ctx, cond.right, t)
+        if left is None or right is None:
+            return None
+        fn = "logical_and" if isinstance(cond.operator, cst.And) else "logical_or"
+        return expr(f"{t}.{fn}({{a}}, {{b}})", a=left, b=right)
+    if tensors.kind(cond) != TENSOR:
+        return None
+    if tensors.is_bool(cond) or _any_all(ctx, cond):
+        return strip_parens(cond)
+    return cst.Call(func=cst.Attribute(value=atom(cond), attr=cst.Name("bool")))
+
+
+def _any_all(ctx, node: cst.CSTNode) -> bool:
+    """`t.any()`, `t.all(dim=...)`, `torch.any(t)`: boolean tensors."""
+    if not isinstance(node, cst.Call):
+        return False
+    q = ctx.qualify(node.func) or ""
+    if q in ("torch.any", "torch.all"):
+        return True
+    return isinstance(node.func, cst.Attribute) and node.func.attr.value in ("any", "all") and \
+        not q.startswith("torch.")          # called on a tensor condition: bool_tensor checked it is one
+
+
+# ---- branches as torch.where -----------------------------------------------------------------------------
+SHAPE_KEEPING_METHODS = frozenset({"nan_to_num", "clamp", "clip", "clamp_min", "clamp_max", "abs", "neg", "relu",
+                                   "clone", "detach", "contiguous", "square"})
+SHAPE_KEEPING_FUNCS = frozenset({"nan_to_num", "clamp", "clip", "clamp_min", "clamp_max", "abs", "neg", "relu",
+                                 "zeros_like", "ones_like", "full_like", "square"})
+ARITH = (cst.Add, cst.Subtract, cst.Multiply, cst.Divide)
+
+
+def _number(node: cst.CSTNode) -> bool:
+    if isinstance(node, (cst.Integer, cst.Float)):
+        return True
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, (cst.Minus, cst.Plus)):
+        return _number(node.expression)
+    # float("inf"), float("-inf"), float("nan")
+    return isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "float" and \
+        len(node.args) == 1 and isinstance(node.args[0].value, cst.SimpleString)
+
+
+def simple_arm(ctx, node: cst.CSTNode, base: str) -> bool:
+    """`node` keeps the shape of the tensor named `base` and is computed from it elementwise with numbers
+    only: `base`, `base * 0.5`, `base + 1e-6`, `base.nan_to_num()`, `torch.clamp(base, min=0)`,
+    `torch.zeros_like(base)`."""
+    if isinstance(node, cst.Name):
+        return node.value == base
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, ARITH):
+        l, r = node.left, node.right
+        return (simple_arm(ctx, l, base) and (_number(r) or simple_arm(ctx, r, base))) or \
+            (_number(l) and simple_arm(ctx, r, base))
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
+        return simple_arm(ctx, node.expression, base)
+    if isinstance(node, cst.Call):
+        rest = [a.value for a in node.args]
+        if isinstance(node.func, cst.Attribute) and node.func.attr.value in SHAPE_KEEPING_METHODS and \
+                not (ctx.qualify(node.func) or "").startswith("torch."):
+            return simple_arm(ctx, node.func.value, base) and all(_number(a) for a in rest)
+        q = ctx.qualify(node.func) or ""
+        if q.startswith("torch.") and q[6:] in SHAPE_KEEPING_FUNCS and rest:
+            return simple_arm(ctx, rest[0], base) and all(_number(a) for a in rest[1:]) and \
+                all(not a.star for a in node.args)
+    return False
+
+
+def _assignment(stmt: cst.CSTNode) -> Optional[Tuple[str, cst.BaseExpression, cst.SimpleStatementLine]]:
+    """(name, value, line) for a line `name = value` or `name op= value` (as `name = name op value`)."""
+    if not isinstance(stmt, cst.SimpleStatementLine) or len(stmt.body) != 1:
+        return None
+    s = stmt.body[0]
+    if isinstance(s, cst.Assign) and len(s.targets) == 1 and isinstance(s.targets[0].target, cst.Name):
+        return s.targets[0].target.value, s.value, stmt
+    if isinstance(s, cst.AugAssign) and isinstance(s.target, cst.Name) and \
+            isinstance(s.operator, (cst.AddAssign, cst.SubtractAssign, cst.MultiplyAssign, cst.DivideAssign)):
+        op = {cst.AddAssign: cst.Add, cst.SubtractAssign: cst.Subtract, cst.MultiplyAssign: cst.Multiply,
+              cst.DivideAssign: cst.Divide}[type(s.operator)]()
+        return s.target.value, cst.BinaryOperation(left=s.target, operator=op, right=atom(s.value)), stmt
+    return None
+
+
+def branch_to_where(ctx, if_node: cst.If, cond: cst.BaseExpression, parents_index: int) -> Optional[Autofix]:
+    """`if cond: name = a [else: name = b]` -> `name = torch.where(cond, a, b)` (b defaults to `name`).
+    Statements of the arms that only run eagerly (`if not torch.compiler.is_compiling(): ...`) are kept, under
+    one eager-only `if cond:` placed before. Safe when the condition is a 0-d tensor and both arms are
+    elementwise functions of one tensor with numbers (shape kept, nothing else evaluated); otherwise unsafe."""
+    tensors = Tensors.of(ctx)
+    if not statement_parent_ok(ctx.parents, parents_index) or not isinstance(if_node.body, cst.IndentedBlock):
+        return None
+    if if_node.orelse is not None and not isinstance(if_node.orelse, cst.Else):
+        return None                     # elif chains: not handled
+    arms = [if_node.body] + ([if_node.orelse.body] if if_node.orelse is not None else [])
+    eager: List[List[cst.BaseStatement]] = []
+    assigns = []
+    for arm in arms:
+        if not isinstance(arm, cst.IndentedBlock):
+            return None
+        kept, found = [], []
+        for stmt in arm.body:
+            if is_eager_only_block(stmt, ctx) and not found:     # eager-only output before the assignment
+                kept.append(stmt)
+            else:
+                found.append(stmt)
+        if len(found) != 1 or _assignment(found[0]) is None:
+            return None
+        eager.append(kept)
+        assigns.append(_assignment(found[0]))
+    name = assigns[0][0]
+    if any(a[0] != name for a in assigns):
+        return None
+    t = torch_name(ctx)
+    test = bool_tensor(ctx, cond, t)
+    if test is None or not is_pure(ctx, cond):
+        return None
+    taken = assigns[0][1]
+    other = assigns[1][1] if len(assigns) == 2 else cst.Name(name)
+    if len(assigns) == 1 and tensors.kind(cst.Name(name)) not in (TENSOR, WEAK):
+        return None                     # `name` must already hold a tensor when the branch is not taken
+    if not all(tensors.kind(v) in (TENSOR, WEAK) or simple_arm(ctx, v, name) for v in (taken, other)):
+        return None
+    safe = zero_dim(ctx, cond) and all(simple_arm(ctx, v, name) for v in (taken, other))
+    if safe or all(is_pure(ctx, v) for v in (taken, other)):
+        value = expr(f"{t}.where({{c}}, {{a}}, {{b}})", c=test, a=taken, b=other)
+        title = f"Select with `{t}.where` instead of branching"
+    elif zero_dim(ctx, cond):
+        # arms that call user code (a submodule): run only the chosen one, in the graph, with torch.cond
+        value = expr(f"{t}.cond({{c}}, lambda: {{a}}, lambda: {{b}})", c=test, a=_fresh(taken), b=_fresh(other))
+        title = f"Branch inside the graph with `{t}.cond`"
+    else:
+        return None
+    line = assigns[0][2]
+    comment = line.trailing_whitespace if line.trailing_whitespace.comment else if_node.body.header
+    new_line = cst.SimpleStatementLine(
+        body=[cst.Assign(targets=[cst.AssignTarget(target=cst.Name(name))], value=value)],
+        trailing_whitespace=comment)
+    out: List[cst.BaseStatement] = []
+    stmts = [[s for blk in arm for s in blk.body.body] for arm in eager] + [[]]
+    if stmts[0] or stmts[1]:
+        if stmts[0]:
+            inner_if = cst.If(test=cond, body=cst.IndentedBlock(body=stmts[0]),
+                              orelse=cst.Else(body=cst.IndentedBlock(body=stmts[1])) if stmts[1] else None)
+        else:                           # only the else arm has eager-only output
+            inner_if = cst.If(test=cst.UnaryOperation(operator=cst.Not(), expression=atom(cond)),
+                              body=cst.IndentedBlock(body=stmts[1]))
+        out.append(cst.If(test=is_compiling_test(t, True), body=cst.IndentedBlock(body=[inner_if])))
+    out.append(new_line)
+    return Autofix(title, SAFE if safe else UNSAFE, ((if_node, out),), torch_imports(ctx))
+
+
+VIEWS = frozenset({"view", "reshape", "transpose", "permute", "squeeze", "unsqueeze", "expand", "expand_as",
+                   "narrow", "select", "t", "contiguous", "detach", "flatten", "unflatten", "view_as", "as_strided",
+                   "chunk", "split", "unbind", "movedim", "swapaxes", "diagonal", "real", "imag", "to", "type_as"})
+
+
+def _fresh(node: cst.BaseExpression) -> cst.BaseExpression:
+    """A `torch.cond` branch may not return (a view of) one of its inputs: `.clone()` what could be one."""
+    view = isinstance(node, (cst.Name, cst.Attribute, cst.Subscript)) or (
+        isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in VIEWS)
+    return cst.Call(func=cst.Attribute(value=atom(node), attr=cst.Name("clone"))) if view else node
+
+
+def ifexp_to_where(ctx, node: cst.IfExp) -> Optional[Autofix]:
+    """`a if cond else b` -> `torch.where(cond, a, b)`; safe when both arms are simple functions of one tensor."""
+    tensors = Tensors.of(ctx)
+    t = torch_name(ctx)
+    test = bool_tensor(ctx, node.test, t)
+    if test is None or not is_pure(ctx, node.test):
+        return None
+    a, b = node.body, node.orelse
+    if tensors.kind(a) != TENSOR and tensors.kind(b) != TENSOR:
+        return None
+    bases = {n.value for arm in (a, b) for n in _nodes(arm) if isinstance(n, cst.Name)}
+    safe = zero_dim(ctx, node.test) and any(simple_arm(ctx, a, n) and simple_arm(ctx, b, n) for n in bases)
+    if not safe and not (is_pure(ctx, a) and is_pure(ctx, b) and tensors.kind(a) == tensors.kind(b) == TENSOR):
+        return None
+    value = expr(f"{t}.where({{c}}, {{a}}, {{b}})", c=test, a=a, b=b)
+    value = value.with_changes(lpar=node.lpar, rpar=node.rpar)
+    return Autofix(f"Select with `{t}.where` instead of a conditional expression", SAFE if safe else UNSAFE,
+                   ((node, value),), torch_imports(ctx))
+
+
+def raise_guard_to_assert(ctx, if_node: cst.If, parents_index: int,
+                          test: Optional[cst.BaseExpression] = None) -> Optional[Autofix]:
+    """`if cond: raise E(msg)` -> an in-graph assertion while compiling, the original check when eager:
+
+        if torch.compiler.is_compiling():
+            torch._assert_async(torch.logical_not(cond), msg)
+        elif cond:
+            raise E(msg)
+
+    Unsafe: under torch.compile a failing check raises RuntimeError instead of E, and on CUDA the assertion is
+    asynchronous (a device-side assert). Python-valued parts of an `and` chain stay a Python `if`."""
+    tensors = Tensors.of(ctx)
+    body = if_node.body
+    if if_node.orelse is not None or not statement_parent_ok(ctx.parents, parents_index) or \
+            not isinstance(body, cst.IndentedBlock) or len(body.body) != 1:
+        return None
+    line = body.body[0]
+    if not (isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1 and isinstance(line.body[0], cst.Raise)):
+        return None
+    test = if_node.test if test is None else test
+    if not is_pure(ctx, test):
+        return None
+    parts = []
+    cond = test
+    while isinstance(cond, cst.BooleanOperation) and isinstance(cond.operator, cst.And):
+        parts.insert(0, cond.right)
+        cond = cond.left
+    parts.insert(0, cond)
+    value_parts = [p for p in parts if tensors.kind(p) != TENSOR and not _tensor_logic(ctx, p)]
+    tensor_parts = [p for p in parts if p not in value_parts]
+    if not tensor_parts or any(tensors.kind(p) not in (VALUE,) for p in value_parts):
+        return None
+    t = torch_name(ctx)
+    conds = [bool_tensor(ctx, p, t) for p in tensor_parts]
+    if any(c is None for c in conds):
+        return None
+    failing = conds[0]
+    for c in conds[1:]:
+        failing = expr(f"{t}.logical_and({{a}}, {{b}})", a=failing, b=c)
+    exc = line.body[0].exc
+    message = None
+    if isinstance(exc, cst.Call) and exc.args and isinstance(exc.args[0].value, cst.SimpleString):
+        message = exc.args[0].value
+    if message is None:
+        message = cst.SimpleString(repr(f"{code(exc.func) if isinstance(exc, cst.Call) else code(exc)}: "
+                                        f"{' '.join(code(test).split())}"))
+    check = cst.SimpleStatementLine(body=[cst.Expr(expr(f"{t}._assert_async({t}.logical_not({{c}}), {{m}})",
+                                                        c=failing, m=message))])
+    compiled_body: cst.BaseStatement = check
+    if value_parts:
+        guard = value_parts[0]
+        for p in value_parts[1:]:
+            guard = cst.BooleanOperation(left=guard, operator=cst.And(), right=p)
+        compiled_body = cst.If(test=guard, body=cst.IndentedBlock(body=[check]))
+    new = cst.If(test=is_compiling_test(t, False), body=cst.IndentedBlock(body=[compiled_body]),
+                 orelse=if_node.with_changes(leading_lines=()))
+    return Autofix(f"Check with `{t}._assert_async` while compiling, raise when eager", UNSAFE,
+                   ((if_node, [new]),), torch_imports(ctx))
+
+
+def logic_to_tensor_ops(ctx, node: cst.BaseExpression, in_assert: bool) -> Optional[Autofix]:
+    """`a and b` / `a or b` / `not a` on tensors -> `torch.logical_and(a, b)` / `logical_or` / `logical_not`.
+    Safe for `and`/`or` of boolean 0-d tensors outside an `assert` (Python returns one of the operands, a
+    0-d bool tensor, and so does the fix); unsafe for `not` (a Python bool becomes a tensor), for operands that
+    are not provably boolean 0-d tensors, and inside `assert` (the compiled assertion raises RuntimeError)."""
+    t = torch_name(ctx)
+    new = bool_tensor(ctx, node, t)
+    if new is None or not is_pure(ctx, node):
+        return None
+    leaves = list(_logic_leaves(node))
+    safe = isinstance(node, cst.BooleanOperation) and not in_assert and \
+        all(zero_dim(ctx, leaf) and (Tensors.of(ctx).is_bool(leaf) or _any_all(ctx, leaf)) for leaf in leaves) and \
+        not any(isinstance(n, cst.UnaryOperation) and isinstance(n.operator, cst.Not) for n in _nodes(node))
+    return Autofix(f"Combine with `{t}.logical_*` tensor ops", SAFE if safe else UNSAFE,
+                   ((node, new.with_changes(lpar=node.lpar, rpar=node.rpar)),), torch_imports(ctx))
+
+
+def _logic_leaves(node: cst.BaseExpression):
+    if isinstance(node, cst.BooleanOperation):
+        yield from _logic_leaves(node.left)
+        yield from _logic_leaves(node.right)
+    elif isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not):
+        yield from _logic_leaves(node.expression)
+    else:
+        yield node
+
+
+def builtin_any_all(ctx, call: cst.Call) -> Optional[Autofix]:
+    """`any(t)` / `all(t)` of a tensor -> `t.any()` / `t.all()`: unsafe, a Python bool becomes a 0-d tensor."""
+    if len(call.args) != 1 or call.args[0].keyword or call.args[0].star:
+        return None
+    arg = call.args[0].value
+    if isinstance(arg, (cst.GeneratorExp, cst.ListComp)) or Tensors.of(ctx).kind(arg) != TENSOR:
+        return None
+    new = cst.Call(func=cst.Attribute(value=atom(arg), attr=cst.Name(call.func.value)))
+    return Autofix(f"Use the tensor method `.{call.func.value}()`", UNSAFE,
+                   ((call, new.with_changes(lpar=call.lpar, rpar=call.rpar)),))
+
+
+def _tensor_logic(ctx, node) -> bool:
+    return isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not) and \
+        Tensors.of(ctx).kind(node.expression) == TENSOR
+
+
+# ---- scalars kept as tensors --------------------------------------------------------------------------------
+ARITH_OPS = (cst.Add, cst.Subtract, cst.Multiply, cst.Divide, cst.FloorDivide, cst.Modulo, cst.Power)
+
+
+def tensor_arithmetic_use(ctx, use: cst.CSTNode, parent_of) -> bool:
+    """`use` (a scalar pulled out of a tensor) only meets tensors through arithmetic: climbing through
+    arithmetic with numbers, unary minus and `abs()`, it reaches an operator or comparison whose other side is a
+    tensor. Keeping it a 0-d tensor then gives the same values: 0-d tensors promote like Python numbers."""
+    tensors = Tensors.of(ctx)
+    operand = use
+    for _ in range(32):
+        p = parent_of.get(id(operand))
+        if isinstance(p, cst.BinaryOperation) and isinstance(p.operator, ARITH_OPS):
+            other = p.right if p.left is operand else p.left
+            if tensors.kind(other) == TENSOR:
+                return True
+            if not (_number(other) or tensors.kind(other) == VALUE):
+                return False
+            operand = p
+        elif isinstance(p, cst.UnaryOperation) and isinstance(p.operator, (cst.Minus, cst.Plus)):
+            operand = p
+        elif isinstance(p, (cst.Comparison, cst.ComparisonTarget)):
+            cmp = p if isinstance(p, cst.Comparison) else parent_of.get(id(p))
+            if not isinstance(cmp, cst.Comparison) or len(cmp.comparisons) != 1 or \
+                    isinstance(cmp.comparisons[0].operator, (cst.Is, cst.IsNot, cst.In, cst.NotIn)):
+                return False
+            other = cmp.comparisons[0].comparator if cmp.left is operand else cmp.left
+            return tensors.kind(other) == TENSOR
+        elif isinstance(p, cst.Arg) and p.keyword is None and not p.star:
+            call = parent_of.get(id(p))
+            if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Name) and
+                    ctx.qualify(call.func) == "abs" and len(call.args) == 1):
+                return False
+            operand = call
+        else:
+            return False
+    return False
+
+
+def returned(use: cst.CSTNode, parent_of) -> bool:
+    """`use` is returned (`return v`, `return a, v`)."""
+    p = parent_of.get(id(use))
+    if isinstance(p, cst.Element):
+        p = parent_of.get(id(parent_of.get(id(p))))
+    return isinstance(p, cst.Return)
+
+
+def parent_map(root: cst.CSTNode) -> dict:
+    """id(node) -> parent, for the semantic children of `root`."""
+    out = {}
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        for c in children(node):
+            out[id(c)] = node
+            stack.append(c)
+    return out
+
+
+def name_uses(fn: cst.CSTNode, name: str) -> Tuple[List[cst.Name], bool]:
+    """(loads of the local `name` in `fn`, whether a nested function, lambda or class mentions it)."""
+    uses: List[cst.Name] = []
+    nested = [False]
+    not_loads = set()
+
+    def enter(n) -> bool:
+        if n is not fn and isinstance(n, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+            if any(isinstance(x, cst.Name) and x.value == name for x in _nodes(n)):
+                nested[0] = True
+            return False
+        if isinstance(n, cst.AssignTarget):
+            not_loads.add(id(n.target))
+        elif isinstance(n, (cst.AugAssign, cst.AnnAssign)):
+            not_loads.add(id(n.target))
+        elif isinstance(n, cst.Attribute):
+            not_loads.add(id(n.attr))
+        elif isinstance(n, cst.Arg) and n.keyword is not None:
+            not_loads.add(id(n.keyword))
+        elif isinstance(n, cst.Param):
+            not_loads.add(id(n.name))
+        elif isinstance(n, cst.Name) and n.value == name and id(n) not in not_loads:
+            uses.append(n)
+        return True
+
+    walk(fn, enter, lambda n: None)
+    return uses, nested[0]
+
+
+FLOAT_METHODS = frozenset({"mean", "std", "var", "softmax", "log_softmax", "sigmoid", "tanh", "exp", "log", "sqrt",
+                           "rsqrt", "float", "double", "half", "bfloat16", "norm", "nanmean", "logsumexp"})
+DTYPE_KEEPING = frozenset({"detach", "clone", "abs", "max", "min", "amax", "amin", "sum", "neg", "contiguous",
+                           "squeeze", "unsqueeze", "reshape", "view", "flatten", "cpu", "cuda", "nan_to_num",
+                           "clamp", "clip", "square"})
+FLOAT_FUNCTIONS = frozenset({"cross_entropy", "nll_loss", "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss",
+                             "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div", "softmax",
+                             "log_softmax", "cosine_similarity", "normalize", "layer_norm", "sigmoid", "mean",
+                             "std", "var"})
+
+
+def floating(ctx, node: cst.CSTNode, depth: int = 0) -> bool:
+    """`node` is evidently a floating-point tensor: a mean, a softmax, a loss, a true division, a `.float()`..."""
+    if depth > 8:
+        return False
+    if isinstance(node, cst.BinaryOperation):
+        return isinstance(node.operator, cst.Divide) or isinstance(node.left, cst.Float) or \
+            isinstance(node.right, cst.Float) or floating(ctx, node.left, depth + 1) or \
+            floating(ctx, node.right, depth + 1)
+    if isinstance(node, cst.Call):
+        q = ctx.qualify(node.func) or ""
+        if q.startswith("torch.") and q.rsplit(".", 1)[-1] in FLOAT_FUNCTIONS:
+            return True
+        if isinstance(node.func, cst.Attribute) and not q.startswith("torch."):
+            m = node.func.attr.value
+            return m in FLOAT_METHODS or (m in DTYPE_KEEPING and floating(ctx, node.func.value, depth + 1))
+        return False
+    if isinstance(node, cst.Name):
+        values = Tensors.of(ctx).assigned_values(node.value)
+        return bool(values) and all(floating(ctx, v, depth + 1) for v in values)
+    return False
+
+
+def clamp_use(ctx, use: cst.Name, parent_of, floats_ok: bool):
+    """`max(v, c)` / `min(v, c)` (c a number) whose result only feeds tensor arithmetic: the call, rewritten as
+    `v.clamp(min=c)` / `v.clamp(max=c)` for a 0-d tensor `v`; None otherwise. A float `c` only where `v` is a
+    floating value (`clamp` of an integer tensor by a float bound gives a float)."""
+    arg = parent_of.get(id(use))
+    call = parent_of.get(id(arg))
+    if not (isinstance(arg, cst.Arg) and isinstance(call, cst.Call) and isinstance(call.func, cst.Name)
+            and call.func.value in ("max", "min") and ctx.qualify(call.func) in ("max", "min")
+            and len(call.args) == 2 and all(a.keyword is None and not a.star for a in call.args)):
+        return None
+    other = call.args[1].value if call.args[0] is arg else call.args[0].value
+    if not _number(other) or (not floats_ok and not isinstance(other, cst.Integer)):
+        return None
+    if not tensor_arithmetic_use(ctx, call, parent_of):
+        return None
+    bound = "min" if call.func.value == "max" else "max"
+    new = cst.Call(func=cst.Attribute(value=cst.Name(use.value), attr=cst.Name("clamp")),
+                   args=[cst.Arg(other, keyword=cst.Name(bound), equal=cst.AssignEqual(
+                       whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")))])
+    return call, new.with_changes(lpar=call.lpar, rpar=call.rpar)
+
+
+def keep_scalar_tensor(ctx, call: cst.Call, replacement: cst.BaseExpression, what: str,
+                       floats_ok: bool = False) -> Optional[Autofix]:
+    """Drop a scalar extraction (`t.item()`, `float(t)`) where the value only feeds tensor arithmetic: either
+    directly (`x / t.max().item()`) or through a local assigned once (`peak = ...item()`; `x / peak`, also
+    `x / max(peak, 1)`, which becomes `x / peak.clamp(min=1)`). Safe then; unsafe when the local is also
+    returned (the caller gets a 0-d tensor instead of a Python number). `floats_ok`: the value is known to be a
+    float (a float bound in `max(v, 0.5)` keeps its type)."""
+    fn = next((f for f in reversed(ctx.functions) if isinstance(f, cst.FunctionDef)), None)
+    if fn is None:
+        return None
+    parents = parent_map(fn)
+    title = f"Keep the value as a 0-d tensor ({what})"
+    owner = ctx.parent()
+    if isinstance(owner, cst.Assign) and owner.value is call:
+        if len(owner.targets) != 1 or not isinstance(owner.targets[0].target, cst.Name):
+            return None
+        name = owner.targets[0].target.value
+        values = Tensors.of(ctx).assigned_values(name)
+        if len(values) != 1 or values[0] is not call:
+            return None                 # assigned more than once, or a parameter too
+        uses, nested = name_uses(fn, name)
+        if nested or not uses:
+            return None
+        edits = [(call, replacement)]
+        safe = True
+        for u in uses:
+            if tensor_arithmetic_use(ctx, u, parents):
+                continue
+            clamp = clamp_use(ctx, u, parents, floats_ok)
+            if clamp is not None:
+                edits.append(clamp)
+            elif returned(u, parents):
+                safe = False
+            else:
+                return None
+        return Autofix(title, SAFE if safe else UNSAFE, tuple(edits))
+    if tensor_arithmetic_use(ctx, call, parents):
+        return Autofix(title, SAFE, ((call, replacement),))
+    return None
+
+
+def guard_eager_only(ctx, call: cst.Call, what: str) -> Optional[Autofix]:
+    """Wrap the statement `call` stands in (a print, a log call) in `if not torch.compiler.is_compiling():` --
+    it keeps running eagerly and is skipped while compiling, which Dynamo traces without a break. When that
+    statement is the whole body of an `if` with a side-effect-free condition (`if not torch.isfinite(loss):
+    logger.warning(...)`), the `if` goes under the guard too, so its condition is not traced either. Safe when
+    the call's arguments have no side effects (skipping them changes nothing else); otherwise unsafe."""
+    line = standalone_statement(ctx, call)
+    if line is None:
+        return None
+    parents = ctx.parents
+    i = len(parents) - 2                # parents[i] is `line`
+    target: cst.BaseStatement = line
+    while i >= 3 and isinstance(parents[i - 1], cst.IndentedBlock) and len(parents[i - 1].body) == 1 and \
+            isinstance(parents[i - 2], cst.If) and parents[i - 2].body is parents[i - 1] and \
+            parents[i - 2].orelse is None and statement_parent_ok(parents, i - 2) and is_pure(ctx, parents[i - 2].test):
+        target = parents[i - 2]
+        i -= 2
+    t = torch_name(ctx)
+    safe = all(is_pure(ctx, a.value) for a in call.args)
+    return Autofix(f"Run {what} only when not compiling (`if not {t}.compiler.is_compiling():`)",
+                   SAFE if safe else UNSAFE, ((target, [eager_only(target, t)]),), torch_imports(ctx))

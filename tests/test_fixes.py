@@ -1,0 +1,301 @@
+"""Automatic fixes (`dynlint check --fix`), proven.
+
+* Every rule's FIX_EXAMPLES: the fixer turns `before` into exactly `after` (with `--unsafe-fixes` only for the
+  unsafe ones, which the safe tier leaves alone), the result is stable and no longer has the rule's finding.
+* Every example with calls runs under real Dynamo (eager backend, bench/fix_effect.py), before and after: the
+  break (or deprecation warning) the rule predicts is there before and gone after, with no more graphs, and
+  every output of a compiled callable equals the original code's eager output.
+* The fixer on its own: overlapping fixes, added imports, encodings and newlines kept.
+* The CLI as a user runs it: --fix, --diff, --unsafe-fixes, a file with a syntax error left alone, comments
+  and permissions kept, a fix in a helper file reached from another file.
+"""
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import stat
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from conftest import write_tree
+from dynlint.linter.api import check_source
+from dynlint.linter.finding import FIX_SAFETIES, Edit, Finding, Fix
+from dynlint.linter.fixer import apply_fixes, ensure_imports, fix_source
+from dynlint.rules.base import all_rules
+
+ROOT = Path(__file__).resolve().parent.parent
+RULES = all_rules()
+EXAMPLES = [(r, i, ex) for r in RULES for i, ex in enumerate(r.FIX_EXAMPLES)]
+RUN = [(r, i, ex) for r, i, ex in EXAMPLES if ex.calls]
+
+
+def _ids(cases):
+    return [f"{r.code}-FIX-{i}-{ex.safety}" for r, i, ex in cases]
+
+
+# ---- the examples, statically ------------------------------------------------------------------------------
+def test_fixable_rules_have_examples():
+    for r in RULES:
+        if r.fix_safety:
+            assert r.fix_safety in FIX_SAFETIES and r.fix_title, r.code
+            assert any(ex.calls and ex.safety == r.fix_safety for ex in r.FIX_EXAMPLES), \
+                f"{r.code}: no {r.fix_safety} fix example that runs under Dynamo"
+        else:
+            assert not r.FIX_EXAMPLES, f"{r.code} has fix examples but no fix_safety"
+        assert all(ex.safety in FIX_SAFETIES for ex in r.FIX_EXAMPLES), r.code
+    assert len({r.code for r in RULES if r.fix_safety}) >= 8
+
+
+@pytest.mark.parametrize("rule,i,example", EXAMPLES, ids=_ids(EXAMPLES))
+def test_fix_example_text(rule, i, example):
+    assert rule.code in {f.code for f in check_source(example.before).findings}, "the example must need the fix"
+    fixed = fix_source(example.before, unsafe=example.safety == "unsafe")
+    assert fixed == example.after
+    if example.safety == "unsafe":
+        assert fix_source(example.before) == example.before, "the safe tier must leave an unsafe example alone"
+    assert fix_source(fixed, unsafe=True) == fixed, "fixing again must change nothing"
+    assert rule.code not in {f.code for f in check_source(fixed).findings}
+
+
+def test_findings_carry_their_fix_in_json():
+    example = next(ex for r, _, ex in EXAMPLES if r.code == "DYN301")
+    f = next(f for f in check_source(example.before).findings if f.code == "DYN301")
+    assert f.autofix is not None and f.autofix.safety == "safe" and f.autofix.edits
+    d = json.loads(json.dumps(f.to_dict()))
+    assert d["autofix"]["safety"] == "safe" and "is_compiling" in d["autofix"]["edits"][0]["code"]
+    assert Finding.from_dict(d).autofix == f.autofix
+
+
+def test_rule_docs_show_the_fix():
+    rule = next(r for r in RULES if r.code == "DYN301")
+    md = rule.markdown()
+    assert "### Automatic fix" in md and "*Fix safety:* safe" in md and "torch.compiler.is_compiling" in md
+    assert "Automatic fix" in rule.text() and "```" not in rule.text()
+
+
+# ---- the examples under Dynamo ------------------------------------------------------------------------------
+def _fix_effect():
+    spec = importlib.util.spec_from_file_location("dynlint_bench_fix_effect", ROOT / "bench" / "fix_effect.py")
+    module = sys.modules.setdefault(spec.name, importlib.util.module_from_spec(spec))
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.dynamo
+@pytest.mark.parametrize("rule,i,example", RUN, ids=_ids(RUN))
+def test_fix_example_under_dynamo(rule, i, example, tmp_path):
+    pytest.importorskip("torch")
+    fe = _fix_effect()
+    before, after = tmp_path / "before.py", tmp_path / "after.py"
+    before.write_text(example.before, encoding="utf-8")
+    after.write_text(example.after, encoding="utf-8")
+    lines = {f.line for f in check_source(example.before).findings if f.code == rule.code}
+
+    reference = fe.run_file(before, example.calls, compiled=False)
+    original = fe.run_file(before, example.calls, compiled=True)
+    fixed = fe.run_file(after, example.calls, compiled=True)
+    detail = (f"before: {[(b.line, b.gb_types) for b in original.breaks]} graphs {original.graphs}\n"
+              f"after:  {[(b.line, b.gb_types) for b in fixed.breaks]} graphs {fixed.graphs}")
+    assert reference.error is None and original.error is None and fixed.error is None, \
+        (reference.error, original.error, fixed.error)
+    wanted = set(rule.gb_types)
+    if "deprecation" in rule.tags:
+        def deprecations(run, path):
+            return [w for w in run.warnings if w[0] in ("FutureWarning", "DeprecationWarning")
+                    and os.path.realpath(w[1]) == os.path.realpath(path)]
+        assert any(w[2] in lines for w in deprecations(original, before)), original.warnings
+        assert not deprecations(fixed, after), fixed.warnings
+    else:
+        assert any(wanted & set(b.gb_types) and b.line in lines for b in original.breaks), detail
+        assert not any(wanted & set(b.gb_types) for b in fixed.breaks), detail
+        assert len(fixed.breaks) < len(original.breaks), detail
+    assert fixed.graphs <= original.graphs, detail
+    assert reference.outputs, "the calls must exercise a compiled callable"
+    # an unsafe fix may turn a returned Python number into a 0-d tensor; the values must still be the same
+    assert fe.compare(reference, fixed, exact_types=example.safety == "safe") == [], "outputs changed"
+
+
+# ---- the fixer alone ----------------------------------------------------------------------------------------
+def _edit(text: str, needle: str, code: str, node_type: str = "Name") -> Edit:
+    for n, line in enumerate(text.splitlines(), 1):
+        col = line.find(needle)
+        if col >= 0:
+            return Edit(n, col, n, col + len(needle), node_type, code)
+    raise AssertionError(needle)
+
+
+def test_overlapping_fixes_apply_the_smallest_first():
+    text = "x = a + b  # keep me\ny = c\n"
+    inner = Fix("inner", "safe", (_edit(text, "a", "aa"),))
+    outer = Fix("outer", "safe", (_edit(text, "a + b", "zz", "BinaryOperation"),))
+    other = Fix("other", "safe", (_edit(text, "c", "cc"),))
+    new, applied = apply_fixes(text, [outer, inner, other])
+    assert new == "x = aa + b  # keep me\ny = cc\n" and applied == [inner, other]
+
+
+def test_a_fix_whose_node_is_gone_is_skipped():
+    text = "x = a\n"
+    stale = Fix("stale", "safe", (Edit(1, 4, 1, 9, "Name", "b"),))
+    assert apply_fixes(text, [stale]) == (text, [])
+
+
+@pytest.mark.parametrize("source,expected", [
+    ("x = 1\n", "import torch\nx = 1\n"),
+    ('"""doc"""\n\nimport os\nfrom torch import nn\n\nx = 1\n',
+     '"""doc"""\n\nimport os\nimport torch\nfrom torch import nn\n\nx = 1\n'),
+    ("#!/usr/bin/env python\n# licence\nfrom __future__ import annotations\n\nfrom torch import nn\n",
+     "#!/usr/bin/env python\n# licence\nfrom __future__ import annotations\n\nimport torch\nfrom torch import nn\n"),
+    ("import torch.nn as nn\n", "import torch.nn as nn\nimport torch\n"),
+    ("import torch.nn\n", "import torch.nn\n"),          # binds `torch` already
+])
+def test_ensure_imports(source, expected):
+    import libcst as cst
+    assert ensure_imports(cst.parse_module(source), [("torch", "torch")]).code == expected
+
+
+def test_alias_of_torch_is_used():
+    src = textwrap.dedent("""
+        import torch as th
+
+        @th.compile
+        def step(x):
+            print(x)
+            return x * 2
+    """).lstrip()
+    assert "    if not th.compiler.is_compiling():\n        print(x)\n" in fix_source(src)
+
+
+def test_crlf_tabs_and_comments_are_kept(tmp_path):
+    src = "import torch\r\n\r\n# header comment\r\n@torch.compile\r\ndef f(x):\r\n\ty = x * 2  # why\r\n" \
+          "\tprint(y)  # debug\r\n\treturn y\r\n"
+    fixed = fix_source(src)
+    assert fixed == ("import torch\r\n\r\n# header comment\r\n@torch.compile\r\ndef f(x):\r\n\ty = x * 2  # why\r\n"
+                     "\tif not torch.compiler.is_compiling():\r\n\t\tprint(y)  # debug\r\n\treturn y\r\n")
+
+
+# ---- the command line ---------------------------------------------------------------------------------------
+MODEL = textwrap.dedent("""
+    # model code: this comment must survive
+    import torch
+
+    from pkg.helpers import report
+
+
+    @torch.compile
+    def step(x):
+        y = x * 2   # double it
+        print("step", y.shape)
+        if (y < 0).any():
+            raise ValueError("negative input")
+        report(y)
+        return y + 1
+""").lstrip()
+HELPERS = textwrap.dedent("""
+    import logging
+
+    logger = logging.getLogger(__name__)
+
+
+    def report(y):
+        logger.info("mean %s", y.mean())
+""").lstrip()
+BROKEN = "import torch\n\n@torch.compile\ndef f(x):\n    print(x)\n    return x +\n"
+
+
+@pytest.fixture
+def project(tmp_path):
+    write_tree(tmp_path, {"pyproject.toml": "[tool.dynlint]\n", "pkg/__init__.py": "", "pkg/model.py": MODEL,
+                          "pkg/helpers.py": HELPERS, "pkg/broken.py": BROKEN})
+    os.chmod(tmp_path / "pkg" / "model.py", 0o640)
+    return tmp_path
+
+
+def test_diff_prints_and_writes_nothing(cli, project):
+    before = {p: p.read_bytes() for p in project.rglob("*.py")}
+    r = cli("check", ".", "--diff", "--no-cache", cwd=project)
+    assert r.returncode == 1, r.stderr
+    assert r.stdout.startswith("--- a/pkg/helpers.py\n+++ b/pkg/helpers.py\n") and "+++ b/pkg/model.py" in r.stdout
+    assert "+    if not torch.compiler.is_compiling():\n+        print(\"step\", y.shape)\n" in r.stdout
+    assert "+import torch\n" in r.stdout              # helpers.py did not import torch
+    assert "_assert_async" not in r.stdout           # the raise guard is an unsafe fix
+    assert "Would apply 2 fixes to 2 files. 1 more fix with --unsafe-fixes" in r.stderr
+    assert {p: p.read_bytes() for p in project.rglob("*.py")} == before
+
+
+def test_diff_unsafe_and_clean(cli, project):
+    r = cli("check", "pkg/model.py", "--diff", "--unsafe-fixes", "--no-cache", cwd=project)
+    assert r.returncode == 1 and "+        torch._assert_async(" in r.stdout
+    r = cli("check", "pkg/__init__.py", "--diff", "--no-cache", cwd=project)
+    assert r.returncode == 0 and r.stdout == "" and "No fixes available." in r.stderr
+
+
+def test_fix_rewrites_reports_the_rest_and_keeps_comments_and_mode(cli, project):
+    r = cli("check", ".", "--fix", "--no-cache", cwd=project)
+    assert r.returncode == 1, r.stderr                # the raise guard and the syntax error remain
+    model = (project / "pkg" / "model.py").read_text()
+    assert model.startswith("# model code: this comment must survive\nimport torch\n")
+    assert "    y = x * 2   # double it\n    if not torch.compiler.is_compiling():\n        print(" in model
+    assert stat.S_IMODE(os.stat(project / "pkg" / "model.py").st_mode) == 0o640
+    helpers = (project / "pkg" / "helpers.py").read_text()
+    assert helpers.startswith("import logging\nimport torch\n") and \
+        "    if not torch.compiler.is_compiling():\n        logger.info(" in helpers
+    assert (project / "pkg" / "broken.py").read_text() == BROKEN      # a syntax error: never touched
+    assert "pkg/model.py:12:8: DYN101" in r.stdout and "DYN000" in r.stdout and "DYN301" not in r.stdout
+    assert "Applied 2 fixes to 2 files: 2 findings fewer, 2 remaining. 1 more fix with --unsafe-fixes" in r.stdout
+    assert not list(project.rglob("*.dynlint-fix"))    # no temporary files left behind
+    # fixed code is clean for the rules fixed, and fixing again changes nothing
+    r = cli("check", "pkg/model.py", "pkg/helpers.py", "--diff", "--no-cache", cwd=project)
+    assert r.returncode == 0 and r.stdout == ""
+
+
+def test_unsafe_fixes_apply_too(cli, project):
+    r = cli("check", "pkg/model.py", "pkg/helpers.py", "--fix", "--unsafe-fixes", "--no-cache", cwd=project)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "Applied 3 fixes to 2 files: 3 findings fewer, 0 remaining." in r.stdout
+    model = (project / "pkg" / "model.py").read_text()
+    assert "    if torch.compiler.is_compiling():\n        torch._assert_async(" in model
+    assert "    elif (y < 0).any():\n        raise ValueError(\"negative input\")\n" in model
+
+
+def test_fix_with_json_output_keeps_stdout_a_document(cli, project):
+    r = cli("check", "pkg/model.py", "--fix", "--format", "json", "--no-cache", cwd=project)
+    doc = json.loads(r.stdout)
+    assert [f["code"] for f in doc["findings"]] == ["DYN101"]
+    assert doc["findings"][0]["autofix"]["safety"] == "unsafe"
+    assert "Applied 1 fix to 1 file: 1 finding fewer, 1 remaining." in r.stderr
+
+
+def test_fix_keeps_encoding_and_bom(cli, tmp_path):
+    latin = "# -*- coding: latin-1 -*-\nimport torch\n\n@torch.compile\ndef f(x):\n    print('\xe9t\xe9', x)\n" \
+            "    return x\n"
+    write_tree(tmp_path, {"pyproject.toml": "[tool.dynlint]\n", "latin.py": latin.encode("latin-1"),
+                          "bom.py": b"\xef\xbb\xbf" + latin.replace("latin-1", "utf-8").encode("utf-8")})
+    r = cli("check", ".", "--fix", "--no-cache", cwd=tmp_path)
+    assert r.returncode == 0, r.stdout + r.stderr
+    fixed = (tmp_path / "latin.py").read_bytes()
+    assert fixed.decode("latin-1").count("is_compiling") == 1 and "\xe9t\xe9".encode("latin-1") in fixed
+    bom = (tmp_path / "bom.py").read_bytes()
+    assert bom.startswith(b"\xef\xbb\xbf") and b"is_compiling" in bom
+
+
+def test_later_passes_see_the_whole_project(cli, tmp_path):
+    """The where-fix in a helper needs a second pass (after the logging guard), and the helper is compiled only
+    because a compiled function in another file calls it: the re-check must keep the package structure."""
+    write_tree(tmp_path, {
+        "pyproject.toml": "[tool.dynlint]\n", "pkg/__init__.py": "",
+        "pkg/model.py": "import torch\n\nfrom pkg.util import clean\n\n\n@torch.compile\ndef step(x):\n"
+                        "    return clean(x) * 2\n",
+        "pkg/util.py": "import logging\n\nimport torch\n\nlog = logging.getLogger(__name__)\n\n\ndef clean(x):\n"
+                       "    if torch.isnan(x).any():\n        log.warning('NaN')\n        x = torch.nan_to_num(x)\n"
+                       "    return x\n"})
+    r = cli("check", ".", "--fix", "--no-cache", cwd=tmp_path)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert (tmp_path / "pkg" / "util.py").read_text().endswith(
+        "def clean(x):\n    if not torch.compiler.is_compiling():\n        if torch.isnan(x).any():\n"
+        "            log.warning('NaN')\n    x = torch.where(torch.isnan(x).any(), torch.nan_to_num(x), x)\n"
+        "    return x\n")
+    assert "Applied 2 fixes to 1 file: 2 findings fewer, 0 remaining." in r.stdout
