@@ -10,7 +10,7 @@ Keys are built so that stale results are never served:
 The whole cache is keyed on dynlint's version, the configuration and the rule set.
 
 Two files per key: a small one (entries, project result, findings), read on every run, and one holding
-each file's pickled index, read only when something changed — and then unpickled file by file, on demand.
+a folder with each file's pickled index, read file by file, on demand, only when something changed.
 """
 from __future__ import annotations
 
@@ -49,12 +49,11 @@ class Cache:
         self.folder = folder
         stem = digest((__version__ + key).encode())
         self.file = folder / f"{stem}.pickle"
-        self.index_file = folder / f"{stem}.index.pickle"
+        self.index_dir = folder / f"{stem}.indexes"        # one small file per source file, read on demand
         self.files: Dict[str, Tuple[Tuple[int, int], Entry]] = {}   # rel -> (stat stamp, entry)
         self.project: Optional[tuple] = None                          # (key, regions by file, sites)
         self.checks: Dict[str, tuple] = {}                            # rel -> (check key, findings)
         self.blobs: Dict[str, bytes] = {}                             # rel -> pickled SourceFile (new ones)
-        self._old_blobs: Optional[Dict[str, bytes]] = None
         self.dirty = False
         try:
             with open(self.file, "rb") as f:
@@ -64,17 +63,16 @@ class Cache:
         except _ERRORS:
             pass      # a missing or damaged cache is an empty one
 
-    def old_blobs(self) -> Dict[str, bytes]:
-        if self._old_blobs is None:
-            try:
-                with open(self.index_file, "rb") as f:
-                    self._old_blobs = pickle.load(f)
-            except _ERRORS:
-                self._old_blobs = {}
-        return self._old_blobs
+    def _blob_path(self, rel: str) -> Path:
+        return self.index_dir / f"{digest(rel.encode())}.pickle"
 
     def blob(self, rel: str) -> Optional[bytes]:
-        return self.blobs.get(rel) or self.old_blobs().get(rel)
+        if rel in self.blobs:
+            return self.blobs[rel]
+        try:
+            return self._blob_path(rel).read_bytes()
+        except OSError:
+            return None
 
     def save(self, keep: Optional[set] = None) -> None:
         """Write atomically; `keep`: the files of this run (entries of vanished files are dropped)."""
@@ -89,20 +87,23 @@ class Cache:
             if not ignore.exists():
                 ignore.write_text("# Automatically created by dynlint.\n*\n")
             if self.blobs:
-                blobs = {k: v for k, v in self.old_blobs().items() if keep is None or k in keep}
-                blobs.update(self.blobs)
-                _write(self.index_file, blobs)
+                self.index_dir.mkdir(exist_ok=True)
+                for rel, blob in self.blobs.items():
+                    _write(self._blob_path(rel), blob, raw=True)
             _write(self.file, {"version": __version__, "files": self.files, "project": self.project,
                                "checks": self.checks})
         except OSError:
             pass      # a read-only project still gets its report
 
 
-def _write(path: Path, data) -> None:
+def _write(path: Path, data, raw: bool = False) -> None:
     fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as f:
-            pickle.dump(data, f, protocol=pickle.HIGHEST_PROTOCOL)
+            if raw:
+                f.write(data)
+            else:
+                pickle.dump(data, f, protocol=pickle.HIGHEST_PROTOCOL)
         os.replace(tmp, path)
     except BaseException:
         try:

@@ -110,8 +110,21 @@ def discover(paths: Sequence[str], config: Config) -> Iterator[Tuple[Path, str]]
         ignores: List[_GitIgnore] = []
         # a folder named explicitly is checked even if the configuration excludes it (its own rules still apply)
         walk_ex = () if _excluded(relpath(path, root), user_ex) else user_ex
+        dir_rels: dict = {}     # a folder's relative path, so that its plain children need no resolve()
+
+        def child_rel(child: Path) -> str:
+            parent = dir_rels.get(str(child.parent))
+            if parent is None or os.path.islink(child):
+                return relpath(child, root)
+            name = _printable(child.name)
+            return f"{parent}/{name}" if parent not in ("", ".") else name
+
         for dirpath, dirnames, filenames in os.walk(path, followlinks=False):
             d = Path(dirpath)
+            if dirpath not in dir_rels:
+                rel_d = relpath(d, root)
+                if not rel_d.startswith(".."):
+                    dir_rels[dirpath] = rel_d
             gi = d / ".gitignore"
             if gi.is_file():
                 try:
@@ -120,7 +133,7 @@ def discover(paths: Sequence[str], config: Config) -> Iterator[Tuple[Path, str]]
                     pass
 
             def skip(child: Path, is_dir: bool) -> bool:
-                rel = relpath(child, root)
+                rel = child_rel(child)
                 if _excluded(rel, walk_ex):
                     return True
                 if is_dir and any(fnmatch.fnmatch(child.name, pat) for pat in DEFAULT_EXCLUDE):
@@ -134,11 +147,14 @@ def discover(paths: Sequence[str], config: Config) -> Iterator[Tuple[Path, str]]
                 return bool(verdict)
 
             dirnames[:] = sorted(n for n in dirnames if not skip(d / n, True))
+            for n in dirnames:
+                if not os.path.islink(d / n) and dirpath in dir_rels:
+                    dir_rels[os.path.join(dirpath, n)] = child_rel(d / n)
             for name in sorted(filenames):
                 if name.endswith(".py"):
                     child = d / name
                     if not skip(child, False):
-                        rel = relpath(child, root)
+                        rel = child_rel(child)
                         if rel not in seen:
                             seen.add(rel)
                             found.append((child, rel))
