@@ -459,7 +459,8 @@ def run(files: Iterable[Tuple[Path, str]], config: Config, rules: Sequence[Type]
         blob = pickle.dumps(sf, protocol=pickle.HIGHEST_PROTOCOL) if sf.index else b""
         ix = sf.index
         # the index's own digest: an edit that changes no def, call, import or line span keeps it
-        index_digest = digest(pickle.dumps(ix, protocol=pickle.HIGHEST_PROTOCOL)) if ix else ""
+        # (of its text form: pickled bytes differ between an index built here and one sent from a worker)
+        index_digest = digest(repr(ix.to_dict()).encode()) if ix else ""
         entries[rel] = Entry(digest=sf.digest, index_digest=index_digest,
                              module=ix.module if ix else "", imports=tuple(sorted(set(ix.imports.values()))) if ix
                              else (), error=sf.error)
