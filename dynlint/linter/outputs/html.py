@@ -154,7 +154,7 @@ class _Page:
                 meta.append(f"verified in {self.verify['wall_s']:.1f} s")
         else:
             meta.append("static analysis only")
-        where = str(self.sources.root) if self.sources.root else ""
+        where = Path(self.sources.root).name if self.sources.root else ""   # the project folder, not a machine path
         chips = "".join(f'<span class="chip">{_e(m)}</span>' for m in meta)
         return (f'<header class="top"><div class="wrap"><div class="brand">{LOGO}<span class="name">dynlint</span>'
                 f'<span class="version">{_e(tool.get("version", ""))}</span></div>'
