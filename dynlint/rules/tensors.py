@@ -321,6 +321,13 @@ class Tensors:
         memo = env.setdefault(" memo", {})
         if name in memo:
             return memo[name]
+        # Judgements made mid-recursion are not memoised (they rest on assumptions), so long chains of
+        # assignments that refer to each other can take exponential time: past a budget, say "unknown"
+        # (no warning) rather than spend minutes on one function.
+        budget = env.setdefault(" budget", [20000])
+        if budget[0] <= 0:
+            return UNKNOWN
+        budget[0] -= 1
         kind = self._compute_name_kind(env, name)
         if not self._active:              # results computed mid-recursion depend on assumptions
             memo[name] = kind
