@@ -31,6 +31,7 @@ import time
 from pathlib import Path
 
 SKIP_DIRS = {"__pycache__"}
+ROOT = Path(__file__).resolve().parent.parent      # the checkout whose dynlint is swept (not an installed one)
 
 
 def default_trees() -> list:
@@ -77,7 +78,8 @@ def run_chunk(project: Path, rels: list, jobs: int, timeout: float) -> dict:
            "--format", "json", "--output", out, *rels]
     start = time.perf_counter()
     proc = subprocess.Popen(cmd, cwd=project, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            start_new_session=True, env=dict(os.environ, NO_COLOR="1"))
+                            start_new_session=True, env=dict(os.environ, NO_COLOR="1", PYTHONPATH=os.pathsep.join(
+                                [str(ROOT)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p])))
     try:
         _, err = proc.communicate(timeout=timeout)
         timed_out = False

@@ -116,6 +116,15 @@ def test_each_hostile_file_gets_one_clear_dyn000_and_the_run_goes_on(cli, hostil
     assert took < 60
 
 
+def test_the_html_report_never_reads_what_is_not_a_regular_file(cli, hostile):
+    """The report shows snippets: it must not wait on the FIFO or read /dev/zero for ever."""
+    r = cli("check", ".", "--regions", "all", "--report", "r.html", cwd=hostile, timeout=120)
+    assert r.returncode == 1, r.stderr
+    page = (hostile / "r.html").read_text(encoding="utf-8")
+    assert "fifo.py" in page and "zero.py" in page and "not a regular file" in page
+    assert "x.item()" in page                            # good.py's snippet is there
+
+
 def test_the_size_limit_is_a_knob(cli, tmp_path):
     write_tree(tmp_path, {"pyproject.toml": "[tool.dynlint]\nmax-file-size = 0.001\n",
                           "good.py": GOOD + "# padding\n" * 200})          # 2 KiB > 0.001 MiB
@@ -158,6 +167,15 @@ def test_file_names_that_are_not_utf8_or_hold_newlines(cli, tmp_path, fmt):
     r = cli("check", ".", "--no-cache", "--format", fmt, cwd=tmp_path, env={"PYTHONIOENCODING": "utf-8"})
     assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
     assert "xffname.py" in r.stdout                 # shown as bad\\xffname.py (SARIF: URL-quoted)
+
+
+def test_a_function_ending_in_a_line_continuation_completed_by_a_comment(cli, tmp_path):
+    """Valid Python (seen in sympy's tests): the function's last line ends with a backslash, the next line is a
+    comment. Cut at the function's last line, the unit ended at EOF after the backslash (a false DYN000)."""
+    src = "import torch\n\n@torch.compile\ndef f(x):\n    assert x.item() \\\n        # a comment\n\n\ny = 1\n"
+    write_tree(tmp_path, {"pyproject.toml": "[tool.dynlint]\n", "cont.py": src})
+    _, doc, by_file = json_check(cli, tmp_path)
+    assert [(f["code"], f["line"]) for f in by_file["cont.py"]] == [("DYN201", 5)]
 
 
 # ---- files that change under us -------------------------------------------------------------------

@@ -277,6 +277,10 @@ def check_file(sf: SourceFile, rules: Sequence[Type], regions: Dict[str, Tuple[s
         shifts: Dict[int, int] = {}
         if "\f" in unit.text:
             unit, shifts = _drop_form_feed_indents(unit)
+        if unit.text.rstrip("\r\n").endswith("\\"):
+            # the last statement ends in a line continuation that the next (comment) line completes: a unit
+            # cut there ends at EOF after the backslash, which libcst (and Python) reject; a blank line completes it
+            unit = dataclasses.replace(unit, text=unit.text + "\n")
         deep = [d for d in getattr(sf.index, "deep", ()) if first <= d[0] <= last]
         if deep:        # libcst's native parser would overflow its stack (a segfault), so do not call it
             line, n, what = deep[0]

@@ -15,12 +15,13 @@ from collections import Counter
 from pathlib import Path, PurePosixPath
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
+from dynlint.linter.files import display_lines
+
 RULES_DOC = "https://github.com/dynlint/dynlint/blob/main/docs/rules.md"
 NOT_CHECKED_FAMILY = "files dynlint could not check"        # DYN000 / DYN001
 STATUSES = ("confirmed", "not observed", "unverified")
 _CONTEXT = 2                     # source lines shown around a finding or a break
 _BACKQUOTED = re.compile(r"`([^`\n]+)`")
-_LINE_END = re.compile(r"\r\n|\r|\n")
 
 
 def _e(value) -> str:
@@ -62,11 +63,7 @@ class _Sources:
         if not self.root or not path or PurePosixPath(path).is_absolute() or ".." in PurePosixPath(path).parts:
             return []
         if path not in self._cache:
-            try:
-                text = (Path(self.root) / path).read_text(encoding="utf-8", errors="replace")
-                self._cache[path] = _LINE_END.split(text)      # where Python counts lines (not at \f, \x1c...)
-            except OSError:
-                self._cache[path] = []
+            self._cache[path] = display_lines(Path(self.root) / path)     # never blocks on a FIFO or /dev/zero
         return self._cache[path]
 
 
