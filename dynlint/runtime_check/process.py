@@ -2,24 +2,27 @@
 
 User code may hang, fork helpers (Inductor's compile pool, DataLoader workers, a stray `sleep`), crash or
 print megabytes. The worker starts a new session, so its whole group can be killed at once; its output
-goes to a log file of which only the tail is read.
+goes to a log file of which only the tail is read. A descendant that leaves the group (`setsid`, a daemon)
+is found by a tag in its environment, which every descendant inherits, and killed too (Linux, /proc).
 """
 from __future__ import annotations
 
 import os
+import secrets
 import signal
 import subprocess
 import sys
 import threading
 import time
 from dataclasses import dataclass
-from typing import Dict, Optional, Sequence, Set
+from typing import Dict, List, Optional, Sequence
 
 LOG_TAIL_BYTES = 4000
 # Workers run in their own sessions, so Ctrl-C in the terminal does not reach them: the parent kills
 # whatever is still running when it is interrupted (kill_running).
-_RUNNING: Set[subprocess.Popen] = set()
+_RUNNING: Dict[subprocess.Popen, str] = {}          # worker -> the tag in its environment
 _RUNNING_LOCK = threading.Lock()
+TAG = "DYNLINT_VERIFY_WORKER"
 
 
 @dataclass(frozen=True)
@@ -43,11 +46,12 @@ class ProcessOutcome:
 def run_isolated(cmd: Sequence[str], *, env: Dict[str, str], timeout: float, log_path: str,
                  cwd: Optional[str] = None) -> ProcessOutcome:
     start = time.perf_counter()
+    tag = secrets.token_hex(8)
     with open(log_path, "wb") as log:
         proc = subprocess.Popen(list(cmd), stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                                env=env, cwd=cwd, **_new_group())
+                                env={**env, TAG: tag}, cwd=cwd, **_new_group())
     with _RUNNING_LOCK:
-        _RUNNING.add(proc)
+        _RUNNING[proc] = tag
     timed_out = False
     try:
         proc.wait(timeout)
@@ -57,17 +61,19 @@ def run_isolated(cmd: Sequence[str], *, env: Dict[str, str], timeout: float, log
         # Always, not only on timeout: the worker's children (user helpers, compile pools) die with it.
         _kill_group(proc)
         proc.wait()
+        _kill_tagged(tag)
         with _RUNNING_LOCK:
-            _RUNNING.discard(proc)
+            _RUNNING.pop(proc, None)
     return ProcessOutcome(proc.returncode, timed_out, time.perf_counter() - start, read_tail(log_path))
 
 
 def kill_running() -> None:
     """Kill the process groups of every worker still running (the parent was interrupted)."""
     with _RUNNING_LOCK:
-        running = list(_RUNNING)
-    for proc in running:
+        running = list(_RUNNING.items())
+    for proc, tag in running:
         _kill_group(proc)
+        _kill_tagged(tag)
 
 
 def read_tail(path: str, size: int = LOG_TAIL_BYTES) -> str:
@@ -94,3 +100,36 @@ def _kill_group(proc: subprocess.Popen) -> None:
         os.killpg(proc.pid, signal.SIGKILL)   # the group id is the worker's pid (start_new_session)
     except (ProcessLookupError, PermissionError):
         pass                                  # the group is already empty
+
+
+def _kill_tagged(tag: str, rounds: int = 10) -> None:
+    """Kill every process whose environment carries this worker's tag: descendants that left its process
+    group. Scans again until none is left (one may fork while it is being killed)."""
+    if not os.path.isdir("/proc"):          # pragma: no cover - not Linux: only the group is killed
+        return
+    for _ in range(rounds):
+        found = tagged(tag)
+        if not found:
+            return
+        for pid in found:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        time.sleep(0.05)
+
+
+def tagged(tag: str) -> List[int]:
+    """pids of the processes (of this user) whose environment holds TAG=tag."""
+    needle = f"{TAG}={tag}".encode()
+    found = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/environ", "rb") as f:
+                if needle in f.read().split(b"\0"):
+                    found.append(int(name))
+        except OSError:                      # gone, or another user's
+            continue
+    return found
