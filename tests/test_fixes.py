@@ -119,6 +119,57 @@ def test_fix_example_under_dynamo(rule, i, example, tmp_path):
     assert fe.compare(reference, fixed, exact_types=example.safety == "safe") == [], "outputs changed"
 
 
+# ---- where the where-fixes stop being safe ------------------------------------------------------------------
+def _fn(body: str) -> str:
+    return "import torch\n\n@torch.compile\ndef f(x):\n" + textwrap.indent(textwrap.dedent(body).strip("\n"), "    ") \
+        + "\n"
+
+
+@pytest.mark.parametrize("body,safe,unsafe", [
+    # else-form of the early return: the same fix
+    ("""
+        y = x + 1
+        if y.sum() > 0:
+            return y * 2
+        else:
+            return y.clamp(min=0)
+     """, "    y = x + 1\n    return torch.where(y.sum() > 0, y * 2, y.clamp(min=0))\n", None),
+    # the caller's own tensor came back unchanged before; torch.where returns a new one: unsafe only
+    ("""
+        if x.sum() > 0:
+            return x * 2
+        return x
+     """, None, "    return torch.where(x.sum() > 0, x * 2, x)\n"),
+    # an integer `y` would come back as a float tensor from the arm not taken: no safe fix
+    ("""
+        y = x + 1
+        if y.abs().max() > 10:
+            return y * 0.5
+        return y
+     """, None, None),
+    # the assignment between the returns changes what the condition reads: no fix at all
+    ("""
+        y = x * 2
+        if y.abs().max() > 10:
+            return y / 10
+        y = y.clamp(min=-1)
+        return y * 2
+     """, None, None),
+    # 1 / y in the arm not selected would turn a zero gradient into NaN: the branch fix is unsafe only
+    ("""
+        y = x * 2
+        if (y != 0).all():
+            y = 1 / y
+        return y
+     """, None, "    y = x * 2\n    y = torch.where((y != 0).all(), 1 / y, y)\n    return y\n"),
+])
+def test_where_fix_safety_edges(body, safe, unsafe):
+    src = _fn(body)
+    tail = lambda text: text.split("def f(x):\n", 1)[1]          # noqa: E731
+    assert tail(fix_source(src)) == (safe if safe is not None else tail(src))
+    assert tail(fix_source(src, unsafe=True)) == (unsafe or safe or tail(src))
+
+
 # ---- the fixer alone ----------------------------------------------------------------------------------------
 def _edit(text: str, needle: str, code: str, node_type: str = "Name") -> Edit:
     for n, line in enumerate(text.splitlines(), 1):

@@ -150,15 +150,26 @@ def cmd_check(args) -> int:
     from dynlint.linter import progress
 
     fix_line = ""
+    verification = fixed_report = None  # --fix --verify: what the examples showed; the report on the code left
     if args.fix or args.diff:
         outcome = _fix(args, config, jobs)
         if args.diff:
             return _report_diff(outcome, args.quiet)
-        failed = outcome.write()
-        for problem in outcome.problems + failed:
-            sys.stderr.write(f"dynlint: {problem}\n")
-        result = outcome.result
-        fix_line = _fixed_summary(outcome)
+        if args.verify and outcome.after:
+            try:
+                verification, fixed_report, result = _verify_fixes(args, config, jobs, outcome)
+            except ImportError as e:      # pragma: no cover - packaging problem
+                sys.stderr.write(f"dynlint: error: --verify is unavailable: {e}\n")
+                return EXIT_USAGE
+            except _Unavailable as e:
+                sys.stderr.write(f"dynlint: error: {e}\n")
+                return EXIT_USAGE
+        else:
+            failed = outcome.write()
+            for problem in outcome.problems + failed:
+                sys.stderr.write(f"dynlint: {problem}\n")
+            result = outcome.result
+        fix_line = _fixed_summary(outcome, verification, result)
     else:
         with progress.stage_bars(args.quiet) as bars:
             result = api.check(args.paths, config, debug=args.debug, jobs=jobs, cache=not args.no_cache,
@@ -173,15 +184,21 @@ def cmd_check(args) -> int:
             sys.stderr.write(f"dynlint: error: --verify is unavailable: {e}\n")
             return EXIT_USAGE
         try:
-            with progress.example_bar(args.quiet) as bar:
-                report = run_verify(config.root, list(config.examples), device=config.device,
-                                    timeout=config.timeout, static_findings=findings, progress=bar)
+            if fixed_report is not None:
+                report = fixed_report
+            else:
+                with progress.example_bar(args.quiet) as bar:
+                    report = run_verify(config.root, list(config.examples), device=config.device,
+                                        timeout=config.timeout, static_findings=findings, progress=bar)
         except VerifyUnavailable as e:
             sys.stderr.write(f"dynlint: error: {e}\n")
             return EXIT_USAGE
         findings = [f for f in report.findings if config.enabled(f.code, f.path) or f.code.startswith("DYN9")]
         verify_doc = report.to_dict()
         verify_text = report.render_text()
+        if verification is not None:
+            verify_doc["fixes"] = verification.to_dict()
+            verify_text = verification.render_text() + "\n" + verify_text
         if args.missed_predictions:
             from dynlint.runtime_check import write_missed_predictions
             write_missed_predictions(report, args.missed_predictions)
@@ -226,6 +243,50 @@ def _fix(args, config, jobs):
                                debug=args.debug, jobs=jobs, cache=store, progress=bars)
 
 
+class _Unavailable(Exception):
+    """--verify cannot run (wraps runtime_check.VerifyUnavailable, which is imported lazily)."""
+
+
+def _verify_fixes(args, config, jobs, outcome):
+    """`--fix --verify`: run the examples on the original code, write the fixes, run them again, and restore
+    (atomically) the files of fixes an example shows to be wrong (dynlint/runtime_check/fixcheck.py). Returns
+    (FixVerification, the verify report on the code as left, the static result on it)."""
+    from dynlint.linter import api, fixer, progress
+    from dynlint.runtime_check import VerifyUnavailable, run_verify
+    from dynlint.runtime_check.fixcheck import judge
+
+    def verify(static_findings, **outputs):
+        with progress.example_bar(args.quiet) as bar:
+            return run_verify(config.root, list(config.examples), device=config.device, timeout=config.timeout,
+                              static_findings=static_findings, progress=bar, **outputs)
+
+    originals = {}
+    for rel in outcome.after:
+        try:
+            originals[rel] = outcome.paths[rel].read_bytes()
+        except OSError as e:
+            outcome.problems.append(f"{rel}: cannot read it: {e}")
+    with tempfile.TemporaryDirectory(prefix="dynlint-fix-verify-") as outputs:
+        try:
+            before = verify((), save_outputs=Path(outputs))
+            failed = outcome.write()
+            after = verify(outcome.result.findings, reference_outputs=Path(outputs))
+        except VerifyUnavailable as e:
+            raise _Unavailable(str(e)) from None
+    for problem in outcome.problems + failed:
+        sys.stderr.write(f"dynlint: {problem}\n")
+    written = [rel for rel in outcome.after if rel in originals and not any(f.startswith(f"{rel}:") for f in failed)]
+    verification = judge(before.examples, after.examples, {rel: (outcome.before[rel], outcome.after[rel])
+                                                           for rel in written}, outcome.applied)
+    if not verification.rolled_back:
+        return verification, after, outcome.result
+    for rel in verification.restored:
+        fixer.write_source(outcome.paths[rel], originals[rel])
+    # the code as left: some files fixed, some restored
+    result = api.check(args.paths, config, debug=args.debug, jobs=jobs, cache=False)
+    return verification, verify(result.findings), result
+
+
 def _plural(n: int, word: str) -> str:
     return f"{n} {word}{('es' if word.endswith('x') else 's') if n != 1 else ''}"
 
@@ -251,10 +312,19 @@ def _unsafe_hint(outcome) -> str:
     return f" {_plural(n, 'more fix')} with --unsafe-fixes (see them with --diff --unsafe-fixes)." if n else ""
 
 
-def _fixed_summary(outcome) -> str:
+def _fixed_summary(outcome, verification=None, result=None) -> str:
     """`Applied 2 fixes to 1 file: 3 findings fewer, 1 remaining.` (one fix can clear several findings: the
-    logging guard that takes its `if` along also clears the branch's)."""
-    left = len(outcome.result.findings)
+    logging guard that takes its `if` along also clears the branch's). With --verify, fixes rolled back count
+    neither as applied nor in the findings fewer; `result` is then the check of the code as left."""
+    left = len((result or outcome.result).findings)
+    restored = set(verification.restored) if verification else set()
+    if restored:
+        rolled = sum(outcome.applied.get(rel, 0) for rel in restored)
+        kept = [rel for rel in outcome.after if rel not in restored]
+        return (f"Applied {_plural(outcome.fixed - rolled, 'fix')} to {_plural(len(kept), 'file')}: "
+                f"{_plural(max(outcome.found - left, 0), 'finding')} fewer, {left} remaining. Rolled back "
+                f"{_plural(rolled, 'fix')} in {', '.join(sorted(restored))}: --verify found outputs changed or "
+                f"breaks left.{_unsafe_hint(outcome)}\n")
     if not outcome.after:
         return f"No fixes applied ({left} remaining).{_unsafe_hint(outcome)}\n"
     return (f"Applied {_plural(outcome.fixed, 'fix')} to {_plural(len(outcome.after), 'file')}: "

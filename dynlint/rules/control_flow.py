@@ -5,8 +5,8 @@ import libcst as cst
 
 from dynlint.rules.base import Example, FixExample, register
 from dynlint.rules.common import TorchRule, call_args, is_not, source_of, truth_operands, value_truth_operands
-from dynlint.rules.fixes import (branch_to_where, builtin_any_all, ifexp_to_where, logic_to_tensor_ops,
-                                 raise_guard_to_assert)
+from dynlint.rules.fixes import (branch_to_where, builtin_any_all, early_return_to_where, ifexp_to_where,
+                                 logic_to_tensor_ops, raise_guard_to_assert)
 from dynlint.rules.tensors import TENSOR, WEAK
 
 BRANCH = "Data-dependent branching"
@@ -147,19 +147,28 @@ class TensorConditionInBranch(TorchRule):
 
     fix_safety = "safe"
     fix_title = ("Rewrites `if cond: name = a` (with an optional `else: name = b`) as `name = torch.where(cond, a, "
-                 "b)` (b defaults to `name`), and `a if cond else b` as `torch.where(cond, a, b)`: one graph, both "
-                 "arms computed, the right one selected. Output that only runs eagerly (`if not "
+                 "b)` (b defaults to `name`), `a if cond else b` as `torch.where(cond, a, b)`, and an early return "
+                 "`if cond: return a` ... `return b` as `return torch.where(cond, a, b)` (or, when both returns are "
+                 "the same `e` and only `name = v` lies between, `name = torch.where(cond, name, v)`): one graph, "
+                 "both arms computed, the right one selected. Output that only runs eagerly (`if not "
                  "torch.compiler.is_compiling(): ...`, e.g. after the logging fix) stays, under its own `if cond:`.")
     fix_note = """
         Safe when the condition is a 0-d tensor (`x.any()`, `y.sum() > 0`) and both arms are elementwise functions
         of the assigned tensor with numbers (`y * 0.5`, `y + 1e-6`, `y.nan_to_num()`, `torch.clamp(y, min=0)`,
         `torch.zeros_like(y)`): the shape is kept and nothing else runs. (An integer tensor scaled by a float in
-        one arm is promoted to float in both.) Other side-effect-free tensor arms give an unsafe fix: their shapes
+        one arm is promoted to float in both.) A tensor in a divisor (`1 / y`) or a factor that is not finite makes
+        the fix unsafe: the arm not selected still gets a zero gradient, and 0 * inf is NaN. Other side-effect-free tensor arms give an unsafe fix: their shapes
         may broadcast differently, and both are computed. `if cond: raise E(...)` becomes an unsafe fix too:
         `torch._assert_async` while compiling (a RuntimeError, asynchronous on CUDA), the original check when
         eager. Arms that call user code (a submodule) become an unsafe `torch.cond`, which runs only the chosen
         arm but needs both to return tensors of one shape and dtype and to mutate nothing (else it fails while
-        compiling). Loops, early returns and other bodies are not fixed.
+        compiling). An early return is fixed safely under the same conditions, and only when the dtype cannot
+        change (both returned values, or neither, bring in a float) and the caller cannot get back a tensor it
+        holds where it used to (a parameter, an attribute, a view of one: `torch.where` returns a new tensor);
+        else unsafely. When statements lie between the early return and the last one (`total = ...; return
+        total / n`), they always run after the fix: an unsafe fix (they may divide by zero or index out of
+        range, and a NaN in the arm not selected still reaches the gradient). Loops and other bodies are not
+        fixed.
     """
     FIX_EXAMPLES = [
         FixExample("""
@@ -213,6 +222,42 @@ class TensorConditionInBranch(TorchRule):
                 scores = torch.where(torch.isnan(scores).any(), torch.nan_to_num(scores), scores)  # rare
                 return scores.softmax(dim=-1)
         """, "stable_softmax(torch.ones(2, 4))", "stable_softmax(torch.tensor([[1.0, float('nan')]]))"),
+        FixExample("""
+            import torch
+
+            @torch.compile
+            def scale(x):
+                y = x - x.mean()
+                if y.abs().max() > 1:  # large values
+                    return y * 0.5
+                return y * 2.0
+        """, """
+            import torch
+
+            @torch.compile
+            def scale(x):
+                y = x - x.mean()
+                return torch.where(y.abs().max() > 1, y * 0.5, y * 2.0)  # large values
+        """, "scale(torch.arange(4.0))", "scale(torch.tensor([0.1, 0.2]))"),
+        FixExample("""
+            import torch
+
+            @torch.compile
+            def soft_clip(x):
+                y = x * 2
+                if y.abs().max() <= 1:
+                    return y.softmax(-1)
+                y = y.clamp(min=-1, max=1)
+                return y.softmax(-1)
+        """, """
+            import torch
+
+            @torch.compile
+            def soft_clip(x):
+                y = x * 2
+                y = torch.where(y.abs().max() <= 1, y, y.clamp(min=-1, max=1))
+                return y.softmax(-1)
+        """, "soft_clip(torch.tensor([0.1, -0.3]))", "soft_clip(torch.tensor([2.0, -3.0, 0.2]))"),
         FixExample("""
             import torch
 
@@ -297,6 +342,24 @@ class TensorConditionInBranch(TorchRule):
 
             gate = torch.compile(Gate())
         """, "gate(torch.ones(2, 4))", "gate(-torch.ones(2, 4))", safety="unsafe"),
+        FixExample("""
+            import torch
+
+            @torch.compile
+            def masked_mean(x, mask):
+                if mask.sum() == 0:
+                    return x.sum() * 0.0
+                total = (x * mask).sum()
+                return total / mask.sum()
+        """, """
+            import torch
+
+            @torch.compile
+            def masked_mean(x, mask):
+                total = (x * mask).sum()
+                return torch.where(mask.sum() == 0, x.sum() * 0.0, total / mask.sum())
+        """, "masked_mean(torch.ones(4), torch.tensor([1.0, 0.0, 1.0, 0.0]))",
+           "masked_mean(torch.ones(4), torch.zeros(4))", safety="unsafe"),
     ]
 
     def _check(self, test: cst.BaseExpression, owner: cst.CSTNode = None) -> None:
@@ -316,7 +379,8 @@ class TensorConditionInBranch(TorchRule):
         owner = getattr(self, "_owner", None)
         if isinstance(owner, cst.If):       # the walk stands at the `if`: self.ctx.parents are its ancestors
             at = len(self.ctx.parents)
-            return raise_guard_to_assert(self.ctx, owner, at) or branch_to_where(self.ctx, owner, owner.test, at)
+            return raise_guard_to_assert(self.ctx, owner, at) or branch_to_where(self.ctx, owner, owner.test, at) \
+                or early_return_to_where(self.ctx, owner, at)
         if isinstance(owner, cst.IfExp):
             return ifexp_to_where(self.ctx, owner)
         return None

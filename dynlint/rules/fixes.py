@@ -268,16 +268,32 @@ def _number(node: cst.CSTNode) -> bool:
         len(node.args) == 1 and isinstance(node.args[0].value, cst.SimpleString)
 
 
+def _finite_number(node: cst.CSTNode, nonzero: bool = False) -> bool:
+    """A finite numeric literal (`2`, `-0.5`, `1e-6`), nonzero if asked."""
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, (cst.Minus, cst.Plus)):
+        return _finite_number(node.expression, nonzero)
+    if isinstance(node, (cst.Integer, cst.Float)):
+        try:
+            return not nonzero or float(node.evaluated_value) != 0
+        except (ValueError, OverflowError):
+            return False
+    return False
+
+
 def simple_arm(ctx, node: cst.CSTNode, base: str) -> bool:
     """`node` keeps the shape of the tensor named `base` and is computed from it elementwise with numbers
     only: `base`, `base * 0.5`, `base + 1e-6`, `base.nan_to_num()`, `torch.clamp(base, min=0)`,
-    `torch.zeros_like(base)`."""
+    `torch.zeros_like(base)`. Its derivative is finite everywhere (no `1 / base`, no `base * inf`): the arm
+    torch.where does not select still gets a zero gradient, and 0 * inf would make that gradient NaN."""
     if isinstance(node, cst.Name):
         return node.value == base
     if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, ARITH):
         l, r = node.left, node.right
-        return (simple_arm(ctx, l, base) and (_number(r) or simple_arm(ctx, r, base))) or \
-            (_number(l) and simple_arm(ctx, r, base))
+        if isinstance(node.operator, cst.Divide):
+            return simple_arm(ctx, l, base) and _finite_number(r, nonzero=True)
+        number = _finite_number if isinstance(node.operator, cst.Multiply) else _number
+        return (simple_arm(ctx, l, base) and (number(r) or simple_arm(ctx, r, base))) or \
+            (number(l) and simple_arm(ctx, r, base))
     if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
         return simple_arm(ctx, node.expression, base)
     if isinstance(node, cst.Call):
@@ -405,6 +421,165 @@ def ifexp_to_where(ctx, node: cst.IfExp) -> Optional[Autofix]:
     value = value.with_changes(lpar=node.lpar, rpar=node.rpar)
     return Autofix(f"Select with `{t}.where` instead of a conditional expression", SAFE if safe else UNSAFE,
                    ((node, value),), torch_imports(ctx))
+
+
+def _return_value(stmt: cst.CSTNode) -> Optional[cst.BaseExpression]:
+    """The value of a line `return value` (None for anything else, a bare `return` included)."""
+    if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 and isinstance(stmt.body[0], cst.Return):
+        return stmt.body[0].value
+    return None
+
+
+ALIASING_METHODS = frozenset({"detach", "contiguous"})      # may return their receiver's storage, or itself
+
+
+def _may_alias(ctx, node: cst.CSTNode, depth: int = 0) -> bool:
+    """`node` may be (a view of) a tensor the caller also holds: a parameter, an attribute, a subscript, or a
+    local bound to one. Returning `torch.where(...)` instead gives a new tensor: same values, other identity."""
+    if depth > 8:
+        return True
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+        q = ctx.qualify(node.func) or ""
+        if not q.startswith("torch.") and node.func.attr.value in ALIASING_METHODS | VIEWS:
+            return _may_alias(ctx, node.func.value, depth + 1)
+        return False
+    if isinstance(node, (cst.Attribute, cst.Subscript)):
+        return True
+    if isinstance(node, cst.Name):
+        values = Tensors.of(ctx).assigned_values(node.value)
+        return not values or any(_may_alias(ctx, v, depth + 1) for v in values)
+    return False
+
+
+def _eager_prefix(ctx, body: Sequence[cst.BaseStatement]):
+    """(eager-only blocks at the start of `body`, the statements after them)."""
+    body = list(body)
+    n = 0
+    while n < len(body) and is_eager_only_block(body[n], ctx):
+        n += 1
+    return body[:n], body[n:]
+
+
+def early_return_to_where(ctx, if_node: cst.If, parents_index: int) -> Optional[Autofix]:
+    """An early return on a tensor condition, as one `torch.where`:
+
+        if cond:                      ->   return torch.where(cond, a, b)
+            return a
+        return b                      (also `else: return b`)
+
+        if cond:                      ->   name = torch.where(cond, name, v)
+            return e                       return e
+        name = v
+        return e                      (the same `e`: the early return skips only the update of `name`)
+
+    Safe under the conditions of the branch fix: the condition is a 0-d tensor, and the selected values are
+    elementwise functions of one tensor with numbers (`y * 0.5`, `y.clamp(min=0)`; see `simple_arm`), so both
+    computing them always and selecting keeps values, shape and gradients; and the caller cannot get back a
+    tensor it holds (a parameter, an attribute, a view) where it used to. Other side-effect-free tensor values
+    give an unsafe fix, as does a fall-through with more statements before `return b` (they then always run:
+    `if cond: return a`, `loss = f(...)`, `return loss` -> `loss = f(...)`, `return torch.where(cond, a,
+    loss)`). Eager-only output in the `if` (`if not torch.compiler.is_compiling(): ...`) stays, under its own
+    `if cond:`."""
+    tensors = Tensors.of(ctx)
+    parents = ctx.parents
+    if not statement_parent_ok(parents, parents_index) or \
+            not isinstance(parents[parents_index - 1], cst.IndentedBlock) or not isinstance(if_node.body, cst.IndentedBlock):
+        return None
+    eager, rest = _eager_prefix(ctx, if_node.body.body)
+    if len(rest) != 1 or _return_value(rest[0]) is None:
+        return None
+    taken, taken_line = _return_value(rest[0]), rest[0]
+    cond = if_node.test
+    t = torch_name(ctx)
+    test = bool_tensor(ctx, cond, t)
+    if test is None or not is_pure(ctx, cond):
+        return None
+    block = parents[parents_index - 1].body
+    at = next((i for i, s in enumerate(block) if s is if_node), None)
+    if at is None:
+        return None
+    following = list(block[at + 1:])
+    if isinstance(if_node.orelse, cst.Else):
+        if not isinstance(if_node.orelse.body, cst.IndentedBlock) or len(if_node.orelse.body.body) != 1:
+            return None
+        following, consumed_from = [if_node.orelse.body.body[0]], False
+    elif if_node.orelse is not None:
+        return None                                         # elif chains: not handled
+    else:
+        consumed_from = True
+    # the fall-through: assignments, then `return b`
+    k = 0
+    while k < len(following) and k < 6 and _assignment(following[k]) is not None:
+        k += 1
+    if k >= len(following) or _return_value(following[k]) is None:
+        return None
+    other, other_line = _return_value(following[k]), following[k]
+    assigns = [_assignment(s) for s in following[:k]]
+    zero = zero_dim(ctx, cond)
+    kept: List[cst.BaseStatement] = []
+    if eager:
+        kept.append(cst.If(test=is_compiling_test(t, True), body=cst.IndentedBlock(body=[
+            cst.If(test=cond, body=cst.IndentedBlock(body=[s for blk in eager for s in blk.body.body]))])))
+
+    if k == 1 and code(taken).split() == code(other).split() and consumed_from:
+        # `if cond: return e` / `name = v` / `return e`  ->  `name = torch.where(cond, name, v)` / `return e`
+        name, value, line = assigns[0]
+        if tensors.kind(cst.Name(name)) not in (TENSOR, WEAK) or \
+                not (tensors.kind(value) in (TENSOR, WEAK) or simple_arm(ctx, value, name)) or not is_pure(ctx, value):
+            return None
+        safe = zero and simple_arm(ctx, value, name) and _evident_tensor(ctx, name, cond) and \
+            not _may_alias(ctx, taken) and _same_dtype(ctx, cst.Name(name), value, name)
+        new = cst.SimpleStatementLine(
+            body=[cst.Assign(targets=[cst.AssignTarget(target=cst.Name(name))],
+                             value=expr(f"{t}.where({{c}}, {{a}}, {{b}})", c=test, a=cst.Name(name), b=value))],
+            trailing_whitespace=line.trailing_whitespace if line.trailing_whitespace.comment else if_node.body.header)
+        return Autofix(f"Select with `{t}.where` instead of returning early", SAFE if safe else UNSAFE,
+                       ((if_node, kept + [new]), (line, [])), torch_imports(ctx))
+
+    if tensors.kind(taken) not in (TENSOR, WEAK) and tensors.kind(other) not in (TENSOR, WEAK):
+        return None
+    bases = {n for arm in (taken, other) for n in _names(arm)}
+    simple = zero and any(simple_arm(ctx, taken, n) and simple_arm(ctx, other, n) and
+                          _evident_tensor(ctx, n, cond) and _same_dtype(ctx, taken, other, n) for n in bases)
+    safe = simple and k == 0 and not _may_alias(ctx, taken) and not _may_alias(ctx, other)
+    if not simple and not (is_pure(ctx, taken) and is_pure(ctx, other) and
+                           tensors.kind(taken) == tensors.kind(other) == TENSOR):
+        return None
+    if k:
+        # the statements before `return b` now run first: they must not change what `cond` and `a` read
+        if any(a[0] in _names(cond) | _names(taken) for a in assigns) or \
+                not all(is_pure(ctx, a[1]) for a in assigns):
+            return None
+    comment = next((w for w in (other_line.trailing_whitespace, taken_line.trailing_whitespace, if_node.body.header)
+                    if w.comment), other_line.trailing_whitespace)
+    new = cst.SimpleStatementLine(body=[cst.Return(value=expr(f"{t}.where({{c}}, {{a}}, {{b}})", c=test, a=taken,
+                                                                  b=other))], trailing_whitespace=comment)
+    moved = [s.deep_clone() for s in following[:k]]
+    edits = [(if_node, kept + moved + [new])]
+    if consumed_from:
+        edits += [(s, []) for s in following[:k + 1]]
+    return Autofix(f"Select with `{t}.where` instead of returning early", SAFE if safe else UNSAFE, tuple(edits),
+                   torch_imports(ctx))
+
+
+def _evident_tensor(ctx, name: str, cond: cst.CSTNode) -> bool:
+    """`name` holds a tensor: inferred so, or probably so and read by the tensor condition (`y.sum() > 0`)."""
+    kind = Tensors.of(ctx).kind(cst.Name(name))
+    return kind == TENSOR or (kind == WEAK and name in _names(cond))
+
+
+def _same_dtype(ctx, a: cst.CSTNode, b: cst.CSTNode, base: str) -> bool:
+    """Simple arms `a` and `b` of `base` have one dtype: neither or both bring in a float (a float literal, a
+    true division), or `base` is evidently floating. (`torch.where` of an integer and a float tensor is float:
+    `x if c else x * 0.5` would turn an integer `x` into a float one.)"""
+    def floats(arm) -> bool:
+        return any(isinstance(n, cst.Float) or
+                   (isinstance(n, cst.BinaryOperation) and isinstance(n.operator, cst.Divide)) for n in _nodes(arm))
+    return floats(a) == floats(b) or floating(ctx, cst.Name(base))
+
+
+def _names(node: cst.CSTNode) -> set:
+    return {n.value for n in _nodes(node) if isinstance(n, cst.Name)}
 
 
 def raise_guard_to_assert(ctx, if_node: cst.If, parents_index: int,

@@ -54,6 +54,8 @@ class ExampleResult:
     eager_peak_mem_bytes: Optional[int] = None      # CUDA only: peak allocated above the baseline
     compiled_peak_mem_bytes: Optional[int] = None
     agreement: Agreement = field(default_factory=Agreement)
+    # `--fix --verify`, the run after the fixes: its outputs (eager, then compiled) vs the original code's eager ones
+    against_original: Agreement = field(default_factory=Agreement)
     executed: Tuple[Tuple[str, Tuple[int, ...]], ...] = ()   # user lines run by the eager calls, per file
     wall_s: float = 0.0                   # the worker's whole run, as seen by the parent
 
@@ -82,6 +84,7 @@ class ExampleResult:
         d["graph_breaks"] = [b.to_dict() for b in self.graph_breaks]
         d["recompiles"] = [r.to_dict() for r in self.recompiles]
         d["agreement"] = self.agreement.to_dict()
+        d["against_original"] = self.against_original.to_dict()
         d["executed"] = {path: list(lines) for path, lines in self.executed}
         d.update(speedup=self.speedup, kernels=self.kernels, break_sites=self.break_sites,
                  graph_count=len(self.graphs), recompile_count=len(self.recompiles))
@@ -95,6 +98,7 @@ class ExampleResult:
         kw["graph_breaks"] = tuple(GraphBreak.from_dict(b) for b in d.get("graph_breaks", ()))
         kw["recompiles"] = tuple(Recompile.from_dict(r) for r in d.get("recompiles", ()))
         kw["agreement"] = Agreement(**d.get("agreement", {}))
+        kw["against_original"] = Agreement(**d.get("against_original", {}))
         kw["executed"] = tuple(sorted((p, tuple(sorted(ls))) for p, ls in dict(d.get("executed", {})).items()))
         return cls(**kw)
 

@@ -5,6 +5,7 @@ asks a short-lived probe process about CUDA when it needs to, and talks to worke
 """
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import json
 import os
@@ -37,7 +38,7 @@ def run_verify(project_root: Path, example_globs: Sequence[str] = DEFAULT_GLOBS,
                timeout: float = 120, static_findings: Iterable[Finding] = (), *, jobs: Optional[int] = None,
                passes: Sequence[str] = (), time_budget_s: float = 1.0,
                python: str = sys.executable, progress: Optional[Callable[[str, int, int], None]] = None,
-               ) -> VerifyReport:
+               save_outputs: Optional[Path] = None, reference_outputs: Optional[Path] = None) -> VerifyReport:
     """Compile every `@dynlint.example` under project_root and cross-check `static_findings` against it.
 
     device: "auto" (CUDA when a GPU is visible), "cpu" or "cuda". With several GPUs one worker runs per
@@ -47,6 +48,10 @@ def run_verify(project_root: Path, example_globs: Sequence[str] = DEFAULT_GLOBS,
     time_budget_s: about how long the steady-state timing (eager and compiled calls alternating) may take.
     progress: optional `progress(example name, examples done, examples)`, called as each example starts
     and ends (dynlint.linter.progress draws it).
+    save_outputs: a folder where each example's eager outputs are kept (pickled by torch.save);
+    reference_outputs: such a folder from an earlier run, whose outputs this run's are compared with
+    (ExampleResult.against_original). `dynlint check --fix --verify` runs the original code with the first, the
+    fixed code with the second.
     Raises VerifyUnavailable when torch cannot be imported or the device is not there.
     """
     if device not in DEVICES:
@@ -63,8 +68,10 @@ def run_verify(project_root: Path, example_globs: Sequence[str] = DEFAULT_GLOBS,
             index, spec = item
             if progress:
                 progress(spec.name, len(finished), len(specs))
+            outputs = {"save_outputs": save_outputs, "reference_outputs": reference_outputs}
             result = run_example(spec, slot, root, Path(tmp) / str(index), timeout=spec.timeout or timeout,
-                                 passes=passes, time_budget_s=time_budget_s, python=python)
+                                 passes=passes, time_budget_s=time_budget_s, python=python,
+                                 **{k: str(Path(v) / outputs_file(spec)) for k, v in outputs.items() if v})
             finished.append(spec.name)
             if progress:
                 progress(spec.name, len(finished), len(specs))
@@ -98,8 +105,13 @@ def resolve_device(device: str, python: str = sys.executable) -> Tuple[str, int]
     return ("cuda", info["cuda"]) if info["cuda"] > 0 else ("cpu", 0)
 
 
+def outputs_file(spec: ExampleSpec) -> str:
+    return hashlib.blake2b(spec.key.encode(), digest_size=8).hexdigest() + ".pt"
+
+
 def run_example(spec: ExampleSpec, slot: Slot, root: Path, work: Path, *, timeout: float,
-                passes: Sequence[str] = (), time_budget_s: float = 1.0, python: str = sys.executable) -> ExampleResult:
+                passes: Sequence[str] = (), time_budget_s: float = 1.0, python: str = sys.executable,
+                save_outputs: str = "", reference_outputs: str = "") -> ExampleResult:
     """Run one example in a fresh worker process and turn whatever happened into an ExampleResult."""
     base = ExampleResult(name=spec.name, path=spec.path, line=spec.line, factory=spec.factory, outcome="error",
                          slot=slot.label)
@@ -108,7 +120,7 @@ def run_example(spec: ExampleSpec, slot: Slot, root: Path, work: Path, *, timeou
     work.mkdir(parents=True, exist_ok=True)
     request = {"project_root": str(root), "path": spec.path, "factory": spec.factory, "name": spec.name,
                "line": spec.line, "device": slot.device, "slot": slot.label, "passes": list(passes),
-               "time_budget_s": time_budget_s}
+               "time_budget_s": time_budget_s, "save_outputs": save_outputs, "reference_outputs": reference_outputs}
     (work / "request.json").write_text(json.dumps(request), encoding="utf-8")
     result_path = work / "result.json"
     cmd = [python, "-m", "dynlint.runtime_check.worker", str(work / "request.json"), str(result_path), spec.key]

@@ -85,6 +85,8 @@ class Worker:
         timer = Timer(cuda)
         self.phase("eager")
         eager_outputs, eager_s = self.run_eager(eager, timer)
+        if self.request.get("save_outputs"):
+            save_outputs(eager_outputs, self.request["save_outputs"])
         self.phase("compiled")
         self.run_compiled(target, eager, eager_outputs, eager_s, timer, options)
         self.fields.update(outcome="ok", phase="done", message="")
@@ -127,6 +129,9 @@ class Worker:
 
             self.phase("compare")
             self.fields["agreement"] = compare_outputs(eager_outputs, outputs, options.get("rtol"), options.get("atol"))
+            if self.request.get("reference_outputs"):
+                self.fields["against_original"] = against_reference(
+                    self.request["reference_outputs"], eager_outputs, outputs, options)
 
             self.phase("timing")
             e, c = eager.calls[0], target.calls[0]
@@ -168,6 +173,44 @@ class Worker:
             self.record_compilation()
         except Exception:                                # partial data is a bonus, never a second failure
             pass
+
+
+def save_outputs(outputs, path: str) -> None:
+    """Keep the eager outputs for a later run to compare with (`--fix --verify`: the original code's outputs).
+    Outputs that cannot be pickled are left out; the later run then says it could not compare."""
+    import torch
+
+    try:
+        torch.save(outputs, path + ".tmp")
+        os.replace(path + ".tmp", path)
+    except Exception:                    # noqa: BLE001 - user objects may refuse pickling in any way
+        try:
+            os.unlink(path + ".tmp")
+        except OSError:
+            pass
+
+
+def against_reference(path: str, eager_outputs, compiled_outputs, options: dict):
+    """This run's eager and compiled outputs vs the reference run's eager outputs (saved by `save_outputs`)."""
+    import torch
+
+    from dynlint.runtime_check.compare import compare_outputs
+    from dynlint.runtime_check.results import Agreement
+
+    if not os.path.exists(path):
+        return Agreement(detail="the original code's outputs were not recorded (it failed, or they cannot be pickled)")
+    try:
+        reference = torch.load(path, weights_only=False)     # written by our own worker moments ago
+    except Exception as e:               # noqa: BLE001
+        return Agreement(detail=f"cannot read the original code's outputs: {type(e).__name__}")
+    if len(reference) != len(eager_outputs):
+        return Agreement("mismatch", where="calls", detail=f"{len(reference)} calls vs {len(eager_outputs)}")
+    rtol, atol = options.get("rtol"), options.get("atol")
+    eager = compare_outputs(reference, eager_outputs, rtol, atol)
+    if eager.status == "mismatch":
+        return eager
+    compiled = compare_outputs(reference, compiled_outputs, rtol, atol)
+    return compiled if compiled.status == "mismatch" else eager
 
 
 def load_module(root: str, rel_path: str):
