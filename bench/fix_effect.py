@@ -452,7 +452,7 @@ def summarize(effects: List[Effect]) -> dict:
 
 LEFT_PROSE = (
     "Why none of them has a safe fix (each rewrite below changes, for some inputs, an exception type, a Python "
-    "return type, a gradient or an output shape): "
+    "return type, a gradient, a dtype or an output shape): "
     "a `while` loop on a tensor runs a data-dependent number of times (a bounded loop with masks would change the "
     "length of what it stacks); "
     "value guards that raise (`if (x < 0).any(): raise ...`) only have the unsafe in-graph check: "
@@ -466,15 +466,24 @@ LEFT_PROSE = (
     "NaN makes the weight's gradient NaN where the original had none; in `losses.py` the code after the return "
     "(a cross entropy over the positions selected by a mask) runs on an empty selection -- harmless there, not "
     "provably so in general; "
+    "branches that scale or shift a tensor by a float in one arm only (`emb * 0.5` in `diffusion_unet.py`, "
+    "`den + 1e-12` in `host_sync_utils.py`, `aux + 0.01` in `moe_routing.py`) get the unsafe `torch.where` fix "
+    "where nothing shows the tensor to be floating (it comes from another function, a parameter, an unpacked "
+    "tuple): an integer tensor would come back as a float one from the path that left it alone; `aux`, returned "
+    "as the router returned it, might also be a tensor the router keeps, and nothing shows `emb` to be a tensor "
+    "at all (all three are float tensors here, and the unsafe fixes change no output of theirs); "
     "slice bounds read from tensors (`x[:n]` with `n` a tensor) make the output's shape depend on data; "
     "and Dynamo cannot deep-copy a module at all: the copy has to move out of the compiled function.")
 TARGET_PROSE = (
-    "The target of 70% of these breaks removed by safe fixes alone is {met} ({share}{unsafe}). The early-return "
-    "fix added in this round is safe only for values such as `y * 0.5`, `y.clamp(min=0)` of one tensor (the "
-    "conditions of the branch fix) and no such early return occurs in this corpus, so it raised the unsafe share "
-    "(both early returns above) and not the safe one.")
+    "The target of 70% of these breaks removed by safe fixes alone is {met} ({share}{unsafe}). The `torch.where` "
+    "fixes (branch, conditional expression, early return) share one test of safety: elementwise arms of one "
+    "tensor, one dtype whichever path is taken, and no tensor of the caller's (a parameter, an attribute, a view "
+    "of one) handed back, stored or updated in place where `torch.where` gives a new tensor. Since the branch fix "
+    "has had to pass the dtype and identity parts too, the three float-scaling branches above are unsafe fixes; "
+    "the two early returns above were unsafe already.")
 SHORT_PROSE = ("Reaching 70% with safe fixes alone would take {needed} more of the lines listed, each needing one of "
-               "the rewrites just described.")
+               "the rewrites just described (or, for the three float-scaling branches, evidence that the tensor is "
+               "floating).")
 
 
 def render(safe: dict, unsafe: Optional[dict], effects: List[Effect]) -> str:

@@ -3,9 +3,10 @@ they show to be wrong are restored.
 
 * `judge` on its own (no torch): which file is restored for which reason -- outputs changed, the fixed code
   failing, a break left at a fixed line, a new break -- and which fixed files count as kept or not verified.
-* The command line as a user runs it, on a small project with `@dynlint.example` providers: one safe fix that
-  is right (a print guard) stays, and one that changes outputs (the branch -> `torch.where` fix, whose integer
-  input becomes a float tensor: a dtype the static fix cannot see) is rolled back, byte for byte.
+* The command line as a user runs it, on a small project with `@dynlint.example` providers, with
+  `--unsafe-fixes` (unsafe fixes are the ones --verify is for): one safe fix that is right (a print guard)
+  stays, and one unsafe fix that changes outputs (the branch -> `torch.where` fix, unsafe because one arm brings
+  in a float: the example's integer input comes back as a float tensor) is rolled back, byte for byte.
 """
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ import pytest
 
 from conftest import write_tree
 from dynlint.compiler.records import GraphBreak
+from dynlint.linter.fixer import fix_source
 from dynlint.runtime_check.fixcheck import hunks, judge
 from dynlint.runtime_check.results import Agreement, ExampleResult
 
@@ -140,12 +142,13 @@ EXAMPLES = textwrap.dedent("""
 @pytest.mark.dynamo
 def test_fix_verify_rolls_back_a_fix_that_changes_outputs(cli, tmp_path):
     pytest.importorskip("torch")
+    assert fix_source(BAD) == BAD and fix_source(BAD, unsafe=True) != BAD, "the planted wrong fix is an unsafe one"
     write_tree(tmp_path, {"pyproject.toml": "[tool.dynlint]\n", "good.py": GOOD, "bad.py": BAD,
                           "dynlint_examples.py": EXAMPLES})
-    r = cli("check", ".", "--fix", "--verify", "--device", "cpu", "--no-cache", "--format", "json", "-o", "out.json",
-            cwd=tmp_path, timeout=600)
+    r = cli("check", ".", "--fix", "--unsafe-fixes", "--verify", "--device", "cpu", "--no-cache", "--format", "json",
+            "-o", "out.json", cwd=tmp_path, timeout=600)
     assert r.returncode == 1, r.stderr               # the branch in bad.py is left, unfixed
-    assert (tmp_path / "bad.py").read_text() == BAD
+    assert (tmp_path / "bad.py").read_bytes() == BAD.encode("utf-8")         # restored byte for byte
     assert "    if not torch.compiler.is_compiling():\n        print(" in (tmp_path / "good.py").read_text()
     assert not list(tmp_path.glob(".*.dynlint-fix"))
     assert "Applied 1 fix to 1 file: 1 finding fewer, 1 remaining. Rolled back 1 fix in bad.py" in r.stderr

@@ -162,12 +162,154 @@ def _fn(body: str) -> str:
             y = 1 / y
         return y
      """, None, "    y = x * 2\n    y = torch.where((y != 0).all(), 1 / y, y)\n    return y\n"),
+    # the branch fix, dtype: an integer `y` came back as it was from the arm not taken, now as float: unsafe only
+    ("""
+        y = x + 1
+        if y.sum() > 0:
+            y = y * 0.5
+        return y
+     """, None, "    y = x + 1\n    y = torch.where(y.sum() > 0, y * 0.5, y)\n    return y\n"),
+    # ... a float bound of clamp promotes too; the fill value of nan_to_num takes the tensor's dtype
+    ("""
+        y = x * 2
+        if y.sum() > 0:
+            y = y.clamp(min=0.5)
+        return y
+     """, None, "    y = x * 2\n    y = torch.where(y.sum() > 0, y.clamp(min=0.5), y)\n    return y\n"),
+    ("""
+        y = x * 2
+        if y.isnan().any():
+            y = y.nan_to_num(neginf=-1e4)
+        return y
+     """, "    y = x * 2\n    y = torch.where(y.isnan().any(), y.nan_to_num(neginf=-1e4), y)\n    return y\n", None),
+    # ... a floating tensor stays floating whichever arm is selected: safe
+    ("""
+        y = x - x.mean()
+        if y.sum() > 0:
+            y = y * 0.5
+        return y
+     """, "    y = x - x.mean()\n    y = torch.where(y.sum() > 0, y * 0.5, y)\n    return y\n", None),
+    # the branch fix, identity: the caller's own `x` came back when the branch was not taken: unsafe only
+    ("""
+        if x.sum() > 0:
+            x = x * 2
+        return x
+     """, None, "    x = torch.where(x.sum() > 0, x * 2, x)\n    return x\n"),
+    # ... the same when the result is updated in place afterwards (the caller's `x` used to change)
+    ("""
+        if x.sum() > 0:
+            x = x * 2
+        x.add_(1)
+        return x.sum()
+     """, None, "    x = torch.where(x.sum() > 0, x * 2, x)\n    x.add_(1)\n    return x.sum()\n"),
+    # ... but only new tensors computed from it leave: safe
+    ("""
+        if x.sum() > 0:
+            x = x * 2
+        return x.softmax(-1)
+     """, "    x = torch.where(x.sum() > 0, x * 2, x)\n    return x.softmax(-1)\n", None),
+    # ... and `x` rebound to a new tensor before the branch is not the caller's: safe
+    ("""
+        x = x + 1
+        if x.isnan().any():
+            x = torch.nan_to_num(x)
+        return x
+     """, "    x = x + 1\n    x = torch.where(x.isnan().any(), torch.nan_to_num(x), x)\n    return x\n", None),
+    # an arm updating the caller's tensor in place: the fix binds a new tensor, the caller's stays: unsafe only
+    ("""
+        if x.sum() > 0:
+            x += 1
+        return x * 2
+     """, None, "    x = torch.where(x.sum() > 0, x + (1), x)\n    return x * 2\n"),
+    # ... a local of its own updated in place is nobody else's: safe; one also bound to `z` is: unsafe only
+    ("""
+        y = x * 2
+        if y.sum() > 0:
+            y += 1
+        return y
+     """, "    y = x * 2\n    y = torch.where(y.sum() > 0, y + (1), y)\n    return y\n", None),
+    ("""
+        y = x * 2
+        z = y
+        if y.sum() > 0:
+            y += 1
+        return z
+     """, None, "    y = x * 2\n    z = y\n    y = torch.where(y.sum() > 0, y + (1), y)\n    return z\n"),
+    # the conditional expression, identity: `x` itself was returned: unsafe only; a new tensor: safe
+    ("""
+        return x if (x > 0.5).any() else torch.zeros_like(x)
+     """, None, "    return torch.where((x > 0.5).any(), x, torch.zeros_like(x))\n"),
+    ("""
+        y = x * 2
+        return y if (y > 0.5).any() else torch.zeros_like(y)
+     """, "    y = x * 2\n    return torch.where((y > 0.5).any(), y, torch.zeros_like(y))\n", None),
 ])
 def test_where_fix_safety_edges(body, safe, unsafe):
     src = _fn(body)
     tail = lambda text: text.split("def f(x):\n", 1)[1]          # noqa: E731
     assert tail(fix_source(src)) == (safe if safe is not None else tail(src))
     assert tail(fix_source(src, unsafe=True)) == (unsafe or safe or tail(src))
+
+
+# Under real Dynamo, what the caller of `f(a)` gets: (dtype, whether it is `a` itself, `a` afterwards).
+@pytest.mark.dynamo
+@pytest.mark.parametrize("body,arg,changed", [
+    ("""
+        y = x + 1
+        if y.sum() > 0:
+            y = y * 0.5
+        return y
+     """, "-torch.arange(4)", "dtype"),                       # int64 -> float32
+    ("""
+        y = x - x.mean()
+        if y.sum() > 0:
+            y = y * 0.5
+        return y
+     """, "torch.arange(4.0)", None),                         # float stays float: the safe fix keeps all
+    ("""
+        if x.sum() > 0:
+            x = x * 2
+        return x
+     """, "-torch.ones(3)", "identity"),                      # `f(a) is a` was true
+    ("""
+        if x.sum() > 0:
+            x += 1
+        return x * 2
+     """, "torch.ones(3)", "caller's tensor"),                # `a` was updated in place
+    ("""
+        return x if (x > 0.5).any() else torch.zeros_like(x)
+     """, "torch.ones(3)", "identity"),
+])
+def test_where_fix_conditions_under_dynamo(body, arg, changed, tmp_path, monkeypatch):
+    """Each condition a where-fix needs to be safe guards something the caller really sees: the fix (applied
+    with --unsafe-fixes where it is unsafe) removes the break, and changes exactly that; the safe one nothing."""
+    torch = pytest.importorskip("torch")
+    fe = _fix_effect()
+    src = _fn(body)
+    safe = fix_source(src)
+    fixed = fix_source(src, unsafe=True)
+    assert fixed != src and (safe == src) == (changed is not None), safe
+    before, after = tmp_path / "before.py", tmp_path / "after.py"
+    before.write_text(src, encoding="utf-8")
+    after.write_text(fixed, encoding="utf-8")
+    calls = [f"f({arg})"]
+    assert any("Data-dependent branching" in b.gb_types for b in fe.run_file(before, calls).breaks)
+    assert fe.run_file(after, calls).breaks == []
+
+    compile_ = torch.compile
+    monkeypatch.setattr(torch, "compile", lambda fn, **kw: compile_(fn, backend="eager"))
+
+    def seen(path):
+        spec = importlib.util.spec_from_file_location(f"where_{path.stem}", path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        a = eval(arg, {"torch": torch})
+        out = module.f(a)
+        torch._dynamo.reset()
+        return {"dtype": out.dtype, "identity": out is a, "caller's tensor": a.tolist()}
+
+    original, new = seen(before), seen(after)
+    assert {k for k in original if original[k] != new[k]} == ({changed} if changed else set()), (original, new)
 
 
 # ---- the fixer alone ----------------------------------------------------------------------------------------
@@ -342,11 +484,11 @@ def test_later_passes_see_the_whole_project(cli, tmp_path):
                         "    return clean(x) * 2\n",
         "pkg/util.py": "import logging\n\nimport torch\n\nlog = logging.getLogger(__name__)\n\n\ndef clean(x):\n"
                        "    if torch.isnan(x).any():\n        log.warning('NaN')\n        x = torch.nan_to_num(x)\n"
-                       "    return x\n"})
+                       "    return x.clamp(min=0)\n"})
     r = cli("check", ".", "--fix", "--no-cache", cwd=tmp_path)
     assert r.returncode == 0, r.stdout + r.stderr
     assert (tmp_path / "pkg" / "util.py").read_text().endswith(
         "def clean(x):\n    if not torch.compiler.is_compiling():\n        if torch.isnan(x).any():\n"
         "            log.warning('NaN')\n    x = torch.where(torch.isnan(x).any(), torch.nan_to_num(x), x)\n"
-        "    return x\n")
+        "    return x.clamp(min=0)\n")
     assert "Applied 2 fixes to 1 file: 2 findings fewer, 0 remaining." in r.stdout

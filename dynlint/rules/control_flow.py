@@ -155,16 +155,21 @@ class TensorConditionInBranch(TorchRule):
     fix_note = """
         Safe when the condition is a 0-d tensor (`x.any()`, `y.sum() > 0`) and both arms are elementwise functions
         of the assigned tensor with numbers (`y * 0.5`, `y + 1e-6`, `y.nan_to_num()`, `torch.clamp(y, min=0)`,
-        `torch.zeros_like(y)`): the shape is kept and nothing else runs. (An integer tensor scaled by a float in
-        one arm is promoted to float in both.) A tensor in a divisor (`1 / y`) or a factor that is not finite makes
-        the fix unsafe: the arm not selected still gets a zero gradient, and 0 * inf is NaN. Other side-effect-free tensor arms give an unsafe fix: their shapes
-        may broadcast differently, and both are computed. `if cond: raise E(...)` becomes an unsafe fix too:
-        `torch._assert_async` while compiling (a RuntimeError, asynchronous on CUDA), the original check when
-        eager. Arms that call user code (a submodule) become an unsafe `torch.cond`, which runs only the chosen
-        arm but needs both to return tensors of one shape and dtype and to mutate nothing (else it fails while
-        compiling). An early return is fixed safely under the same conditions, and only when the dtype cannot
-        change (both returned values, or neither, bring in a float) and the caller cannot get back a tensor it
-        holds where it used to (a parameter, an attribute, a view of one: `torch.where` returns a new tensor);
+        `torch.zeros_like(y)`): the shape is kept and nothing else runs. Only when the dtype cannot change,
+        though: both arms, or neither, bring in a float (`y * 0.5`, `y / 2`, `y.clamp(min=0.5)`), or the tensor
+        is evidently floating (a mean, a softmax, a `.float()`); else an integer `y` that came back from one arm
+        as it was comes back from `torch.where` as a float tensor, and the fix is unsafe. It is unsafe too when
+        the caller could tell the new tensor `torch.where` returns from the one it got before: an arm that hands
+        on a tensor the caller holds (a parameter, an attribute, a view of one) where the result is then
+        returned, stored or updated in place, or an arm that updates such a tensor in place (`x += 1`, which the
+        fix turns into a new tensor). A tensor in a divisor (`1 / y`) or a factor that is not finite makes the
+        fix unsafe: the arm not selected still gets a zero gradient, and 0 * inf is NaN. Other side-effect-free
+        tensor arms give an unsafe fix: their shapes may broadcast differently, and both are computed. `if cond:
+        raise E(...)` becomes an unsafe fix too: `torch._assert_async` while compiling (a RuntimeError,
+        asynchronous on CUDA), the original check when eager. Arms that call user code (a submodule) become an
+        unsafe `torch.cond`, which runs only the chosen arm but needs both to return tensors of one shape and
+        dtype and to mutate nothing (else it fails while compiling). An early return, and a conditional expression, are fixed safely under the same conditions
+        (dtype and identity included: `return x if c else torch.zeros_like(x)` handed back the caller's own `x`);
         else unsafely. When statements lie between the early return and the last one (`total = ...; return
         total / n`), they always run after the fix: an unsafe fix (they may divide by zero or index out of
         range, and a NaN in the arm not selected still reaches the gradient). Loops and other bodies are not
@@ -189,19 +194,6 @@ class TensorConditionInBranch(TorchRule):
                 y = torch.where(y.sum() > 0, y - 1, y)
                 return y
         """, "clip_positive(torch.ones(8))", "clip_positive(-torch.ones(8))"),
-        FixExample("""
-            import torch
-
-            @torch.compile
-            def gate(x, threshold: float = 0.5):
-                return x if (x > threshold).any() else torch.zeros_like(x)
-        """, """
-            import torch
-
-            @torch.compile
-            def gate(x, threshold: float = 0.5):
-                return torch.where((x > threshold).any(), x, torch.zeros_like(x))
-        """, "gate(torch.ones(8))", "gate(torch.zeros(8))"),
         FixExample("""
             import torch
 
@@ -360,6 +352,19 @@ class TensorConditionInBranch(TorchRule):
                 return torch.where(mask.sum() == 0, x.sum() * 0.0, total / mask.sum())
         """, "masked_mean(torch.ones(4), torch.tensor([1.0, 0.0, 1.0, 0.0]))",
            "masked_mean(torch.ones(4), torch.zeros(4))", safety="unsafe"),
+        FixExample("""
+            import torch
+
+            @torch.compile
+            def gate(x, threshold: float = 0.5):
+                return x if (x > threshold).any() else torch.zeros_like(x)
+        """, """
+            import torch
+
+            @torch.compile
+            def gate(x, threshold: float = 0.5):
+                return torch.where((x > threshold).any(), x, torch.zeros_like(x))
+        """, "gate(torch.ones(8))", "gate(torch.zeros(8))", safety="unsafe"),
     ]
 
     def _check(self, test: cst.BaseExpression, owner: cst.CSTNode = None) -> None:

@@ -9,12 +9,13 @@ an arm of a branch a shape- and dtype-keeping function of one tensor, how is `to
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterator, List, Optional, Sequence, Tuple
+from typing import List, Optional, Sequence, Tuple
 
 import libcst as cst
 from libcst.helpers import parse_template_expression
 
-from dynlint.linter.walker import children, walk
+from dynlint.rules.aliasing import (VIEWS, handed_on, may_alias, name_escapes, nodes, occurrences, parent_map,
+                                    value_before)
 from dynlint.rules.tensors import TENSOR, TENSOR_METHODS, VALUE, WEAK, Tensors
 
 SAFE, UNSAFE = "safe", "unsafe"
@@ -141,18 +142,12 @@ def is_pure(ctx, node: cst.CSTNode) -> bool:
     attributes, literals, operators, f-strings, tensor methods that are not in-place, `torch.*` / `math.*`
     functions and a few builtins and clock reads. Calls of user functions are not (they may do anything)."""
     tensors = Tensors.of(ctx)
-    for n in _nodes(node):
+    for n in nodes(node):
         if isinstance(n, (cst.Lambda, cst.Yield, cst.Await, cst.NamedExpr)):
             return False
         if isinstance(n, cst.Call) and not _pure_call(ctx, tensors, n):
             return False
     return True
-
-
-def _nodes(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
-    out: List[cst.CSTNode] = []
-    walk(node, lambda n: out.append(n) or True, lambda n: None)
-    return iter(out)
 
 
 def _pure_call(ctx, tensors: Tensors, call: cst.Call) -> bool:
@@ -326,8 +321,10 @@ def _assignment(stmt: cst.CSTNode) -> Optional[Tuple[str, cst.BaseExpression, cs
 def branch_to_where(ctx, if_node: cst.If, cond: cst.BaseExpression, parents_index: int) -> Optional[Autofix]:
     """`if cond: name = a [else: name = b]` -> `name = torch.where(cond, a, b)` (b defaults to `name`).
     Statements of the arms that only run eagerly (`if not torch.compiler.is_compiling(): ...`) are kept, under
-    one eager-only `if cond:` placed before. Safe when the condition is a 0-d tensor and both arms are
-    elementwise functions of one tensor with numbers (shape kept, nothing else evaluated); otherwise unsafe."""
+    one eager-only `if cond:` placed before. Safe under `where_is_safe` (a 0-d condition; both arms elementwise
+    functions of the tensor `name` with numbers, of one dtype; a new tensor in `name` that the caller cannot
+    tell from the one it held), and when no arm updates in place (`name += v`) a tensor seen elsewhere;
+    otherwise unsafe."""
     tensors = Tensors.of(ctx)
     if not statement_parent_ok(ctx.parents, parents_index) or not isinstance(if_node.body, cst.IndentedBlock):
         return None
@@ -362,7 +359,12 @@ def branch_to_where(ctx, if_node: cst.If, cond: cst.BaseExpression, parents_inde
         return None                     # `name` must already hold a tensor when the branch is not taken
     if not all(tensors.kind(v) in (TENSOR, WEAK) or simple_arm(ctx, v, name) for v in (taken, other)):
         return None
-    safe = zero_dim(ctx, cond) and all(simple_arm(ctx, v, name) for v in (taken, other))
+    # the arm not taken handed on `name` as it was: the value it last got in this block, if known
+    before = value_before(ctx.parents[parents_index - 1].body, if_node, name) if len(assigns) == 1 else None
+    held = (taken, other if len(assigns) == 2 else before if before is not None else cst.Name(name))
+    seen = name_escapes(ctx, name, if_node, ctx.parents[:parents_index], before=False)
+    safe = where_is_safe(ctx, cond, taken, other, name, held, seen) and \
+        not (any(_in_place(a[2]) for a in assigns) and _update_hidden(ctx, name, if_node, parents_index))
     if safe or all(is_pure(ctx, v) for v in (taken, other)):
         value = expr(f"{t}.where({{c}}, {{a}}, {{b}})", c=test, a=taken, b=other)
         title = f"Select with `{t}.where` instead of branching"
@@ -391,11 +393,6 @@ def branch_to_where(ctx, if_node: cst.If, cond: cst.BaseExpression, parents_inde
     return Autofix(title, SAFE if safe else UNSAFE, ((if_node, out),), torch_imports(ctx))
 
 
-VIEWS = frozenset({"view", "reshape", "transpose", "permute", "squeeze", "unsqueeze", "expand", "expand_as",
-                   "narrow", "select", "t", "contiguous", "detach", "flatten", "unflatten", "view_as", "as_strided",
-                   "chunk", "split", "unbind", "movedim", "swapaxes", "diagonal", "real", "imag", "to", "type_as"})
-
-
 def _fresh(node: cst.BaseExpression) -> cst.BaseExpression:
     """A `torch.cond` branch may not return (a view of) one of its inputs: `.clone()` what could be one."""
     view = isinstance(node, (cst.Name, cst.Attribute, cst.Subscript)) or (
@@ -404,7 +401,8 @@ def _fresh(node: cst.BaseExpression) -> cst.BaseExpression:
 
 
 def ifexp_to_where(ctx, node: cst.IfExp) -> Optional[Autofix]:
-    """`a if cond else b` -> `torch.where(cond, a, b)`; safe when both arms are simple functions of one tensor."""
+    """`a if cond else b` -> `torch.where(cond, a, b)`; safe under `where_is_safe` (both arms simple functions
+    of one tensor, of one dtype; the new tensor not seen where the caller could tell it from `a` or `b`)."""
     tensors = Tensors.of(ctx)
     t = torch_name(ctx)
     test = bool_tensor(ctx, node.test, t)
@@ -413,10 +411,13 @@ def ifexp_to_where(ctx, node: cst.IfExp) -> Optional[Autofix]:
     a, b = node.body, node.orelse
     if tensors.kind(a) != TENSOR and tensors.kind(b) != TENSOR:
         return None
-    bases = {n.value for arm in (a, b) for n in _nodes(arm) if isinstance(n, cst.Name)}
-    safe = zero_dim(ctx, node.test) and any(simple_arm(ctx, a, n) and simple_arm(ctx, b, n) for n in bases)
-    if not safe and not (is_pure(ctx, a) and is_pure(ctx, b) and tensors.kind(a) == tensors.kind(b) == TENSOR):
+    bases = sorted(_names(a) | _names(b))
+    simple = zero_dim(ctx, node.test) and any(simple_arm(ctx, a, n) and simple_arm(ctx, b, n) for n in bases)
+    if not simple and not (is_pure(ctx, a) and is_pure(ctx, b) and tensors.kind(a) == tensors.kind(b) == TENSOR):
         return None
+    fn = next((f for f in reversed(ctx.functions) if isinstance(f, cst.FunctionDef)), None)
+    seen = fn is None or handed_on(ctx, node, parent_map(fn))
+    safe = simple and any(where_is_safe(ctx, node.test, a, b, n, (a, b), seen) for n in bases)
     value = expr(f"{t}.where({{c}}, {{a}}, {{b}})", c=test, a=a, b=b)
     value = value.with_changes(lpar=node.lpar, rpar=node.rpar)
     return Autofix(f"Select with `{t}.where` instead of a conditional expression", SAFE if safe else UNSAFE,
@@ -428,27 +429,6 @@ def _return_value(stmt: cst.CSTNode) -> Optional[cst.BaseExpression]:
     if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 and isinstance(stmt.body[0], cst.Return):
         return stmt.body[0].value
     return None
-
-
-ALIASING_METHODS = frozenset({"detach", "contiguous"})      # may return their receiver's storage, or itself
-
-
-def _may_alias(ctx, node: cst.CSTNode, depth: int = 0) -> bool:
-    """`node` may be (a view of) a tensor the caller also holds: a parameter, an attribute, a subscript, or a
-    local bound to one. Returning `torch.where(...)` instead gives a new tensor: same values, other identity."""
-    if depth > 8:
-        return True
-    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
-        q = ctx.qualify(node.func) or ""
-        if not q.startswith("torch.") and node.func.attr.value in ALIASING_METHODS | VIEWS:
-            return _may_alias(ctx, node.func.value, depth + 1)
-        return False
-    if isinstance(node, (cst.Attribute, cst.Subscript)):
-        return True
-    if isinstance(node, cst.Name):
-        values = Tensors.of(ctx).assigned_values(node.value)
-        return not values or any(_may_alias(ctx, v, depth + 1) for v in values)
-    return False
 
 
 def _eager_prefix(ctx, body: Sequence[cst.BaseStatement]):
@@ -472,10 +452,11 @@ def early_return_to_where(ctx, if_node: cst.If, parents_index: int) -> Optional[
         name = v
         return e                      (the same `e`: the early return skips only the update of `name`)
 
-    Safe under the conditions of the branch fix: the condition is a 0-d tensor, and the selected values are
-    elementwise functions of one tensor with numbers (`y * 0.5`, `y.clamp(min=0)`; see `simple_arm`), so both
-    computing them always and selecting keeps values, shape and gradients; and the caller cannot get back a
-    tensor it holds (a parameter, an attribute, a view) where it used to. Other side-effect-free tensor values
+    Safe under the conditions of the branch fix (`where_is_safe`): the condition is a 0-d tensor, and the
+    selected values are elementwise functions of one tensor with numbers (`y * 0.5`, `y.clamp(min=0)`; see
+    `simple_arm`) of one dtype, so both computing them always and selecting keeps values, dtype, shape and
+    gradients; and the caller cannot get back a tensor it holds (a parameter, an attribute, a view) where it
+    used to (nor miss an in-place update, `y += v`, of one). Other side-effect-free tensor values
     give an unsafe fix, as does a fall-through with more statements before `return b` (they then always run:
     `if cond: return a`, `loss = f(...)`, `return loss` -> `loss = f(...)`, `return torch.where(cond, a,
     loss)`). Eager-only output in the `if` (`if not torch.compiler.is_compiling(): ...`) stays, under its own
@@ -515,7 +496,6 @@ def early_return_to_where(ctx, if_node: cst.If, parents_index: int) -> Optional[
         return None
     other, other_line = _return_value(following[k]), following[k]
     assigns = [_assignment(s) for s in following[:k]]
-    zero = zero_dim(ctx, cond)
     kept: List[cst.BaseStatement] = []
     if eager:
         kept.append(cst.If(test=is_compiling_test(t, True), body=cst.IndentedBlock(body=[
@@ -527,8 +507,8 @@ def early_return_to_where(ctx, if_node: cst.If, parents_index: int) -> Optional[
         if tensors.kind(cst.Name(name)) not in (TENSOR, WEAK) or \
                 not (tensors.kind(value) in (TENSOR, WEAK) or simple_arm(ctx, value, name)) or not is_pure(ctx, value):
             return None
-        safe = zero and simple_arm(ctx, value, name) and _evident_tensor(ctx, name, cond) and \
-            not _may_alias(ctx, taken) and _same_dtype(ctx, cst.Name(name), value, name)
+        safe = where_is_safe(ctx, cond, cst.Name(name), value, name, (taken,), True) and \
+            not (_in_place(line) and _update_hidden(ctx, name, if_node, parents_index))
         new = cst.SimpleStatementLine(
             body=[cst.Assign(targets=[cst.AssignTarget(target=cst.Name(name))],
                              value=expr(f"{t}.where({{c}}, {{a}}, {{b}})", c=test, a=cst.Name(name), b=value))],
@@ -538,10 +518,9 @@ def early_return_to_where(ctx, if_node: cst.If, parents_index: int) -> Optional[
 
     if tensors.kind(taken) not in (TENSOR, WEAK) and tensors.kind(other) not in (TENSOR, WEAK):
         return None
-    bases = {n for arm in (taken, other) for n in _names(arm)}
-    simple = zero and any(simple_arm(ctx, taken, n) and simple_arm(ctx, other, n) and
-                          _evident_tensor(ctx, n, cond) and _same_dtype(ctx, taken, other, n) for n in bases)
-    safe = simple and k == 0 and not _may_alias(ctx, taken) and not _may_alias(ctx, other)
+    bases = sorted(_names(taken) | _names(other))
+    simple = any(where_is_safe(ctx, cond, taken, other, n, (), False) for n in bases)  # values, dtype: kept
+    safe = k == 0 and any(where_is_safe(ctx, cond, taken, other, n, (taken, other), True) for n in bases)
     if not simple and not (is_pure(ctx, taken) and is_pure(ctx, other) and
                            tensors.kind(taken) == tensors.kind(other) == TENSOR):
         return None
@@ -562,24 +541,94 @@ def early_return_to_where(ctx, if_node: cst.If, parents_index: int) -> Optional[
                    torch_imports(ctx))
 
 
+def where_is_safe(ctx, cond: cst.BaseExpression, a: cst.BaseExpression, b: cst.BaseExpression, base: str,
+                  held: Sequence[cst.BaseExpression], seen: bool) -> bool:
+    """`torch.where(cond, a, b)` gives the caller exactly what branching between `a` and `b` gave, when:
+
+    * `cond` is a 0-d tensor, and `a` and `b` are elementwise functions of the tensor `base` with numbers
+      (`simple_arm`): shape kept, both cheap and harmless to compute, gradients finite;
+    * `base` is evidently a tensor (a Python number would come back as a 0-d tensor);
+    * `a` and `b` have one dtype (`_same_dtype`: an integer `x` in `x if c else x * 0.5` would become float);
+    * the caller cannot tell the new tensor torch.where returns from what it got before: no value in `held`
+      (what the branch handed on, as it was then) may be a tensor the caller holds, or the result is not
+      `seen` as itself (returned, stored, updated in place...: `aliasing.handed_on`).
+
+    The one test of the where-fixes (branch, conditional expression, early return)."""
+    return zero_dim(ctx, cond) and simple_arm(ctx, a, base) and simple_arm(ctx, b, base) and \
+        _evident_tensor(ctx, base, cond) and _same_dtype(ctx, a, b, base) and \
+        not (seen and any(may_alias(ctx, v) for v in held))
+
+
+def _update_hidden(ctx, name: str, if_node: cst.If, parents_index: int) -> bool:
+    """An in-place update of `name` (`name += v`) that the fix turns into a new binding (`name =
+    torch.where(...)`) would hide a change someone else sees: the tensor `name` holds before `if_node` may be
+    the caller's (`may_alias`), or was handed on before (`z = name`)."""
+    block = ctx.parents[parents_index - 1].body
+    old = value_before(block, if_node, name)
+    return may_alias(ctx, old if old is not None else cst.Name(name)) or \
+        name_escapes(ctx, name, if_node, ctx.parents[:parents_index], before=True)
+
+
+def _in_place(line: cst.SimpleStatementLine) -> bool:
+    return isinstance(line.body[0], cst.AugAssign)
+
+
 def _evident_tensor(ctx, name: str, cond: cst.CSTNode) -> bool:
     """`name` holds a tensor: inferred so, or probably so and read by the tensor condition (`y.sum() > 0`)."""
     kind = Tensors.of(ctx).kind(cst.Name(name))
     return kind == TENSOR or (kind == WEAK and name in _names(cond))
 
 
+CLAMPS = frozenset({"clamp", "clip", "clamp_min", "clamp_max"})
+KEEPS, INTEGER_ARITHMETIC, BRINGS_FLOAT = 0, 1, 2
+
+
+def _float_number(node: cst.CSTNode) -> bool:
+    """`0.5`, `-1e-6`, `float("inf")`."""
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, (cst.Minus, cst.Plus)):
+        return _float_number(node.expression)
+    return isinstance(node, cst.Float) or (_number(node) and isinstance(node, cst.Call))
+
+
+def _promotion(ctx, arm: cst.CSTNode) -> int:
+    """What a simple arm (`simple_arm`) does to its tensor's dtype: BRINGS_FLOAT with a float operand, a true
+    division or a float bound of `clamp` (an integer tensor becomes float); INTEGER_ARITHMETIC with arithmetic
+    on integers only, `square` included (a boolean tensor becomes int64); else KEEPS (`abs`, `zeros_like`, and
+    the fill values of `nan_to_num` and `full_like`, which take the tensor's dtype)."""
+    if isinstance(arm, cst.BinaryOperation):
+        if isinstance(arm.operator, cst.Divide):
+            return BRINGS_FLOAT
+        return max([INTEGER_ARITHMETIC] + [BRINGS_FLOAT if _float_number(side) else _promotion(ctx, side)
+                                           for side in (arm.left, arm.right)])
+    if isinstance(arm, cst.UnaryOperation):
+        return _promotion(ctx, arm.expression)
+    if isinstance(arm, cst.Call):
+        values = [a.value for a in arm.args]
+        q = ctx.qualify(arm.func) or ""
+        if isinstance(arm.func, cst.Attribute) and not q.startswith("torch."):
+            fn, tensor, rest = arm.func.attr.value, arm.func.value, values
+        else:
+            fn, tensor, rest = q.rsplit(".", 1)[-1], (values[0] if values else None), values[1:]
+        inner = _promotion(ctx, tensor) if tensor is not None else KEEPS
+        if fn in CLAMPS and any(_float_number(v) for v in rest):
+            return BRINGS_FLOAT
+        return max(inner, INTEGER_ARITHMETIC) if fn == "square" else inner
+    return KEEPS
+
+
 def _same_dtype(ctx, a: cst.CSTNode, b: cst.CSTNode, base: str) -> bool:
-    """Simple arms `a` and `b` of `base` have one dtype: neither or both bring in a float (a float literal, a
-    true division), or `base` is evidently floating. (`torch.where` of an integer and a float tensor is float:
-    `x if c else x * 0.5` would turn an integer `x` into a float one.)"""
-    def floats(arm) -> bool:
-        return any(isinstance(n, cst.Float) or
-                   (isinstance(n, cst.BinaryOperation) and isinstance(n.operator, cst.Divide)) for n in _nodes(arm))
-    return floats(a) == floats(b) or floating(ctx, cst.Name(base))
+    """Simple arms `a` and `b` of `base` have one dtype: both or neither bring in a float, and both or neither
+    do integer arithmetic where `base` is a boolean mask; or `base` is evidently floating (then every arm is).
+    (`torch.where` of an integer and a float tensor is float: `x if c else x * 0.5` would turn an integer `x`
+    into a float one.)"""
+    pa, pb = _promotion(ctx, a), _promotion(ctx, b)
+    if pa == pb or floating(ctx, cst.Name(base)):
+        return True
+    return max(pa, pb) < BRINGS_FLOAT and not Tensors.of(ctx).is_bool(cst.Name(base))
 
 
 def _names(node: cst.CSTNode) -> set:
-    return {n.value for n in _nodes(node) if isinstance(n, cst.Name)}
+    return {n.value for n in nodes(node) if isinstance(n, cst.Name)}
 
 
 def raise_guard_to_assert(ctx, if_node: cst.If, parents_index: int,
@@ -654,7 +703,7 @@ def logic_to_tensor_ops(ctx, node: cst.BaseExpression, in_assert: bool) -> Optio
     leaves = list(_logic_leaves(node))
     safe = isinstance(node, cst.BooleanOperation) and not in_assert and \
         all(zero_dim(ctx, leaf) and (Tensors.of(ctx).is_bool(leaf) or _any_all(ctx, leaf)) for leaf in leaves) and \
-        not any(isinstance(n, cst.UnaryOperation) and isinstance(n.operator, cst.Not) for n in _nodes(node))
+        not any(isinstance(n, cst.UnaryOperation) and isinstance(n.operator, cst.Not) for n in nodes(node))
     return Autofix(f"Combine with `{t}.logical_*` tensor ops", SAFE if safe else UNSAFE,
                    ((node, new.with_changes(lpar=node.lpar, rpar=node.rpar)),), torch_imports(ctx))
 
@@ -733,45 +782,11 @@ def returned(use: cst.CSTNode, parent_of) -> bool:
     return isinstance(p, cst.Return)
 
 
-def parent_map(root: cst.CSTNode) -> dict:
-    """id(node) -> parent, for the semantic children of `root`."""
-    out = {}
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        for c in children(node):
-            out[id(c)] = node
-            stack.append(c)
-    return out
-
-
 def name_uses(fn: cst.CSTNode, name: str) -> Tuple[List[cst.Name], bool]:
-    """(loads of the local `name` in `fn`, whether a nested function, lambda or class mentions it)."""
-    uses: List[cst.Name] = []
-    nested = [False]
-    not_loads = set()
-
-    def enter(n) -> bool:
-        if n is not fn and isinstance(n, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
-            if any(isinstance(x, cst.Name) and x.value == name for x in _nodes(n)):
-                nested[0] = True
-            return False
-        if isinstance(n, cst.AssignTarget):
-            not_loads.add(id(n.target))
-        elif isinstance(n, (cst.AugAssign, cst.AnnAssign)):
-            not_loads.add(id(n.target))
-        elif isinstance(n, cst.Attribute):
-            not_loads.add(id(n.attr))
-        elif isinstance(n, cst.Arg) and n.keyword is not None:
-            not_loads.add(id(n.keyword))
-        elif isinstance(n, cst.Param):
-            not_loads.add(id(n.name))
-        elif isinstance(n, cst.Name) and n.value == name and id(n) not in not_loads:
-            uses.append(n)
-        return True
-
-    walk(fn, enter, lambda n: None)
-    return uses, nested[0]
+    """(loads of the local `name` in `fn`, whether a nested function, lambda or class mentions it, or a
+    `global` / `nonlocal` declares it)."""
+    uses, nested = occurrences(fn, name)
+    return [u for u, _ in uses if isinstance(u, cst.Name)], nested
 
 
 FLOAT_METHODS = frozenset({"mean", "std", "var", "softmax", "log_softmax", "sigmoid", "tanh", "exp", "log", "sqrt",

@@ -195,18 +195,20 @@ class PythonScalarOfTensor(TorchRule):
             import torch
 
             @torch.compile
-            def safe_divide(num, den):
-                if bool(den.abs().min() < 1e-12):
-                    den = den + 1e-12
-                return num / den
+            def normalise(x):
+                scale = x.abs().mean(dim=-1, keepdim=True)
+                if bool(scale.min() < 1e-12):
+                    scale = scale + 1e-12
+                return x / scale
         """, """
             import torch
 
             @torch.compile
-            def safe_divide(num, den):
-                den = torch.where(den.abs().min() < 1e-12, den + 1e-12, den)
-                return num / den
-        """, "safe_divide(torch.ones(3), torch.tensor([1.0, 0.0, 2.0]))", "safe_divide(torch.ones(3), torch.ones(3))"),
+            def normalise(x):
+                scale = x.abs().mean(dim=-1, keepdim=True)
+                scale = torch.where(scale.min() < 1e-12, scale + 1e-12, scale)
+                return x / scale
+        """, "normalise(torch.ones(2, 3))", "normalise(torch.tensor([[1.0, -2.0], [0.0, 0.0]]))"),
     ]
     CASTS = {"float": "float", "int": "long"}
 
