@@ -123,8 +123,9 @@ def _read(path: Path, max_bytes: Optional[int]) -> bytes:
     return data
 
 
-def load(path: Path, rel: str, max_bytes: Optional[int] = None) -> SourceFile:
-    """Read, decode and index one file; any problem becomes a DYN000 finding for that file."""
+def load(path: Path, rel: str, max_bytes: Optional[int] = None, known: Optional[SourceFile] = None) -> SourceFile:
+    """Read, decode and index one file; any problem becomes a DYN000 finding for that file.
+    `known`: the file as the index pass saw it; while the bytes are the same, its index is reused."""
     sf = SourceFile(rel)
     try:
         data = _read(path, max_bytes)
@@ -136,6 +137,9 @@ def load(path: Path, rel: str, max_bytes: Optional[int] = None) -> SourceFile:
         return sf
     from dynlint.linter.cache import digest
     sf.digest = digest(data)
+    if known is not None and known.index is not None and known.digest == sf.digest:
+        sf.text, sf.index = decode(data), known.index          # decoded and parsed before: no error now
+        return sf
     try:
         if b"\x00" in data:
             raise SyntaxError("source contains a NUL byte (a binary file?)")
@@ -344,7 +348,7 @@ def _check_interrupted() -> None:
         raise KeyboardInterrupt      # concurrent.futures sends it back as the chunk's result: clean framing
 
 
-def _index_task(item: Tuple[str, str]) -> Tuple[str, Tuple[int, int], str, SourceFile]:
+def _index_task(item: Tuple[str, str]) -> Tuple[str, Tuple[int, int], str, bytes]:
     _check_interrupted()
     path, rel = item
     p = Path(path)
@@ -357,9 +361,11 @@ def _index_task(item: Tuple[str, str]) -> Tuple[str, Tuple[int, int], str, Sourc
         sf = load(p, rel, _WORKER.get("max_bytes"))
     except Exception as e:          # a bug of ours (the index pass): this file only
         sf = SourceFile(rel, error=internal_error(rel, "the index pass", e, _WORKER.get("debug", False)))
-    digest_ = sf.digest
     sf.text = ""                      # the check re-reads the file; do not ship text between processes
-    return rel, stamp, digest_, sf
+    # the index's own digest: an edit that changes no def, call, import or line span keeps it (of its text
+    # form, which is the same wherever the index was built); the pickled file goes to the cache as it is
+    index_digest = digest(repr(sf.index).encode()) if sf.index else ""
+    return rel, stamp, index_digest, pickle.dumps(sf, protocol=pickle.HIGHEST_PROTOCOL)
 
 
 def _check_task(item) -> Tuple[str, List[Finding]]:
@@ -367,7 +373,7 @@ def _check_task(item) -> Tuple[str, List[Finding]]:
     path, sf, regions, sites = item
     w = _WORKER
     try:
-        full = load(Path(path), sf.path, w.get("max_bytes"))
+        full = load(Path(path), sf.path, w.get("max_bytes"), known=sf)
         if full.error:                # deleted, unreadable or broken since the index pass: say so
             return sf.path, [full.error]
         full.index = full.index or sf.index     # changed since the index pass: check what is there now
@@ -458,19 +464,15 @@ def run(files: Iterable[Tuple[Path, str]], config: Config, rules: Sequence[Type]
         todo.append((path, rel))
     step = _stepper(progress, "reading", len(files) - len(todo), len(files))
     max_bytes = round(config.max_file_size * 2 ** 20) if config.max_file_size else None
-    for rel, stamp, _, sf in _map(_index_task, todo, jobs, (None, codes, debug, max_bytes), step):
-        fresh[rel] = sf
-        blob = pickle.dumps(sf, protocol=pickle.HIGHEST_PROTOCOL) if sf.index else b""
+    for rel, stamp, index_digest, blob in _map(_index_task, todo, jobs, (None, codes, debug, max_bytes), step):
+        sf = fresh[rel] = pickle.loads(blob)
         ix = sf.index
-        # the index's own digest: an edit that changes no def, call, import or line span keeps it
-        # (of its text form: pickled bytes differ between an index built here and one sent from a worker)
-        index_digest = digest(repr(ix.to_dict()).encode()) if ix else ""
         entries[rel] = Entry(digest=sf.digest, index_digest=index_digest,
                              module=ix.module if ix else "", imports=tuple(sorted(set(ix.imports.values()))) if ix
                              else (), error=sf.error)
         if cache is not None and stamp[1] >= 0 and not (sf.error and sf.error.code == INTERNAL_ERROR):
             cache.files[rel] = (stamp, entries[rel])
-            if blob:
+            if ix:
                 cache.blobs[rel] = blob
             cache.dirty = True
     rels = [rel for _, rel in files]

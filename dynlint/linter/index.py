@@ -9,7 +9,7 @@ Everything here is plain data (JSON-serialisable) so it can be cached.
 from __future__ import annotations
 
 import ast
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Tuple
 
 
@@ -75,21 +75,6 @@ class ModuleIndex:
     # DEEP_LIMIT: libcst's native parser would overflow the C stack (a segfault) on them. A tuple default, so
     # indexes pickled before this field existed still read it.
     deep: Tuple[Tuple[int, int, str], ...] = ()
-
-    def to_dict(self) -> dict:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, d: dict) -> "ModuleIndex":
-        m = cls(path=d["path"], module=d["module"], imports=d["imports"],
-                module_instances=d["module_instances"], assigned_calls=d["assigned_calls"],
-                top_spans=[tuple(s) for s in d["top_spans"]], deep=tuple(tuple(x) for x in d.get("deep", ())))
-        m.module_calls = [CallSite(**c) for c in d["module_calls"]]
-        for q, f in d["functions"].items():
-            f = dict(f, calls=[CallSite(**c) for c in f["calls"]], top=tuple(f["top"]))
-            m.functions[q] = FunctionInfo(**f)
-        m.classes = {n: ClassInfo(**c) for n, c in d["classes"].items()}
-        return m
 
     def qualify(self, dotted: str) -> str:
         """Resolve the head of a dotted name through this module's imports and local definitions."""

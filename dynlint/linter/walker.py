@@ -4,6 +4,7 @@ rules that visit its type, in one pass (like libcst's batched visitors, plus reg
 """
 from __future__ import annotations
 
+import ast
 import dataclasses
 import traceback
 from dataclasses import dataclass
@@ -13,6 +14,7 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from dynlint.linter.finding import INTERNAL_ERROR, Edit, Finding, Fix
+from dynlint.linter.positions import fast_position
 
 
 @dataclass(frozen=True)
@@ -64,6 +66,9 @@ class Context:
         self.parents: List[cst.CSTNode] = []
         self.shared: Dict[str, object] = {}         # per-unit caches of shared analyses (rules/)
         self.findings: List[Finding] = []
+        self._qualified: Dict[cst.CSTNode, Optional[str]] = {}     # libcst nodes hash by identity
+        self.current: Optional[cst.CSTNode] = None      # the node being visited (or left)
+        self._ast = None                                # the unit's `ast` tree, for fast_position
         self._wrapper: Optional[MetadataWrapper] = None
         self._positions = None
 
@@ -95,8 +100,11 @@ class Context:
     def qualify(self, node: cst.CSTNode) -> Optional[str]:
         """Fully qualified dotted name of a Name/Attribute through the file's imports, e.g. `F.relu` ->
         `torch.nn.functional.relu`."""
+        if node in self._qualified:             # asked many times per node (every rule's visit_Call)
+            return self._qualified[node]
         d = dotted(node)
-        return self.index.qualify(d) if d and self.index else d
+        q = self._qualified[node] = self.index.qualify(d) if d and self.index else d
+        return q
 
     def parent(self, level: int = 0) -> Optional[cst.CSTNode]:
         """The node's parent (level 0), grandparent (1), ... Rules are called before the node is pushed."""
@@ -104,12 +112,23 @@ class Context:
 
     # ---- reporting ----------------------------------------------------------------------------
     def position(self, node: cst.CSTNode):
-        if self._positions is None:
-            self._positions = self._wrapper.resolve(PositionProvider)
-        r = self._positions[node]
+        """(line, column, end line, end column) of a node of this unit in the file."""
+        span = None
+        if self._positions is None and self.current is not None:      # a few findings: skip whole-unit metadata
+            if self._ast is None:
+                try:
+                    self._ast = ast.parse(self.unit.text)
+                except (SyntaxError, ValueError, RecursionError, MemoryError):
+                    self._ast = False
+            if self._ast:
+                span = fast_position(self._wrapper.module, self._ast, self.parents + [self.current], node)
+        if span is None:
+            if self._positions is None:
+                self._positions = self._wrapper.resolve(PositionProvider)
+            r = self._positions[node]
+            span = (r.start.line, r.start.column, r.end.line, r.end.column)
         u = self.unit
-        return (r.start.line + u.line_offset, r.start.column + u.col_offset,
-                r.end.line + u.line_offset, r.end.column + u.col_offset)
+        return (span[0] + u.line_offset, span[1] + u.col_offset, span[2] + u.line_offset, span[3] + u.col_offset)
 
     def report(self, rule, node: cst.CSTNode, message: str, gb_types: Optional[Sequence[str]] = None,
                autofix=None) -> None:
@@ -154,16 +173,28 @@ def child_fields(cls: type) -> Tuple[str, ...]:
     return f
 
 
+_IS_NODE: Dict[type, bool] = {}
+
+
+def _is_node(cls: type) -> bool:
+    """issubclass(cls, CSTNode), memoised: libcst's nodes are ABCs, and isinstance on an ABC is slow."""
+    r = _IS_NODE.get(cls)
+    if r is None:
+        r = _IS_NODE[cls] = issubclass(cls, cst.CSTNode)
+    return r
+
+
 def children(node: cst.CSTNode):
     """The semantic children of a node (no whitespace or punctuation), in field order."""
     for name in child_fields(type(node)):
         v = getattr(node, name)
-        if isinstance(v, cst.CSTNode):
-            yield v
-        elif isinstance(v, (tuple, list)):
+        t = type(v)
+        if t is tuple or t is list:
             for c in v:
-                if isinstance(c, cst.CSTNode):
+                if _is_node(type(c)):
                     yield c
+        elif _is_node(t):
+            yield v
 
 
 def walk(node: cst.CSTNode, enter: Callable[[cst.CSTNode], bool], leave: Callable[[cst.CSTNode], None]) -> None:
@@ -175,8 +206,30 @@ def walk(node: cst.CSTNode, enter: Callable[[cst.CSTNode], bool], leave: Callabl
     leave(node)
 
 
-_BLOCKS = (cst.For, cst.While, cst.Try, cst.With)
-_FUNCS = (cst.FunctionDef, cst.Lambda)
+# What a node is to the walk's context, by type (memoised for the same reason as _is_node)
+_PLAIN, _CLASS, _DEF, _LAMBDA, _BLOCK = range(5)
+_KINDS: Dict[type, int] = {}
+
+
+def _kind(cls: type) -> int:
+    k = _KINDS.get(cls)
+    if k is None:
+        k = _KINDS[cls] = _CLASS if issubclass(cls, cst.ClassDef) else _DEF if issubclass(cls, cst.FunctionDef) \
+            else _LAMBDA if issubclass(cls, cst.Lambda) else \
+            _BLOCK if issubclass(cls, (cst.For, cst.While, cst.Try, cst.With)) else _PLAIN
+    return k
+
+
+_HOOKS: Dict[type, Tuple[Tuple[str, str, bool], ...]] = {}
+
+
+def _hooks(cls: type) -> Tuple[Tuple[str, str, bool], ...]:
+    """A rule class's (method, node type name, is a visit) triples, found once per class."""
+    h = _HOOKS.get(cls)
+    if h is None:
+        h = _HOOKS[cls] = tuple((attr, attr.split("_", 1)[1], attr.startswith("visit_")) for attr in dir(cls)
+                                if attr.startswith(("visit_", "leave_")))
+    return h
 
 
 class _Walker:
@@ -190,12 +243,10 @@ class _Walker:
         self.broken = set()
         for rule in rules:
             site = rule.scope == "site"
-            for attr in dir(type(rule)):
-                if attr.startswith("visit_") or attr.startswith("leave_"):
-                    visit = attr.startswith("visit_")
-                    table = (self.site_visit if visit else self.site_leave) if site else \
-                        (self.region_visit if visit else self.region_leave)
-                    table.setdefault(attr.split("_", 1)[1], []).append((rule, getattr(rule, attr)))
+            for attr, name, visit in _hooks(type(rule)):
+                table = (self.site_visit if visit else self.site_leave) if site else \
+                    (self.region_visit if visit else self.region_leave)
+                table.setdefault(name, []).append((rule, getattr(rule, attr)))
 
     def _dispatch(self, table, name: str, node: cst.CSTNode) -> None:
         for rule, fn in table.get(name, ()):
@@ -213,23 +264,25 @@ class _Walker:
 
     def on_visit(self, node: cst.CSTNode) -> bool:
         ctx = self.ctx
-        name = type(node).__name__
+        cls = type(node)
+        ctx.current = node
         # Rules see the node with the context of where it stands (a def is visited in its enclosing scope).
-        if ctx.in_region:
-            self._dispatch(self.region_visit, name, node)
-        if ctx.unit.site:
-            self._dispatch(self.site_visit, name, node)
-        if isinstance(node, cst.ClassDef):
+        if ctx.region_depth and ctx.region_depth[-1] and self.region_visit:
+            self._dispatch(self.region_visit, cls.__name__, node)
+        if ctx.unit.site and self.site_visit:
+            self._dispatch(self.site_visit, cls.__name__, node)
+        kind = _kind(cls)
+        if kind == _CLASS:
             ctx.scope.append(node.name.value)
-        elif isinstance(node, _FUNCS):
-            if isinstance(node, cst.FunctionDef):
+        elif kind == _DEF or kind == _LAMBDA:
+            if kind == _DEF:
                 ctx.scope.append(node.name.value)
             ctx.functions.append(node)
             # closures and lambdas defined inside traced code are traced with it
             ctx.region_depth.append(ctx.in_region or ctx.qualname in ctx.regions)
             ctx.block_stack.append(ctx.blocks)
             ctx.blocks = []
-        elif isinstance(node, _BLOCKS):
+        elif kind == _BLOCK:
             ctx.blocks.append(node)
         ctx.parents.append(node)
         return True
@@ -237,21 +290,23 @@ class _Walker:
     def on_leave(self, node: cst.CSTNode) -> None:
         ctx = self.ctx
         ctx.parents.pop()
-        if isinstance(node, cst.ClassDef):
+        cls = type(node)
+        kind = _kind(cls)
+        if kind == _CLASS:
             ctx.scope.pop()
-        elif isinstance(node, _FUNCS):
-            if isinstance(node, cst.FunctionDef):
+        elif kind == _DEF or kind == _LAMBDA:
+            if kind == _DEF:
                 ctx.scope.pop()
             ctx.functions.pop()
             ctx.region_depth.pop()
             ctx.blocks = ctx.block_stack.pop()
-        elif isinstance(node, _BLOCKS):
+        elif kind == _BLOCK:
             ctx.blocks.pop()
-        name = type(node).__name__
-        if ctx.in_region:
-            self._dispatch(self.region_leave, name, node)
-        if ctx.unit.site:
-            self._dispatch(self.site_leave, name, node)
+        ctx.current = node
+        if ctx.region_depth and ctx.region_depth[-1] and self.region_leave:
+            self._dispatch(self.region_leave, cls.__name__, node)
+        if ctx.unit.site and self.site_leave:
+            self._dispatch(self.site_leave, cls.__name__, node)
 
 
 def walk_unit(module: cst.Module, unit: Unit, sf, rule_classes: Sequence[Type], regions, project,

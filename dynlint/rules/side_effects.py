@@ -1,6 +1,8 @@
 """DYN3xx: Python side effects — printing, logging, I/O and other calls Dynamo cannot put in a graph."""
 from __future__ import annotations
 
+import functools
+
 import libcst as cst
 
 from dynlint.linter.walker import children, walk
@@ -558,7 +560,9 @@ class MutableGlobalState(TorchRule):
             return None
         key = ("declared", id(fn))
         if key not in self.ctx.shared:
-            self.ctx.shared[key] = (_declared(fn, cst.Global), _declared(fn, cst.Nonlocal))
+            text = self.ctx.unit.text          # no keyword in the source, no declaration: skip the walks
+            self.ctx.shared[key] = (_declared(fn, cst.Global) if "global" in text else set(),
+                                    _declared(fn, cst.Nonlocal) if "nonlocal" in text else set())
         globals_, nonlocals = self.ctx.shared[key]
         if name in globals_:
             return "global"
@@ -1410,7 +1414,13 @@ class PythonRandomValueAsNumber(TorchRule):
         sources = {self.call_name(v) if isinstance(v, cst.Call) else None for v in values}
         return sources.pop() if len(sources) == 1 and sources <= RANDOM_TRACED else None
 
+    @functools.cached_property
+    def _file_mentions_random(self) -> bool:
+        return "random" in self.ctx.source         # every RANDOM_TRACED call needs the word somewhere in the file
+
     def visit_Name(self, node: cst.Name) -> None:
+        if not self._file_mentions_random:
+            return
         parent = self.ctx.parent()
         if isinstance(parent, (cst.AssignTarget, cst.Param)) or \
                 (isinstance(parent, cst.Attribute) and parent.attr is node) or \
