@@ -52,6 +52,30 @@ def test_edit_of_a_checked_file_is_seen(cli, project):
     assert findings(cli, project) == [("pkg/model.py", 7, "DYN201")]
 
 
+def test_lines_that_move_are_seen_in_every_file(cli, project):
+    """An edit that moves code keeps the index's shape (the whole-project pass is reused) but not its lines:
+    region findings and site findings (a discarded torch.compile result) must follow, in the edited file and in the
+    file that imports it."""
+    (project / "pkg/helpers.py").write_text("def rotate(x):\n    print(x)\n    return x.flip(0)\n")
+    (project / "pkg/train.py").write_text(textwrap.dedent("""
+        import torch
+        from pkg.model import Net
+
+        def build():
+            model = Net()
+            torch.compile(model)
+            return model
+    """))
+    before = findings(cli, project)
+    assert ("pkg/helpers.py", 2, "DYN301") in before and any(p == "pkg/train.py" for p, _, _ in before)
+    for rel in ("pkg/helpers.py", "pkg/train.py"):
+        path = project / rel
+        path.write_text("# a comment\n" * 10 + path.read_text())
+    after = findings(cli, project)
+    assert after == sorted((p, line + 10, code) for p, line, code in before)
+    assert after == findings(cli, project, "--no-cache")
+
+
 def test_config_change_is_seen(cli, project):
     (project / "pkg/helpers.py").write_text("def rotate(x):\n    print(x)\n    return x.flip(0)\n")
     assert findings(cli, project) == [("pkg/helpers.py", 2, "DYN301")]

@@ -26,6 +26,7 @@ from typing import Dict, Iterator, Optional, Tuple
 from dynlint import __version__
 
 CACHE_DIR = ".dynlint_cache"
+FORMAT = 2            # what the entries mean (2: index digests of the index's shape, without line numbers)
 _ERRORS = (OSError, EOFError, pickle.UnpicklingError, KeyError, AttributeError, ImportError, TypeError,
            ValueError, IndexError)
 
@@ -38,7 +39,7 @@ def digest(data: bytes) -> str:
 class Entry:
     """What the project-wide passes need to know of a file without loading its index."""
     digest: str                       # of the file's bytes
-    index_digest: str                 # of its index ("" when it could not be indexed)
+    index_digest: str                 # of its index's shape, ModuleIndex.shape ("" when it could not be indexed)
     module: str
     imports: Tuple[str, ...]          # dotted import targets, to find the project files it depends on
     error: object = None              # its DYN000 finding, if it could not be parsed
@@ -47,7 +48,7 @@ class Entry:
 class Cache:
     def __init__(self, folder: Path, key: str):
         self.folder = folder
-        stem = digest((__version__ + key).encode())
+        stem = digest(f"{__version__} {FORMAT} {key}".encode())
         self.file = folder / f"{stem}.pickle"
         self.index_dir = folder / f"{stem}.indexes"        # one small file per source file, read on demand
         self.files: Dict[str, Tuple[Tuple[int, int], Entry]] = {}   # rel -> (stat stamp, entry)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import stat
 import sys
@@ -356,6 +357,10 @@ def render(args, findings, result, config, verify_doc, verify_text="") -> str:
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
+    # A run allocates millions of short-lived objects (syntax trees, indexes); at the default threshold (700)
+    # the cyclic collector re-scans the growing heap so often that it takes a fifth of a cold run and half of
+    # a re-run (bench/speed.py). The process is short-lived; workers inherit the setting.
+    gc.set_threshold(100_000, 50, 100)
     parser = build_parser()
     args = parser.parse_args(argv)
     try:

@@ -362,9 +362,10 @@ def _index_task(item: Tuple[str, str]) -> Tuple[str, Tuple[int, int], str, bytes
     except Exception as e:          # a bug of ours (the index pass): this file only
         sf = SourceFile(rel, error=internal_error(rel, "the index pass", e, _WORKER.get("debug", False)))
     sf.text = ""                      # the check re-reads the file; do not ship text between processes
-    # the index's own digest: an edit that changes no def, call, import or line span keeps it (of its text
-    # form, which is the same wherever the index was built); the pickled file goes to the cache as it is
-    index_digest = digest(repr(sf.index).encode()) if sf.index else ""
+    # the digest of the index's shape: an edit that changes no def, call or import keeps it, even one that
+    # moves lines (of its text form, the same wherever the index was built); the pickled file goes to the
+    # cache as it is
+    index_digest = digest(repr(sf.index.shape()).encode()) if sf.index else ""
     return rel, stamp, index_digest, pickle.dumps(sf, protocol=pickle.HIGHEST_PROTOCOL)
 
 
@@ -443,7 +444,7 @@ def run(files: Iterable[Tuple[Path, str]], config: Config, rules: Sequence[Type]
         jobs: int = 1, cache=None, progress=None) -> Result:
     """Check files (pairs of path and project-relative path) and return all findings.
     progress: optional `progress(stage, done, total)` callback ("reading", then "checking"), see linter/progress.py."""
-    from dynlint.rules.regions import compiled_names, find_regions     # torch knowledge lives in rules/
+    from dynlint.rules.regions import compiled_in, compiled_names, find_regions     # torch knowledge: rules/
 
     files = [(str(p), rel) for p, rel in files]
     codes = [r.code for r in rules]
@@ -483,15 +484,25 @@ def run(files: Iterable[Tuple[Path, str]], config: Config, rules: Sequence[Type]
     indexes = Indexes(indexed, fresh, cache)
     project = Project(by_path=indexes, modules=modules)
 
-    # 2. the whole-project view: regions and sites (reused while no file's index changed)
+    # 2. the whole-project view: regions and sites (reused while no file's index shape changed)
     findings: List[Finding] = []
     project_key = digest(repr((config.regions, codes, [(rel, entries[rel].index_digest) for rel in indexed])).encode())
+    site_rules = any(r.scope == "site" for r in rules)
     if cache is not None and cache.project and cache.project[0] == project_key:
-        by_file, sites = cache.project[1], cache.project[2]
+        by_file, sites = cache.project[1], dict(cache.project[2])
+        if site_rules and fresh:      # re-indexed files keep their shape, but their lines may have moved
+            for rel, sf in fresh.items():
+                lines = sites_in(sf.index, compiled_in(sf.index)) if sf.index else set()
+                if lines:
+                    sites[rel] = lines
+                else:
+                    sites.pop(rel, None)
+            cache.project = (project_key, by_file, sites)
+            cache.dirty = True
     else:
         try:
             regions = find_regions(project, config.regions)
-            sites = site_lines(project, compiled_names(project)) if any(r.scope == "site" for r in rules) else {}
+            sites = site_lines(project, compiled_names(project)) if site_rules else {}
         except Exception as e:      # a bug of ours in the whole-project pass: say so (exit 2), report what we have
             findings.append(internal_error(".", "the region analysis", e, debug))
             regions, sites = {}, {}
@@ -548,15 +559,20 @@ def _imported_files(modules: Dict[str, str], imports) -> List[str]:
     return sorted(out)
 
 
-def site_lines(project: Project, compiled: Dict[str, Set[str]]) -> Dict[str, Set[str]]:
+def site_lines(project: Project, compiled: Dict[str, Set[str]]) -> Dict[str, Set[int]]:
     """Lines, per file, of calls that set up torch.compile or call a compiled callable (site rules look there)."""
-    from dynlint.rules.names import COMPILE, strip_call
-
     out: Dict[str, Set[int]] = {}
     for path, ix in project.by_path.items():
-        names = compiled.get(path, set())
-        calls = list(ix.module_calls) + [c for f in ix.functions.values() for c in f.calls]
-        for c in calls:
-            if c.kind == "name" and (ix.qualify(strip_call(c.target)) in COMPILE or c.target in names):
-                out.setdefault(path, set()).add(c.line)
+        lines = sites_in(ix, compiled.get(path, set()))
+        if lines:
+            out[path] = lines
     return out
+
+
+def sites_in(ix: ModuleIndex, compiled: Set[str]) -> Set[int]:
+    """One file's site lines: they depend on nothing but its own index."""
+    from dynlint.rules.names import COMPILE, strip_call
+
+    calls = list(ix.module_calls) + [c for f in ix.functions.values() for c in f.calls]
+    return {c.line for c in calls
+            if c.kind == "name" and (ix.qualify(strip_call(c.target)) in COMPILE or c.target in compiled)}

@@ -76,6 +76,16 @@ class ModuleIndex:
     # indexes pickled before this field existed still read it.
     deep: Tuple[Tuple[int, int, str], ...] = ()
 
+    def shape(self) -> tuple:
+        """The index without its line numbers: all that the whole-project pass and the checks of other files
+        read. An edit that only moves code (a line added above a def) keeps it."""
+        def calls(sites):
+            return [(c.kind, c.target, c.args, c.kwargs) for c in sites]
+        return (self.module, self.imports, self.module_instances, self.assigned_calls, calls(self.module_calls),
+                {q: (f.cls, f.decorators, calls(f.calls), f.params, f.instances, f.nested_in)
+                 for q, f in self.functions.items()},
+                {n: (c.bases, c.methods, c.attrs, c.registered) for n, c in self.classes.items()})
+
     def qualify(self, dotted: str) -> str:
         """Resolve the head of a dotted name through this module's imports and local definitions."""
         head, _, rest = dotted.partition(".")

@@ -59,8 +59,8 @@ class TorchRule(Rule):
     def compiled_names(self) -> Set[str]:
         """Names in this file that hold compiled callables (`@torch.compile def f`, `m = torch.compile(...)`)."""
         if "compiled_names" not in self.ctx.shared:
-            from dynlint.rules.regions import compiled_names
-            names = compiled_names(self.ctx.project).get(self.ctx.path, set()) if self.ctx.project else set()
+            from dynlint.rules.regions import compiled_in
+            names = compiled_in(self.ctx.index) if self.ctx.index else set()
             self.ctx.shared["compiled_names"] = names
         return self.ctx.shared["compiled_names"]
 

@@ -163,11 +163,13 @@ def find_regions(project: Project, mode: str = "auto") -> Dict[FuncRef, Chain]:
 
 def compiled_names(project: Project) -> Dict[str, Set[str]]:
     """Per file, local names that hold compiled callables (decorated functions, `x = torch.compile(...)`)."""
-    out: Dict[str, Set[str]] = {}
-    for ix in project.by_path.values():
-        names = {q for q, f in ix.functions.items() if "." not in q and any(_is_compile(ix, d) for d in f.decorators)}
-        names |= {n for n, callee in ix.assigned_calls.items() if _is_compile(ix, callee)}
-        for fn in ix.functions.values():
-            names |= {n for n, ctors in fn.instances.items() if any(_is_compile(ix, c) for c in ctors)}
-        out[ix.path] = names
-    return out
+    return {ix.path: compiled_in(ix) for ix in project.by_path.values()}
+
+
+def compiled_in(ix: ModuleIndex) -> Set[str]:
+    """The local names of one file that hold compiled callables."""
+    names = {q for q, f in ix.functions.items() if "." not in q and any(_is_compile(ix, d) for d in f.decorators)}
+    names |= {n for n, callee in ix.assigned_calls.items() if _is_compile(ix, callee)}
+    for fn in ix.functions.values():
+        names |= {n for n, ctors in fn.instances.items() if any(_is_compile(ix, c) for c in ctors)}
+    return names
