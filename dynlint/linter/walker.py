@@ -121,7 +121,10 @@ class Context:
                 except (SyntaxError, ValueError, RecursionError, MemoryError):
                     self._ast = False
             if self._ast:
-                span = fast_position(self._wrapper.module, self._ast, self.parents + [self.current], node)
+                try:
+                    span = fast_position(self._wrapper.module, self._ast, self.parents + [self.current], node)
+                except Exception:          # a shortcut only: any surprise means the slow, sure way below
+                    span = None
         if span is None:
             if self._positions is None:
                 self._positions = self._wrapper.resolve(PositionProvider)
