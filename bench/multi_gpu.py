@@ -92,7 +92,7 @@ def markdown(one: dict, all_: dict, identical: bool, diffs: list, n_examples: in
     ratio = one["wall_s"] / all_["wall_s"]
     v = all_["doc"]["verify"]
     lines = [
-        f"| run | examples | wall s | examples per worker (CUDA_VISIBLE_DEVICES of the worker) | GPUs seen by nvidia-smi |",
+        "| run | examples | wall s | examples per worker (CUDA_VISIBLE_DEVICES of the worker) | GPUs seen by nvidia-smi |",
         "|---|---:|---:|---|---|",
         f"| one GPU (`CUDA_VISIBLE_DEVICES={one['visible']}`) | {n_examples} | {one['wall_s']} | {slots(one)} | "
         f"{gpus(one)} |",

@@ -342,7 +342,7 @@ def test_a_bug_in_the_whole_project_pass_is_a_dyn001_not_a_traceback(tmp_path, m
 
 # ---- output safety ----------------------------------------------------------------------------
 def test_write_atomic_leaves_the_old_report_and_no_temp_file_when_interrupted(tmp_path, monkeypatch):
-    from dynlint.linter import cli
+    from dynlint.linter.files import write_atomic
     target = tmp_path / "report.json"
     target.write_text("old report\n")
 
@@ -351,15 +351,15 @@ def test_write_atomic_leaves_the_old_report_and_no_temp_file_when_interrupted(tm
 
     monkeypatch.setattr(os, "replace", interrupted)
     with pytest.raises(KeyboardInterrupt):
-        cli.write_atomic(str(target), "new report\n" * 1000)
+        write_atomic(str(target), b"new report\n" * 1000)
     assert target.read_text() == "old report\n" and os.listdir(tmp_path) == ["report.json"]
 
 
 def test_write_atomic_gives_the_report_normal_permissions(tmp_path):
-    from dynlint.linter import cli
+    from dynlint.linter.files import write_atomic
     umask = os.umask(0o022)
     try:
-        cli.write_atomic(str(tmp_path / "new.json"), "{}\n")
+        write_atomic(str(tmp_path / "new.json"), b"{}\n")
     finally:
         os.umask(umask)
     assert (tmp_path / "new.json").stat().st_mode & 0o777 == 0o644

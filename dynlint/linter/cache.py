@@ -15,15 +15,14 @@ a folder with each file's pickled index, read file by file, on demand, only when
 from __future__ import annotations
 
 import hashlib
-import os
 import pickle
-import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Dict, Iterator, Optional, Tuple
 
 from dynlint import __version__
+from dynlint.linter.files import write_atomic
 
 CACHE_DIR = ".dynlint_cache"
 FORMAT = 2            # what the entries mean (2: index digests of the index's shape, without line numbers)
@@ -90,28 +89,12 @@ class Cache:
             if self.blobs:
                 self.index_dir.mkdir(exist_ok=True)
                 for rel, blob in self.blobs.items():
-                    _write(self._blob_path(rel), blob, raw=True)
-            _write(self.file, {"version": __version__, "files": self.files, "project": self.project,
-                               "checks": self.checks})
+                    write_atomic(self._blob_path(rel), blob)
+            write_atomic(self.file, pickle.dumps({"version": __version__, "files": self.files,
+                                                  "project": self.project, "checks": self.checks},
+                                                 protocol=pickle.HIGHEST_PROTOCOL))
         except OSError:
             pass      # a read-only project still gets its report
-
-
-def _write(path: Path, data, raw: bool = False) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            if raw:
-                f.write(data)
-            else:
-                pickle.dump(data, f, protocol=pickle.HIGHEST_PROTOCOL)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
 
 
 class Indexes(Mapping):

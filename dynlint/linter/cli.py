@@ -4,7 +4,6 @@ from __future__ import annotations
 import argparse
 import gc
 import os
-import stat
 import sys
 import tempfile
 from pathlib import Path
@@ -12,6 +11,7 @@ from typing import List, Optional, Sequence
 
 from dynlint import __version__
 from dynlint.linter.config import REGION_MODES, ConfigError, load_config
+from dynlint.linter.files import write_atomic
 
 FORMATS = ("text", "json", "sarif", "github")
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
@@ -68,29 +68,6 @@ def build_parser() -> argparse.ArgumentParser:
     r = sub.add_parser("rule", help="explain one rule")
     r.add_argument("code")
     return p
-
-
-def write_atomic(path: str, text: str) -> None:
-    """Write to a temporary file beside `path`, then rename: readers never see half a report."""
-    target = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent or ".")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        try:        # mkstemp makes it private (0600); a report gets the mode a plain open() would give it
-            mode = stat.S_IMODE(os.stat(target).st_mode)
-        except OSError:
-            umask = os.umask(0)
-            os.umask(umask)
-            mode = 0o666 & ~umask
-        os.chmod(tmp, mode)
-        os.replace(tmp, target)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
 
 
 def cmd_rules(out) -> int:
@@ -211,13 +188,13 @@ def cmd_check(args) -> int:
         sys.stderr.write(fix_line)
     try:
         if args.output:
-            write_atomic(args.output, text)
+            write_atomic(args.output, text.encode("utf-8"))
         else:
             sys.stdout.write(text)
         if args.report:
             from dynlint.linter.outputs import html, json_format
             document = json_format.to_document(findings, result.files, result.errors, verify_doc)
-            write_atomic(args.report, html.render(document, config.root))
+            write_atomic(args.report, html.render(document, config.root).encode("utf-8"))
     except OSError as e:
         if isinstance(e, BrokenPipeError):
             raise
@@ -252,7 +229,7 @@ def _verify_fixes(args, config, jobs, outcome):
     """`--fix --verify`: run the examples on the original code, write the fixes, run them again, and restore
     (atomically) the files of fixes an example shows to be wrong (dynlint/runtime_check/fixcheck.py). Returns
     (FixVerification, the verify report on the code as left, the static result on it)."""
-    from dynlint.linter import api, fixer, progress
+    from dynlint.linter import api, progress
     from dynlint.runtime_check import VerifyUnavailable, run_verify
     from dynlint.runtime_check.fixcheck import judge
 
@@ -282,7 +259,7 @@ def _verify_fixes(args, config, jobs, outcome):
     if not verification.rolled_back:
         return verification, after, outcome.result
     for rel in verification.restored:
-        fixer.write_source(outcome.paths[rel], originals[rel])
+        write_atomic(outcome.paths[rel], originals[rel])
     # the code as left: some files fixed, some restored
     result = api.check(args.paths, config, debug=args.debug, jobs=jobs, cache=False)
     return verification, verify(result.findings), result

@@ -8,6 +8,7 @@ from __future__ import annotations
 import fnmatch
 import os
 import stat
+import tempfile
 from pathlib import Path
 from typing import Iterator, List, Sequence, Tuple
 
@@ -173,3 +174,28 @@ def display_lines(path: Path, max_mib: float = 10.0) -> List[str]:
             return f.read().split("\n")
     except OSError:
         return []
+
+
+def write_atomic(path, data: bytes) -> None:
+    """Write to a temporary file beside `path`, then rename over it: readers never see half a file, and an
+    interrupted write leaves the old one. The file keeps its mode (a new one gets what open() would give
+    it); a symbolic link is followed, so the link stays a link. Reports, fixed sources and the cache use it."""
+    target = Path(os.path.realpath(path))
+    try:
+        mode = stat.S_IMODE(os.stat(target).st_mode)
+    except OSError:
+        umask = os.umask(0)
+        os.umask(umask)
+        mode = 0o666 & ~umask
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.chmod(tmp, mode)             # mkstemp made it private (0600)
+        os.replace(tmp, target)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise

@@ -17,9 +17,7 @@ import codecs
 import difflib
 import hashlib
 import io
-import os
 import shutil
-import stat
 import tempfile
 import tokenize
 from dataclasses import dataclass, field
@@ -29,6 +27,7 @@ from typing import Dict, Iterable, List, Optional, Sequence, Tuple, Type
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
+from dynlint.linter.files import write_atomic
 from dynlint.linter.finding import Finding, Fix
 
 MAX_PASSES = 4
@@ -175,25 +174,6 @@ class Source:
         return (codecs.BOM_UTF8 if self.bom else b"") + text.encode(self.encoding)
 
 
-def write_source(path: Path, data: bytes) -> None:
-    """Write beside the file and rename over it (readers never see half a file), keeping its permissions; a
-    symbolic link is followed, so the link stays a link."""
-    target = Path(os.path.realpath(path))
-    mode = stat.S_IMODE(os.stat(target).st_mode)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".dynlint-fix", dir=target.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.chmod(tmp, mode)
-        os.replace(tmp, target)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-
-
 def unified_diff(rel: str, before: str, after: str) -> str:
     return "".join(difflib.unified_diff(before.splitlines(keepends=True), after.splitlines(keepends=True),
                                         fromfile=f"a/{rel}", tofile=f"b/{rel}"))
@@ -265,7 +245,7 @@ class FixOutcome:
         failed = []
         for rel in sorted(self.after):
             try:
-                write_source(self.paths[rel], self.sources[rel].encode(self.after[rel]))
+                write_atomic(self.paths[rel], self.sources[rel].encode(self.after[rel]))
             except (OSError, UnicodeError) as e:
                 failed.append(f"{rel}: cannot write the fixed file: {e}")
         return failed
