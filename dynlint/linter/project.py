@@ -31,6 +31,8 @@ class Project:
     def __init__(self, indexes: Iterable[ModuleIndex] = (), *, by_path: Optional[Mapping] = None,
                  modules: Optional[Dict[str, str]] = None):
         """From indexes, or from a (lazy) mapping rel -> index plus module name -> rel."""
+        self._resolved: Dict[Tuple[str, str, str], object] = {}
+        self._bases: Dict[Tuple[str, str], List[Tuple[str, str]]] = {}
         if by_path is not None:
             self.by_path = by_path
             self.by_module = _ByModule(by_path, modules or {})
@@ -66,7 +68,14 @@ class Project:
 
     def resolve(self, ix: ModuleIndex, dotted: str, scope: str = ""):
         """Resolve a dotted name seen in module `ix` (inside function `scope`) to
-        ("function", FuncRef) or ("class", (path, ClassInfo)) or None."""
+        ("function", FuncRef) or ("class", (path, ClassInfo)) or None. Memoised: the region pass asks the same
+        questions hundreds of thousands of times on a large project."""
+        key = (ix.path, dotted, scope)
+        if key not in self._resolved:
+            self._resolved[key] = self._resolve(ix, dotted, scope)
+        return self._resolved[key]
+
+    def _resolve(self, ix: ModuleIndex, dotted: str, scope: str):
         head = dotted.split(".")[0]
         # nested functions: `inner()` inside `outer` is `outer.inner`
         while scope:
@@ -93,8 +102,14 @@ class Project:
     def class_info(self, path: str, name: str) -> Optional[ClassInfo]:
         return self.by_path[path].classes.get(name)
 
-    def bases(self, path: str, cls: str) -> Iterator[Tuple[str, str]]:
+    def bases(self, path: str, cls: str) -> List[Tuple[str, str]]:
         """Project base classes of `cls` (path, name), nearest first (depth-first, like a simple MRO)."""
+        key = (path, cls)
+        if key not in self._bases:
+            self._bases[key] = list(self._walk_bases(path, cls))
+        return self._bases[key]
+
+    def _walk_bases(self, path: str, cls: str) -> Iterator[Tuple[str, str]]:
         seen = set()
         stack = [(path, cls)]
         while stack:
