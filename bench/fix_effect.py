@@ -466,24 +466,28 @@ LEFT_PROSE = (
     "NaN makes the weight's gradient NaN where the original had none; in `losses.py` the code after the return "
     "(a cross entropy over the positions selected by a mask) runs on an empty selection -- harmless there, not "
     "provably so in general; "
-    "branches that scale or shift a tensor by a float in one arm only (`emb * 0.5` in `diffusion_unet.py`, "
-    "`den + 1e-12` in `host_sync_utils.py`, `aux + 0.01` in `moe_routing.py`) get the unsafe `torch.where` fix "
-    "where nothing shows the tensor to be floating (it comes from another function, a parameter, an unpacked "
-    "tuple): an integer tensor would come back as a float one from the path that left it alone; `aux`, returned "
-    "as the router returned it, might also be a tensor the router keeps, and nothing shows `emb` to be a tensor "
-    "at all (all three are float tensors here, and the unsafe fixes change no output of theirs); "
+    "branches that shift a tensor by a float in one arm only (`den + 1e-12` in `host_sync_utils.py`, "
+    "`aux + 0.01` in `moe_routing.py`) get the unsafe `torch.where` fix where nothing shows the tensor to be "
+    "floating (`den` is a parameter of `forward`, `aux` one element of the tuple a submodule returns): an integer "
+    "tensor would come back as a float one from the path that left it alone; `aux`, returned as the router "
+    "returned it, might also be a tensor the router keeps (both are float tensors here, and the unsafe fixes "
+    "change no output of theirs); "
     "slice bounds read from tensors (`x[:n]` with `n` a tensor) make the output's shape depend on data; "
     "and Dynamo cannot deep-copy a module at all: the copy has to move out of the compiled function.")
 TARGET_PROSE = (
     "The target of 70% of these breaks removed by safe fixes alone is {met} ({share}{unsafe}). The `torch.where` "
     "fixes (branch, conditional expression, early return) share one test of safety: elementwise arms of one "
     "tensor, one dtype whichever path is taken, and no tensor of the caller's (a parameter, an attribute, a view "
-    "of one) handed back, stored or updated in place where `torch.where` gives a new tensor. Since the branch fix "
-    "has had to pass the dtype and identity parts too, the three float-scaling branches above are unsafe fixes; "
-    "the two early returns above were unsafe already.")
+    "of one) handed back, stored or updated in place where `torch.where` gives a new tensor. A branch that scales "
+    "or shifts by a float in one arm only keeps one dtype when the tensor is known to be floating: every value it "
+    "gets is floating point whatever the inputs (a function that returns floating point for any input, or "
+    "arithmetic with such a result: `emb * 0.5` in `diffusion_unet.py` is a "
+    "safe fix: `emb` is what `timestep_embedding`, a function of the same file, returns -- `torch.cat` of "
+    "`torch.cos` and `torch.sin` -- plus `cond`). The two float-shifting branches above are unsafe fixes for "
+    "want of that; the two early returns above were unsafe already.")
 SHORT_PROSE = ("Reaching 70% with safe fixes alone would take {needed} more of the lines listed, each needing one of "
-               "the rewrites just described (or, for the three float-scaling branches, evidence that the tensor is "
-               "floating).")
+               "the rewrites just described (or, for the two float-shifting branches, code that shows the tensor "
+               "to be floating).")
 
 
 def render(safe: dict, unsafe: Optional[dict], effects: List[Effect]) -> str:

@@ -48,6 +48,14 @@ def may_alias(ctx, node: cst.CSTNode, depth: int = 0, names: frozenset = frozens
         if not q.startswith("torch.") and node.func.attr.value in SAME_TENSOR:
             return may_alias(ctx, node.func.value, depth + 1, names)
         return False
+    if isinstance(node, cst.Call):
+        # a helper of this file may hand back what it was given (`return t.float()`): its returns, in its body
+        tensors = Tensors.of(ctx)
+        helper = tensors.helper(node.func)
+        if helper is not None:
+            with tensors.within(helper[0]):
+                return any(may_alias(ctx, r, depth + 1) for r in helper[1])
+        return False
     if isinstance(node, (cst.Attribute, cst.Subscript)):
         return True
     if isinstance(node, cst.Name):

@@ -157,23 +157,28 @@ class TensorConditionInBranch(TorchRule):
         of the assigned tensor with numbers (`y * 0.5`, `y + 1e-6`, `y.nan_to_num()`, `torch.clamp(y, min=0)`,
         `torch.zeros_like(y)`): the shape is kept and nothing else runs. Only when the dtype cannot change,
         though: both arms, or neither, bring in a float (`y * 0.5`, `y / 2`, `y.clamp(min=0.5)`), or the tensor
-        is evidently floating (a mean, a softmax, a `.float()`); else an integer `y` that came back from one arm
-        as it was comes back from `torch.where` as a float tensor, and the fix is unsafe. It is unsafe too when
-        the caller could tell the new tensor `torch.where` returns from the one it got before: an arm that hands
-        on a tensor the caller holds (a parameter, an attribute, a view of one) where the result is then
-        returned, stored or updated in place, or an arm that updates such a tensor in place (`x += 1`, which the
-        fix turns into a new tensor). A tensor in a divisor (`1 / y`) or a factor that is not finite makes the
-        fix unsafe: the arm not selected still gets a zero gradient, and 0 * inf is NaN. Other side-effect-free
-        tensor arms give an unsafe fix: their shapes may broadcast differently, and both are computed. `if cond:
-        raise E(...)` becomes an unsafe fix too: `torch._assert_async` while compiling (a RuntimeError,
-        asynchronous on CUDA), the original check when eager. Arms that call user code (a submodule) become an
-        unsafe `torch.cond`, which runs only the chosen arm but needs both to return tensors of one shape and
-        dtype and to mutate nothing (else it fails while compiling). An early return, and a conditional expression, are fixed safely under the same conditions
-        (dtype and identity included: `return x if c else torch.zeros_like(x)` handed back the caller's own `x`);
-        else unsafely. When statements lie between the early return and the last one (`total = ...; return
-        total / n`), they always run after the fix: an unsafe fix (they may divide by zero or index out of
-        range, and a NaN in the arm not selected still reaches the gradient). Loops and other bodies are not
-        fixed.
+        is known to be floating: every value it is given comes from a function that returns floating point for any
+        input (`torch.exp`, `x.mean()`, `F.softmax`, `x.float()`, `torch.randn`, `torch.zeros` with no `dtype` or a
+        floating one), a true division or a float number with a tensor (`x / n`, `x * 0.5`), arithmetic with a
+        floating tensor, or a function of the same file all of whose returns are such tensors (a helper
+        returning `torch.cat([torch.cos(a), torch.sin(a)])`). Else an integer `y` that came back from one arm as
+        it was comes back from `torch.where` as a float tensor, and the fix is unsafe (a parameter, or an element
+        of the tuple a submodule returned, is not known to be floating). It is unsafe too when the caller could
+        tell the new tensor `torch.where` returns from the one it got before: an arm that hands on a tensor the
+        caller holds (a parameter, an attribute, a view of one, or one a helper of the same file hands back) where
+        the result is then returned, stored or updated in place, or an arm that updates such a tensor in place
+        (`x += 1`, which the fix turns into a new tensor). A tensor in a divisor (`1 / y`) or a factor that is
+        not finite makes the fix unsafe: the arm not selected still gets a zero gradient, and 0 * inf is NaN.
+        Other side-effect-free tensor arms give an unsafe fix: their shapes may broadcast differently, and both are
+        computed. `if cond: raise E(...)` becomes an unsafe fix too: `torch._assert_async` while compiling (a
+        RuntimeError, asynchronous on CUDA), the original check when eager. Arms that call user code (a submodule)
+        become an unsafe `torch.cond`, which runs only the chosen arm but needs both to return tensors of one shape and
+        dtype and to mutate nothing (else it fails while compiling). An early return, and a conditional expression, are
+        fixed safely under the same conditions (dtype and identity included: `return x if c else torch.zeros_like(x)`
+        handed back the caller's own `x`); else unsafely. When statements lie between the early return and the last one
+        (`total = ...; return total / n`), they always run after the fix: an unsafe fix (they may divide by zero or
+        index out of range, and a NaN in the arm not selected still reaches the gradient). Loops and other bodies are
+        not fixed.
     """
     FIX_EXAMPLES = [
         FixExample("""

@@ -16,7 +16,8 @@ from libcst.helpers import parse_template_expression
 
 from dynlint.rules.aliasing import (VIEWS, handed_on, may_alias, name_escapes, nodes, occurrences, parent_map,
                                     value_before)
-from dynlint.rules.tensors import TENSOR, TENSOR_METHODS, VALUE, WEAK, Tensors
+from dynlint.rules.tensors import (FLOAT_IF_TENSOR, FLOAT_TENSOR, TENSOR, TENSOR_METHODS, VALUE, WEAK, Tensors,
+                                   float_literal)
 
 SAFE, UNSAFE = "safe", "unsafe"
 
@@ -548,7 +549,8 @@ def where_is_safe(ctx, cond: cst.BaseExpression, a: cst.BaseExpression, b: cst.B
     * `cond` is a 0-d tensor, and `a` and `b` are elementwise functions of the tensor `base` with numbers
       (`simple_arm`): shape kept, both cheap and harmless to compute, gradients finite;
     * `base` is evidently a tensor (a Python number would come back as a 0-d tensor);
-    * `a` and `b` have one dtype (`_same_dtype`: an integer `x` in `x if c else x * 0.5` would become float);
+    * `a` and `b` have one dtype (`_same_dtype`: an integer `x` in `x if c else x * 0.5` would become float;
+      a floating `x`, `Tensors.floating`, stays what it is with any number);
     * the caller cannot tell the new tensor torch.where returns from what it got before: no value in `held`
       (what the branch handed on, as it was then) may be a tensor the caller holds, or the result is not
       `seen` as itself (returned, stored, updated in place...: `aliasing.handed_on`).
@@ -574,20 +576,17 @@ def _in_place(line: cst.SimpleStatementLine) -> bool:
 
 
 def _evident_tensor(ctx, name: str, cond: cst.CSTNode) -> bool:
-    """`name` holds a tensor: inferred so, or probably so and read by the tensor condition (`y.sum() > 0`)."""
-    kind = Tensors.of(ctx).kind(cst.Name(name))
-    return kind == TENSOR or (kind == WEAK and name in _names(cond))
+    """`name` holds a tensor: inferred so, or probably so and read by the tensor condition (`y.sum() > 0`), or
+    known to be a floating-point one (`emb = helper(t)` where the helper of this file returns `torch.cat` of
+    `torch.cos(...)` ...: `Tensors.floating`)."""
+    tensors = Tensors.of(ctx)
+    kind = tensors.kind(cst.Name(name))
+    return kind == TENSOR or (kind == WEAK and name in _names(cond)) or \
+        tensors.floating(cst.Name(name)) == FLOAT_TENSOR
 
 
 CLAMPS = frozenset({"clamp", "clip", "clamp_min", "clamp_max"})
 KEEPS, INTEGER_ARITHMETIC, BRINGS_FLOAT = 0, 1, 2
-
-
-def _float_number(node: cst.CSTNode) -> bool:
-    """`0.5`, `-1e-6`, `float("inf")`."""
-    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, (cst.Minus, cst.Plus)):
-        return _float_number(node.expression)
-    return isinstance(node, cst.Float) or (_number(node) and isinstance(node, cst.Call))
 
 
 def _promotion(ctx, arm: cst.CSTNode) -> int:
@@ -598,7 +597,7 @@ def _promotion(ctx, arm: cst.CSTNode) -> int:
     if isinstance(arm, cst.BinaryOperation):
         if isinstance(arm.operator, cst.Divide):
             return BRINGS_FLOAT
-        return max([INTEGER_ARITHMETIC] + [BRINGS_FLOAT if _float_number(side) else _promotion(ctx, side)
+        return max([INTEGER_ARITHMETIC] + [BRINGS_FLOAT if float_literal(side) else _promotion(ctx, side)
                                            for side in (arm.left, arm.right)])
     if isinstance(arm, cst.UnaryOperation):
         return _promotion(ctx, arm.expression)
@@ -610,7 +609,7 @@ def _promotion(ctx, arm: cst.CSTNode) -> int:
         else:
             fn, tensor, rest = q.rsplit(".", 1)[-1], (values[0] if values else None), values[1:]
         inner = _promotion(ctx, tensor) if tensor is not None else KEEPS
-        if fn in CLAMPS and any(_float_number(v) for v in rest):
+        if fn in CLAMPS and any(float_literal(v) for v in rest):
             return BRINGS_FLOAT
         return max(inner, INTEGER_ARITHMETIC) if fn == "square" else inner
     return KEEPS
@@ -618,11 +617,11 @@ def _promotion(ctx, arm: cst.CSTNode) -> int:
 
 def _same_dtype(ctx, a: cst.CSTNode, b: cst.CSTNode, base: str) -> bool:
     """Simple arms `a` and `b` of `base` have one dtype: both or neither bring in a float, and both or neither
-    do integer arithmetic where `base` is a boolean mask; or `base` is evidently floating (then every arm is).
-    (`torch.where` of an integer and a float tensor is float: `x if c else x * 0.5` would turn an integer `x`
-    into a float one.)"""
+    do integer arithmetic where `base` is a boolean mask; or `base` is known to be floating (`Tensors.floating`:
+    then every arm keeps its dtype, a float number included). (`torch.where` of an integer and a float tensor is
+    float: `x if c else x * 0.5` would turn an integer `x` into a float one.)"""
     pa, pb = _promotion(ctx, a), _promotion(ctx, b)
-    if pa == pb or floating(ctx, cst.Name(base)):
+    if pa == pb or Tensors.of(ctx).floating(cst.Name(base)) >= FLOAT_IF_TENSOR:
         return True
     return max(pa, pb) < BRINGS_FLOAT and not Tensors.of(ctx).is_bool(cst.Name(base))
 
@@ -787,39 +786,6 @@ def name_uses(fn: cst.CSTNode, name: str) -> Tuple[List[cst.Name], bool]:
     `global` / `nonlocal` declares it)."""
     uses, nested = occurrences(fn, name)
     return [u for u, _ in uses if isinstance(u, cst.Name)], nested
-
-
-FLOAT_METHODS = frozenset({"mean", "std", "var", "softmax", "log_softmax", "sigmoid", "tanh", "exp", "log", "sqrt",
-                           "rsqrt", "float", "double", "half", "bfloat16", "norm", "nanmean", "logsumexp"})
-DTYPE_KEEPING = frozenset({"detach", "clone", "abs", "max", "min", "amax", "amin", "sum", "neg", "contiguous",
-                           "squeeze", "unsqueeze", "reshape", "view", "flatten", "cpu", "cuda", "nan_to_num",
-                           "clamp", "clip", "square"})
-FLOAT_FUNCTIONS = frozenset({"cross_entropy", "nll_loss", "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss",
-                             "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div", "softmax",
-                             "log_softmax", "cosine_similarity", "normalize", "layer_norm", "sigmoid", "mean",
-                             "std", "var"})
-
-
-def floating(ctx, node: cst.CSTNode, depth: int = 0) -> bool:
-    """`node` is evidently a floating-point tensor: a mean, a softmax, a loss, a true division, a `.float()`..."""
-    if depth > 8:
-        return False
-    if isinstance(node, cst.BinaryOperation):
-        return isinstance(node.operator, cst.Divide) or isinstance(node.left, cst.Float) or \
-            isinstance(node.right, cst.Float) or floating(ctx, node.left, depth + 1) or \
-            floating(ctx, node.right, depth + 1)
-    if isinstance(node, cst.Call):
-        q = ctx.qualify(node.func) or ""
-        if q.startswith("torch.") and q.rsplit(".", 1)[-1] in FLOAT_FUNCTIONS:
-            return True
-        if isinstance(node.func, cst.Attribute) and not q.startswith("torch."):
-            m = node.func.attr.value
-            return m in FLOAT_METHODS or (m in DTYPE_KEEPING and floating(ctx, node.func.value, depth + 1))
-        return False
-    if isinstance(node, cst.Name):
-        values = Tensors.of(ctx).assigned_values(node.value)
-        return bool(values) and all(floating(ctx, v, depth + 1) for v in values)
-    return False
 
 
 def clamp_use(ctx, use: cst.Name, parent_of, floats_ok: bool):

@@ -5,8 +5,8 @@ import libcst as cst
 
 from dynlint.rules.base import Example, FixExample, register
 from dynlint.rules.common import TorchRule, call_args, source_of
-from dynlint.rules.fixes import atom, branch_to_where, floating, keep_scalar_tensor, raise_guard_to_assert
-from dynlint.rules.tensors import TENSOR, WEAK
+from dynlint.rules.fixes import atom, branch_to_where, keep_scalar_tensor, raise_guard_to_assert
+from dynlint.rules.tensors import FLOAT_IF_TENSOR, TENSOR, WEAK
 
 ITEM = "Unsupported Tensor.item() call with capture_scalar_outputs=False"
 DATA_OP = "Data dependent operator"
@@ -122,7 +122,7 @@ class TensorItemCall(TorchRule):
 
     def autofix(self, node: cst.Call):
         return keep_scalar_tensor(self.ctx, node, self.receiver(node), "drop `.item()`",
-                                  floats_ok=floating(self.ctx, self.receiver(node)))
+                                  floats_ok=self.tensors.floating(self.receiver(node)) >= FLOAT_IF_TENSOR)
 
 
 @register

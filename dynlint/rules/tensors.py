@@ -13,8 +13,10 @@ assignments agree on. Kinds:
 """
 from __future__ import annotations
 
+import io
 import re
-from typing import Dict, Optional, Set
+from contextlib import contextmanager
+from typing import Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -130,6 +132,57 @@ VALUE_ANNOTATIONS = frozenset({"int", "float", "bool", "str", "bytes", "torch.dt
                                "Sequence", "typing.Sequence", "Callable"})
 TENSOR_CTORS = ("torch.nn.Parameter", "torch.nn.parameter.Parameter")
 
+# ---- floating point: which values are floating-point tensors (`Tensors.floating`). Every entry below is checked
+# against torch in tests/test_fixes.py (`test_float_*`, `test_dtype_*`), for integer, boolean and float inputs.
+FLOAT_DTYPES = frozenset({"torch.float", "torch.float32", "torch.float16", "torch.half", "torch.float64",
+                          "torch.double", "torch.bfloat16", "float"})     # `float` as a dtype is float64
+_PROMOTING = ("exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sin", "cos", "tan", "asin", "acos", "atan",
+              "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "sqrt", "rsqrt", "sigmoid", "erf", "erfc",
+              "reciprocal", "logsumexp")
+_FLOAT_ONLY = ("softmax", "log_softmax", "mean", "nanmean", "std", "var", "norm")
+# Functions whose result is floating point whatever the input: an integer or boolean input is promoted to the
+# default float dtype (`torch.exp(torch.arange(3))` is float32) or rejected (`torch.softmax`, `torch.mean`,
+# `F.gelu`, `F.mse_loss` raise for one).
+FLOAT_RESULT_FUNCS = frozenset(
+    [f"torch.{n}" for n in _PROMOTING + _FLOAT_ONLY + ("true_divide", "rand_like", "randn_like")] +
+    [f"torch.nn.functional.{n}" for n in ("softmax", "log_softmax", "gelu", "silu", "softplus", "elu", "selu",
+                                          "mish", "sigmoid", "tanh", "logsigmoid", "leaky_relu", "normalize",
+                                          "layer_norm", "rms_norm", "cosine_similarity", "cross_entropy",
+                                          "nll_loss", "mse_loss", "smooth_l1_loss", "huber_loss", "kl_div",
+                                          "binary_cross_entropy", "binary_cross_entropy_with_logits")] +
+    ["torch.special.expit"])          # not `l1_loss`: with reduction="none" it keeps an integer dtype
+FLOAT_RESULT_METHODS = frozenset(_PROMOTING + _FLOAT_ONLY + ("float", "half", "double", "bfloat16"))
+# Factories that, without `dtype=`, make tensors of the default dtype (floating: torch.set_default_dtype takes
+# nothing else). Not `torch.full` (its fill value decides: `torch.full((3,), 1)` is int64), `torch.arange`,
+# `torch.tensor` (int64 for integers; see `_float_data`).
+FLOAT_FACTORIES = frozenset(f"torch.{n}" for n in ("zeros", "ones", "empty", "rand", "randn", "linspace",
+                                                    "logspace", "eye"))
+# Calls whose `dtype=` is the dtype of their result.
+DTYPE_ARG_FUNCS = frozenset(f"torch.{n}" for n in (
+    "zeros", "ones", "empty", "full", "rand", "randn", "arange", "linspace", "logspace", "eye", "tensor",
+    "as_tensor", "zeros_like", "ones_like", "empty_like", "full_like", "rand_like", "randn_like", "sum", "cumsum",
+    "prod", "mean", "softmax", "log_softmax")) | {"torch.nn.functional.softmax", "torch.nn.functional.log_softmax"}
+DTYPE_ARG_METHODS = frozenset({"sum", "cumsum", "prod", "mean", "softmax", "log_softmax", "new_zeros", "new_ones",
+                               "new_empty", "new_full", "new_tensor"})
+# Functions (of their first argument) and methods whose result has their input's dtype.
+DTYPE_KEEPING_FUNCS = frozenset(f"torch.{n}" for n in (
+    "abs", "neg", "relu", "clamp", "clip", "clamp_min", "clamp_max", "nan_to_num", "square", "sum", "cumsum",
+    "amax", "amin", "flip", "roll", "squeeze", "unsqueeze", "reshape", "flatten", "transpose", "permute",
+    "zeros_like", "ones_like", "empty_like", "full_like")) | \
+    {"torch.nn.functional.relu", "torch.nn.functional.pad", "torch.nn.functional.dropout"}
+DTYPE_KEEPING_METHODS = frozenset({
+    "detach", "clone", "contiguous", "abs", "neg", "relu", "square", "nan_to_num", "clamp", "clip", "clamp_min",
+    "clamp_max", "sum", "cumsum", "amax", "amin", "max", "min", "squeeze", "unsqueeze", "reshape", "view",
+    "flatten", "expand", "permute", "transpose", "t", "cpu", "flip", "roll", "masked_fill", "new_zeros",
+    "new_ones", "new_empty", "new_full", "new_tensor"})
+# Functions joining a list of tensors: promoted to the highest dtype category, so one floating input makes the
+# result floating.
+CONCAT_FUNCS = frozenset(f"torch.{n}" for n in ("cat", "concat", "concatenate", "stack", "hstack", "vstack"))
+# Arithmetic: a floating tensor on either side gives a floating tensor (or an error), whatever the other side.
+FLOAT_ARITH = (cst.Add, cst.Subtract, cst.Multiply, cst.Divide, cst.FloorDivide, cst.Modulo, cst.Power,
+               cst.MatrixMultiply)
+FLOAT_TENSOR, FLOAT_IF_TENSOR, NOT_FLOAT = 2, 1, 0
+
 
 def combine(a: str, b: str) -> str:
     if a == b:
@@ -149,6 +202,11 @@ class Tensors:
         self._active: Set[str] = set()
         self._assumed: Dict[str, Optional[str]] = {}
         self._hit: Set[str] = set()
+        self._float_assumed: Dict[Tuple[int, str], int] = {}   # (env, name) -> level assumed while judging it
+        self._within: List[cst.FunctionDef] = []     # helpers of this file being judged (`within`)
+        self._helpers: Dict[str, int] = {}           # helper name -> level of what it returns
+        # helper name -> (its def, its return values), or None; the defs stay alive: environments are keyed by id()
+        self._helper_defs: Dict[str, Optional[Tuple[cst.FunctionDef, List[cst.BaseExpression]]]] = {}
 
     @classmethod
     def of(cls, ctx) -> "Tensors":
@@ -254,10 +312,238 @@ class Tensors:
             return all(not isinstance(v, (str, tuple)) and self.is_scalar(v, depth + 1) for v in entry)
         return False
 
+    # ---- floating point ----------------------------------------------------------------------------
+    def floating(self, node: cst.CSTNode) -> int:
+        """What `node` is known to be, dtype-wise: FLOAT_TENSOR (a floating-point tensor), FLOAT_IF_TENSOR (never
+        a tensor of another dtype: a Python float, or `x * 0.5` for an `x` that may not be a tensor at all) or
+        NOT_FLOAT (not known: unknown is never taken for floating). Floating tensors come from the functions and
+        methods of the tables above (`torch.randn(...)`, `x.float()`, `x.mean()`, `torch.exp(x)`), true division
+        and float numbers in arithmetic with a tensor (`x / n`, `x * 0.5`), arithmetic with a floating tensor
+        (whatever the other side: torch promotes to the floating operand), indexing one, a helper defined at the
+        top of this file all of whose returns are one (`_returns_float`), and a local all of whose assignments
+        are one (tensor-ness as `kind` judges it)."""
+        try:
+            return self._floating(node)
+        except RecursionError:
+            return NOT_FLOAT
+
+    def _floating(self, node: cst.CSTNode) -> int:
+        if isinstance(node, cst.Name):
+            return self._float_name(node.value)
+        if isinstance(node, (cst.Integer, cst.Float)) or float_literal(node):
+            return FLOAT_IF_TENSOR                              # a Python number is no tensor of another dtype
+        if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, (cst.Minus, cst.Plus)):
+            return self._floating(node.expression)
+        if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, FLOAT_ARITH):
+            left, right = self._floating(node.left), self._floating(node.right)
+            if FLOAT_TENSOR in (left, right):
+                return FLOAT_TENSOR
+            if isinstance(node.operator, cst.Divide) or float_literal(node.left) or float_literal(node.right):
+                # `a / b`, `a * 0.5`: floating whenever it is a tensor; known to be one when a side is
+                tensor = TENSOR in (self.kind(node.left), self.kind(node.right))
+                return FLOAT_TENSOR if tensor else FLOAT_IF_TENSOR
+            return FLOAT_IF_TENSOR if left and right else NOT_FLOAT
+        if isinstance(node, cst.Subscript) or \
+                (isinstance(node, cst.Attribute) and node.attr.value in ("T", "mT", "data")):
+            return FLOAT_TENSOR if self._floating(node.value) == FLOAT_TENSOR else NOT_FLOAT
+        if isinstance(node, cst.IfExp):
+            return min(self._floating(node.body), self._floating(node.orelse))
+        if isinstance(node, cst.Call):
+            return FLOAT_TENSOR if self._float_call(node) else NOT_FLOAT
+        return NOT_FLOAT
+
+    def _float_name(self, name: str) -> int:
+        """A local's level: the lowest of its assignments' (a parameter's: not known). `x = x * 0.5` is judged
+        assuming `x` floating, then again assuming what that gave, until it holds (every value the name ever
+        takes was computed from values it had before)."""
+        env = self._env()
+        key = (id(env), name)
+        if key in self._float_assumed:
+            return self._float_assumed[key]
+        memo = env.setdefault(" float memo", {})
+        if name in memo:
+            return memo[name]
+        budget = env.setdefault(" float budget", [2000])        # kept apart from kind's budget
+        values = self.assigned_values(name)
+        if not values or budget[0] <= 0:
+            return NOT_FLOAT
+        budget[0] -= 1
+        level = FLOAT_TENSOR
+        try:
+            while True:
+                self._float_assumed[key] = level
+                found = min(self._floating(v) for v in values)
+                if found >= level or found == NOT_FLOAT:
+                    level = found
+                    break
+                level = found
+        finally:
+            del self._float_assumed[key]
+        if level == NOT_FLOAT or not self._float_assumed:      # else it rests on assumptions still open
+            memo[name] = level
+        return level
+
+    def _float_call(self, call: cst.Call) -> bool:
+        if any(a.star for a in call.args):
+            return False                                    # *args / **kwargs may hold a dtype
+        dtype = next((a.value for a in call.args if a.keyword and a.keyword.value == "dtype"), None)
+        if dtype is not None and (self.ctx.qualify(dtype) or "") not in FLOAT_DTYPES:
+            return False
+        positional = [a.value for a in call.args if a.keyword is None]
+        func = call.func
+        q = self.ctx.qualify(func) or ""
+        if q.startswith("torch."):
+            if dtype is not None:
+                return q in DTYPE_ARG_FUNCS
+            if q in FLOAT_RESULT_FUNCS or q in FLOAT_FACTORIES:
+                return True
+            if q in DTYPE_KEEPING_FUNCS:
+                return bool(positional) and self._floating(positional[0]) == FLOAT_TENSOR
+            if q in CONCAT_FUNCS:
+                parts = positional[0] if positional else None
+                return isinstance(parts, (cst.List, cst.Tuple)) and any(
+                    isinstance(e, cst.Element) and self._floating(e.value) == FLOAT_TENSOR for e in parts.elements)
+            if q == "torch.full":
+                fill = positional[1] if len(positional) > 1 else \
+                    next((a.value for a in call.args if a.keyword and a.keyword.value == "fill_value"), None)
+                return fill is not None and float_literal(fill)
+            if q in ("torch.tensor", "torch.as_tensor"):
+                return len(positional) == 1 and _float_data(positional[0])   # (a second one is a dtype)
+            return False
+        if isinstance(func, cst.Name):
+            return self._returns_float(func) == FLOAT_TENSOR      # a helper of this file
+        if not isinstance(func, cst.Attribute):
+            return False
+        method, recv = func.attr.value, func.value
+        if method in ("to", "type"):
+            if not self._tensor_like(recv):
+                return False
+            if dtype is not None or any((self.ctx.qualify(p) or "") in FLOAT_DTYPES for p in positional):
+                return True                                 # x.to(torch.float16), x.to(device, torch.half)
+            if method == "type":
+                return False
+            if len(positional) == 1 and len(call.args) == 1 and self._floating(positional[0]) == FLOAT_TENSOR:
+                return True                                 # x.to(other): other's dtype
+            return self._floating(recv) == FLOAT_TENSOR and all(_device(self.ctx, p) for p in positional) and \
+                all(a.keyword.value in ("device", "non_blocking", "copy", "memory_format")
+                    for a in call.args if a.keyword)        # a device only: the dtype is kept
+        if method == "type_as":
+            return len(positional) == 1 and self._tensor_like(recv) and \
+                self._floating(positional[0]) == FLOAT_TENSOR
+        if dtype is not None:
+            return method in DTYPE_ARG_METHODS and self._tensor_like(recv)
+        if method in FLOAT_RESULT_METHODS:
+            return self._tensor_like(recv)
+        if method in DTYPE_KEEPING_METHODS:
+            if method in ("max", "min") and call.args:
+                return False                                # values and indices, or an elementwise maximum
+            if method == "view" and len(positional) == 1 and not isinstance(
+                    positional[0], (cst.Integer, cst.UnaryOperation, cst.Tuple, cst.List)):
+                return False                                # x.view(torch.int32) reinterprets the bytes
+            return self._floating(recv) == FLOAT_TENSOR
+        return False
+
+    def _tensor_like(self, node: cst.CSTNode) -> bool:
+        """A receiver whose `.float()`, `.mean()` ... is a tensor: one, probably one, or a floating one."""
+        return self.kind(node) in (TENSOR, WEAK) or self._floating(node) == FLOAT_TENSOR
+
+    def _returns_float(self, func: cst.Name) -> int:
+        """The level of what a helper of this file returns (`helper`): the lowest of its `return` values',
+        judged in its own body."""
+        found = self.helper(func)
+        if found is None:
+            return NOT_FLOAT
+        fn, returns = found
+        name = fn.name.value
+        if name not in self._helpers:
+            self._helpers[name] = NOT_FLOAT                 # a recursive call is not known
+            with self.within(fn):
+                self._helpers[name] = min(self._floating(r) for r in returns)
+        return self._helpers[name]
+
+    def helper(self, func: cst.CSTNode) -> Optional[Tuple[cst.FunctionDef, List[cst.BaseExpression]]]:
+        """The function of this file that the call `func(...)` runs, when it is plain enough to read: defined at
+        the top of the file (not in a class, not decorated, no generator), its body ending in a `return`, the
+        name bound nowhere else (not imported or assigned, not local to the caller or a function around it).
+        Its `def` and its `return` values, to be judged `within` it; None otherwise."""
+        if not isinstance(func, cst.Name):
+            return None
+        name = func.value
+        ix = self.ctx.index
+        info = ix.functions.get(name) if ix is not None else None
+        if info is None or info.cls or info.nested_in or info.decorators or info.indent or \
+                info.start != info.def_line or "self" in info.params or \
+                name in ix.imports or name in ix.classes or name in ix.assigned_calls or \
+                name in ix.module_instances:
+            return None
+        # what the name means where it is called: the caller's own bindings (its assignments, the `def`s in it)
+        # come first; a caller nested in another function could see that one's locals too: not judged
+        scope = [self._within[-1].name.value] if self._within else self.ctx.scope
+        around = [".".join(scope[:k]) for k in range(1, len(scope) + 1)]
+        caller = self._within[-1] if self._within else \
+            next((f for f in reversed(self.ctx.functions) if isinstance(f, cst.FunctionDef)), None)
+        if caller is None or self.bound_in(caller, name) or any(f"{q}.{name}" in ix.functions for q in around) or \
+                any(q in ix.functions for q in around[:-1]):
+            return None
+        if name not in self._helper_defs:
+            self._helper_defs[name] = self._read_helper(info)
+        return self._helper_defs[name]
+
+    @contextmanager
+    def within(self, fn: cst.FunctionDef):
+        """Judge names (kinds, assignments, levels) as `fn`'s body binds them, while inside."""
+        self._within.append(fn)
+        try:
+            yield
+        finally:
+            self._within.pop()
+
+    def _read_helper(self, info) -> Optional[Tuple[cst.FunctionDef, List[cst.BaseExpression]]]:
+        fn = self._helper_def(info)
+        body = fn.body.body if fn is not None and isinstance(fn.body, cst.IndentedBlock) else ()
+        last = body[-1] if body else None
+        if fn is None or fn.asynchronous is not None or \
+                not (isinstance(last, cst.SimpleStatementLine) and isinstance(last.body[-1], cst.Return)):
+            return None
+        returns: List[cst.Return] = []
+        generator: List[cst.CSTNode] = []
+
+        def enter(node: cst.CSTNode) -> bool:
+            if isinstance(node, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+                return False
+            if isinstance(node, cst.Return):
+                returns.append(node)
+            elif isinstance(node, (cst.Yield, cst.Await)):
+                generator.append(node)
+            return True
+
+        walk(fn.body, enter, lambda node: None)
+        if generator or any(r.value is None for r in returns):
+            return None
+        return fn, [r.value for r in returns]
+
+    def _helper_def(self, info) -> Optional[cst.FunctionDef]:
+        """The helper's `def`, parsed from this file's source (libcst, as the units are; not where the index
+        found a construct too deep for its parser)."""
+        if not self.ctx.source or any(info.start <= d[0] <= info.end for d in getattr(self.ctx.index, "deep", ())):
+            return None
+        lines = list(io.StringIO(self.ctx.source, newline=""))     # split where Python's tokenizer splits
+        text = "".join(lines[info.start - 1:info.end])
+        if "\f" in text or not text.startswith(("def ", "async def ")):
+            return None
+        try:
+            module = cst.parse_module(text)
+        except (cst.ParserSyntaxError, RecursionError):
+            return None
+        fn = module.body[0] if len(module.body) == 1 else None
+        return fn if isinstance(fn, cst.FunctionDef) and fn.name.value == info.qualname else None
+
     # ---- environment -----------------------------------------------------------------------------
     def _env(self) -> Dict[str, object]:
-        """name -> list of value nodes / a kind string, for the innermost function (lambdas see their def)."""
-        fn = next((f for f in reversed(self.ctx.functions) if isinstance(f, cst.FunctionDef)), None)
+        """name -> list of value nodes / a kind string, for the innermost function (lambdas see their def), or
+        for the helper being judged `within`."""
+        fn = self._within[-1] if self._within else \
+            next((f for f in reversed(self.ctx.functions) if isinstance(f, cst.FunctionDef)), None)
         if fn is None:
             return {}
         key = id(fn)
@@ -542,6 +828,38 @@ def _optional_param(p: cst.Param) -> bool:
         text = cst.Module([]).code_for_node(p.annotation.annotation)
         return "Optional" in text or "None" in text
     return isinstance(p.default, cst.Name) and p.default.value == "None"
+
+
+def float_literal(node: cst.CSTNode) -> bool:
+    """`0.5`, `-1e-6`, `float("inf")`."""
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, (cst.Minus, cst.Plus)):
+        return float_literal(node.expression)
+    return isinstance(node, cst.Float) or (
+        isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "float" and
+        len(node.args) == 1 and isinstance(node.args[0].value, cst.SimpleString))
+
+
+def _float_data(node: cst.CSTNode) -> bool:
+    """Literal data for `torch.tensor` that it makes floating: numbers (nested lists and tuples of them), one of
+    them a float (`[1, 2.5]`; `[1, 2]` gives int64)."""
+    leaves: List[cst.CSTNode] = []
+
+    def collect(n: cst.CSTNode) -> bool:
+        if isinstance(n, (cst.List, cst.Tuple)):
+            return all(isinstance(e, cst.Element) and collect(e.value) for e in n.elements)
+        leaves.append(n)
+        inner = n.expression if isinstance(n, cst.UnaryOperation) and isinstance(n.operator, (cst.Minus, cst.Plus)) \
+            else n
+        return isinstance(inner, (cst.Integer, cst.Float)) or float_literal(n) or \
+            (isinstance(n, cst.Name) and n.value in ("True", "False"))
+
+    return collect(node) and any(float_literal(n) for n in leaves)
+
+
+def _device(ctx, node: cst.CSTNode) -> bool:
+    """A device argument of `.to()`: `"cuda"`, `x.device`, `torch.device(...)`."""
+    return isinstance(node, cst.SimpleString) or (isinstance(node, cst.Attribute) and node.attr.value == "device") \
+        or (isinstance(node, cst.Call) and (ctx.qualify(node.func) or "") == "torch.device")
 
 
 class _Assignments:
