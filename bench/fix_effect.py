@@ -30,7 +30,6 @@ import io
 import math
 import os
 import random
-import re
 import shutil
 import sys
 import tempfile
@@ -203,25 +202,17 @@ def _recorded_warnings(run: Run):
 def run_file(path: Path, calls: Sequence[str] = (), entry: Optional[str] = None, compiled: bool = True) -> Run:
     """Import `path` as a fresh module, then run `calls` (statements, in its namespace) or its `entry()`."""
     path = Path(path).resolve()
-    name = "_dynlint_fix_effect_" + re.sub(r"\W", "_", path.stem) + f"_{os.getpid()}"
+    return run_program(lambda: _observe().exec_file(str(path), calls, entry),
+                       lambda f: bool(f) and os.path.realpath(f) == str(path), compiled)
 
-    def body():
-        spec = importlib.util.spec_from_file_location(name, path)
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        try:
-            spec.loader.exec_module(module)
-            namespace = vars(module)
-            import torch
-            namespace.setdefault("torch", torch)
-            if entry:
-                namespace[entry]()
-            for call in calls:
-                exec(compile(call, f"<calls of {path.name}>", "exec"), namespace)
-        finally:
-            sys.modules.pop(name, None)
 
-    return run_program(body, lambda f: bool(f) and os.path.realpath(f) == str(path), compiled)
+@functools.lru_cache(maxsize=None)
+def _observe():
+    """bench/observe.py (how the rule proofs and the corpus scorer run a file), loaded by path."""
+    spec = importlib.util.spec_from_file_location("dynlint_bench_observe", ROOT / "bench" / "observe.py")
+    module = sys.modules.setdefault(spec.name, importlib.util.module_from_spec(spec))
+    spec.loader.exec_module(module)
+    return module
 
 
 def run_examples(root: Path, compiled: bool) -> Run:

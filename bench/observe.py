@@ -127,7 +127,6 @@ def observe(path: str, calls: Sequence[str] = (), fullgraph: Optional[bool] = No
             elif name.endswith("__graph_breaks"):
                 obs.break_calls.append(_stack_lines(path))
 
-    module_name = "_dynlint_observed_" + re.sub(r"\W", "_", os.path.basename(path)[:-3]) + f"_{os.getpid()}"
     saved_breakpoint = os.environ.get("PYTHONBREAKPOINT")
     os.environ["PYTHONBREAKPOINT"] = "0"                  # breakpoint() must not stop the run
     collector = _Collector(lambda f: bool(f) and _same(f, path))
@@ -136,23 +135,13 @@ def observe(path: str, calls: Sequence[str] = (), fullgraph: Optional[bool] = No
             warnings.simplefilter("always")
             counters.clear()
             try:
-                spec = importlib.util.spec_from_file_location(module_name, path)
-                module = importlib.util.module_from_spec(spec)
-                sys.modules[module_name] = module
-                spec.loader.exec_module(module)
-                namespace = vars(module)
-                namespace.setdefault("torch", torch)
-                if entry:
-                    namespace[entry]()
-                for call in calls:
-                    exec(compile(call, f"<calls of {os.path.basename(path)}>", "exec"), namespace)
+                exec_file(path, calls, entry)
             except BaseException as e:      # noqa: BLE001 - an example may raise anything; we report it
                 if isinstance(e, KeyboardInterrupt):
                     raise
                 obs.error = e
             obs.frames = counters["frames"]["ok"]
     finally:
-        sys.modules.pop(module_name, None)
         if saved_breakpoint is None:
             os.environ.pop("PYTHONBREAKPOINT", None)
         else:
@@ -164,3 +153,24 @@ def observe(path: str, calls: Sequence[str] = (), fullgraph: Optional[bool] = No
     obs.hit_recompile_limit = collector.hit_recompile_limit
     obs.warnings = [(w.category.__name__, str(w.message), w.filename, w.lineno) for w in caught]
     return obs
+
+
+def exec_file(path: str, calls: Sequence[str] = (), entry: Optional[str] = None) -> None:
+    """Import `path` as a fresh module (under a name no other module has, dropped afterwards), then run its
+    `entry()` and `calls` (statements, in its namespace, with `torch` imported there)."""
+    import torch
+
+    name = "_dynlint_run_" + re.sub(r"\W", "_", os.path.basename(path)[:-3]) + f"_{os.getpid()}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+        namespace = vars(module)
+        namespace.setdefault("torch", torch)
+        if entry:
+            namespace[entry]()
+        for call in calls:
+            exec(compile(call, f"<calls of {os.path.basename(path)}>", "exec"), namespace)
+    finally:
+        sys.modules.pop(name, None)

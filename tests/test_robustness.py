@@ -387,6 +387,12 @@ def _group(pgid: int):
     return out
 
 
+def _sigint_as_in_a_terminal():
+    """A job started in the background of a non-interactive shell inherits SIGINT ignored; a terminal's Ctrl-C
+    reaches a process that has the default action."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 @pytest.mark.parametrize("to", ["the process", "its process group (a terminal's Ctrl-C)"])
 def test_ctrl_c_exits_130_with_no_report_no_temp_file_and_nothing_left_running(tmp_path, to):
@@ -397,7 +403,8 @@ def test_ctrl_c_exits_130_with_no_report_no_temp_file_and_nothing_left_running(t
                              for k in range(200)}})
     proc = subprocess.Popen([sys.executable, "-m", "dynlint", "check", ".", "--regions", "all", "--no-cache",
                              "-j", "2", "--format", "json", "-o", "report.json"], cwd=tmp_path,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+                            preexec_fn=_sigint_as_in_a_terminal)
     try:
         deadline = time.time() + 60
         while len(_group(proc.pid)) < 3 and time.time() < deadline:     # wait for the worker processes

@@ -163,10 +163,15 @@ def test_ctrl_c_kills_the_running_workers_and_starts_no_more(tmp_path):
             time.sleep(0.02)
         os.kill(os.getpid(), signal.SIGINT)          # what Ctrl-C does to the parent
 
+    # as in a terminal, even where this process inherited SIGINT ignored (a background job of a script)
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     threading.Thread(target=interrupt_when_up, daemon=True).start()
     start = time.time()
-    with pytest.raises(KeyboardInterrupt):
-        run_on_slots([0, 1, 2], [Slot("cpu", "cpu")], sleeper, on_interrupt=kill_running)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            run_on_slots([0, 1, 2], [Slot("cpu", "cpu")], sleeper, on_interrupt=kill_running)
+    finally:
+        signal.signal(signal.SIGINT, previous)
     worker = int((tmp_path / "0").read_text())
     deadline = time.time() + 5
     while _pid_alive(worker) and time.time() < deadline:

@@ -444,7 +444,7 @@ def run(files: Iterable[Tuple[Path, str]], config: Config, rules: Sequence[Type]
         jobs: int = 1, cache=None, progress=None) -> Result:
     """Check files (pairs of path and project-relative path) and return all findings.
     progress: optional `progress(stage, done, total)` callback ("reading", then "checking"), see linter/progress.py."""
-    from dynlint.rules.regions import compiled_in, compiled_names, find_regions     # torch knowledge: rules/
+    from dynlint.rules.regions import find_regions, site_lines     # torch knowledge lives in rules/
 
     files = [(str(p), rel) for p, rel in files]
     codes = [r.code for r in rules]
@@ -488,21 +488,27 @@ def run(files: Iterable[Tuple[Path, str]], config: Config, rules: Sequence[Type]
     findings: List[Finding] = []
     project_key = digest(repr((config.regions, codes, [(rel, entries[rel].index_digest) for rel in indexed])).encode())
     site_rules = any(r.scope == "site" for r in rules)
+
+    def site_map(pairs) -> Dict[str, Set[int]]:
+        """rel -> site lines, for the files that have any (each file's depend on its own index alone)."""
+        out = {}
+        for rel, ix in pairs:
+            lines = site_lines(ix) if site_rules and ix else set()
+            if lines:
+                out[rel] = lines
+        return out
+
     if cache is not None and cache.project and cache.project[0] == project_key:
         by_file, sites = cache.project[1], dict(cache.project[2])
         if site_rules and fresh:      # re-indexed files keep their shape, but their lines may have moved
-            for rel, sf in fresh.items():
-                lines = sites_in(sf.index, compiled_in(sf.index)) if sf.index else set()
-                if lines:
-                    sites[rel] = lines
-                else:
-                    sites.pop(rel, None)
+            sites = {rel: lines for rel, lines in sites.items() if rel not in fresh}
+            sites.update(site_map((rel, sf.index) for rel, sf in fresh.items()))
             cache.project = (project_key, by_file, sites)
             cache.dirty = True
     else:
         try:
             regions = find_regions(project, config.regions)
-            sites = site_lines(project, compiled_names(project)) if site_rules else {}
+            sites = site_map(project.by_path.items())
         except Exception as e:      # a bug of ours in the whole-project pass: say so (exit 2), report what we have
             findings.append(internal_error(".", "the region analysis", e, debug))
             regions, sites = {}, {}
@@ -557,22 +563,3 @@ def _imported_files(modules: Dict[str, str], imports) -> List[str]:
                 out.add(rel)
                 break
     return sorted(out)
-
-
-def site_lines(project: Project, compiled: Dict[str, Set[str]]) -> Dict[str, Set[int]]:
-    """Lines, per file, of calls that set up torch.compile or call a compiled callable (site rules look there)."""
-    out: Dict[str, Set[int]] = {}
-    for path, ix in project.by_path.items():
-        lines = sites_in(ix, compiled.get(path, set()))
-        if lines:
-            out[path] = lines
-    return out
-
-
-def sites_in(ix: ModuleIndex, compiled: Set[str]) -> Set[int]:
-    """One file's site lines: they depend on nothing but its own index."""
-    from dynlint.rules.names import COMPILE, strip_call
-
-    calls = list(ix.module_calls) + [c for f in ix.functions.values() for c in f.calls]
-    return {c.line for c in calls
-            if c.kind == "name" and (ix.qualify(strip_call(c.target)) in COMPILE or c.target in compiled)}

@@ -4,8 +4,9 @@ libcst computes positions by generating the code of the whole module (a big func
 the sake of one finding. Here only a skeleton is generated: the statement that holds the node, inside its
 enclosing compound statements with every other block cut down to `pass`. The skeleton keeps every column
 (the same indentation tokens), and the statement's real line comes from Python's own parser (`ast`, in C),
-by following the same path of blocks. Anything else (the node is not inside that statement, a `;`-joined
-or one-line suite, a construct not mapped below) returns None and the caller computes positions the slow way.
+by following the same path of blocks. Where this does not apply (a compound statement reported as a whole,
+a node outside the statement being visited, a block `_blocks` does not map) it returns None, and the caller
+computes positions the slow way.
 """
 from __future__ import annotations
 
@@ -100,13 +101,11 @@ def fast_position(module: cst.Module, tree: ast.Module, chain: Sequence[cst.CSTN
     path = [n for n in chain if _is_statement(n)]
     if not path:
         return None
-    trees: List[ast.AST] = [tree]
-    parent = module
-    for stmt in path:
-        t = _ast_child(parent, trees[-1], stmt)
+    parent, t = module, tree
+    for stmt in path:                        # the ast statement where the innermost one begins
+        t = _ast_child(parent, t, stmt)
         if t is None:
             return None
-        trees.append(t)
         parent = stmt
     inner = skeleton = _skeleton(path[-1])
     for stmt, outer in zip(reversed(path), reversed(path[:-1])):
@@ -120,5 +119,5 @@ def fast_position(module: cst.Module, tree: ast.Module, chain: Sequence[cst.CSTN
     s = positions.get(inner.body[0] if isinstance(inner, cst.SimpleStatementLine) else inner)
     if s is None:
         return None
-    shift = trees[-1].lineno - s.start.line
+    shift = t.lineno - s.start.line
     return r.start.line + shift, r.start.column, r.end.line + shift, r.end.column

@@ -161,15 +161,19 @@ def find_regions(project: Project, mode: str = "auto") -> Dict[FuncRef, Chain]:
     return regions
 
 
-def compiled_names(project: Project) -> Dict[str, Set[str]]:
-    """Per file, local names that hold compiled callables (decorated functions, `x = torch.compile(...)`)."""
-    return {ix.path: compiled_in(ix) for ix in project.by_path.values()}
-
-
 def compiled_in(ix: ModuleIndex) -> Set[str]:
-    """The local names of one file that hold compiled callables."""
+    """The local names of one file that hold compiled callables (decorated functions, `x = torch.compile(...)`)."""
     names = {q for q, f in ix.functions.items() if "." not in q and any(_is_compile(ix, d) for d in f.decorators)}
     names |= {n for n, callee in ix.assigned_calls.items() if _is_compile(ix, callee)}
     for fn in ix.functions.values():
         names |= {n for n, ctors in fn.instances.items() if any(_is_compile(ix, c) for c in ctors)}
     return names
+
+
+def site_lines(ix: ModuleIndex) -> Set[int]:
+    """Lines of one file's calls that set up torch.compile or call a compiled callable (site rules look there).
+    They depend on nothing but the file's own index."""
+    compiled = compiled_in(ix)
+    calls = list(ix.module_calls) + [c for f in ix.functions.values() for c in f.calls]
+    return {c.line for c in calls
+            if c.kind == "name" and (ix.qualify(strip_call(c.target)) in COMPILE or c.target in compiled)}

@@ -108,7 +108,7 @@ def _kill_tagged(tag: str, rounds: int = 10) -> None:
     if not os.path.isdir("/proc"):          # pragma: no cover - not Linux: only the group is killed
         return
     for _ in range(rounds):
-        found = tagged(tag)
+        found = _tagged(tag)
         if not found:
             return
         for pid in found:
@@ -119,7 +119,7 @@ def _kill_tagged(tag: str, rounds: int = 10) -> None:
         time.sleep(0.05)
 
 
-def tagged(tag: str) -> List[int]:
+def _tagged(tag: str) -> List[int]:
     """pids of the processes (of this user) whose environment holds TAG=tag."""
     needle = f"{TAG}={tag}".encode()
     found = []
