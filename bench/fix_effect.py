@@ -66,6 +66,7 @@ class Run:
     outputs: List[list] = field(default_factory=list)     # per call of a compiled callable: its flattened result
     breaks: list = field(default_factory=list)            # dynlint.compiler.GraphBreak
     graphs: int = 0                                       # FX graphs Dynamo produced
+    recompiles: int = 0                                   # recompiles Dynamo logged
     error: Optional[str] = None
     warnings: List[Tuple[str, str, int]] = field(default_factory=list)    # (category, file, line)
 
@@ -184,6 +185,7 @@ def run_program(body: Callable[[], None], is_user: Callable[[str], bool], compil
         else:
             os.environ["PYTHONBREAKPOINT"] = saved
     run.breaks = list(collector.graph_breaks)
+    run.recompiles = len(collector.recompiles)
     return run
 
 

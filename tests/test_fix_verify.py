@@ -16,7 +16,7 @@ import textwrap
 import pytest
 
 from conftest import write_tree
-from dynlint.compiler.records import GraphBreak
+from dynlint.compiler.records import GraphBreak, GuardFailure, Recompile
 from dynlint.linter.fixer import fix_source
 from dynlint.runtime_check.fixcheck import hunks, judge
 from dynlint.runtime_check.results import Agreement, ExampleResult
@@ -94,9 +94,24 @@ def test_text_report_shows_graphs_breaks_speedup_and_what_was_rolled_back():
     text = judge([before], [after], TEXTS, {"m.py": 2}).render_text()
     assert "Fixes verified (original -> fixed):" in text
     row = next(line for line in text.splitlines() if line.strip().startswith("ex "))
-    assert row.split() == ["ex", "0", "->", "0", "1", "->", "0", "0.50x", "->", "2.00x", "CHANGED", "rolled", "back"]
+    assert row.split() == ["ex", "0", "->", "0", "1", "->", "0", "0", "->", "0", "0.50x", "->", "2.00x", "CHANGED",
+                           "rolled", "back"]
     assert "Rolled back m.py (2 fixes): ex: outputs changed" in text
     assert "Not verified (no example runs their changed lines), kept: other.py" in text
+
+
+def test_recompiles_the_fixes_expose_are_a_warning_not_a_rollback():
+    guard = GuardFailure(entry="0/0", guard="self.calls == 3", source="self.calls += 1", path="m.py", line=5)
+    recompile = Recompile(function="f", code_name="f", path="m.py", line=4, failures=(guard,))
+    before = _run(breaks=[_break("m.py", 5)]).with_(eager_ms=2.0, compiled_ms=4.0)
+    after = _run().with_(eager_ms=2.0, compiled_ms=400.0, recompiles=(recompile,) * 3)
+    v = judge([before], [after], TEXTS)
+    assert v.rolled_back == () and v.kept == ("m.py",)
+    warning = "recompiles 0 -> 3, speedup 0.50x -> 0.01x: with the breaks gone, Dynamo compiles code that " \
+              "recompiles: guard `self.calls == 3` (m.py:5)"
+    assert v.examples[0].exposed() == warning and f"Warning: ex: {warning}" in v.render_text()
+    assert v.to_dict()["examples"][0]["warning"] == warning
+    assert judge([before], [_run()], TEXTS).examples[0].exposed() == ""       # no more recompiles than before
 
 
 # ---- the command line ---------------------------------------------------------------------------------------
@@ -167,3 +182,63 @@ def test_fix_verify_rolls_back_a_fix_that_changes_outputs(cli, tmp_path):
     # the verify report describes the code as left: halve_big (restored) still breaks
     runs = {e["name"]: e for e in doc["verify"]["examples"]}
     assert runs["halving"]["break_sites"] == 1 and runs["shouting"]["break_sites"] == 0
+
+
+COUNTING = textwrap.dedent("""
+    import torch
+
+
+    class Noisy(torch.nn.Module):
+        def forward(self, x):
+            print("step")
+            return x * 2
+
+
+    class Counting(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.layers = torch.nn.ModuleList([Noisy(), Noisy()])
+            self.calls = 0
+
+        def forward(self, x):
+            self.calls += 1
+            for layer in self.layers:
+                x = layer(x)
+            return x + 1
+""").lstrip()
+
+COUNTING_EXAMPLES = textwrap.dedent("""
+    import torch
+    import dynlint
+    from counting import Counting
+
+
+    @dynlint.example
+    def counting():
+        return Counting(), [(torch.ones(4),), (torch.ones(4),), (torch.ones(4),), (torch.ones(4),)]
+""").lstrip()
+
+
+@pytest.mark.dynamo
+def test_fix_verify_warns_when_a_removed_break_exposes_recompiles(cli, tmp_path):
+    """The print in the layers breaks the graph inside a loop, so Dynamo skips `forward` -- and never sees the
+    counter: with the print guarded, `forward` compiles, and recompiles on every call. --fix --verify says so; with --unsafe-fixes the counter becomes a buffer and they go."""
+    pytest.importorskip("torch")
+    runs = {}
+    for tier in ("safe", "unsafe"):
+        project = tmp_path / tier
+        write_tree(project, {"pyproject.toml": "[tool.dynlint]\n", "counting.py": COUNTING,
+                             "dynlint_examples.py": COUNTING_EXAMPLES})
+        args = ["check", ".", "--fix", "--verify", "--device", "cpu", "--no-cache", "--format", "json", "-o", "o.json"]
+        r = cli(*args, *(["--unsafe-fixes"] if tier == "unsafe" else []), cwd=project, timeout=600)
+        (example,) = json.loads((project / "o.json").read_text())["verify"]["fixes"]["examples"]
+        runs[tier] = (r, example, (project / "counting.py").read_text())
+    r, safe, text = runs["safe"]
+    assert "self.calls = 0" in text and "is_compiling()" in text
+    assert safe["before"]["recompiles"] == 0 and safe["after"]["recompiles"] >= 2, safe
+    assert safe["before"]["break_sites"] >= 1 and safe["after"]["break_sites"] == 0
+    assert "recompiles 0 -> " in safe["warning"] and "self.calls" in safe["warning"], safe["warning"]
+    r, unsafe, text = runs["unsafe"]
+    assert 'self.register_buffer("calls", torch.tensor(0), persistent=False)' in text
+    assert unsafe["after"]["recompiles"] == 0 and unsafe["after"]["break_sites"] == 0 and unsafe["warning"] == "", unsafe
+    assert unsafe["outputs"]["status"] == "match" and unsafe["after"]["graphs"] == 1

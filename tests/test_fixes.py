@@ -113,6 +113,10 @@ def test_fix_example_under_dynamo(rule, i, example, tmp_path):
                     and os.path.realpath(w[1]) == os.path.realpath(path)]
         assert any(w[2] in lines for w in deprecations(original, before)), original.warnings
         assert not deprecations(fixed, after), fixed.warnings
+    elif rule.recompiles:
+        detail += f"\nrecompiles: {original.recompiles} -> {fixed.recompiles}"
+        assert original.recompiles > 0 and fixed.recompiles == 0, detail
+        assert len(fixed.breaks) <= len(original.breaks), detail
     else:
         assert any(wanted & set(b.gb_types) and b.line in lines for b in original.breaks), detail
         assert not any(wanted & set(b.gb_types) for b in fixed.breaks), detail
@@ -578,6 +582,49 @@ def test_float_tensor_methods_match_torch():
         assert moved.dtype == f.dtype
     for part in (f[0], f[:, 1:], f[ints > 2], f.T, f.mT, f.data):
         assert part.dtype == f.dtype
+
+
+# ---- counters into buffers (DYN306) -------------------------------------------------------------------------
+def _module(init: str, forward: str, extra: str = "", indent: str = "") -> str:
+    src = ("import torch\n\n"
+           "class M(torch.nn.Module):\n"
+           "    def __init__(self):\n" + textwrap.indent(textwrap.dedent(init).strip("\n"), " " * 8) + "\n\n"
+           "    def forward(self, x):\n" + textwrap.indent(textwrap.dedent(forward).strip("\n"), " " * 8) + "\n"
+           + (textwrap.indent(textwrap.dedent(extra).strip("\n"), "    ") + "\n" if extra else "")
+           + "\nm = torch.compile(M())\n")
+    return src
+
+
+@pytest.mark.parametrize("init,forward,extra,fixed", [
+    # the counter: `__init__` sets it, `forward` adds to it
+    ("super().__init__()\nself.steps = 0", "self.steps += 1\nreturn x * 2", "", True),
+    ("super(M, self).__init__()\nself.steps = -1", "self.steps -= 2\nreturn x * 2", "", True),
+    # read as a number somewhere: it would become a tensor condition (a new break): no fix
+    ("super().__init__()\nself.steps = 0", "self.steps += 1\nif self.steps % 10 == 0:\n    x = x + 1\nreturn x",
+     "", False),
+    # reset to an int by another method: assigning an int to a buffer's name raises: no fix
+    ("super().__init__()\nself.steps = 0", "self.steps += 1\nreturn x * 2",
+     "def reset(self):\n    self.steps = 0", False),
+    # set before nn.Module.__init__ ran (register_buffer needs it), or not to an integer, or twice: no fix
+    ("self.steps = 0\nsuper().__init__()", "self.steps += 1\nreturn x * 2", "", False),
+    ("super().__init__()\nself.steps = 0.0", "self.steps += 1\nreturn x * 2", "", False),
+    ("super().__init__()\nself.steps = 0\nself.steps = 1", "self.steps += 1\nreturn x * 2", "", False),
+    ("super().__init__()\nif True:\n    self.steps = 0", "self.steps += 1\nreturn x * 2", "", False),
+    # a float step, or a step read from a tensor: no fix
+    ("super().__init__()\nself.steps = 0", "self.steps += 0.5\nreturn x * 2", "", False),
+])
+def test_counter_buffer_fix_only_for_plain_counters(init, forward, extra, fixed):
+    src = _module(init, forward, extra)
+    assert "DYN306" in {f.code for f in check_source(src).findings}
+    out = fix_source(src, unsafe=True)
+    assert fix_source(src) == src, "the counter fix is unsafe: --fix alone leaves it"
+    if fixed:
+        assert 'self.register_buffer("steps", torch.tensor(' in out and "persistent=False)" in out
+        assert out.replace('self.register_buffer("steps", torch.tensor(', "self.steps = (", 1) \
+            .replace("), persistent=False)", ")", 1).replace("(0)", "0").replace("(-1)", "-1") == src
+        assert "DYN306" not in {f.code for f in check_source(out).findings}
+    else:
+        assert out == src
 
 
 # ---- the fixer alone ----------------------------------------------------------------------------------------

@@ -156,7 +156,7 @@ class Context:
             code = "".join(module.code_for_node(s) for s in replacement) if many else \
                 module.code_for_node(replacement)
             edits.append(Edit(line, col, end_line, end_col, type(target).__name__, code, many))
-        return Fix(plan.title, plan.safety, tuple(edits), tuple(plan.imports))
+        return Fix(plan.title, plan.safety, tuple(edits) + tuple(plan.file_edits), tuple(plan.imports))
 
 
 # Fields that hold only whitespace, punctuation or operators: no rule looks inside them, and skipping them

@@ -8,11 +8,15 @@ an arm of a branch a shape- and dtype-keeping function of one tensor, how is `to
 """
 from __future__ import annotations
 
+import io
 from dataclasses import dataclass
 from typing import List, Optional, Sequence, Tuple
 
 import libcst as cst
 from libcst.helpers import parse_template_expression
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+from dynlint.linter.finding import Edit
 
 from dynlint.rules.aliasing import (VIEWS, handed_on, may_alias, name_escapes, nodes, occurrences, parent_map,
                                     value_before)
@@ -28,6 +32,7 @@ class Autofix:
     safety: str                                          # SAFE | UNSAFE
     edits: Tuple[Tuple[cst.CSTNode, object], ...]       # (node of the unit, replacement node or [statements])
     imports: Tuple[Tuple[str, str], ...] = ()
+    file_edits: Tuple[Edit, ...] = ()                    # edits outside the unit, in file coordinates
 
 
 # ---- names -------------------------------------------------------------------------------------------------
@@ -872,3 +877,103 @@ def guard_eager_only(ctx, call: cst.Call, what: str) -> Optional[Autofix]:
     safe = all(is_pure(ctx, a.value) for a in call.args)
     return Autofix(f"Run {what} only when not compiling (`if not {t}.compiler.is_compiling():`)",
                    SAFE if safe else UNSAFE, ((target, [eager_only(target, t)]),), torch_imports(ctx))
+
+
+# ---- counters ----------------------------------------------------------------------------------------------
+def counter_to_buffer(ctx, update: cst.AugAssign) -> Optional[Autofix]:
+    """`self.calls += 1` in a traced method of an nn.Module whose `__init__` set `self.calls = 0`: keep the
+    counter in a non-persistent buffer (`self.register_buffer("calls", torch.tensor(0), persistent=False)`), which
+    `+=` updates in place inside the graph instead of changing a Python int that Dynamo guards on. Only where
+    the class (its source in this file) does nothing else with the attribute: `__init__` sets it once, to an
+    integer, on a line of its own after `super().__init__()`, and every other mention adds or subtracts an
+    integer. Unsafe: whoever reads the attribute gets a 0-d tensor instead of an int, and it moves with `.to()`."""
+    target = update.target
+    if not (isinstance(target, cst.Attribute) and isinstance(update.operator, (cst.AddAssign, cst.SubtractAssign))
+            and _integer(update.value)):
+        return None
+    attr, ix, cls = target.attr.value, ctx.index, ctx.class_name
+    info = ix.classes.get(cls) if ix is not None and cls else None
+    found = _class_source(ctx.source, info.start, info.end) if info is not None and ctx.source else None
+    if found is None:
+        return None
+    module, indent = found
+    classdef = module.body[0] if len(module.body) == 1 else None
+    if not isinstance(classdef, cst.ClassDef) or classdef.name.value != cls or \
+            not isinstance(classdef.body, cst.IndentedBlock):
+        return None
+    init = [s for s in classdef.body.body if isinstance(s, cst.FunctionDef) and s.name.value == "__init__"]
+    if len(init) != 1 or not isinstance(init[0].body, cst.IndentedBlock):
+        return None
+    body = list(init[0].body.body)
+    supers = [i for i, s in enumerate(body) if _is_super_init(s)]
+    sets = [i for i, s in enumerate(body) if _sets_self_attr(s, attr)]
+    if not supers or len(sets) != 1 or sets[0] < supers[0] or not _integer(body[sets[0]].body[0].value):
+        return None
+    setting = body[sets[0]]
+    for n in nodes(classdef):              # nothing but the one assignment and integer `+=` / `-=`
+        if isinstance(n, cst.AugAssign) and _is_self_attr(n.target, attr):
+            if not (isinstance(n.operator, (cst.AddAssign, cst.SubtractAssign)) and _integer(n.value)):
+                return None
+        elif isinstance(n, cst.Assign) and any(_is_self_attr(t.target, attr) for t in n.targets):
+            if n is not setting.body[0]:
+                return None
+    mentions = sum(1 for n in nodes(classdef) if _is_self_attr(n, attr))
+    updates = sum(1 for n in nodes(classdef) if isinstance(n, cst.AugAssign) and _is_self_attr(n.target, attr))
+    if mentions != updates + 1:
+        return None
+    r = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)[setting]
+    if r.start.line != r.end.line:
+        return None
+    t = torch_name(ctx)
+    value = code(body[sets[0]].body[0].value)
+    new = setting.with_changes(body=[cst.parse_statement(
+        f'self.register_buffer("{attr}", {t}.tensor({value}), persistent=False)\n').body[0]], leading_lines=())
+    line = r.start.line + info.start - 1
+    edit = Edit(line, r.start.column + indent, line, r.end.column + indent, "SimpleStatementLine",
+                module.code_for_node(new), True)
+    return Autofix(f"Keep `self.{attr}` in a buffer (`self.register_buffer(\"{attr}\", {t}.tensor({value}), "
+                   f"persistent=False)` in `__init__`)", UNSAFE, (), torch_imports(ctx), (edit,))
+
+
+def _integer(node: cst.CSTNode) -> bool:
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
+        node = node.expression
+    return isinstance(node, cst.Integer)
+
+
+def _is_self_attr(node: cst.CSTNode, attr: str) -> bool:
+    return isinstance(node, cst.Attribute) and node.attr.value == attr and isinstance(node.value, cst.Name) and \
+        node.value.value == "self"
+
+
+def _sets_self_attr(stmt: cst.CSTNode, attr: str) -> bool:
+    """`self.<attr> = value` alone on its line."""
+    return isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 and \
+        isinstance(stmt.body[0], cst.Assign) and len(stmt.body[0].targets) == 1 and \
+        _is_self_attr(stmt.body[0].targets[0].target, attr)
+
+
+def _is_super_init(stmt: cst.CSTNode) -> bool:
+    """`super().__init__(...)` or `super(Cls, self).__init__(...)` as a statement."""
+    if not (isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 and isinstance(stmt.body[0], cst.Expr)):
+        return False
+    call = stmt.body[0].value
+    return isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and \
+        call.func.attr.value == "__init__" and isinstance(call.func.value, cst.Call) and \
+        isinstance(call.func.value.func, cst.Name) and call.func.value.func.value == "super"
+
+
+def _class_source(source: str, start: int, end: int) -> Optional[Tuple[cst.Module, int]]:
+    """The class on lines start..end of the file, parsed on its own (dedented when nested), and the indent cut."""
+    lines = list(io.StringIO(source, newline=""))[start - 1:end]
+    if not lines:
+        return None
+    indent = len(lines[0]) - len(lines[0].lstrip(" "))
+    prefix = " " * indent
+    if any(line.strip() and not line.startswith(prefix) for line in lines) or "\f" in "".join(lines):
+        return None
+    try:
+        return cst.parse_module("".join(line[indent:] if line.strip() else line.lstrip(" ") for line in lines)), \
+            indent
+    except (cst.ParserSyntaxError, RecursionError):
+        return None

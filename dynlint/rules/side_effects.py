@@ -8,7 +8,7 @@ import libcst as cst
 from dynlint.linter.walker import children, walk
 from dynlint.rules.base import Example, FixExample, register
 from dynlint.rules.common import TorchRule, source_of
-from dynlint.rules.fixes import SAFE, Autofix, expr, guard_eager_only
+from dynlint.rules.fixes import SAFE, Autofix, counter_to_buffer, expr, guard_eager_only
 from dynlint.rules.tensors import TENSOR, VALUE, WEAK
 
 BUILTIN = "Failed to trace builtin operator"
@@ -623,8 +623,17 @@ class ModulePythonStateMutation(TorchRule):
     code = "DYN306"
     name = "module-python-state-mutation"
     message = "`{expr}` changes a Python attribute of the module: Dynamo guards on it, so every new value recompiles"
-    fix = "Keep counters in a registered buffer (`self.register_buffer('steps', torch.zeros((), dtype=torch.long))`) or outside the module"
+    fix = "Keep counters in a registered buffer (`self.register_buffer('steps', torch.tensor(0), persistent=False)`) or outside the module"
     recompiles = True
+    fix_safety = "unsafe"
+    fix_title = "Keep an integer counter in a non-persistent buffer, registered in `__init__`"
+    fix_note = """
+        Unsafe: code that reads the attribute gets a 0-d tensor instead of an int (`f"{model.calls}"` shows
+        `tensor(3)`), and the counter moves with `model.to(device)`. Offered only for a counter: `__init__`
+        sets it once, to an integer, after `super().__init__()`, and the class does nothing else with it than
+        add or subtract integers (a read such as `if self.calls % 100 == 0:` would become a tensor condition
+        and break the graph). `persistent=False` keeps it out of the `state_dict`, so checkpoints still load.
+    """
     why = """
         Integer and bool attributes of an `nn.Module` are treated as constants: Dynamo specialises the graph
         on their value (`self.steps == 3`). Changing them inside `forward` means the next call fails the
@@ -662,6 +671,35 @@ class ModulePythonStateMutation(TorchRule):
             model = torch.compile(Tracker())
         """, "for _ in range(4): model(torch.ones(3))"),
     ]
+    FIX_EXAMPLES = [FixExample("""
+        import torch
+
+        class Counter(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.scale = 2.0
+                self.calls = 0  # how many batches it saw
+
+            def forward(self, x):
+                self.calls += 1
+                return x * self.scale
+
+        model = torch.compile(Counter())
+    """, """
+        import torch
+
+        class Counter(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.scale = 2.0
+                self.register_buffer("calls", torch.tensor(0), persistent=False)  # how many batches it saw
+
+            def forward(self, x):
+                self.calls += 1
+                return x * self.scale
+
+        model = torch.compile(Counter())
+    """, "for i in range(4): model(torch.full((3,), float(i)))", safety="unsafe")]
     VALID = [Example("""
         import torch
 
@@ -701,6 +739,9 @@ class ModulePythonStateMutation(TorchRule):
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
         if self._module_attr(node.target) and self.tensors.kind(node.value) == VALUE:
             self.report(node, expr=source_of(node))
+
+    def autofix(self, node: cst.CSTNode):
+        return counter_to_buffer(self.ctx, node) if isinstance(node, cst.AugAssign) else None
 
     def visit_Assign(self, node: cst.Assign) -> None:
         for t in node.targets:

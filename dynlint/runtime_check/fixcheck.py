@@ -71,13 +71,29 @@ class FixedExample:
     def name(self) -> str:
         return self.before.name
 
+    def exposed(self) -> str:
+        """When the fixed code recompiles more than the original did: what the new recompiles guard on. A
+        break can hide a recompile hazard (Dynamo never compiled the code that reads the guarded value); once
+        the break is gone, the hazard costs a compile per call (`self.calls += 1` on an int attribute)."""
+        b, a = self.before, self.after
+        if not (self.covers and b.outcome == "ok" and a.outcome == "ok" and len(a.recompiles) > len(b.recompiles)):
+            return ""
+        failure = next((r.failures[0] for r in a.recompiles if r.failures), None)
+        where = ""
+        if failure is not None:
+            where = f": guard `{failure.guard}`" + (f" ({failure.path}:{failure.line})" if failure.line else "")
+        return (f"recompiles {len(b.recompiles)} -> {len(a.recompiles)}, speedup {_speed(b)} -> {_speed(a)}: "
+                f"with the breaks gone, Dynamo compiles code that recompiles{where}")
+
     def to_dict(self) -> dict:
         def side(r: ExampleResult) -> dict:
             return {"outcome": r.outcome, "graphs": len(r.graphs), "break_sites": r.break_sites,
-                    "speedup": r.speedup, "eager_ms": r.eager_ms, "compiled_ms": r.compiled_ms}
+                    "recompiles": len(r.recompiles), "speedup": r.speedup, "eager_ms": r.eager_ms,
+                    "compiled_ms": r.compiled_ms}
         return {"name": self.name, "before": side(self.before), "after": side(self.after),
                 "outputs": self.after.against_original.to_dict(), "covers": list(self.covers),
-                "problems": [{"path": p, "reason": why} for p, why in self.problems], "note": self.note}
+                "problems": [{"path": p, "reason": why} for p, why in self.problems], "note": self.note,
+                "warning": self.exposed()}
 
 
 @dataclass(frozen=True)
@@ -100,11 +116,12 @@ class FixVerification:
                 "unverified": [{"path": p, "fixes": fixes.get(p, 0)} for p in self.unverified]}
 
     def render_text(self) -> str:
-        rows = [("example", "graphs", "breaks", "speedup", "outputs", "fixes")]
+        rows = [("example", "graphs", "breaks", "recompiles", "speedup", "outputs", "fixes")]
         for e in self.examples:
             b, a = e.before, e.after
             rows.append((e.name, f"{_count(b, len(b.graphs))} -> {_count(a, len(a.graphs))}",
                          f"{_count(b, b.break_sites)} -> {_count(a, a.break_sites)}",
+                         f"{_count(b, len(b.recompiles))} -> {_count(a, len(a.recompiles))}",
                          f"{_speed(b)} -> {_speed(a)}", _outputs(e),
                          "rolled back" if e.problems else ("kept" if e.covers else (e.note and "-") or "none run")))
         widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
@@ -123,6 +140,8 @@ class FixVerification:
         for e in self.examples:
             if e.note:
                 lines.append(f"  {e.name}: {e.note}")
+            if e.exposed():
+                lines.append(f"Warning: {e.name}: {e.exposed()}")
         return "\n".join(lines) + "\n"
 
 
