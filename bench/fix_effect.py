@@ -348,7 +348,8 @@ class Effect:
     output_changes: List[str]
     original_vs_eager: List[str]                     # sanity: the unfixed compiled run against the reference
     errors: Tuple[Optional[str], Optional[str]] = (None, None)
-    left: List[Tuple[str, int, str, str]] = field(default_factory=list)    # targeted break lines left after
+    left: List[Tuple[str, int, str, str]] = field(default_factory=list)
+    recompiles: Tuple[int, int] = (0, 0)    # targeted break lines left after
     #                                                  the fixes: (file, line, cause, code on that line)
 
 
@@ -390,7 +391,8 @@ def effect_of_file(path: Path, unsafe: bool, workdir: Path) -> Effect:
                   causes(fixed.break_lines(str(copy)), per_line(after_findings)), outcome.fixed,
                   (original.graphs, fixed.graphs), fix_changes(reference, original, fixed),
                   compare(reference, original), (original.error, fixed.error),
-                  left_lines(here, {(os.path.realpath(p), n): c for (p, n), c in after_findings.items()}, d))
+                  left_lines(here, {(os.path.realpath(p), n): c for (p, n), c in after_findings.items()}, d),
+                  (original.recompiles, fixed.recompiles))
 
 
 def fix_changes(reference: Run, original: Run, fixed: Run) -> List[str]:
@@ -421,7 +423,8 @@ def effect_of_examples(unsafe: bool, workdir: Path, source: Path = EXAMPLES) -> 
                   compare(reference, original), (original.error, fixed.error),
                   [("examples/" + f, n, c, code) for f, n, c, code in left_lines(
                       {k: v for k, v in _lines(fixed).items() if k[0].startswith(str(root.resolve()) + os.sep)},
-                      {(os.path.realpath(p), n): c for (p, n), c in after_findings.items()}, root)])
+                      {(os.path.realpath(p), n): c for (p, n), c in after_findings.items()}, root)],
+                  (original.recompiles, fixed.recompiles))
 
 
 # ---- report ----------------------------------------------------------------------------------------------
@@ -438,6 +441,7 @@ def summarize(effects: List[Effect]) -> dict:
             "share": (tb - ta) / tb if tb else 1.0,
             "fixes": sum(e.fixes for e in effects),
             "graphs": (sum(e.graphs[0] for e in effects), sum(e.graphs[1] for e in effects)),
+            "recompiles": (sum(e.recompiles[0] for e in effects), sum(e.recompiles[1] for e in effects)),
             "output_changes": [f"{e.name}: {c}" for e in effects for c in e.output_changes],
             "baseline_changes": [f"{e.name}: {c}" for e in effects for c in e.original_vs_eager],
             "left": [x for e in effects for x in e.left]}
@@ -509,12 +513,14 @@ def render(safe: dict, unsafe: Optional[dict], effects: List[Effect]) -> str:
         "`bench/fix_effect.py`; each fix's own proof is in `tests/test_fixes.py`.",
         "",
         f"**Safe fixes** (`--fix`): {safe['fixes']} fixes; graphs {safe['graphs'][0]} -> {safe['graphs'][1]}; "
+        f"recompiles {safe['recompiles'][0]} -> {safe['recompiles'][1]}; "
         f"output changes: **{len(safe['output_changes'])}**.",
         "",
     ] + table(safe)
     if unsafe is not None:
         lines += ["", f"**Safe and unsafe fixes** (`--fix --unsafe-fixes`): {unsafe['fixes']} fixes; graphs "
-                      f"{unsafe['graphs'][0]} -> {unsafe['graphs'][1]}; output changes: "
+                      f"{unsafe['graphs'][0]} -> {unsafe['graphs'][1]}; recompiles {unsafe['recompiles'][0]} -> "
+                      f"{unsafe['recompiles'][1]}; output changes: "
                       f"**{len(unsafe['output_changes'])}**.", ""] + table(unsafe)
         if unsafe["output_changes"]:
             lines += ["", "Output changes with the unsafe fixes:", ""] + [f"- {c}" for c in unsafe["output_changes"]]
@@ -570,6 +576,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     unsafe = measure(True, files=args.files)[0] if args.unsafe or args.write else None
     for e in effects:
         print(f"{e.name:32s} fixes {e.fixes:2d}  graphs {e.graphs[0]:3d} -> {e.graphs[1]:3d}  "
+              f"recompiles {e.recompiles[0]:2d} -> {e.recompiles[1]:2d}  "
               f"before {dict(e.before)}  after {dict(e.after)}"
               + (f"  OUTPUT CHANGES {e.output_changes}" if e.output_changes else "")
               + (f"  errors {e.errors}" if any(e.errors) else ""))

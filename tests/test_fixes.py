@@ -420,6 +420,85 @@ def test_known_floating_where_fix_under_dynamo(src, tmp_path):
     assert fe.compare(reference, new) == []                      # values, dtypes, shapes and types
 
 
+# `a, b = self.sub(x)`: the element `forward` of a submodule class of this file returns in that position, judged
+# in that `forward` -- floating or not, and fresh or the caller's own -- as a helper's return is.
+def _routed(returns: str, init: str = "self.router = Router()", extra: str = "") -> str:
+    return textwrap.dedent("""
+        import torch
+
+
+        class Router(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.gate = torch.nn.Linear(4, 3)
+
+            def forward(self, x):
+                probs = self.gate(x).softmax(-1)
+                aux = (probs.mean(0) ** 2).sum() * 3
+                return {returns}
+
+
+        class MoE(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                {init}
+        {extra}
+            def forward(self, x):
+                probs, aux = self.router(x)
+                if (probs.argmax(-1) == 0).all():
+                    aux = aux + 0.01
+                return probs, aux
+
+
+        m = torch.compile(MoE())
+    """).format(returns=returns, init=init, extra=extra).lstrip("\n")
+
+
+_ROUTED_WHERE = "        aux = torch.where((probs.argmax(-1) == 0).all(), aux + 0.01, aux)\n"
+
+
+@pytest.mark.parametrize("returns,init,extra,safe", [
+    ("probs, aux", "self.router = Router()", "", True),
+    ("probs, aux.float()", "self.router = Router()", "", True),
+    # the position holds an integer tensor, or nothing known, or a tensor the router keeps (a parameter)
+    ("probs, aux.long()", "self.router = Router()", "", False),
+    ("probs, len(x)", "self.router = Router()", "", False),
+    ("probs, self.gate.weight", "self.router = Router()", "", False),
+    ("probs, aux * self.gate.weight", "self.router = Router()", "", True),   # arithmetic: a new tensor
+    # not a tuple of two in every return; the submodule not surely a Router
+    ("(probs, aux, aux)", "self.router = Router()", "", False),
+    ("probs, aux", "self.router = Router() if True else torch.nn.Identity()", "", False),
+    ("probs, aux", "self.router = Router()", "    def swap(self, r):\n        self.router = r\n", False),
+    ("probs, aux", "self.router = Router()\n        self.router.register_forward_hook(lambda *a: None)", "",
+     False),
+])
+def test_where_fix_reads_what_a_submodule_returns(returns, init, extra, safe):
+    src = _routed(returns, init, extra)
+    assert "DYN101" in {f.code for f in check_source(src).findings}
+    assert (_ROUTED_WHERE in fix_source(src)) == safe, fix_source(src)
+
+
+@pytest.mark.dynamo
+def test_where_fix_on_a_submodule_return_under_dynamo(tmp_path):
+    """The fix made safe by reading Router.forward: the break is gone, outputs and dtypes are the eager ones."""
+    pytest.importorskip("torch")
+    fe = _fix_effect()
+    src = _routed("probs, aux")
+    fixed = fix_source(src)
+    assert _ROUTED_WHERE in fixed
+    before, after = tmp_path / "before.py", tmp_path / "after.py"
+    before.write_text(src, encoding="utf-8")
+    after.write_text(fixed, encoding="utf-8")
+    calls = ["torch.manual_seed(0)", "m(torch.randn(5, 4))", "m(torch.randn(5, 4) * 100)", "m(torch.zeros(5, 4))",
+             "m.router.gate.bias.data = torch.tensor([5.0, 0.0, 0.0])", "m(torch.zeros(5, 4))"]   # the branch taken
+    reference = fe.run_file(before, calls, compiled=False)
+    original, new = fe.run_file(before, calls), fe.run_file(after, calls)
+    assert reference.error is None and original.error is None and new.error is None, (original.error, new.error)
+    assert any("Data-dependent branching" in b.gb_types for b in original.breaks)
+    assert new.breaks == []
+    assert fe.compare(reference, new) == []
+
+
 # Every entry of the floating-point tables in dynlint/rules/tensors.py, checked against torch: what the analysis
 # takes for floating is floating for integer, boolean and floating inputs alike (or torch rejects the input).
 def _inputs(torch, floating: bool):

@@ -61,8 +61,11 @@ def may_alias(ctx, node: cst.CSTNode, depth: int = 0, names: frozenset = frozens
     if isinstance(node, cst.Name):
         if node.value in names:
             return False
-        values = Tensors.of(ctx).assigned_values(node.value)
-        return not values or any(may_alias(ctx, v, depth + 1, names | {node.value}) for v in values)
+        tensors = Tensors.of(ctx)
+        bound = tensors.bindings(node.value)          # `a, b = self.sub(x)`: what sub's forward returns
+        return not bound or any(
+            tensors.judged(v, fn, cls, lambda n: may_alias(ctx, n, depth + 1, frozenset() if fn else names | {node.value}))
+            for v, fn, cls in bound)
     return False
 
 

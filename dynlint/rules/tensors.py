@@ -204,6 +204,7 @@ class Tensors:
         self._hit: Set[str] = set()
         self._float_assumed: Dict[Tuple[int, str], int] = {}   # (env, name) -> level assumed while judging it
         self._within: List[cst.FunctionDef] = []     # helpers of this file being judged (`within`)
+        self._within_cls: List[str] = []             # ... and the class of each ("" for a function)
         self._helpers: Dict[str, int] = {}           # helper name -> level of what it returns
         # helper name -> (its def, its return values), or None; the defs stay alive: environments are keyed by id()
         self._helper_defs: Dict[str, Optional[Tuple[cst.FunctionDef, List[cst.BaseExpression]]]] = {}
@@ -364,15 +365,15 @@ class Tensors:
         if name in memo:
             return memo[name]
         budget = env.setdefault(" float budget", [2000])        # kept apart from kind's budget
-        values = self.assigned_values(name)
-        if not values or budget[0] <= 0:
+        bound = self.bindings(name)
+        if not bound or budget[0] <= 0:
             return NOT_FLOAT
         budget[0] -= 1
         level = FLOAT_TENSOR
         try:
             while True:
                 self._float_assumed[key] = level
-                found = min(self._floating(v) for v in values)
+                found = min(self.judged(v, fn, cls, self._floating) for v, fn, cls in bound)
                 if found >= level or found == NOT_FLOAT:
                     level = found
                     break
@@ -490,13 +491,87 @@ class Tensors:
         return self._helper_defs[name]
 
     @contextmanager
-    def within(self, fn: cst.FunctionDef):
-        """Judge names (kinds, assignments, levels) as `fn`'s body binds them, while inside."""
+    def within(self, fn: cst.FunctionDef, cls: str = ""):
+        """Judge names (kinds, assignments, levels) as `fn`'s body binds them, while inside; `cls`: the class
+        whose method it is (another class's `self` has other attributes: not judged)."""
         self._within.append(fn)
+        self._within_cls.append(cls)
         try:
             yield
         finally:
             self._within.pop()
+            self._within_cls.pop()
+
+    def judged(self, node: cst.CSTNode, fn: Optional[cst.FunctionDef], cls: str, how):
+        """`how(node)`, judged in `fn` (a binding's function, `bindings`) or here when None."""
+        if fn is None:
+            return how(node)
+        with self.within(fn, cls):
+            return how(node)
+
+    def _foreign_self(self) -> bool:
+        """Inside a function of this file other than the unit's own: `self` there is not the unit's class."""
+        return bool(self._within_cls) and self._within_cls[-1] != self.ctx.class_name
+
+    def bindings(self, name: str) -> Optional[List[Tuple[cst.BaseExpression, Optional[cst.FunctionDef], str]]]:
+        """Every value the local `name` is bound to, each with the function to judge it in (None: this one) and
+        that function's class: its assignments, and for `a, b = f(x)` / `a, b = self.sub(x)` the element of
+        every `return a, b` of that helper or submodule's `forward` (`callee`). None when one binding is not
+        known (a parameter, a loop variable, an unpacking of anything else)."""
+        entry = self._env().get(name)
+        if not isinstance(entry, list) or not entry:
+            return None
+        out: List[Tuple[cst.BaseExpression, Optional[cst.FunctionDef], str]] = []
+        for v in entry:
+            if isinstance(v, cst.CSTNode):
+                out.append((v, None, ""))
+                continue
+            if not (isinstance(v, tuple) and v[0] == "unpack" and len(v) == 4 and v[2] is not None and
+                    isinstance(v[1], cst.Call)):
+                return None
+            found = self.callee(v[1].func)
+            if found is None:
+                return None
+            fn, returns, cls = found
+            for r in returns:
+                if not (isinstance(r, cst.Tuple) and len(r.elements) == v[3] and
+                        not any(isinstance(e, cst.StarredElement) for e in r.elements)):
+                    return None
+                out.append((r.elements[v[2]].value, fn, cls))
+        return out
+
+    def callee(self, func: cst.CSTNode) -> Optional[Tuple[cst.FunctionDef, List[cst.BaseExpression], str]]:
+        """What `func(...)` runs, when plain enough to read: a helper of this file (`helper`), or, in a method
+        of an nn.Module class, `self.sub(...)` where `__init__` made `sub` an instance of a module class of this
+        file that defines `forward` (and no `__call__`), assigned nowhere else in the class and with no forward
+        hook registered in the file. Its `def`, its `return` values and its class ("" for a helper)."""
+        if isinstance(func, cst.Name):
+            found = self.helper(func)
+            return (found[0], found[1], "") if found is not None else None
+        if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and
+                func.value.value == "self") or self._within:
+            return None
+        project, ix, cls = self.ctx.project, self.ctx.index, self.ctx.class_name
+        info = ix.classes.get(cls) if ix is not None and cls else None
+        attr = func.attr.value
+        ctors = info.attrs.get(attr, []) if info is not None else []
+        if len(ctors) != 1 or ctors[0] not in ix.classes or ctors[0] in ix.imports or project is None or \
+                "_forward_hook" in (self.ctx.source or "") or "_forward_pre_hook" in (self.ctx.source or ""):
+            return None
+        target = ix.classes[ctors[0]]
+        fwd = ix.functions.get(f"{target.name}.forward")
+        lines = list(io.StringIO(self.ctx.source, newline=""))
+        assigned = re.compile(r"\bself\.%s\s*(=(?!=)|:)|setattr\(" % re.escape(attr))
+        from dynlint.rules.regions import is_module_class
+        if fwd is None or fwd.decorators or "__call__" in target.methods or \
+                len(assigned.findall("".join(lines[info.start - 1:info.end]))) != 1 or \
+                not is_module_class(project, ix.path, target.name):
+            return None
+        key = f"{target.name}.forward"
+        if key not in self._helper_defs:
+            self._helper_defs[key] = self._read_helper(fwd)
+        found = self._helper_defs[key]
+        return (found[0], found[1], target.name) if found is not None else None
 
     def _read_helper(self, info) -> Optional[Tuple[cst.FunctionDef, List[cst.BaseExpression]]]:
         fn = self._helper_def(info)
@@ -527,8 +602,11 @@ class Tensors:
         found a construct too deep for its parser)."""
         if not self.ctx.source or any(info.start <= d[0] <= info.end for d in getattr(self.ctx.index, "deep", ())):
             return None
-        lines = list(io.StringIO(self.ctx.source, newline=""))     # split where Python's tokenizer splits
-        text = "".join(lines[info.start - 1:info.end])
+        lines = list(io.StringIO(self.ctx.source, newline=""))[info.start - 1:info.end]   # as the tokenizer splits
+        prefix = " " * info.indent                  # a method: cut the class's indent
+        if any(line.strip() and not line.startswith(prefix) for line in lines):
+            return None
+        text = "".join(line[info.indent:] if line.strip() else line.lstrip(" ") for line in lines)
         if "\f" in text or not text.startswith(("def ", "async def ")):
             return None
         try:
@@ -536,7 +614,7 @@ class Tensors:
         except (cst.ParserSyntaxError, RecursionError):
             return None
         fn = module.body[0] if len(module.body) == 1 else None
-        return fn if isinstance(fn, cst.FunctionDef) and fn.name.value == info.qualname else None
+        return fn if isinstance(fn, cst.FunctionDef) and fn.name.value == info.qualname.rsplit(".", 1)[-1] else None
 
     # ---- environment -----------------------------------------------------------------------------
     def _env(self) -> Dict[str, object]:
@@ -678,6 +756,8 @@ class Tensors:
         return k if k in (TENSOR, WEAK) else UNKNOWN
 
     def _self_attr_kind(self, attr: str) -> str:
+        if self._foreign_self():
+            return UNKNOWN
         if self._self_tensor_attrs is None:
             self._self_tensor_attrs = set()
             project, ix, cls = self.ctx.project, self.ctx.index, self.ctx.class_name
@@ -700,6 +780,8 @@ class Tensors:
         return TENSOR if attr in self._self_tensor_attrs else UNKNOWN
 
     def _submodule(self, attr: str) -> bool:
+        if self._foreign_self():
+            return False
         project, ix, cls = self.ctx.project, self.ctx.index, self.ctx.class_name
         if not (cls and ix and project and cls in ix.classes):
             return False
@@ -882,9 +964,12 @@ class _Assignments:
                 for t, v in zip(elems, value.elements):
                     self._bind(t, v.value)
             else:
-                # a, b = t.chunk(2): each part is a tensor when the whole is; else unknown
-                for t in elems:
-                    self._bind(t, ("unpack", value) if isinstance(value, cst.CSTNode) else value)
+                # a, b = t.chunk(2): each part is a tensor when the whole is; else unknown. The position (None
+                # after a starred target) lets `a, b = helper(x)` read the helper's `return a, b`.
+                starred = any(isinstance(e, cst.StarredElement) for e in target.elements)
+                for i, t in enumerate(elems):
+                    self._bind(t, ("unpack", value, None if starred else i, len(elems))
+                               if isinstance(value, cst.CSTNode) else value)
         elif isinstance(target, cst.StarredElement):
             self._bind(target.value, UNKNOWN)
 
