@@ -452,23 +452,23 @@ LEFT_PROSE = (
     "return type, a gradient, a dtype or an output shape): "
     "a `while` loop on a tensor runs a data-dependent number of times (a bounded loop with masks would change the "
     "length of what it stacks); "
-    "value guards that raise (`if (x < 0).any(): raise ...`) only have the unsafe in-graph check: "
-    "`torch._assert_async` raises RuntimeError whatever exception is written (ValueError in two of the three), "
+    "value guards that raise (`if (x < 0).any(): raise ...`) only have the unsafe in-graph check (the fix keeps "
+    "the `raise` for eager runs and asserts with `torch._assert_async` while compiling): compiled, a failing check "
+    "raises RuntimeError whatever exception is written (ValueError in two of the three, which a caller's `except "
+    "ValueError` then misses: `tests/test_fixes.py::test_unsafe_guard_fix_raises_another_exception_when_compiled`), "
     "and on CUDA it is a device-side assertion, asynchronous and fatal to the CUDA context; "
     "Python values that are returned (`any(t)`, `not t`, a returned `.item()`) stay Python values only with a "
     "host sync -- the unsafe fixes hand the caller a 0-d tensor (the output changes above); "
     "early returns whose returned values are not elementwise functions of one tensor with numbers get the unsafe "
     "`torch.where` fix, which always computes the path the return skipped: in `normalization.py` the weight "
     "standardisation it skips gives NaN (and a warning) for a filter with one element per output channel, and 0 * "
-    "NaN makes the weight's gradient NaN where the original had none; in `losses.py` the code after the return "
-    "(a cross entropy over the positions selected by a mask) runs on an empty selection -- harmless there, not "
-    "provably so in general; "
-    "branches that shift a tensor by a float in one arm only (`den + 1e-12` in `host_sync_utils.py`, "
-    "`aux + 0.01` in `moe_routing.py`) get the unsafe `torch.where` fix where nothing shows the tensor to be "
-    "floating (`den` is a parameter of `forward`, `aux` one element of the tuple a submodule returns): an integer "
-    "tensor would come back as a float one from the path that left it alone; `aux`, returned as the router "
-    "returned it, might also be a tensor the router keeps (both are float tensors here, and the unsafe fixes "
-    "change no output of theirs); "
+    "NaN makes the weight's gradient NaN where the original had none "
+    "(`tests/test_fixes.py::test_unsafe_early_return_fix_gives_nan_gradients`); in `losses.py` the code after "
+    "the return (a cross entropy over the positions selected by a mask) runs on an empty selection -- harmless "
+    "there, not provably so in general; "
+    "a branch that shifts a tensor by a float in one arm only (`den + 1e-12` in `host_sync_utils.py`) gets the "
+    "unsafe `torch.where` fix where nothing shows the tensor to be floating (`den` is a parameter of `forward`): "
+    "an integer tensor would come back as a float one from the path that left it alone; "
     "slice bounds read from tensors (`x[:n]` with `n` a tensor) make the output's shape depend on data; "
     "and Dynamo cannot deep-copy a module at all: the copy has to move out of the compiled function.")
 TARGET_PROSE = (
@@ -480,11 +480,13 @@ TARGET_PROSE = (
     "gets is floating point whatever the inputs (a function that returns floating point for any input, or "
     "arithmetic with such a result: `emb * 0.5` in `diffusion_unet.py` is a "
     "safe fix: `emb` is what `timestep_embedding`, a function of the same file, returns -- `torch.cat` of "
-    "`torch.cos` and `torch.sin` -- plus `cond`). The two float-shifting branches above are unsafe fixes for "
-    "want of that; the two early returns above were unsafe already.")
+    "`torch.cos` and `torch.sin` -- plus `cond`; `aux + 0.01` in `moe_routing.py` is one too: `aux` is the "
+    "third element of what `self.router(x)` returns, read in `Router.forward` of the same file -- a float "
+    "computed there, a new tensor the router does not keep). The float-shifting branch above is an unsafe fix "
+    "for want of such evidence; the two early returns above were unsafe already.")
 SHORT_PROSE = ("Reaching 70% with safe fixes alone would take {needed} more of the lines listed, each needing one of "
-               "the rewrites just described (or, for the two float-shifting branches, code that shows the tensor "
-               "to be floating).")
+               "the rewrites just described (or, for the float-shifting branch, code that shows the tensor to be "
+               "floating).")
 
 
 def render(safe: dict, unsafe: Optional[dict], effects: List[Effect]) -> str:

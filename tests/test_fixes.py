@@ -320,6 +320,78 @@ def test_where_fix_conditions_under_dynamo(body, arg, changed, tmp_path, monkeyp
     assert {k for k in original if original[k] != new[k]} == ({changed} if changed else set()), (original, new)
 
 
+# ---- why two unsafe fixes stay unsafe: what the caller would see --------------------------------------------
+@pytest.mark.dynamo
+def test_unsafe_guard_fix_raises_another_exception_when_compiled(tmp_path, monkeypatch):
+    """`if (x < 0).any(): raise ValueError(...)` -> `torch._assert_async` while compiling: no break, but a
+    caller's `except ValueError` no longer catches it (RuntimeError; on CUDA a device-side assertion)."""
+    torch = pytest.importorskip("torch")
+    src = _fn("""
+        if (x < 0).any():
+            raise ValueError("negative input")
+        return x * 2
+    """)
+    fixed = fix_source(src, unsafe=True)
+    assert fix_source(src) == src and "_assert_async" in fixed
+    compile_ = torch.compile
+    monkeypatch.setattr(torch, "compile", lambda fn, **kw: compile_(fn, backend="eager"))
+
+    def raised(text, name):
+        path = tmp_path / f"{name}.py"
+        path.write_text(text, encoding="utf-8")
+        spec = importlib.util.spec_from_file_location(f"guard_{name}", path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        try:
+            assert module.f(torch.ones(3)).tolist() == [2.0, 2.0, 2.0]
+            module.f(-torch.ones(3))
+        except Exception as e:          # noqa: BLE001 - which exception is the point
+            return type(e), str(e)
+        finally:
+            torch._dynamo.reset()
+        return None, ""
+
+    assert raised(src, "before") == (ValueError, "negative input")
+    kind, message = raised(fixed, "after")
+    assert kind is RuntimeError and "negative input" in message
+
+
+def test_unsafe_early_return_fix_gives_nan_gradients():
+    """The early return of a weight-standardised conv (normalization.py in the corpus) as `torch.where`: both
+    paths are computed, and the one not taken (std over one element per filter: NaN) poisons the gradient
+    through where's backward (0 * NaN), where the original had a finite one."""
+    torch = pytest.importorskip("torch")
+    src = textwrap.dedent("""
+        import torch
+        import torch.nn.functional as F
+
+
+        class WSConv2d(torch.nn.Conv2d):
+            def forward(self, x):
+                w = self.weight
+                if w.std() == 0:
+                    return F.conv2d(x, w, self.bias)
+                w = (w - w.mean(dim=(1, 2, 3), keepdim=True)) / (w.std(dim=(1, 2, 3), keepdim=True) + 1e-5)
+                return F.conv2d(x, w, self.bias)
+    """).lstrip()
+    fixed = fix_source(src, unsafe=True)
+    assert fix_source(src) == src and ".where(" in fixed
+
+    def weight_grad(text):
+        ns: dict = {}
+        exec(compile(text, "ws.py", "exec"), ns)
+        conv = ns["WSConv2d"](1, 2, 1)
+        with torch.no_grad():
+            conv.weight.fill_(0.5)                   # every weight equal: the early return is taken
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")          # std() over one element warns
+            conv(torch.randn(1, 1, 3, 3)).sum().backward()
+        return conv.weight.grad
+
+    assert torch.isfinite(weight_grad(src)).all()
+    assert torch.isnan(weight_grad(fixed)).all()
+
+
 # ---- which tensors are known floating (the dtype part of the where-fixes) -----------------------------------
 # A branch that scales by a float in one arm only (`if c: y = y * 0.5`) is safe when `y` is known floating
 # (`Tensors.floating`): then no arm changes its dtype. Unknown stays unsafe, and so does an integer tensor.

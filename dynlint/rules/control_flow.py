@@ -161,11 +161,13 @@ class TensorConditionInBranch(TorchRule):
         input (`torch.exp`, `x.mean()`, `F.softmax`, `x.float()`, `torch.randn`, `torch.zeros` with no `dtype` or a
         floating one), a true division or a float number with a tensor (`x / n`, `x * 0.5`), arithmetic with a
         floating tensor, or a function of the same file all of whose returns are such tensors (a helper
-        returning `torch.cat([torch.cos(a), torch.sin(a)])`). Else an integer `y` that came back from one arm as
-        it was comes back from `torch.where` as a float tensor, and the fix is unsafe (a parameter, or an element
-        of the tuple a submodule returned, is not known to be floating). It is unsafe too when the caller could
+        returning `torch.cat([torch.cos(a), torch.sin(a)])`; for `a, aux = self.router(x)`, the element in that
+        place of every return of the `forward` of the submodule's class, when that class is in the same file and
+        `__init__` is the one place that sets `self.router`). Else an integer `y` that came back from one arm as
+        it was comes back from `torch.where` as a float tensor, and the fix is unsafe (a parameter is not known
+        to be floating). It is unsafe too when the caller could
         tell the new tensor `torch.where` returns from the one it got before: an arm that hands on a tensor the
-        caller holds (a parameter, an attribute, a view of one, or one a helper of the same file hands back) where
+        caller holds (a parameter, an attribute, a view of one, or one a helper or submodule of the same file hands back) where
         the result is then returned, stored or updated in place, or an arm that updates such a tensor in place
         (`x += 1`, which the fix turns into a new tensor). A tensor in a divisor (`1 / y`) or a factor that is
         not finite makes the fix unsafe: the arm not selected still gets a zero gradient, and 0 * inf is NaN.
