@@ -112,6 +112,8 @@ def test_recompiles_the_fixes_expose_are_a_warning_not_a_rollback():
     assert v.examples[0].exposed() == warning and f"Warning: ex: {warning}" in v.render_text()
     assert v.to_dict()["examples"][0]["warning"] == warning
     assert judge([before], [_run()], TEXTS).examples[0].exposed() == ""       # no more recompiles than before
+    hinted = judge([before], [after], TEXTS, unsafe_fixes=[("m.py", 5, "DYN306")]).examples[0].exposed()
+    assert hinted == warning + "; --unsafe-fixes has a fix for it (DYN306 at m.py:5)"
 
 
 # ---- the command line ---------------------------------------------------------------------------------------
@@ -238,6 +240,8 @@ def test_fix_verify_warns_when_a_removed_break_exposes_recompiles(cli, tmp_path)
     assert safe["before"]["recompiles"] == 0 and safe["after"]["recompiles"] >= 2, safe
     assert safe["before"]["break_sites"] >= 1 and safe["after"]["break_sites"] == 0
     assert "recompiles 0 -> " in safe["warning"] and "self.calls" in safe["warning"], safe["warning"]
+    # `self.calls += 1`, line 17 of COUNTING, is line 18 once the print guard above it took a line
+    assert safe["warning"].endswith("; --unsafe-fixes has a fix for it (DYN306 at counting.py:18)"), safe["warning"]
     r, unsafe, text = runs["unsafe"]
     assert 'self.register_buffer("calls", torch.tensor(0), persistent=False)' in text
     assert unsafe["after"]["recompiles"] == 0 and unsafe["after"]["break_sites"] == 0 and unsafe["warning"] == "", unsafe

@@ -254,8 +254,10 @@ def _verify_fixes(args, config, jobs, outcome):
     for problem in outcome.problems + failed:
         sys.stderr.write(f"dynlint: {problem}\n")
     written = [rel for rel in outcome.after if rel in originals and not any(f.startswith(f"{rel}:") for f in failed)]
+    unsafe = [(f.path, f.line, f.code) for f in outcome.result.findings
+              if f.autofix is not None and f.autofix.safety == "unsafe"]
     verification = judge(before.examples, after.examples, {rel: (outcome.before[rel], outcome.after[rel])
-                                                           for rel in written}, outcome.applied)
+                                                           for rel in written}, outcome.applied, unsafe)
     if not verification.rolled_back:
         return verification, after, outcome.result
     for rel in verification.restored:

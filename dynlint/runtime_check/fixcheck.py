@@ -66,6 +66,7 @@ class FixedExample:
     covers: Tuple[str, ...] = ()                     # changed files whose changed lines it ran
     problems: Tuple[Tuple[str, str], ...] = ()       # (file to restore, why)
     note: str = ""                                   # why it verifies nothing (it failed on the original code)
+    unsafe_fixes: Tuple[Tuple[str, int, str], ...] = ()   # (path, line, code) of findings --unsafe-fixes would fix
 
     @property
     def name(self) -> str:
@@ -79,11 +80,13 @@ class FixedExample:
         if not (self.covers and b.outcome == "ok" and a.outcome == "ok" and len(a.recompiles) > len(b.recompiles)):
             return ""
         failure = next((r.failures[0] for r in a.recompiles if r.failures), None)
-        where = ""
+        where = hint = ""
         if failure is not None:
             where = f": guard `{failure.guard}`" + (f" ({failure.path}:{failure.line})" if failure.line else "")
+            hint = next((f"; --unsafe-fixes has a fix for it ({code} at {path}:{line})"
+                         for path, line, code in self.unsafe_fixes if (path, line) == (failure.path, failure.line)), "")
         return (f"recompiles {len(b.recompiles)} -> {len(a.recompiles)}, speedup {_speed(b)} -> {_speed(a)}: "
-                f"with the breaks gone, Dynamo compiles code that recompiles{where}")
+                f"with the breaks gone, Dynamo compiles code that recompiles{where}{hint}")
 
     def to_dict(self) -> dict:
         def side(r: ExampleResult) -> dict:
@@ -163,9 +166,11 @@ def _plural(n: int, word: str) -> str:
 
 
 def judge(before: Sequence[ExampleResult], after: Sequence[ExampleResult], texts: Dict[str, Tuple[str, str]],
-          applied: Optional[Dict[str, int]] = None) -> FixVerification:
+          applied: Optional[Dict[str, int]] = None, unsafe_fixes: Sequence[Tuple[str, int, str]] = ()
+          ) -> FixVerification:
     """Decide, from the runs on the original code (`before`) and on the fixed code (`after`), which fixed files
-    to restore. texts: file -> (original text, fixed text)."""
+    to restore. texts: file -> (original text, fixed text); unsafe_fixes: (path, line, code) of the findings left
+    that --unsafe-fixes would fix (named when one is where new recompiles come from)."""
     regions = {path: hunks(path, old, new) for path, (old, new) in sorted(texts.items())}
     by_key = {(r.path, r.factory): r for r in after}
     examples: List[FixedExample] = []
@@ -204,7 +209,7 @@ def judge(before: Sequence[ExampleResult], after: Sequence[ExampleResult], texts
         for path, why in problems:
             if why not in restore.setdefault(path, []):
                 restore[path].append(why)
-        examples.append(FixedExample(b, a, covers, tuple(problems)))
+        examples.append(FixedExample(b, a, covers, tuple(problems), unsafe_fixes=tuple(unsafe_fixes)))
     rolled = tuple((p, tuple(r)) for p, r in sorted(restore.items()))
     kept = tuple(p for p in sorted(regions) if p in ran and p not in restore)
     unverified = tuple(p for p in sorted(regions) if p not in ran)
