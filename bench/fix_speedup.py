@@ -35,10 +35,9 @@ def run_tier(project: Path, tmp: Path, name: str, extra, device: str) -> dict:
     if proc.returncode not in (0, 1):
         sys.exit(f"dynlint exited {proc.returncode}:\n{proc.stderr[-3000:]}")
     doc = json.loads(out.read_text())
+    versions = {k: doc["verify"][k] for k in ("device", "torch_version", "triton_version") if k in doc["verify"]}
     return {"tier": name, "wall_s": round(time.perf_counter() - start, 1), "summary": proc.stderr.strip(),
-            "fixes": doc["verify"]["fixes"], "verify": {k: doc["verify"][k] for k in
-                                                         ("device", "torch_version", "triton_version")
-                                                         if k in doc["verify"]}}
+            "fixes": doc["verify"]["fixes"], "verify": versions}
 
 
 def markdown(runs) -> str:

@@ -63,9 +63,11 @@ def may_alias(ctx, node: cst.CSTNode, depth: int = 0, names: frozenset = frozens
             return False
         tensors = Tensors.of(ctx)
         bound = tensors.bindings(node.value)          # `a, b = self.sub(x)`: what sub's forward returns
-        return not bound or any(
-            tensors.judged(v, fn, cls, lambda n: may_alias(ctx, n, depth + 1, frozenset() if fn else names | {node.value}))
-            for v, fn, cls in bound)
+        inner = names | {node.value}
+
+        def aliases(fn):
+            return lambda n: may_alias(ctx, n, depth + 1, frozenset() if fn else inner)
+        return not bound or any(tensors.judged(v, fn, cls, aliases(fn)) for v, fn, cls in bound)
     return False
 
 

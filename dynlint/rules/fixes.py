@@ -21,7 +21,7 @@ from dynlint.linter.finding import Edit
 from dynlint.rules.aliasing import (VIEWS, handed_on, may_alias, name_escapes, nodes, occurrences, parent_map,
                                     value_before)
 from dynlint.rules.tensors import (FLOAT_IF_TENSOR, FLOAT_TENSOR, TENSOR, TENSOR_METHODS, VALUE, WEAK, Tensors,
-                                   float_literal)
+                                   float_literal, parse_lines)
 
 SAFE, UNSAFE = "safe", "unsafe"
 
@@ -893,10 +893,10 @@ def counter_to_buffer(ctx, update: cst.AugAssign) -> Optional[Autofix]:
         return None
     attr, ix, cls = target.attr.value, ctx.index, ctx.class_name
     info = ix.classes.get(cls) if ix is not None and cls else None
-    found = _class_source(ctx.source, info.start, info.end) if info is not None and ctx.source else None
-    if found is None:
+    indent = _indent_of(ctx.source, info.start) if info is not None and ctx.source else 0
+    module = parse_lines(ctx, info.start, info.end, indent) if info is not None else None
+    if module is None:
         return None
-    module, indent = found
     classdef = module.body[0] if len(module.body) == 1 else None
     if not isinstance(classdef, cst.ClassDef) or classdef.name.value != cls or \
             not isinstance(classdef.body, cst.IndentedBlock):
@@ -963,17 +963,6 @@ def _is_super_init(stmt: cst.CSTNode) -> bool:
         isinstance(call.func.value.func, cst.Name) and call.func.value.func.value == "super"
 
 
-def _class_source(source: str, start: int, end: int) -> Optional[Tuple[cst.Module, int]]:
-    """The class on lines start..end of the file, parsed on its own (dedented when nested), and the indent cut."""
-    lines = list(io.StringIO(source, newline=""))[start - 1:end]
-    if not lines:
-        return None
-    indent = len(lines[0]) - len(lines[0].lstrip(" "))
-    prefix = " " * indent
-    if any(line.strip() and not line.startswith(prefix) for line in lines) or "\f" in "".join(lines):
-        return None
-    try:
-        return cst.parse_module("".join(line[indent:] if line.strip() else line.lstrip(" ") for line in lines)), \
-            indent
-    except (cst.ParserSyntaxError, RecursionError):
-        return None
+def _indent_of(source: str, line: int) -> int:
+    text = list(io.StringIO(source, newline=""))[line - 1]
+    return len(text) - len(text.lstrip(" "))

@@ -598,22 +598,9 @@ class Tensors:
         return fn, [r.value for r in returns]
 
     def _helper_def(self, info) -> Optional[cst.FunctionDef]:
-        """The helper's `def`, parsed from this file's source (libcst, as the units are; not where the index
-        found a construct too deep for its parser)."""
-        if not self.ctx.source or any(info.start <= d[0] <= info.end for d in getattr(self.ctx.index, "deep", ())):
-            return None
-        lines = list(io.StringIO(self.ctx.source, newline=""))[info.start - 1:info.end]   # as the tokenizer splits
-        prefix = " " * info.indent                  # a method: cut the class's indent
-        if any(line.strip() and not line.startswith(prefix) for line in lines):
-            return None
-        text = "".join(line[info.indent:] if line.strip() else line.lstrip(" ") for line in lines)
-        if "\f" in text or not text.startswith(("def ", "async def ")):
-            return None
-        try:
-            module = cst.parse_module(text)
-        except (cst.ParserSyntaxError, RecursionError):
-            return None
-        fn = module.body[0] if len(module.body) == 1 else None
+        """The helper's `def`, parsed from this file's source (`parse_lines`)."""
+        module = parse_lines(self.ctx, info.start, info.end, info.indent)
+        fn = module.body[0] if module is not None and len(module.body) == 1 else None
         return fn if isinstance(fn, cst.FunctionDef) and fn.name.value == info.qualname.rsplit(".", 1)[-1] else None
 
     # ---- environment -----------------------------------------------------------------------------
@@ -902,6 +889,26 @@ class Tensors:
             return TENSOR            # torch.cat, torch.where, torch.isnan, ...
         # torch.nn.Linear(...), torch.cuda.*, torch.distributed.*, torch._C.*, torch.Generator(...): not known
         return UNKNOWN
+
+
+def parse_lines(ctx, start: int, end: int, indent: int) -> Optional[cst.Module]:
+    """Lines start..end of the checked file (a function or class of it, found by the index) parsed on their own
+    with libcst, as the units are, the `indent` of their first line cut from every line (a method, a nested
+    class); None where a line is indented less, a form feed or a construct too deep for the index's parser is
+    in them, or they do not parse."""
+    if not ctx.source or any(start <= d[0] <= end for d in getattr(ctx.index, "deep", ())):
+        return None
+    lines = list(io.StringIO(ctx.source, newline=""))[start - 1:end]      # split where the tokenizer splits
+    prefix = " " * indent
+    if not lines or any(line.strip() and not line.startswith(prefix) for line in lines):
+        return None
+    text = "".join(line[indent:] if line.strip() else line.lstrip(" ") for line in lines)
+    if "\f" in text:
+        return None
+    try:
+        return cst.parse_module(text)
+    except (cst.ParserSyntaxError, RecursionError):
+        return None
 
 
 def _optional_param(p: cst.Param) -> bool:
