@@ -550,6 +550,36 @@ def test_where_fix_reads_what_a_submodule_returns(returns, init, extra, safe):
     assert (_ROUTED_WHERE in fix_source(src)) == safe, fix_source(src)
 
 
+@pytest.mark.parametrize("edit", [
+    # a class decorator, or a rebinding of the class's name, may hand out something else
+    lambda src: "def wrap(c):\n    return c\n\n\n" + src.replace("class Router(", "@wrap\nclass Router(", 1),
+    lambda src: src.replace("\n\nclass MoE(", "\n\nRouter = wrap(Router)\n\n\nclass MoE(", 1).replace(
+        "import torch\n", "import torch\n\n\ndef wrap(c):\n    return c\n", 1),
+    # a subclass gives the router another class: MoE.forward runs with it too
+    lambda src: src.replace("\n\nm = torch.compile(MoE())", textwrap.dedent("""
+
+        class IntRouter(torch.nn.Module):
+            def forward(self, x):
+                return x, x.long().sum()
+
+
+        class IntMoE(MoE):
+            def __init__(self):
+                super().__init__()
+                self.router = IntRouter()
+
+
+        m = torch.compile(MoE())"""), 1),
+])
+def test_where_fix_does_not_trust_a_submodule_that_may_be_another(edit):
+    src = _routed("probs, aux")
+    assert _ROUTED_WHERE in fix_source(src)
+    changed = edit(src)
+    assert changed != src and "DYN101" in {f.code for f in check_source(changed).findings}
+    assert _ROUTED_WHERE not in fix_source(changed)
+    assert _ROUTED_WHERE in fix_source(changed, unsafe=True)
+
+
 @pytest.mark.dynamo
 def test_where_fix_on_a_submodule_return_under_dynamo(tmp_path):
     """The fix made safe by reading Router.forward: the break is gone, outputs and dtypes are the eager ones."""

@@ -555,10 +555,14 @@ class Tensors:
         info = ix.classes.get(cls) if ix is not None and cls else None
         attr = func.attr.value
         ctors = info.attrs.get(attr, []) if info is not None else []
-        if len(ctors) != 1 or ctors[0] not in ix.classes or ctors[0] in ix.imports or project is None or \
-                "_forward_hook" in (self.ctx.source or "") or "_forward_pre_hook" in (self.ctx.source or ""):
+        if len(ctors) != 1 or ctors[0] not in ix.classes or project is None or \
+                any(ctors[0] in names for names in (ix.imports, ix.assigned_calls, ix.module_instances)) or \
+                "_forward_hook" in (self.ctx.source or "") or "_forward_pre_hook" in (self.ctx.source or "") or \
+                len(project.attr_classes(ix.path, cls, attr)) != 1 or self._overridden(cls, attr):
             return None
         target = ix.classes[ctors[0]]
+        if not self.ctx.source.splitlines()[target.start - 1].lstrip().startswith("class "):
+            return None                                         # a decorated class: the decorator may wrap it
         fwd = ix.functions.get(f"{target.name}.forward")
         lines = list(io.StringIO(self.ctx.source, newline=""))
         assigned = re.compile(r"\bself\.%s\s*(=(?!=)|:)|setattr\(" % re.escape(attr))
@@ -572,6 +576,12 @@ class Tensors:
             self._helper_defs[key] = self._read_helper(fwd)
         found = self._helper_defs[key]
         return (found[0], found[1], target.name) if found is not None else None
+
+    def _overridden(self, cls: str, attr: str) -> bool:
+        """A subclass of `cls` anywhere in the project sets `self.<attr>` to something of its own."""
+        project, path = self.ctx.project, self.ctx.index.path
+        return any(attr in info.attrs and (path, cls) in project.bases(p, name)
+                   for p, mix in project.by_path.items() for name, info in mix.classes.items())
 
     def _read_helper(self, info) -> Optional[Tuple[cst.FunctionDef, List[cst.BaseExpression]]]:
         fn = self._helper_def(info)
