@@ -521,6 +521,16 @@ def spawns_a_child_in_its_own_session():
 
 
 @dynlint.example
+def leaves_an_orphan_without_environment():
+    if os.fork() == 0:                   # a daemon: own session, no environment (no tag), its parent gone
+        os.setsid()
+        subprocess.Popen(["sleep", "987604"], env={}, start_new_session=True)
+        os._exit(0)
+    os.wait()
+    return g, [(torch.randn(4),)]
+
+
+@dynlint.example
 def segfaults():
     import ctypes
     ctypes.string_at(0)
@@ -548,7 +558,7 @@ def closes_its_output():
     os.close(2)
     return g, [(torch.randn(4),)]
 '''
-SLEEPS = ("987601", "987602", "987603")
+SLEEPS = ("987601", "987602", "987603", "987604")
 
 
 def _sleepers():
@@ -593,7 +603,8 @@ def test_verify_records_each_misbehaving_example_and_keeps_the_static_findings(h
     assert ("model.py", 6, "DYN201") in [(f["path"], f["line"], f["code"]) for f in doc["findings"]]
     outcomes = {e["name"]: e["outcome"] for e in doc["verify"]["examples"]}
     assert outcomes == {"fine": "ok", "prints_megabytes": "ok", "changes_directory": "ok", "spawns_children": "ok",
-                        "spawns_a_child_in_its_own_session": "ok", "segfaults": "crashed",
+                        "spawns_a_child_in_its_own_session": "ok", "leaves_an_orphan_without_environment": "ok",
+                        "segfaults": "crashed",
                         "calls_sys_exit": "error", "exits_hard": "crashed", "hangs": "timeout",
                         "closes_its_output": "error"}
     assert not [cmd for _, cmd in _sleepers() if "987602" not in cmd]    # the worker's process group is gone
@@ -603,9 +614,40 @@ def test_verify_records_each_misbehaving_example_and_keeps_the_static_findings(h
 @pytest.mark.slow
 def test_verify_leaves_nothing_running_even_a_child_in_its_own_session(hostile_verify):
     """The worker's process group dies with it; a child that started its own session (setsid) left that group
-    and is found by the tag it inherited in its environment."""
+    and is found by the tag it inherited in its environment; an orphan with no environment at all is found as
+    a child of dynlint's, which is its subreaper."""
     _, _, left = hostile_verify
     assert left == []
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc, prctl")
+def test_an_orphan_without_environment_is_killed_and_our_own_children_are_not(tmp_path):
+    """A worker's grandchild in its own session, with an empty environment (no tag) and its parent gone, is
+    re-parented to dynlint (a child subreaper while workers run) and killed; a child dynlint's process had
+    before stays, and dynlint is no subreaper afterwards."""
+    from dynlint.runtime_check.process import run_isolated
+
+    bystander = subprocess.Popen(["sleep", "987710"])
+    try:
+        escaper = ("import os, subprocess, sys\n"
+                   "if os.fork() == 0:\n"
+                   "    os.setsid()\n"
+                   "    p = subprocess.Popen(['sleep', '987711'], env={}, start_new_session=True)\n"
+                   "    open(sys.argv[1], 'w').write(str(p.pid))\n"
+                   "    os._exit(0)\n"
+                   "os.wait()\n")
+        out = run_isolated([sys.executable, "-c", escaper, str(tmp_path / "pid")], env=dict(os.environ),
+                           timeout=60, log_path=str(tmp_path / "log"))
+        assert out.returncode == 0, out.log_tail
+        pid = int((tmp_path / "pid").read_text())
+        assert not Path(f"/proc/{pid}").exists(), Path(f"/proc/{pid}/stat").read_text()    # killed and reaped
+        assert bystander.poll() is None
+        import ctypes
+        flag = ctypes.c_int(-1)
+        assert ctypes.CDLL(None).prctl(37, ctypes.byref(flag), 0, 0, 0) == 0 and flag.value == 0  # GET_SUBREAPER
+    finally:
+        bystander.kill()
+        bystander.wait()
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")

@@ -3,10 +3,16 @@
 User code may hang, fork helpers (Inductor's compile pool, DataLoader workers, a stray `sleep`), crash or
 print megabytes. The worker starts a new session, so its whole group can be killed at once; its output
 goes to a log file of which only the tail is read. A descendant that leaves the group (`setsid`, a daemon)
-is found by a tag in its environment, which every descendant inherits, and killed too (Linux, /proc).
+is found by a tag in its environment, which every descendant inherits, and killed too (Linux, /proc). One
+that also drops its environment (`env -i`) is found another way: while workers run, this process is a
+child subreaper (Linux `prctl`), so a descendant whose parent dies is re-parented to it rather than to init;
+once no worker runs, every child of this process that is neither a worker nor one it had before the first
+worker started is such an orphan, and is killed.
 """
 from __future__ import annotations
 
+import ctypes
+import multiprocessing
 import os
 import secrets
 import signal
@@ -23,6 +29,8 @@ LOG_TAIL_BYTES = 4000
 _RUNNING: Dict[subprocess.Popen, str] = {}          # worker -> the tag in its environment
 _RUNNING_LOCK = threading.Lock()
 TAG = "DYNLINT_VERIFY_WORKER"
+PR_SET_CHILD_SUBREAPER = 36                         # linux/prctl.h
+_ADOPTING = {"workers": 0, "before": frozenset()}   # workers in run_isolated; our children before the first
 
 
 @dataclass(frozen=True)
@@ -47,33 +55,46 @@ def run_isolated(cmd: Sequence[str], *, env: Dict[str, str], timeout: float, log
                  cwd: Optional[str] = None) -> ProcessOutcome:
     start = time.perf_counter()
     tag = secrets.token_hex(8)
-    with open(log_path, "wb") as log:
-        proc = subprocess.Popen(list(cmd), stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                                env={**env, TAG: tag}, cwd=cwd, **_new_group())
     with _RUNNING_LOCK:
-        _RUNNING[proc] = tag
+        if _ADOPTING["workers"] == 0 and _subreaper(True):
+            _ADOPTING["before"] = frozenset(_children())
+        _ADOPTING["workers"] += 1
+    proc = None
     timed_out = False
     try:
-        proc.wait(timeout)
-    except subprocess.TimeoutExpired:
-        timed_out = True
+        with open(log_path, "wb") as log:
+            proc = subprocess.Popen(list(cmd), stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                                    env={**env, TAG: tag}, cwd=cwd, **_new_group())
+        with _RUNNING_LOCK:
+            _RUNNING[proc] = tag
+        try:
+            proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+        finally:
+            # Always, not only on timeout: the worker's children (user helpers, compile pools) die with it.
+            _kill_group(proc)
+            proc.wait()
+            _kill_tagged(tag)
     finally:
-        # Always, not only on timeout: the worker's children (user helpers, compile pools) die with it.
-        _kill_group(proc)
-        proc.wait()
-        _kill_tagged(tag)
         with _RUNNING_LOCK:
             _RUNNING.pop(proc, None)
+            _ADOPTING["workers"] -= 1
+            if _ADOPTING["workers"] == 0:
+                _kill_adopted()
+                _subreaper(False)
     return ProcessOutcome(proc.returncode, timed_out, time.perf_counter() - start, read_tail(log_path))
 
 
 def kill_running() -> None:
-    """Kill the process groups of every worker still running (the parent was interrupted)."""
+    """Kill the process groups of every worker still running (the parent was interrupted), and the orphans."""
     with _RUNNING_LOCK:
         running = list(_RUNNING.items())
     for proc, tag in running:
         _kill_group(proc)
         _kill_tagged(tag)
+    with _RUNNING_LOCK:
+        _kill_adopted(keep={proc.pid for proc, _ in running})
 
 
 def read_tail(path: str, size: int = LOG_TAIL_BYTES) -> str:
@@ -133,3 +154,54 @@ def _tagged(tag: str) -> List[int]:
         except OSError:                      # gone, or another user's
             continue
     return found
+
+
+def _subreaper(on: bool) -> bool:
+    """Make this process a child subreaper (or stop): Linux only; False where it is not available."""
+    if not sys.platform.startswith("linux"):    # pragma: no cover - macOS, Windows: no prctl
+        return False
+    try:
+        return ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, int(on), 0, 0, 0) == 0
+    except (OSError, AttributeError):           # pragma: no cover
+        return False
+
+
+def _children() -> List[int]:
+    """pids of the processes whose parent is this one (/proc), zombies included."""
+    me, found = os.getpid(), []
+    for name in os.listdir("/proc") if os.path.isdir("/proc") else ():
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as f:
+                fields = f.read().rsplit(b")", 1)[1].split()    # after "pid (comm)": state, ppid, ...
+        except (OSError, IndexError):
+            continue
+        if len(fields) > 1 and int(fields[1]) == me:
+            found.append(int(name))
+    return found
+
+
+def _kill_adopted(keep=(), rounds: int = 10) -> None:
+    """Kill and reap the children of this process that it did not start: orphans of the workers' descendants,
+    re-parented here. Workers (`keep`, and those still registered), pool processes and the children there were
+    before the first worker started are left alone. Called with _RUNNING_LOCK held."""
+    if not sys.platform.startswith("linux"):    # pragma: no cover
+        return
+    for _ in range(rounds):
+        ours = set(keep) | {p.pid for p in _RUNNING} | {p.pid for p in multiprocessing.active_children()}
+        found = [pid for pid in _children() if pid not in ours and pid not in _ADOPTING["before"]]
+        if not found:
+            return
+        for pid in found:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        deadline = time.monotonic() + 2.0
+        for pid in found:                   # our children now: reap them, or they stay zombies
+            try:
+                while os.waitpid(pid, os.WNOHANG) == (0, 0) and time.monotonic() < deadline:
+                    time.sleep(0.01)
+            except ChildProcessError:
+                pass
