@@ -8,7 +8,7 @@ For each tier (safe, then safe + unsafe), on a fresh copy of the tree (the tree 
 1. `dynlint check . --fix [--unsafe-fixes]` as a user runs it (`--no-cache`, default region detection);
 2. every file it changed still compiles (`compile()`: valid Python, no SyntaxError);
 3. no file it did not report as fixed changed (bytes compared with the original);
-4. a second run finds nothing more to fix (the fixes reach a fixed point: running `--fix` twice changes nothing);
+4. a second run changes no file (the fixes reach a fixed point: running `--fix` twice changes nothing);
 5. the findings a fix removes are the ones it targets: a rule's findings never grow.
 
 Reported per tier: files, fixes applied, files changed, and the findings per rule before and after. Nothing here
@@ -36,12 +36,12 @@ APPLIED = re.compile(r"Applied (\d+) fix(?:es)? to (\d+) files?")
 
 
 def dynlint(cwd: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "dynlint", "check", ".", "--no-cache", "--quiet", *args], cwd=cwd,
+    return subprocess.run([sys.executable, "-m", "dynlint", "check", ".", "--no-cache", *args], cwd=cwd,
                           env=dict(os.environ, NO_COLOR="1"), capture_output=True, text=True)
 
 
 def findings(cwd: Path) -> collections.Counter:
-    r = dynlint(cwd, "--format", "json", "--exit-zero")
+    r = dynlint(cwd, "--format", "json", "--exit-zero", "--quiet")
     doc = json.loads(r.stdout)
     return collections.Counter(f["code"] for f in doc["findings"])
 
@@ -68,25 +68,27 @@ def sweep_tier(tree: Path, tmp: Path, name: str, extra) -> dict:
             compile(fixed[rel], rel, "exec")
         except SyntaxError as e:
             broken.append(f"{rel}: {e}")
-    m = APPLIED.search(first.stderr)
+    m = APPLIED.search(first.stdout)        # the summary ends the text report
     second = dynlint(copy, "--fix", *extra)
-    again = APPLIED.search(second.stderr)
+    again = snapshot(copy)
     after = findings(copy)
     grew = {code: (before[code], after[code]) for code in after if after[code] > before[code]}
     return {"tier": name, "files": len(original), "wall_s": round(wall, 1), "exit": first.returncode,
             "fixes": int(m.group(1)) if m else 0, "files_reported": int(m.group(2)) if m else 0,
             "files_changed": len(changed), "not_compiling": broken,
-            "second_run_fixes": int(again.group(1)) if again else 0,
+            "second_run_fixes": len([rel for rel in again if again[rel] != fixed.get(rel)]),
+            "second_run_summary": second.stdout.strip().splitlines()[-1:],
             "internal_errors": after.get("DYN001", 0) + before.get("DYN001", 0),
             "traceback": "Traceback" in first.stderr + second.stderr,
             "findings_before": dict(before), "findings_after": dict(after), "grew": grew,
-            "changed": changed, "stderr": first.stderr[-2000:]}
+            "changed": changed, "summary": first.stdout.strip().splitlines()[-1:], "stderr": first.stderr[-2000:]}
 
 
 def markdown(tree: Path, runs) -> str:
     lines = [f"Tree: `{tree.name}` ({runs[0]['files']:,} files)", "",
-             "| tier | fixes applied | files changed | changed files that do not compile | fixes on a second run | "
-             "rule whose findings grew | internal errors | wall s |", "|---|---:|---:|---:|---:|---|---:|---:|"]
+             "| tier | fixes applied | files changed | changed files that do not compile | files a second run "
+             "changes | rule whose findings grew | internal errors | wall s |",
+             "|---|---:|---:|---:|---:|---|---:|---:|"]
     for r in runs:
         lines.append(f"| {r['tier']} | {r['fixes']:,} | {r['files_changed']:,} | {len(r['not_compiling'])} | "
                      f"{r['second_run_fixes']} | {', '.join(r['grew']) or 'none'} | {r['internal_errors']} | "

@@ -320,6 +320,40 @@ def test_where_fix_conditions_under_dynamo(body, arg, changed, tmp_path, monkeyp
     assert {k for k in original if original[k] != new[k]} == ({changed} if changed else set()), (original, new)
 
 
+# ---- a fix never rests on the guess that `forward`'s parameters are tensors -----------------------------------
+# The rules take an unannotated parameter of `forward` for a tensor (most are); a fix that turns `int(v)` into
+# `v.long()` or a branch into `torch.where` would break or retype a Python number there. Found on transformers
+# (bench/fix_sweep.py): `int(self.padding_idx + num_input_ids)` with `num_input_ids` built from `inputs_shape[1]`.
+def _forward(params: str, body: str) -> str:
+    return ("import torch\n\n\nclass M(torch.nn.Module):\n    def forward(self, " + params + "):\n" +
+            textwrap.indent(textwrap.dedent(body).strip("\n"), " " * 8) + "\n\n\nm = torch.compile(M())\n")
+
+
+@pytest.mark.parametrize("params,body,code,fixed", [
+    # a parameter nothing shows to be a tensor: the finding stays (it usually is one), the fix is unsafe only
+    ("x, count", "return x * int(count)", "DYN202", None),
+    ("x, scale", "y = x * 2\nif y.sum() > 0:\n    scale = scale * 0.5\nreturn y * scale", "DYN101", None),
+    # used as a tensor in the body: a tensor, the fix is safe
+    ("x, count", "n = count.sum()\nreturn x * int(n)", "DYN202", "        return x * n.long()\n"),
+    ("x, count", "return x * int(count.sum())", "DYN202", "        return x * count.sum().long()\n"),
+])
+def test_fixes_do_not_rely_on_forward_parameters_being_tensors(params, body, code, fixed):
+    src = _forward(params, body)
+    assert code in {f.code for f in check_source(src).findings}
+    safe, unsafe = fix_source(src), fix_source(src, unsafe=True)
+    assert unsafe != src
+    if fixed is None:
+        assert safe == src
+    else:
+        assert fixed in safe, safe
+
+
+@pytest.mark.parametrize("param", ["inputs_shape", "input_sizes", "target_device", "device", "dtype"])
+def test_shape_and_device_parameters_of_forward_are_not_taken_for_tensors(param):
+    src = _forward(f"x, {param}", f"return x * int({param}[0] if isinstance({param}, tuple) else 1)")
+    assert "DYN202" not in {f.code for f in check_source(src).findings}
+
+
 # ---- why two unsafe fixes stay unsafe: what the caller would see --------------------------------------------
 @pytest.mark.dynamo
 def test_unsafe_guard_fix_raises_another_exception_when_compiled(tmp_path, monkeypatch):

@@ -584,7 +584,7 @@ def _evident_tensor(ctx, name: str, cond: cst.CSTNode) -> bool:
     """`name` holds a tensor: inferred so, or probably so and read by the tensor condition (`y.sum() > 0`), or
     known to be a floating-point one (`emb = helper(t)` where the helper of this file returns `torch.cat` of
     `torch.cos(...)` ...: `Tensors.floating`)."""
-    tensors = Tensors.of(ctx)
+    tensors = Tensors.strict_of(ctx)           # not by the guess that `forward`'s parameters are tensors
     kind = tensors.kind(cst.Name(name))
     return kind == TENSOR or (kind == WEAK and name in _names(cond)) or \
         tensors.floating(cst.Name(name)) == FLOAT_TENSOR
@@ -815,16 +815,18 @@ def clamp_use(ctx, use: cst.Name, parent_of, floats_ok: bool):
     return call, new.with_changes(lpar=call.lpar, rpar=call.rpar)
 
 
-def keep_scalar_tensor(ctx, call: cst.Call, replacement: cst.BaseExpression, what: str,
+def keep_scalar_tensor(ctx, call: cst.Call, replacement: cst.BaseExpression, what: str, value: cst.BaseExpression,
                        floats_ok: bool = False) -> Optional[Autofix]:
-    """Drop a scalar extraction (`t.item()`, `float(t)`) where the value only feeds tensor arithmetic: either
-    directly (`x / t.max().item()`) or through a local assigned once (`peak = ...item()`; `x / peak`, also
-    `x / max(peak, 1)`, which becomes `x / peak.clamp(min=1)`). Safe then; unsafe when the local is also
-    returned (the caller gets a 0-d tensor instead of a Python number). `floats_ok`: the value is known to be a
-    float (a float bound in `max(v, 0.5)` keeps its type)."""
+    """Drop a scalar extraction (`t.item()`, `float(t)`) of the tensor `value` where the value only feeds tensor
+    arithmetic: either directly (`x / t.max().item()`) or through a local assigned once (`peak = ...item()`;
+    `x / peak`, also `x / max(peak, 1)`, which becomes `x / peak.clamp(min=1)`). Safe then; unsafe when the local
+    is also returned (the caller gets a 0-d tensor instead of a Python number), or when `value` is a tensor only
+    by the guess that `forward`'s parameters are (`Tensors.strict_of`: `int(n).long()` of an int would raise).
+    `floats_ok`: the value is known to be a float (a float bound in `max(v, 0.5)` keeps its type)."""
     fn = next((f for f in reversed(ctx.functions) if isinstance(f, cst.FunctionDef)), None)
     if fn is None:
         return None
+    sure = Tensors.strict_of(ctx).kind(value) == TENSOR
     parents = parent_map(fn)
     title = f"Keep the value as a 0-d tensor ({what})"
     owner = ctx.parent()
@@ -850,9 +852,9 @@ def keep_scalar_tensor(ctx, call: cst.Call, replacement: cst.BaseExpression, wha
                 safe = False
             else:
                 return None
-        return Autofix(title, SAFE if safe else UNSAFE, tuple(edits))
+        return Autofix(title, SAFE if safe and sure else UNSAFE, tuple(edits))
     if tensor_arithmetic_use(ctx, call, parents):
-        return Autofix(title, SAFE, ((call, replacement),))
+        return Autofix(title, SAFE if sure else UNSAFE, ((call, replacement),))
     return None
 
 

@@ -121,7 +121,7 @@ class TensorItemCall(TorchRule):
             self.report(node)
 
     def autofix(self, node: cst.Call):
-        return keep_scalar_tensor(self.ctx, node, self.receiver(node), "drop `.item()`",
+        return keep_scalar_tensor(self.ctx, node, self.receiver(node), "drop `.item()`", self.receiver(node),
                                   floats_ok=self.tensors.floating(self.receiver(node)) >= FLOAT_IF_TENSOR)
 
 
@@ -224,7 +224,7 @@ class PythonScalarOfTensor(TorchRule):
         if fn in self.CASTS:
             cast = cst.Call(func=cst.Attribute(value=atom(arg), attr=cst.Name(self.CASTS[fn])))
             return keep_scalar_tensor(self.ctx, node, cast.with_changes(lpar=node.lpar, rpar=node.rpar),
-                                      f"`{fn}(t)` -> `t.{self.CASTS[fn]}()`", floats_ok=fn == "float")
+                                      f"`{fn}(t)` -> `t.{self.CASTS[fn]}()`", arg, floats_ok=fn == "float")
         owner = self.ctx.parent()
         if isinstance(owner, cst.If) and owner.test is node:     # `if bool(t):` is `if t:`
             at = len(self.ctx.parents) - 1

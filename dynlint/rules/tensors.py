@@ -102,9 +102,10 @@ PARAMETRISED_LAYERS = frozenset({
 INHERITED_PARAMS = ("weight", "bias", "running_mean", "running_var", "in_proj_weight", "in_proj_bias")
 # forward() parameters named like counts, sizes, indices or switches are usually Python values, not tensors
 INT_LIKE_PARAM = re.compile(r"^(num_|n_|max_|min_|use_|return_|output_|is_|do_|enable_|with_|only_)|"
-                            r"(_size|_len|_length|_dim|_steps?|_idx|_index|_mode|_layer|_layers|_count)$|"
+                            r"(_size|_sizes|_shape|_shapes|_len|_length|_dim|_steps?|_idx|_index|_mode|_layer|"
+                            r"_layers|_count|_device|_dtype)$|"
                             r"^(n|k|dim|step|steps|mode|idx|index|epoch|iteration|seq_len|length|layer|depth|"
-                            r"shape|size|sizes|shapes)$")
+                            r"shape|size|sizes|shapes|device|dtype)$")
 # Boolean-tensor producers (masks).
 BOOL_TORCH_FUNCS = frozenset({"torch.isnan", "torch.isinf", "torch.isfinite", "torch.isposinf", "torch.isneginf",
                               "torch.logical_and", "torch.logical_or", "torch.logical_not", "torch.logical_xor",
@@ -195,8 +196,11 @@ def combine(a: str, b: str) -> str:
 class Tensors:
     """The shared analysis (one per unit, via `Tensors.of(ctx)`)."""
 
-    def __init__(self, ctx):
+    def __init__(self, ctx, strict: bool = False):
         self.ctx = ctx
+        # strict: no guessing from names -- an unannotated parameter of `forward` is a tensor only when the body
+        # uses it as one (`x.shape`, `x.view(...)`); what a fix needs before it rewrites `int(t)` as `t.long()`
+        self.strict = strict
         self._envs: Dict[int, Dict[str, object]] = {}
         self._self_tensor_attrs: Optional[Set[str]] = None
         self._active: Set[str] = set()
@@ -214,6 +218,14 @@ class Tensors:
         if "tensors" not in ctx.shared:
             ctx.shared["tensors"] = cls(ctx)
         return ctx.shared["tensors"]
+
+    @classmethod
+    def strict_of(cls, ctx) -> "Tensors":
+        """The analysis without the guess that `forward`'s unannotated parameters are tensors (the rules warn on
+        that guess; a fix that would break a non-tensor, `t.long()` of an int, must not rely on it)."""
+        if "tensors strict" not in ctx.shared:
+            ctx.shared["tensors strict"] = cls(ctx, strict=True)
+        return ctx.shared["tensors strict"]
 
     # ---- public --------------------------------------------------------------------------------
     def is_tensor(self, node: cst.CSTNode) -> bool:
@@ -648,7 +660,7 @@ class Tensors:
                 return UNKNOWN
             return VALUE if isinstance(p.default, (cst.Integer, cst.Float, cst.SimpleString, cst.Name,
                                                    cst.Tuple, cst.List, cst.UnaryOperation)) else UNKNOWN
-        if fn.name.value == "forward" and not INT_LIKE_PARAM.search(name):
+        if fn.name.value == "forward" and not INT_LIKE_PARAM.search(name) and not self.strict:
             return TENSOR
         return WEAK
 
