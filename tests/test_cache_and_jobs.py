@@ -95,8 +95,25 @@ def test_version_change_is_seen(cli, project, monkeypatch):
     store.checks["pkg/model.py"] = ("k", [Finding("pkg/model.py", 1, 0, "DYN101", "stale")])
     store.dirty = True
     store.save()
-    monkeypatch.setattr(cache_mod, "__version__", "999.0")
+    monkeypatch.setattr(cache_mod, "code_version", lambda: "999.0+other")
     assert cache_mod.open_cache(Path(project).resolve(), "x", ["DYN101"]).checks == {}
+
+
+def test_cache_is_keyed_on_dynlint_code_not_only_its_version(tmp_path):
+    """An install from a branch, or an edited rule, has the same version string but other code: the key differs."""
+    import shutil
+    from pathlib import Path
+
+    import dynlint
+    from dynlint.linter import cache as cache_mod
+
+    package = tmp_path / "dynlint"
+    shutil.copytree(Path(dynlint.__file__).parent, package, ignore=shutil.ignore_patterns("__pycache__"))
+    assert cache_mod.code_version() == f"{dynlint.__version__}+{cache_mod.source_digest(package)}"
+    before = cache_mod.source_digest(package)
+    rule = package / "rules" / "host_sync.py"
+    rule.write_text(rule.read_text() + "\n# a local edit\n")
+    assert cache_mod.source_digest(package) != before
 
 
 def test_damaged_cache_is_ignored(cli, project):

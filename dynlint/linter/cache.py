@@ -7,13 +7,16 @@ Keys are built so that stale results are never served:
   unchanged — an edit inside a function body that adds no call, import or class leaves it valid;
 * a file's findings are reused while its content digest, its regions and sites, and the index digests of
   the project files it imports are unchanged.
-The whole cache is keyed on dynlint's version, the configuration and the rule set.
+The whole cache is keyed on dynlint's code (its version and a digest of its own source files, so that an
+install from a branch, or an edited rule, never reads results of other code), the configuration and the rule
+set.
 
 Two files per key: a small one (entries, project result, findings), read on every run, and one holding
 a folder with each file's pickled index, read file by file, on demand, only when something changed.
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import pickle
 from collections.abc import Mapping
@@ -34,6 +37,21 @@ def digest(data: bytes) -> str:
     return hashlib.blake2b(data, digest_size=16).hexdigest()
 
 
+@functools.lru_cache(maxsize=None)
+def code_version() -> str:
+    """dynlint's version and a digest of the package's own `.py` files: what produced a result."""
+    return f"{__version__}+{source_digest(Path(__file__).resolve().parent.parent)}"
+
+
+def source_digest(package: Path) -> str:
+    """A digest of the `.py` files under `package`, names and bytes (a few ms for dynlint's)."""
+    h = hashlib.blake2b(digest_size=16)
+    for path in sorted(package.rglob("*.py")):
+        h.update(path.relative_to(package).as_posix().encode() + b"\0")
+        h.update(path.read_bytes())
+    return h.hexdigest()
+
+
 @dataclass(frozen=True)
 class Entry:
     """What the project-wide passes need to know of a file without loading its index."""
@@ -47,7 +65,7 @@ class Entry:
 class Cache:
     def __init__(self, folder: Path, key: str):
         self.folder = folder
-        stem = digest(f"{__version__} {FORMAT} {key}".encode())
+        stem = digest(f"{code_version()} {FORMAT} {key}".encode())
         self.file = folder / f"{stem}.pickle"
         self.index_dir = folder / f"{stem}.indexes"        # one small file per source file, read on demand
         self.files: Dict[str, Tuple[Tuple[int, int], Entry]] = {}   # rel -> (stat stamp, entry)
@@ -58,7 +76,7 @@ class Cache:
         try:
             with open(self.file, "rb") as f:
                 data = pickle.load(f)
-            if data.get("version") == __version__:
+            if data.get("version") == code_version():
                 self.files, self.project, self.checks = data["files"], data["project"], data["checks"]
         except _ERRORS:
             pass      # a missing or damaged cache is an empty one
@@ -90,7 +108,7 @@ class Cache:
                 self.index_dir.mkdir(exist_ok=True)
                 for rel, blob in self.blobs.items():
                     write_atomic(self._blob_path(rel), blob)
-            write_atomic(self.file, pickle.dumps({"version": __version__, "files": self.files,
+            write_atomic(self.file, pickle.dumps({"version": code_version(), "files": self.files,
                                                   "project": self.project, "checks": self.checks},
                                                  protocol=pickle.HIGHEST_PROTOCOL))
         except OSError:
