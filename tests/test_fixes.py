@@ -900,6 +900,29 @@ def test_crlf_tabs_and_comments_are_kept(tmp_path):
                      "\tif not torch.compiler.is_compiling():\r\n\t\tprint(y)  # debug\r\n\treturn y\r\n")
 
 
+@pytest.mark.parametrize("header,safe", [
+    ("import torch\n", True),
+    ("import torch.nn as nn\nimport torch\n", True),
+    ("import torch as th\ntorch = th\n", True),                  # `th`: the fix spells torch as the file does
+    # torch bound only lazily: the guard would add a top-level `import torch`, which importing the file never did
+    ("try:\n    import torch\nexcept ImportError:\n    torch = None\n", False),
+    ("import importlib\ntorch = importlib.import_module('torch')\n", False),
+])
+def test_a_fix_that_adds_an_import_is_unsafe(header, safe):
+    src = header + "\n\n@torch.compile\ndef f(x):\n    print(x)\n    return x\n"
+    assert "DYN301" in {f.code for f in check_source(src).findings}
+    assert (fix_source(src) != src) == safe
+    assert "is_compiling()" in fix_source(src, unsafe=True)
+
+
+def test_top_level_imports():
+    from dynlint.linter.walker import top_level_imports
+    src = "import a.b\nfrom c import d\nfrom . import e\nif x:\n    import f\ntry:\n    import g\nexcept Exception:\n" \
+          "    pass\n\ndef h():\n    import i\n"
+    assert top_level_imports(src) == {"a.b", "c"}
+    assert top_level_imports("def (") == frozenset()
+
+
 # ---- the command line ---------------------------------------------------------------------------------------
 MODEL = textwrap.dedent("""
     # model code: this comment must survive
@@ -941,11 +964,11 @@ def test_diff_prints_and_writes_nothing(cli, project):
     before = {p: p.read_bytes() for p in project.rglob("*.py")}
     r = cli("check", ".", "--diff", "--no-cache", cwd=project)
     assert r.returncode == 1, r.stderr
-    assert r.stdout.startswith("--- a/pkg/helpers.py\n+++ b/pkg/helpers.py\n") and "+++ b/pkg/model.py" in r.stdout
+    assert r.stdout.startswith("--- a/pkg/model.py\n+++ b/pkg/model.py\n")
     assert "+    if not torch.compiler.is_compiling():\n+        print(\"step\", y.shape)\n" in r.stdout
-    assert "+import torch\n" in r.stdout              # helpers.py did not import torch
-    assert "_assert_async" not in r.stdout           # the raise guard is an unsafe fix
-    assert "Would apply 2 fixes to 2 files. 1 more fix with --unsafe-fixes" in r.stderr
+    # helpers.py does not import torch: guarding its log call would add `import torch` -- unsafe
+    assert "pkg/helpers.py" not in r.stdout and "_assert_async" not in r.stdout    # the raise guard: unsafe
+    assert "Would apply 1 fix to 1 file. 2 more fixes with --unsafe-fixes" in r.stderr
     assert {p: p.read_bytes() for p in project.rglob("*.py")} == before
 
 
@@ -963,16 +986,14 @@ def test_fix_rewrites_reports_the_rest_and_keeps_comments_and_mode(cli, project)
     assert model.startswith("# model code: this comment must survive\nimport torch\n")
     assert "    y = x * 2   # double it\n    if not torch.compiler.is_compiling():\n        print(" in model
     assert stat.S_IMODE(os.stat(project / "pkg" / "model.py").st_mode) == 0o640
-    helpers = (project / "pkg" / "helpers.py").read_text()
-    assert helpers.startswith("import logging\nimport torch\n") and \
-        "    if not torch.compiler.is_compiling():\n        logger.info(" in helpers
+    assert (project / "pkg" / "helpers.py").read_text() == HELPERS   # would need a new `import torch`: unsafe
     assert (project / "pkg" / "broken.py").read_text() == BROKEN      # a syntax error: never touched
     assert "pkg/model.py:12:8: DYN101" in r.stdout and "DYN000" in r.stdout and "DYN301" not in r.stdout
-    assert "Applied 2 fixes to 2 files: 2 findings fewer, 2 remaining. 1 more fix with --unsafe-fixes" in r.stdout
+    assert "Applied 1 fix to 1 file: 1 finding fewer, 3 remaining. 2 more fixes with --unsafe-fixes" in r.stdout
     assert not list(project.rglob("*.dynlint-fix"))    # no temporary files left behind
     # fixed code is clean for the rules fixed, and fixing again changes nothing
     r = cli("check", "pkg/model.py", "pkg/helpers.py", "--diff", "--no-cache", cwd=project)
-    assert r.returncode == 0 and r.stdout == ""
+    assert r.returncode == 0 and r.stdout == "" and "No fixes available. 2 more fixes with --unsafe-fixes" in r.stderr
 
 
 def test_unsafe_fixes_apply_too(cli, project):
@@ -982,6 +1003,9 @@ def test_unsafe_fixes_apply_too(cli, project):
     model = (project / "pkg" / "model.py").read_text()
     assert "    if torch.compiler.is_compiling():\n        torch._assert_async(" in model
     assert "    elif (y < 0).any():\n        raise ValueError(\"negative input\")\n" in model
+    helpers = (project / "pkg" / "helpers.py").read_text()
+    assert helpers.startswith("import logging\nimport torch\n") and \
+        "    if not torch.compiler.is_compiling():\n        logger.info(" in helpers
 
 
 def test_fix_with_json_output_keeps_stdout_a_document(cli, project):

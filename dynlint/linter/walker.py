@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import functools
 import traceback
 from dataclasses import dataclass
 from typing import Callable, Dict, List, Optional, Sequence, Tuple, Type
@@ -147,7 +148,9 @@ class Context:
 
     def render_fix(self, plan) -> Fix:
         """File edits for a fix plan: each target node's file span, and its replacement rendered as source (an
-        expression, or a list of statements at column 0, indented by the fixer where the target stands)."""
+        expression, or a list of statements at column 0, indented by the fixer where the target stands). A fix
+        that needs a module the file does not import at its top level (`import torch` in a file that imports
+        torch lazily, or not at all) is unsafe whatever the rule says: importing the file would import more."""
         module = self._wrapper.module
         edits = []
         for target, replacement in plan.edits:
@@ -156,7 +159,29 @@ class Context:
             code = "".join(module.code_for_node(s) for s in replacement) if many else \
                 module.code_for_node(replacement)
             edits.append(Edit(line, col, end_line, end_col, type(target).__name__, code, many))
-        return Fix(plan.title, plan.safety, tuple(edits) + tuple(plan.file_edits), tuple(plan.imports))
+        top = top_level_imports(self.source)
+        new = [m for m, _ in plan.imports if not any(t == m or t.startswith(m + ".") for t in top)]
+        safety, title = plan.safety, plan.title
+        if new:
+            safety, title = "unsafe", f"{title}; adds `import {', '.join(new)}`"
+        return Fix(title, safety, tuple(edits) + tuple(plan.file_edits), tuple(plan.imports))
+
+
+@functools.lru_cache(maxsize=4)
+def top_level_imports(source: str) -> frozenset:
+    """The modules a file imports in its top-level statements (`import a.b`, `from a import b` give "a.b",
+    "a"): what importing the file imports for sure, not under an `if` or `try`."""
+    try:
+        body = ast.parse(source).body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return frozenset()
+    out = set()
+    for stmt in body:
+        if isinstance(stmt, ast.Import):
+            out.update(a.name for a in stmt.names)
+        elif isinstance(stmt, ast.ImportFrom) and stmt.module and not stmt.level:
+            out.add(stmt.module)
+    return frozenset(out)
 
 
 # Fields that hold only whitespace, punctuation or operators: no rule looks inside them, and skipping them
