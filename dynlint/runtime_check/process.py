@@ -123,13 +123,18 @@ def _kill_group(proc: subprocess.Popen) -> None:
         pass                                  # the group is already empty
 
 
-def _kill_tagged(tag: str, rounds: int = 10) -> None:
+def _kill_tagged(tag: str) -> None:
     """Kill every process whose environment carries this worker's tag: descendants that left its process
-    group. Scans again until none is left (one may fork while it is being killed)."""
-    if not os.path.isdir("/proc"):          # pragma: no cover - not Linux: only the group is killed
-        return
+    group."""
+    if os.path.isdir("/proc"):              # not Linux: only the group is killed
+        _kill_until_gone(lambda: _tagged(tag))
+
+
+def _kill_until_gone(find, reap: bool = False, rounds: int = 10) -> None:
+    """SIGKILL the pids `find()` gives, and look again until it gives none (one may fork while it is being
+    killed). `reap`: they are children of this process: wait for them (2 s at most), or they stay zombies."""
     for _ in range(rounds):
-        found = _tagged(tag)
+        found = find()
         if not found:
             return
         for pid in found:
@@ -137,7 +142,16 @@ def _kill_tagged(tag: str, rounds: int = 10) -> None:
                 os.kill(pid, signal.SIGKILL)
             except OSError:
                 pass
-        time.sleep(0.05)
+        if not reap:
+            time.sleep(0.05)
+            continue
+        deadline = time.monotonic() + 2.0
+        for pid in found:
+            try:
+                while os.waitpid(pid, os.WNOHANG) == (0, 0) and time.monotonic() < deadline:
+                    time.sleep(0.01)
+            except ChildProcessError:
+                pass
 
 
 def _tagged(tag: str) -> List[int]:
@@ -182,26 +196,14 @@ def _children() -> List[int]:
     return found
 
 
-def _kill_adopted(keep=(), rounds: int = 10) -> None:
+def _kill_adopted(keep=()) -> None:
     """Kill and reap the children of this process that it did not start: orphans of the workers' descendants,
     re-parented here. Workers (`keep`, and those still registered), pool processes and the children there were
     before the first worker started are left alone. Called with _RUNNING_LOCK held."""
     if not sys.platform.startswith("linux"):    # pragma: no cover
         return
-    for _ in range(rounds):
+
+    def orphans() -> List[int]:
         ours = set(keep) | {p.pid for p in _RUNNING} | {p.pid for p in multiprocessing.active_children()}
-        found = [pid for pid in _children() if pid not in ours and pid not in _ADOPTING["before"]]
-        if not found:
-            return
-        for pid in found:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except OSError:
-                pass
-        deadline = time.monotonic() + 2.0
-        for pid in found:                   # our children now: reap them, or they stay zombies
-            try:
-                while os.waitpid(pid, os.WNOHANG) == (0, 0) and time.monotonic() < deadline:
-                    time.sleep(0.01)
-            except ChildProcessError:
-                pass
+        return [pid for pid in _children() if pid not in ours and pid not in _ADOPTING["before"]]
+    _kill_until_gone(orphans, reap=True)
