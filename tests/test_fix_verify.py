@@ -109,10 +109,10 @@ def test_recompiles_the_fixes_expose_are_a_warning_not_a_rollback():
     assert v.rolled_back == () and v.kept == ("m.py",)
     warning = "recompiles 0 -> 3, speedup 0.50x -> 0.01x: with the breaks gone, Dynamo compiles code that " \
               "recompiles: guard `self.calls == 3` (m.py:5)"
-    assert v.examples[0].exposed() == warning and f"Warning: ex: {warning}" in v.render_text()
+    assert v.examples[0].warning == warning and f"Warning: ex: {warning}" in v.render_text()
     assert v.to_dict()["examples"][0]["warning"] == warning
-    assert judge([before], [_run()], TEXTS).examples[0].exposed() == ""       # no more recompiles than before
-    hinted = judge([before], [after], TEXTS, unsafe_fixes=[("m.py", 5, "DYN306")]).examples[0].exposed()
+    assert judge([before], [_run()], TEXTS).examples[0].warning == ""       # no more recompiles than before
+    hinted = judge([before], [after], TEXTS, unsafe_fixes=[("m.py", 5, "DYN306")]).examples[0].warning
     assert hinted == warning + "; --unsafe-fixes has a fix for it (DYN306 at m.py:5)"
 
 

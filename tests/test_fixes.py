@@ -800,46 +800,44 @@ def test_float_tensor_methods_match_torch():
 
 
 # ---- counters into buffers (DYN306) -------------------------------------------------------------------------
-def _module(init: str, forward: str, extra: str = "", indent: str = "") -> str:
-    src = ("import torch\n\n"
+def _module(init: str, forward: str, extra: str = "") -> str:
+    return ("import torch\n\n"
            "class M(torch.nn.Module):\n"
            "    def __init__(self):\n" + textwrap.indent(textwrap.dedent(init).strip("\n"), " " * 8) + "\n\n"
            "    def forward(self, x):\n" + textwrap.indent(textwrap.dedent(forward).strip("\n"), " " * 8) + "\n"
            + (textwrap.indent(textwrap.dedent(extra).strip("\n"), "    ") + "\n" if extra else "")
            + "\nm = torch.compile(M())\n")
-    return src
 
 
 @pytest.mark.parametrize("init,forward,extra,fixed", [
     # the counter: `__init__` sets it, `forward` adds to it
-    ("super().__init__()\nself.steps = 0", "self.steps += 1\nreturn x * 2", "", True),
-    ("super(M, self).__init__()\nself.steps = -1", "self.steps -= 2\nreturn x * 2", "", True),
+    ("super().__init__()\nself.steps = 0", "self.steps += 1\nreturn x * 2", "", "0"),
+    ("super(M, self).__init__()\nself.steps = -1", "self.steps -= 2\nreturn x * 2", "", "-1"),
     # read as a number somewhere: it would become a tensor condition (a new break): no fix
     ("super().__init__()\nself.steps = 0", "self.steps += 1\nif self.steps % 10 == 0:\n    x = x + 1\nreturn x",
-     "", False),
+     "", None),
     # reset to an int by another method: assigning an int to a buffer's name raises: no fix
     ("super().__init__()\nself.steps = 0", "self.steps += 1\nreturn x * 2",
-     "def reset(self):\n    self.steps = 0", False),
+     "def reset(self):\n    self.steps = 0", None),
     # set before nn.Module.__init__ ran (register_buffer needs it), or not to an integer, or twice: no fix
-    ("self.steps = 0\nsuper().__init__()", "self.steps += 1\nreturn x * 2", "", False),
-    ("super().__init__()\nself.steps = 0.0", "self.steps += 1\nreturn x * 2", "", False),
-    ("super().__init__()\nself.steps = 0\nself.steps = 1", "self.steps += 1\nreturn x * 2", "", False),
-    ("super().__init__()\nif True:\n    self.steps = 0", "self.steps += 1\nreturn x * 2", "", False),
-    # a float step, or a step read from a tensor: no fix
-    ("super().__init__()\nself.steps = 0", "self.steps += 0.5\nreturn x * 2", "", False),
+    ("self.steps = 0\nsuper().__init__()", "self.steps += 1\nreturn x * 2", "", None),
+    ("super().__init__()\nself.steps = 0.0", "self.steps += 1\nreturn x * 2", "", None),
+    ("super().__init__()\nself.steps = 0\nself.steps = 1", "self.steps += 1\nreturn x * 2", "", None),
+    ("super().__init__()\nif True:\n    self.steps = 0", "self.steps += 1\nreturn x * 2", "", None),
+    # a float step: no fix
+    ("super().__init__()\nself.steps = 0", "self.steps += 0.5\nreturn x * 2", "", None),
 ])
 def test_counter_buffer_fix_only_for_plain_counters(init, forward, extra, fixed):
     src = _module(init, forward, extra)
     assert "DYN306" in {f.code for f in check_source(src).findings}
     out = fix_source(src, unsafe=True)
     assert fix_source(src) == src, "the counter fix is unsafe: --fix alone leaves it"
-    if fixed:
-        assert 'self.register_buffer("steps", torch.tensor(' in out and "persistent=False)" in out
-        assert out.replace('self.register_buffer("steps", torch.tensor(', "self.steps = (", 1) \
-            .replace("), persistent=False)", ")", 1).replace("(0)", "0").replace("(-1)", "-1") == src
-        assert "DYN306" not in {f.code for f in check_source(out).findings}
-    else:
+    if fixed is None:
         assert out == src
+    else:
+        assert out == src.replace(f"self.steps = {fixed}\n",
+                                  f'self.register_buffer("steps", torch.tensor({fixed}), persistent=False)\n')
+        assert "DYN306" not in {f.code for f in check_source(out).findings}
 
 
 # ---- the fixer alone ----------------------------------------------------------------------------------------

@@ -651,6 +651,22 @@ def test_an_orphan_without_environment_is_killed_and_our_own_children_are_not(tm
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_without_the_subreaper_no_child_counts_as_an_orphan(tmp_path, monkeypatch):
+    """Where prctl is refused (a sandbox), dynlint adopts nothing: its own children are not swept."""
+    from dynlint.runtime_check import process
+
+    monkeypatch.setattr(process, "_subreaper", lambda on: False)
+    bystander = subprocess.Popen(["sleep", "987712"])
+    try:
+        out = process.run_isolated([sys.executable, "-c", "pass"], env=dict(os.environ), timeout=60,
+                                   log_path=str(tmp_path / "log"))
+        assert out.returncode == 0 and bystander.poll() is None
+    finally:
+        bystander.kill()
+        bystander.wait()
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 def test_only_the_workers_own_descendants_are_killed(tmp_path):
     """A process of ours that the worker did not start survives; the worker's escaped grandchild does not."""
     from dynlint.runtime_check.process import run_isolated

@@ -10,6 +10,7 @@ a call, update it in place?). Both err on the side of "yes".
 """
 from __future__ import annotations
 
+from functools import partial
 from typing import List, Optional, Sequence, Tuple
 
 import libcst as cst
@@ -63,11 +64,10 @@ def may_alias(ctx, node: cst.CSTNode, depth: int = 0, names: frozenset = frozens
             return False
         tensors = Tensors.of(ctx)
         bound = tensors.bindings(node.value)          # `a, b = self.sub(x)`: what sub's forward returns
-        inner = names | {node.value}
-
-        def aliases(fn):
-            return lambda n: may_alias(ctx, n, depth + 1, frozenset() if fn else inner)
-        return not bound or any(tensors.judged(v, fn, cls, aliases(fn)) for v, fn, cls in bound)
+        # (the names being looked into here mean nothing in sub's forward)
+        return not bound or any(tensors.judged(v, fn, cls, partial(
+            may_alias, ctx, depth=depth + 1, names=frozenset() if fn else names | {node.value}))
+            for v, fn, cls in bound)
     return False
 
 

@@ -890,8 +890,7 @@ def counter_to_buffer(ctx, update: cst.AugAssign) -> Optional[Autofix]:
     integer, on a line of its own after `super().__init__()`, and every other mention adds or subtracts an
     integer. Unsafe: whoever reads the attribute gets a 0-d tensor instead of an int, and it moves with `.to()`."""
     target = update.target
-    if not (isinstance(target, cst.Attribute) and isinstance(update.operator, (cst.AddAssign, cst.SubtractAssign))
-            and _integer(update.value)):
+    if not isinstance(target, cst.Attribute):
         return None
     attr, ix, cls = target.attr.value, ctx.index, ctx.class_name
     info = ix.classes.get(cls) if ix is not None and cls else None
@@ -909,25 +908,21 @@ def counter_to_buffer(ctx, update: cst.AugAssign) -> Optional[Autofix]:
     body = list(init[0].body.body)
     supers = [i for i, s in enumerate(body) if _is_super_init(s)]
     sets = [i for i, s in enumerate(body) if _sets_self_attr(s, attr)]
-    if not supers or len(sets) != 1 or sets[0] < supers[0] or not _integer(body[sets[0]].body[0].value):
+    if not supers or not sets or sets[0] < supers[0] or not _integer(body[sets[0]].body[0].value):
         return None
     setting = body[sets[0]]
-    for n in nodes(classdef):              # nothing but the one assignment and integer `+=` / `-=`
-        if isinstance(n, cst.AugAssign) and _is_self_attr(n.target, attr):
-            if not (isinstance(n.operator, (cst.AddAssign, cst.SubtractAssign)) and _integer(n.value)):
-                return None
-        elif isinstance(n, cst.Assign) and any(_is_self_attr(t.target, attr) for t in n.targets):
-            if n is not setting.body[0]:
-                return None
-    mentions = sum(1 for n in nodes(classdef) if _is_self_attr(n, attr))
-    updates = sum(1 for n in nodes(classdef) if isinstance(n, cst.AugAssign) and _is_self_attr(n.target, attr))
-    if mentions != updates + 1:
+    # every `self.<attr>` in the class is that assignment's target or adds / subtracts an integer
+    every = nodes(classdef)
+    allowed = {id(setting.body[0].targets[0].target)} | {
+        id(n.target) for n in every if isinstance(n, cst.AugAssign) and _integer(n.value) and
+        isinstance(n.operator, (cst.AddAssign, cst.SubtractAssign))}
+    if any(_is_self_attr(n, attr) and id(n) not in allowed for n in every):
         return None
     r = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)[setting]
     if r.start.line != r.end.line:
         return None
     t = torch_name(ctx)
-    value = code(body[sets[0]].body[0].value)
+    value = code(setting.body[0].value)
     new = setting.with_changes(body=[cst.parse_statement(
         f'self.register_buffer("{attr}", {t}.tensor({value}), persistent=False)\n').body[0]], leading_lines=())
     line = r.start.line + info.start - 1

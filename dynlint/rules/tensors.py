@@ -555,8 +555,9 @@ class Tensors:
     def callee(self, func: cst.CSTNode) -> Optional[Tuple[cst.FunctionDef, List[cst.BaseExpression], str]]:
         """What `func(...)` runs, when plain enough to read: a helper of this file (`helper`), or, in a method
         of an nn.Module class, `self.sub(...)` where `__init__` made `sub` an instance of a module class of this
-        file that defines `forward` (and no `__call__`), assigned nowhere else in the class and with no forward
-        hook registered in the file. Its `def`, its `return` values and its class ("" for a helper)."""
+        file (not decorated, its name not rebound) that defines `forward` (and no `__call__`), `sub` assigned
+        nowhere else in the class, its bases or a subclass, and no forward hook registered in the file. Its
+        `def`, its `return` values and its class ("" for a helper)."""
         if isinstance(func, cst.Name):
             found = self.helper(func)
             return (found[0], found[1], "") if found is not None else None
@@ -573,16 +574,15 @@ class Tensors:
                 len(project.attr_classes(ix.path, cls, attr)) != 1 or self._overridden(cls, attr):
             return None
         target = ix.classes[ctors[0]]
-        if not self.ctx.source.splitlines()[target.start - 1].lstrip().startswith("class "):
-            return None                                         # a decorated class: the decorator may wrap it
         fwd = ix.functions.get(f"{target.name}.forward")
         lines = list(io.StringIO(self.ctx.source, newline=""))
         assigned = re.compile(r"\bself\.%s\s*(=(?!=)|:)|setattr\(" % re.escape(attr))
         from dynlint.rules.regions import is_module_class
         if fwd is None or fwd.decorators or "__call__" in target.methods or \
+                not lines[target.start - 1].lstrip().startswith("class ") or \
                 len(assigned.findall("".join(lines[info.start - 1:info.end]))) != 1 or \
                 not is_module_class(project, ix.path, target.name):
-            return None
+            return None                 # (a decorated class: the decorator may hand out something else)
         key = f"{target.name}.forward"
         if key not in self._helper_defs:
             self._helper_defs[key] = self._read_helper(fwd)

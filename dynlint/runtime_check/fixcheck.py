@@ -66,27 +66,11 @@ class FixedExample:
     covers: Tuple[str, ...] = ()                     # changed files whose changed lines it ran
     problems: Tuple[Tuple[str, str], ...] = ()       # (file to restore, why)
     note: str = ""                                   # why it verifies nothing (it failed on the original code)
-    unsafe_fixes: Tuple[Tuple[str, int, str], ...] = ()   # (path, line, code) of findings --unsafe-fixes would fix
+    warning: str = ""                                # the fixed code recompiles more (`exposed`)
 
     @property
     def name(self) -> str:
         return self.before.name
-
-    def exposed(self) -> str:
-        """When the fixed code recompiles more than the original did: what the new recompiles guard on. A
-        break can hide a recompile hazard (Dynamo never compiled the code that reads the guarded value); once
-        the break is gone, the hazard costs a compile per call (`self.calls += 1` on an int attribute)."""
-        b, a = self.before, self.after
-        if not (self.covers and b.outcome == "ok" and a.outcome == "ok" and len(a.recompiles) > len(b.recompiles)):
-            return ""
-        failure = next((r.failures[0] for r in a.recompiles if r.failures), None)
-        where = hint = ""
-        if failure is not None:
-            where = f": guard `{failure.guard}`" + (f" ({failure.path}:{failure.line})" if failure.line else "")
-            hint = next((f"; --unsafe-fixes has a fix for it ({code} at {path}:{line})"
-                         for path, line, code in self.unsafe_fixes if (path, line) == (failure.path, failure.line)), "")
-        return (f"recompiles {len(b.recompiles)} -> {len(a.recompiles)}, speedup {_speed(b)} -> {_speed(a)}: "
-                f"with the breaks gone, Dynamo compiles code that recompiles{where}{hint}")
 
     def to_dict(self) -> dict:
         def side(r: ExampleResult) -> dict:
@@ -96,7 +80,7 @@ class FixedExample:
         return {"name": self.name, "before": side(self.before), "after": side(self.after),
                 "outputs": self.after.against_original.to_dict(), "covers": list(self.covers),
                 "problems": [{"path": p, "reason": why} for p, why in self.problems], "note": self.note,
-                "warning": self.exposed()}
+                "warning": self.warning}
 
 
 @dataclass(frozen=True)
@@ -143,8 +127,8 @@ class FixVerification:
         for e in self.examples:
             if e.note:
                 lines.append(f"  {e.name}: {e.note}")
-            if e.exposed():
-                lines.append(f"Warning: {e.name}: {e.exposed()}")
+            if e.warning:
+                lines.append(f"Warning: {e.name}: {e.warning}")
         return "\n".join(lines) + "\n"
 
 
@@ -163,6 +147,23 @@ def _outputs(e: FixedExample) -> str:
 
 def _plural(n: int, word: str) -> str:
     return f"{n} {word}{'es' if n != 1 else ''}"
+
+
+def exposed(b: ExampleResult, a: ExampleResult, unsafe_fixes: Sequence[Tuple[str, int, str]] = ()) -> str:
+    """When the fixed code (`a`) recompiles more than the original (`b`): what the new recompiles guard on, and
+    the finding whose unsafe fix removes them (`unsafe_fixes`: (path, line, code)). A break can hide a recompile
+    hazard (Dynamo never compiled the code that reads the guarded value); once the break is gone, the hazard
+    costs a compile per call (`self.calls += 1` on an int attribute)."""
+    if not (b.outcome == "ok" and a.outcome == "ok" and len(a.recompiles) > len(b.recompiles)):
+        return ""
+    failure = next((r.failures[0] for r in a.recompiles if r.failures), None)
+    where = hint = ""
+    if failure is not None:
+        where = f": guard `{failure.guard}`" + (f" ({failure.path}:{failure.line})" if failure.line else "")
+        hint = next((f"; --unsafe-fixes has a fix for it ({code} at {path}:{line})"
+                     for path, line, code in unsafe_fixes if (path, line) == (failure.path, failure.line)), "")
+    return (f"recompiles {len(b.recompiles)} -> {len(a.recompiles)}, speedup {_speed(b)} -> {_speed(a)}: "
+            f"with the breaks gone, Dynamo compiles code that recompiles{where}{hint}")
 
 
 def judge(before: Sequence[ExampleResult], after: Sequence[ExampleResult], texts: Dict[str, Tuple[str, str]],
@@ -209,7 +210,7 @@ def judge(before: Sequence[ExampleResult], after: Sequence[ExampleResult], texts
         for path, why in problems:
             if why not in restore.setdefault(path, []):
                 restore[path].append(why)
-        examples.append(FixedExample(b, a, covers, tuple(problems), unsafe_fixes=tuple(unsafe_fixes)))
+        examples.append(FixedExample(b, a, covers, tuple(problems), warning=exposed(b, a, unsafe_fixes)))
     rolled = tuple((p, tuple(r)) for p, r in sorted(restore.items()))
     kept = tuple(p for p in sorted(regions) if p in ran and p not in restore)
     unverified = tuple(p for p in sorted(regions) if p not in ran)

@@ -30,7 +30,8 @@ _RUNNING: Dict[subprocess.Popen, str] = {}          # worker -> the tag in its e
 _RUNNING_LOCK = threading.Lock()
 TAG = "DYNLINT_VERIFY_WORKER"
 PR_SET_CHILD_SUBREAPER = 36                         # linux/prctl.h
-_ADOPTING = {"workers": 0, "before": frozenset()}   # workers in run_isolated; our children before the first
+# workers in run_isolated; whether this process is their subreaper; its children before the first worker
+_ADOPTING = {"workers": 0, "on": False, "before": frozenset()}
 
 
 @dataclass(frozen=True)
@@ -56,8 +57,9 @@ def run_isolated(cmd: Sequence[str], *, env: Dict[str, str], timeout: float, log
     start = time.perf_counter()
     tag = secrets.token_hex(8)
     with _RUNNING_LOCK:
-        if _ADOPTING["workers"] == 0 and _subreaper(True):
-            _ADOPTING["before"] = frozenset(_children())
+        if _ADOPTING["workers"] == 0:
+            _ADOPTING["on"] = _subreaper(True)
+            _ADOPTING["before"] = frozenset(_children()) if _ADOPTING["on"] else frozenset()
         _ADOPTING["workers"] += 1
     proc = None
     timed_out = False
@@ -80,9 +82,9 @@ def run_isolated(cmd: Sequence[str], *, env: Dict[str, str], timeout: float, log
         with _RUNNING_LOCK:
             _RUNNING.pop(proc, None)
             _ADOPTING["workers"] -= 1
-            if _ADOPTING["workers"] == 0:
+            if _ADOPTING["workers"] == 0 and _ADOPTING["on"]:
                 _kill_adopted()
-                _subreaper(False)
+                _ADOPTING["on"] = not _subreaper(False)
     return ProcessOutcome(proc.returncode, timed_out, time.perf_counter() - start, read_tail(log_path))
 
 
@@ -94,7 +96,8 @@ def kill_running() -> None:
         _kill_group(proc)
         _kill_tagged(tag)
     with _RUNNING_LOCK:
-        _kill_adopted(keep={proc.pid for proc, _ in running})
+        if _ADOPTING["on"]:
+            _kill_adopted(keep={proc.pid for proc, _ in running})
 
 
 def read_tail(path: str, size: int = LOG_TAIL_BYTES) -> str:
@@ -199,9 +202,8 @@ def _children() -> List[int]:
 def _kill_adopted(keep=()) -> None:
     """Kill and reap the children of this process that it did not start: orphans of the workers' descendants,
     re-parented here. Workers (`keep`, and those still registered), pool processes and the children there were
-    before the first worker started are left alone. Called with _RUNNING_LOCK held."""
-    if not sys.platform.startswith("linux"):    # pragma: no cover
-        return
+    before the first worker started are left alone. Only while this process is a subreaper (else it adopts
+    nothing, and a child of its own it started meanwhile is no orphan); called with _RUNNING_LOCK held."""
 
     def orphans() -> List[int]:
         ours = set(keep) | {p.pid for p in _RUNNING} | {p.pid for p in multiprocessing.active_children()}
