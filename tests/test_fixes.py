@@ -133,6 +133,12 @@ def _fn(body: str) -> str:
         + "\n"
 
 
+# bodies both tables below use: the static verdict, and what the caller sees under Dynamo
+INT_SCALED = "y = x + 1\nif y.sum() > 0:\n    y = y * 0.5\nreturn y\n"        # an int tensor would become float
+FLOAT_SCALED = "y = x - x.mean()\nif y.sum() > 0:\n    y = y * 0.5\nreturn y\n"  # floating whatever x is
+CALLERS_X = "if x.sum() > 0:\n    x = x * 2\nreturn x\n"                          # hands back the caller's x
+
+
 @pytest.mark.parametrize("body,safe,unsafe", [
     # else-form of the early return: the same fix
     ("""
@@ -171,12 +177,7 @@ def _fn(body: str) -> str:
         return y
      """, None, "    y = x * 2\n    y = torch.where((y != 0).all(), 1 / y, y)\n    return y\n"),
     # the branch fix, dtype: an integer `y` came back as it was from the arm not taken, now as float: unsafe only
-    ("""
-        y = x + 1
-        if y.sum() > 0:
-            y = y * 0.5
-        return y
-     """, None, "    y = x + 1\n    y = torch.where(y.sum() > 0, y * 0.5, y)\n    return y\n"),
+    (INT_SCALED, None, "    y = x + 1\n    y = torch.where(y.sum() > 0, y * 0.5, y)\n    return y\n"),
     # ... a float bound of clamp promotes too; the fill value of nan_to_num takes the tensor's dtype
     ("""
         y = x * 2
@@ -191,18 +192,9 @@ def _fn(body: str) -> str:
         return y
      """, "    y = x * 2\n    y = torch.where(y.isnan().any(), y.nan_to_num(neginf=-1e4), y)\n    return y\n", None),
     # ... a floating tensor stays floating whichever arm is selected: safe
-    ("""
-        y = x - x.mean()
-        if y.sum() > 0:
-            y = y * 0.5
-        return y
-     """, "    y = x - x.mean()\n    y = torch.where(y.sum() > 0, y * 0.5, y)\n    return y\n", None),
+    (FLOAT_SCALED, "    y = x - x.mean()\n    y = torch.where(y.sum() > 0, y * 0.5, y)\n    return y\n", None),
     # the branch fix, identity: the caller's own `x` came back when the branch was not taken: unsafe only
-    ("""
-        if x.sum() > 0:
-            x = x * 2
-        return x
-     """, None, "    x = torch.where(x.sum() > 0, x * 2, x)\n    return x\n"),
+    (CALLERS_X, None, "    x = torch.where(x.sum() > 0, x * 2, x)\n    return x\n"),
     # ... the same when the result is updated in place afterwards (the caller's `x` used to change)
     ("""
         if x.sum() > 0:
@@ -262,23 +254,9 @@ def test_where_fix_safety_edges(body, safe, unsafe):
 # Under real Dynamo, what the caller of `f(a)` gets: (dtype, whether it is `a` itself, `a` afterwards).
 @pytest.mark.dynamo
 @pytest.mark.parametrize("body,arg,changed", [
-    ("""
-        y = x + 1
-        if y.sum() > 0:
-            y = y * 0.5
-        return y
-     """, "-torch.arange(4)", "dtype"),                       # int64 -> float32
-    ("""
-        y = x - x.mean()
-        if y.sum() > 0:
-            y = y * 0.5
-        return y
-     """, "torch.arange(4.0)", None),                         # float stays float: the safe fix keeps all
-    ("""
-        if x.sum() > 0:
-            x = x * 2
-        return x
-     """, "-torch.ones(3)", "identity"),                      # `f(a) is a` was true
+    (INT_SCALED, "-torch.arange(4)", "dtype"),               # int64 -> float32
+    (FLOAT_SCALED, "torch.arange(4.0)", None),               # float stays float: the safe fix keeps all
+    (CALLERS_X, "-torch.ones(3)", "identity"),               # `f(a) is a` was true
     ("""
         if x.sum() > 0:
             x += 1
