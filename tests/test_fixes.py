@@ -779,12 +779,11 @@ def test_float_tensor_methods_match_torch():
 
 # ---- counters into buffers (DYN306) -------------------------------------------------------------------------
 def _module(init: str, forward: str, extra: str = "") -> str:
-    return ("import torch\n\n"
-           "class M(torch.nn.Module):\n"
-           "    def __init__(self):\n" + textwrap.indent(textwrap.dedent(init).strip("\n"), " " * 8) + "\n\n"
-           "    def forward(self, x):\n" + textwrap.indent(textwrap.dedent(forward).strip("\n"), " " * 8) + "\n"
-           + (textwrap.indent(textwrap.dedent(extra).strip("\n"), "    ") + "\n" if extra else "")
-           + "\nm = torch.compile(M())\n")
+    def block(text: str, indent: int) -> str:
+        return textwrap.indent(textwrap.dedent(text).strip("\n"), " " * indent) + "\n"
+    return ("import torch\n\nclass M(torch.nn.Module):\n    def __init__(self):\n" + block(init, 8) +
+            "\n    def forward(self, x):\n" + block(forward, 8) + (block(extra, 4) if extra else "") +
+            "\nm = torch.compile(M())\n")
 
 
 @pytest.mark.parametrize("init,forward,extra,fixed", [
