@@ -103,7 +103,6 @@ def _leaves(value, out: list) -> list:
 def _recording(run: Run, compiled: bool):
     """Replace torch.compile: compiled -> Dynamo with a graph-counting eager backend; else the identity. Either
     way every call of what it returns is recorded in run.outputs."""
-    import numpy as np
     import torch
 
     original = torch.compile
@@ -151,7 +150,9 @@ def _recording(run: Run, compiled: bool):
         return call
 
     random.seed(0)
-    np.random.seed(0)
+    if importlib.util.find_spec("numpy"):      # programs that draw NumPy random numbers repeat too
+        import numpy as np
+        np.random.seed(0)
     torch.manual_seed(0)
     torch.compile = compile
     try:

@@ -1,3 +1,5 @@
+import ast
+import importlib.util
 import os
 import subprocess
 import sys
@@ -30,3 +32,16 @@ def write_tree(root: Path, files: dict) -> Path:
         else:
             p.write_text(text, encoding="utf-8")
     return root
+
+
+def skip_unless_importable(*sources: str) -> None:
+    """Skip, saying why, a test whose example code imports a library that is not installed (the `test` extra
+    installs every one the examples use; a partial environment skips rather than fails)."""
+    for source in sources:
+        for node in ast.walk(ast.parse(source)):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [node.module] if isinstance(node, ast.ImportFrom) and node.module and not node.level else []
+            for name in names:
+                top = name.split(".")[0]
+                if importlib.util.find_spec(top) is None:
+                    pytest.skip(f"the example imports {top}, which is not installed")

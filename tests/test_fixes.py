@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import write_tree
+from conftest import skip_unless_importable, write_tree
 from dynlint.linter.api import check_source
 from dynlint.linter.finding import FIX_SAFETIES, Edit, Finding, Fix
 from dynlint.linter.fixer import apply_fixes, ensure_imports, fix_source
@@ -93,6 +93,7 @@ def _fix_effect():
 @pytest.mark.parametrize("rule,i,example", RUN, ids=_ids(RUN))
 def test_fix_example_under_dynamo(rule, i, example, tmp_path):
     pytest.importorskip("torch")
+    skip_unless_importable(example.before, example.after)
     fe = _fix_effect()
     before, after = tmp_path / "before.py", tmp_path / "after.py"
     before.write_text(example.before, encoding="utf-8")

@@ -23,6 +23,8 @@ from pathlib import Path
 
 import pytest
 
+from conftest import skip_unless_importable
+
 torch = pytest.importorskip("torch")
 
 from dynlint.compiler.registry import load_gb_ids  # noqa: E402
@@ -90,6 +92,7 @@ def test_every_rule_is_proven_by_at_least_one_example():
 
 @pytest.mark.parametrize("rule,i,example", INVALID, ids=[f"{r.code}-INVALID-{i}" for r, i, _ in INVALID])
 def test_invalid_example_does_what_the_rule_predicts(rule, i, example, tmp_path):
+    skip_unless_importable(example.code)
     findings = [f for f in check_source(example.code).findings if f.code == rule.code]
     assert findings, f"{rule.code} does not fire on INVALID example {i}"
     lines = {f.line for f in findings}
@@ -130,6 +133,7 @@ def test_invalid_example_does_what_the_rule_predicts(rule, i, example, tmp_path)
 
 @pytest.mark.parametrize("rule,i,example", VALID, ids=[f"{r.code}-VALID-{i}" for r, i, _ in VALID])
 def test_valid_example_compiles_cleanly(rule, i, example, tmp_path):
+    skip_unless_importable(example.code)
     path = _write(tmp_path, f"{rule.code}_valid_{i}", example.code)
     obs = observe(str(path), example.calls)
     detail = f"{rule.code} VALID {i}:\n{_describe(obs, path)}"
