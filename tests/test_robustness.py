@@ -92,7 +92,7 @@ def test_each_hostile_file_gets_one_clear_dyn000_and_the_run_goes_on(cli, hostil
     expected.update({
         "big.py": "file too large (50.0 MiB > 10 MiB limit",
         "loop_a.py": "symbolic link loop", "loop_b.py": "symbolic link loop",
-        "dangling.py": "broken symbolic link", "zero.py": "not a regular file", "fifo.py": "not a regular file",
+        "dangling.py": "broken symbolic link",
     })
     for name, why in expected.items():
         codes = [f["code"] for f in by_file.get(name, [])]
@@ -112,6 +112,9 @@ def test_each_hostile_file_gets_one_clear_dyn000_and_the_run_goes_on(cli, hostil
     assert {e["path"] for e in doc["errors"]} == set(expected) - {"and_chain.py", "dotted_import.py",
                                                                   "deep_binop.py"}
     assert not any(p.startswith("sub/") for p in doc["files"])          # the folder loop was not followed
+    # a link out of the project (/dev/zero) and a FIFO are skipped unread, with a notice
+    assert "dynlint: warning: skipped zero.py: a symbolic link leads out of the project" in r.stderr
+    assert "dynlint: warning: skipped fifo.py: not a regular file" in r.stderr
     assert r.returncode == 1
     assert took < 60
 
@@ -121,8 +124,8 @@ def test_the_html_report_never_reads_what_is_not_a_regular_file(cli, hostile):
     r = cli("check", ".", "--regions", "all", "--report", "r.html", cwd=hostile, timeout=120)
     assert r.returncode == 1, r.stderr
     page = (hostile / "r.html").read_text(encoding="utf-8")
-    assert "fifo.py" in page and "zero.py" in page and "not a regular file" in page
-    assert "x.item()" in page                            # good.py's snippet is there
+    assert "fifo.py" not in page and "zero.py" not in page        # skipped unread
+    assert "x.item()" in page and "dangling.py" in page           # good.py's snippet, a DYN000
 
 
 def test_the_size_limit_is_a_knob(cli, tmp_path):
@@ -149,12 +152,13 @@ def test_form_feeds_lone_cr_and_unicode_line_separators_keep_line_numbers(cli, t
     assert "     9 |     return x.item()\n" in r.stdout          # the snippet shows the right line
 
 
-def test_symlink_to_a_file_outside_is_reported_where_the_link_is(cli, tmp_path):
-    outside = write_tree(tmp_path / "elsewhere", {"model.py": GOOD})
-    project = write_tree(tmp_path / "project", {"pyproject.toml": "[tool.dynlint]\n"})
-    os.symlink(outside / "model.py", project / "linked.py")
-    _, doc, by_file = json_check(cli, project)
-    assert doc["files"] == ["linked.py"] and [f["code"] for f in by_file["linked.py"]] == ["DYN201"]
+def test_symlink_to_a_file_inside_is_checked_where_the_link_is(cli, tmp_path):
+    project = write_tree(tmp_path / "project", {"pyproject.toml": "[tool.dynlint]\n", "real/model.py": GOOD})
+    os.symlink(project / "real" / "model.py", project / "linked.py")
+    r, doc, by_file = json_check(cli, project)
+    # not skipped (the link stays in the project): checked once, under the name of the file it is
+    assert doc["files"] == ["real/model.py"] and [f["code"] for f in by_file["real/model.py"]] == ["DYN201"]
+    assert "warning" not in r.stderr
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="file names of arbitrary bytes")
@@ -351,7 +355,7 @@ def test_write_atomic_leaves_the_old_report_and_no_temp_file_when_interrupted(tm
 
     monkeypatch.setattr(os, "replace", interrupted)
     with pytest.raises(KeyboardInterrupt):
-        write_atomic(str(target), b"new report\n" * 1000)
+        write_atomic(str(target), b"new report\n" * 1000, None)
     assert target.read_text() == "old report\n" and os.listdir(tmp_path) == ["report.json"]
 
 
@@ -359,7 +363,7 @@ def test_write_atomic_gives_the_report_normal_permissions(tmp_path):
     from dynlint.linter.files import write_atomic
     umask = os.umask(0o022)
     try:
-        write_atomic(str(tmp_path / "new.json"), b"{}\n")
+        write_atomic(str(tmp_path / "new.json"), b"{}\n", None)
     finally:
         os.umask(umask)
     assert (tmp_path / "new.json").stat().st_mode & 0o777 == 0o644

@@ -25,7 +25,11 @@ def check(paths: Sequence[str], config: Optional[Config] = None, debug: bool = F
     config = config or load_config(paths, known_codes())
     rules = [r for r in all_rules() if config.enabled(r.code)]     # per-file ignores filter findings later
     store = open_cache(config.root, config.fingerprint(), [r.code for r in rules], config.cache_dir) if cache else None
-    return engine.run(discover(paths, config), config, rules, debug=debug, jobs=jobs, cache=store, progress=progress)
+    notices: list = []
+    result = engine.run(discover(paths, config, notices), config, rules, debug=debug, jobs=jobs, cache=store,
+                        progress=progress)
+    result.notices = notices + (store.notices if store else [])
+    return result
 
 
 def check_source(source: str, filename: str = "example.py", regions: str = "auto", select=("DYN",)) -> engine.Result:

@@ -23,6 +23,14 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"dynlint: error: {message}\n")
 
 
+def cores() -> int:
+    """The cores this process may run on (its CPU affinity where the OS tells it)."""
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
 def _codes(value: str) -> List[str]:
     return [c.strip().upper() for c in value.split(",") if c.strip()]
 
@@ -122,7 +130,8 @@ def cmd_check(args) -> int:
     if args.verify_timeout:
         config = config.with_(timeout=args.verify_timeout)
 
-    jobs = args.jobs or config.jobs or os.cpu_count() or 1
+    # a repository's `jobs = 100000` must not start that many processes: the configuration is capped at the cores
+    jobs = args.jobs or min(config.jobs or cores(), cores())
     if args.cache_dir:
         config = config.with_(cache_dir=args.cache_dir)
     from dynlint.linter import progress
@@ -153,6 +162,8 @@ def cmd_check(args) -> int:
             result = api.check(args.paths, config, debug=args.debug, jobs=jobs, cache=not args.no_cache,
                                progress=bars)
     findings = result.findings
+    for notice in result.notices:
+        sys.stderr.write(f"dynlint: warning: {notice}\n")
 
     verify_doc, verify_text = None, ""
     if args.verify:
@@ -188,13 +199,13 @@ def cmd_check(args) -> int:
         sys.stderr.write(fix_line)
     try:
         if args.output:
-            write_atomic(args.output, text.encode("utf-8"))
+            write_atomic(args.output, text.encode("utf-8"), config.root)
         else:
             sys.stdout.write(text)
         if args.report:
             from dynlint.linter.outputs import html, json_format
             document = json_format.to_document(findings, result.files, result.errors, verify_doc)
-            write_atomic(args.report, html.render(document, config.root).encode("utf-8"))
+            write_atomic(args.report, html.render(document, config.root).encode("utf-8"), config.root)
     except OSError as e:
         if isinstance(e, BrokenPipeError):
             raise
@@ -216,9 +227,12 @@ def _fix(args, config, jobs):
     # a cache of its own: findings cached by a dynlint without fixes would carry none
     store = None if args.no_cache else open_cache(config.root, config.fingerprint() + "|fix", [r.code for r in rules],
                                                   config.cache_dir)
+    notices: list = []
     with progress.stage_bars(args.quiet) as bars:
-        return fixer.fix_files(discover(args.paths, config), config, rules, unsafe=args.unsafe_fixes,
-                               debug=args.debug, jobs=jobs, cache=store, progress=bars)
+        outcome = fixer.fix_files(discover(args.paths, config, notices), config, rules, unsafe=args.unsafe_fixes,
+                                  debug=args.debug, jobs=jobs, cache=store, progress=bars)
+    outcome.result.notices = notices + (store.notices if store else [])
+    return outcome
 
 
 class _Unavailable(Exception):
@@ -261,7 +275,7 @@ def _verify_fixes(args, config, jobs, outcome):
     if not verification.rolled_back:
         return verification, after, outcome.result
     for rel in verification.restored:
-        write_atomic(outcome.paths[rel], originals[rel])
+        write_atomic(outcome.paths[rel], originals[rel], config.root)
     # the code as left: some files fixed, some restored
     result = api.check(args.paths, config, debug=args.debug, jobs=jobs, cache=False)
     return verification, verify(result.findings), result
@@ -274,6 +288,8 @@ def _plural(n: int, word: str) -> str:
 def _report_diff(outcome, quiet: bool) -> int:
     """`--diff`: the fixes as a unified diff on stdout, a summary on stderr; exit 1 when there are changes."""
     sys.stdout.write(outcome.diff())
+    for notice in outcome.result.notices:
+        sys.stderr.write(f"dynlint: warning: {notice}\n")
     for problem in outcome.problems:
         sys.stderr.write(f"dynlint: {problem}\n")
     if not quiet:

@@ -6,6 +6,7 @@ nothing in it is executed.
 from __future__ import annotations
 
 import fnmatch
+import os
 import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -67,15 +68,48 @@ def _path_matches(path: str, pattern: str) -> bool:
         any(fnmatch.fnmatch(part, pattern) for part in path.split("/"))
 
 
+def _toml(path: Path) -> dict:
+    """Parse a TOML file; ConfigError naming it for anything wrong (a nesting deep enough to exhaust the
+    parser's recursion included)."""
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as e:
+        raise ConfigError(f"cannot read {path}: {e}") from None
+    except tomllib.TOMLDecodeError as e:
+        raise ConfigError(f"invalid TOML in {path}: {e}") from None
+    except RecursionError:
+        raise ConfigError(f"invalid TOML in {path}: nested too deeply") from None
+
+
+def _owner(path: Path) -> Optional[int]:
+    try:
+        return os.stat(path).st_uid
+    except (OSError, AttributeError):
+        return None
+
+
+def _trusted(path: Path, tree_owner: Optional[int]) -> bool:
+    """A configuration file in a folder above the checked one is used only if it belongs to the user, to root,
+    or to whoever owns the checked folder (a checkout mounted into a container), as git does with repositories:
+    another user's pyproject.toml in a shared /tmp must not configure, or root, the run."""
+    if not hasattr(os, "getuid"):
+        return True
+    return _owner(path) in (os.getuid(), 0, tree_owner)
+
+
 def find_pyproject(start: Path) -> Optional[Path]:
-    start = start.resolve()
-    for d in [start if start.is_dir() else start.parent, *(start if start.is_dir() else start.parent).parents]:
+    """The nearest pyproject.toml with a [tool] table above `start`, climbing from the path as given (a symbolic
+    link's folder, not its target's) up to the repository root (.git)."""
+    start = Path(os.path.abspath(start))
+    first = start if start.is_dir() else start.parent
+    tree_owner = _owner(first)
+    for d in (first, *first.parents):
         p = d / "pyproject.toml"
-        if p.is_file():
+        if p.is_file() and (d == first or _trusted(p, tree_owner)):
             try:
-                if "tool" in tomllib.loads(p.read_text(encoding="utf-8")):
+                if "tool" in _toml(p):
                     return p
-            except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+            except ConfigError:
                 return p      # reported by load_config
         if (d / ".git").exists():
             return p if p.is_file() else None
@@ -84,11 +118,9 @@ def find_pyproject(start: Path) -> Optional[Path]:
 
 def _common_root(paths: Sequence[str]) -> Path:
     """Without a configuration file: the working directory when every path is inside it (as ruff does),
-    else the deepest folder holding them all."""
-    import os
-
-    cwd = Path.cwd().resolve()
-    full = [Path(p).resolve() for p in (paths or ["."])]
+    else the deepest folder holding them all (the paths as given: links are not followed)."""
+    cwd = Path(os.path.abspath(os.curdir))
+    full = [Path(os.path.abspath(p)) for p in (paths or ["."])]
     if all(p == cwd or cwd in p.parents for p in full):
         return cwd
     common = Path(os.path.commonpath([str(p) for p in full]))
@@ -118,12 +150,7 @@ def load_config(paths: Sequence[str], known_codes: Sequence[str], config_file: O
     cfg = Config(root=root.resolve(), source=source)
     if not source:
         return cfg
-    try:
-        data = tomllib.loads(source.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as e:
-        raise ConfigError(f"cannot read {source}: {e}") from None
-    except tomllib.TOMLDecodeError as e:
-        raise ConfigError(f"invalid TOML in {source}: {e}") from None
+    data = _toml(source)
     table = data.get("tool", {}).get("dynlint", {})
     return apply_table(cfg, table, known_codes, where=f"[tool.dynlint] in {source}")
 
@@ -167,9 +194,13 @@ def apply_table(cfg: Config, table: dict, known_codes: Sequence[str], where: str
             raise ConfigError("'max-file-size' must be a non-negative number of MiB (0: no limit)")
         kw["max_file_size"] = float(v)
     if "cache-dir" in table:
-        if not isinstance(table["cache-dir"], str):
-            raise ConfigError("'cache-dir' must be a path")
-        kw["cache_dir"] = str(cfg.root / table["cache-dir"])
+        v = table["cache-dir"]
+        parts = Path(v).parts if isinstance(v, str) else ()
+        if not parts or Path(v).is_absolute() or ".." in parts or Path(v).anchor:
+            # a repository's configuration must not aim the cache (which dynlint writes) outside it
+            raise ConfigError(f"'cache-dir' must be a relative path inside the project, got {v!r} "
+                              f"(use --cache-dir on the command line for a folder elsewhere)")
+        kw["cache_dir"] = str(cfg.root / v)
     if "verify" in table:
         v = table["verify"]
         if not isinstance(v, dict):

@@ -10,43 +10,49 @@ import os
 import stat
 import tempfile
 from pathlib import Path
-from typing import Iterator, List, Sequence, Tuple
+from typing import Iterator, List, Optional, Sequence, Tuple
+
+import pathspec
 
 from dynlint.linter.config import DEFAULT_EXCLUDE, Config
 
 
+MAX_IGNORE_PATTERNS = 1000       # per .gitignore: matching costs each file every pattern (git's own limit: none)
+MAX_IGNORE_BYTES = 1 << 20
+
+
 class _GitIgnore:
-    """The common subset of .gitignore: globs, `dir/`, anchored `/x`, `**`, `!negation`, comments."""
+    """One .gitignore file, matched by pathspec (git's own rules: `**`, anchoring, `\\#` escapes, negation),
+    its patterns relative to its folder."""
 
-    def __init__(self, base: Path, lines: Sequence[str]):
+    def __init__(self, base: Path, text: str, notices: List[str]):
         self.base = base
-        self.rules: List[Tuple[str, bool, bool, bool]] = []   # (pattern, negate, dir_only, anchored)
-        for raw in lines:
-            line = raw.rstrip("\n").rstrip()
-            if not line or line.startswith("#"):
-                continue
-            neg = line.startswith("!")
-            line = line[1:] if neg else line
-            dir_only = line.endswith("/")
-            line = line.rstrip("/")
-            anchored = "/" in line
-            self.rules.append((line.lstrip("/"), neg, dir_only, anchored))
+        lines = [ln for ln in text.splitlines() if ln.strip() and not ln.startswith("#")]
+        if len(lines) > MAX_IGNORE_PATTERNS:
+            notices.append(f"{_printable(str(base / '.gitignore'))}: only its first {MAX_IGNORE_PATTERNS} of "
+                           f"{len(lines)} patterns are used")
+            lines = lines[:MAX_IGNORE_PATTERNS]
+        self.spec = pathspec.GitIgnoreSpec.from_lines(lines)
 
-    def ignored(self, path: Path, is_dir: bool):
-        """True/False when a rule decides, None when none does."""
+    def ignored(self, path: Path, is_dir: bool) -> Optional[bool]:
+        """True/False when a pattern decides, None when none does."""
         try:
             rel = path.relative_to(self.base).as_posix()
         except ValueError:
             return None
-        verdict = None
-        for pat, neg, dir_only, anchored in self.rules:
-            if dir_only and not is_dir:
-                continue
-            target = rel if anchored else rel.rsplit("/", 1)[-1]
-            if fnmatch.fnmatchcase(target, pat) or (anchored and "**" in pat and
-                                                     fnmatch.fnmatchcase(target, pat.replace("**/", ""))):
-                verdict = not neg
-        return verdict
+        return self.spec.check_file(rel + "/" if is_dir else rel).include
+
+
+def _read_gitignore(folder: Path, root: Path, notices: List[str]) -> Optional[_GitIgnore]:
+    path = folder / ".gitignore"
+    if escapes(path, root) or not path.is_file():
+        return None
+    try:
+        with open(path, "rb") as f:
+            text = f.read(MAX_IGNORE_BYTES).decode("utf-8", errors="replace")
+    except OSError:
+        return None
+    return _GitIgnore(folder, text, notices)
 
 
 def _excluded(rel: str, patterns: Sequence[str]) -> bool:
@@ -94,21 +100,56 @@ def repository_root(root: Path) -> Tuple[Path, str]:
     return root, ""
 
 
-def discover(paths: Sequence[str], config: Config) -> Iterator[Tuple[Path, str]]:
-    """Yield (path, project-relative path) for every Python file to check, each once, in sorted order."""
+def not_checkable(path: Path, root: Path, may_link: bool = True) -> Optional[str]:
+    """Why a file must be skipped unread: a link out of the project (it would print the user's secrets, or
+    /proc/self/environ), or not a regular file (a FIFO blocks, a device never ends). None for a file to check;
+    one that cannot be opened at all (broken link, loop) is checked, and gets its DYN000. `may_link` False: the
+    caller knows no folder on the way is a link (the walk never enters one), so only the file itself can be."""
+    why = escapes(path, root) if may_link or os.path.islink(path) else None
+    if why:
+        return why
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return None
+    return None if stat.S_ISREG(mode) else "not a regular file (a FIFO, device or socket)"
+
+
+def discover(paths: Sequence[str], config: Config, notices: Optional[List[str]] = None) -> Iterator[Tuple[Path, str]]:
+    """Yield (path, project-relative path) for every Python file to check, each once, in sorted order.
+    What is skipped unread (see `not_checkable`) is said in `notices`."""
     root = config.root
+    notices = [] if notices is None else notices
     user_ex = config.exclude + config.extend_exclude
     seen = set()
     found: List[Tuple[Path, str]] = []
+
+    def skipped(path: Path, rel: str, may_link: bool = True) -> bool:
+        why = not_checkable(path, root, may_link)
+        if why:
+            notices.append(f"skipped {rel}: {why}")
+        return bool(why)
+
     for p in paths:
         path = Path(p)
         if path.is_file() or (path.is_symlink() and not path.is_dir()) or not path.exists():
             rel = relpath(path, root)
-            if not _excluded(rel, user_ex) and rel not in seen:
+            if not _excluded(rel, user_ex) and rel not in seen and not skipped(path, rel):
                 seen.add(rel)
                 found.append((path, rel))
             continue
+        why = escapes(path, root)
+        if why:
+            notices.append(f"skipped {relpath(path, root)}: {why}")
+            continue
+        # the .gitignore files of the folders from the project root down to this one, then those met below
         ignores: List[_GitIgnore] = []
+        top = Path(os.path.abspath(path))
+        if _under(str(top), str(root)):
+            for d in reversed([top, *top.parents]):
+                if _under(str(d), str(root)) and d != top:
+                    g = _read_gitignore(d, root, notices)
+                    ignores += [g] if g else []
         # a folder named explicitly is checked even if the configuration excludes it (its own rules still apply)
         walk_ex = () if _excluded(relpath(path, root), user_ex) else user_ex
         dir_rels: dict = {}     # a folder's relative path, so that its plain children need no resolve()
@@ -126,12 +167,9 @@ def discover(paths: Sequence[str], config: Config) -> Iterator[Tuple[Path, str]]
                 rel_d = relpath(d, root)
                 if not rel_d.startswith(".."):
                     dir_rels[dirpath] = rel_d
-            gi = d / ".gitignore"
-            if gi.is_file():
-                try:
-                    ignores.append(_GitIgnore(d, gi.read_text(encoding="utf-8", errors="replace").splitlines()))
-                except OSError:
-                    pass
+            if ".gitignore" in filenames:
+                g = _read_gitignore(d, root, notices)
+                ignores += [g] if g else []
 
             def skip(child: Path, is_dir: bool) -> bool:
                 rel = child_rel(child)
@@ -156,7 +194,7 @@ def discover(paths: Sequence[str], config: Config) -> Iterator[Tuple[Path, str]]
                     child = d / name
                     if not skip(child, False):
                         rel = child_rel(child)
-                        if rel not in seen:
+                        if rel not in seen and not skipped(child, rel, may_link=False):
                             seen.add(rel)
                             found.append((child, rel))
     found.sort(key=lambda t: t[1])
@@ -176,17 +214,50 @@ def display_lines(path: Path, max_mib: float = 10.0) -> List[str]:
         return []
 
 
-def write_atomic(path, data: bytes) -> None:
+def escapes(path, root: Path) -> Optional[str]:
+    """Why `path` must not be read or written for the project at `root`: it is in the project as written (some
+    folder on its way is the project root, however spelled), but a symbolic link (the file itself, or a folder
+    on the way) takes it out. None when it stays inside, or when it is not in the project as written (a place
+    the user named, e.g. `-o /tmp/report.json`)."""
+    path = os.path.abspath(path)
+    real_root = os.path.realpath(root)
+    if not _under(path, str(root)):
+        folder = path
+        while os.path.realpath(folder) != real_root:
+            folder, last = os.path.dirname(folder), folder
+            if folder == last:
+                return None
+    if _under(os.path.realpath(path), real_root):
+        return None
+    return "a symbolic link leads out of the project"
+
+
+def _under(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
+
+
+class UnsafeWrite(OSError):
+    """A write that would follow a symbolic link out of the project."""
+
+
+def write_atomic(path, data: bytes, root: Optional[Path], mode: Optional[int] = None) -> None:
     """Write to a temporary file beside `path`, then rename over it: readers never see half a file, and an
-    interrupted write leaves the old one. The file keeps its mode (a new one gets what open() would give
-    it); a symbolic link is followed, so the link stays a link. Reports, fixed sources and the cache use it."""
+    interrupted write leaves the old one. The file keeps its mode (a new one gets `mode`, or what open() would
+    give it). A symbolic link inside the project is followed (the link stays a link); one that leads out of the
+    project `root` is refused (UnsafeWrite), so a repository cannot aim a report, a fix or the cache at a file
+    of the user's. `root` None: the user named the place, follow it. Reports, fixed sources and the cache use it."""
+    if root is not None:
+        why = escapes(path, root)
+        if why:
+            raise UnsafeWrite(0, f"refusing to write {_printable(str(path))}: {why}")
     target = Path(os.path.realpath(path))
     try:
         mode = stat.S_IMODE(os.stat(target).st_mode)
     except OSError:
-        umask = os.umask(0)
-        os.umask(umask)
-        mode = 0o666 & ~umask
+        if mode is None:
+            umask = os.umask(0)
+            os.umask(umask)
+            mode = 0o666 & ~umask
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
         with os.fdopen(fd, "wb") as f:

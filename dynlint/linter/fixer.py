@@ -232,6 +232,7 @@ class FixOutcome:
     paths: Dict[str, Path] = field(default_factory=dict)       # rel -> the file
     problems: List[str] = field(default_factory=list)          # files left alone, and why
     unsafe_available: int = 0                        # fixes left that --unsafe-fixes would apply
+    root: Optional[Path] = None                      # the project: no write follows a link out of it
 
     @property
     def fixed(self) -> int:
@@ -245,7 +246,7 @@ class FixOutcome:
         failed = []
         for rel in sorted(self.after):
             try:
-                write_atomic(self.paths[rel], self.sources[rel].encode(self.after[rel]))
+                write_atomic(self.paths[rel], self.sources[rel].encode(self.after[rel]), self.root)
             except (OSError, UnicodeError) as e:
                 failed.append(f"{rel}: cannot write the fixed file: {e}")
         return failed
@@ -263,7 +264,8 @@ def fix_files(files: Iterable[Tuple[Path, str]], config, rules: Sequence[Type], 
 
     files = [(str(p), rel) for p, rel in files]
     result = engine.run(files, config, rules, debug=debug, jobs=jobs, cache=cache, progress=progress)
-    out = FixOutcome(result=result, found=len(result.findings), paths={rel: Path(p) for p, rel in files})
+    out = FixOutcome(result=result, found=len(result.findings), paths={rel: Path(p) for p, rel in files},
+                     root=config.root)
     texts: Dict[str, str] = {}
     broken = set()
     mirror: Optional[_Mirror] = None
