@@ -3,7 +3,8 @@
 Roots are (a) functions decorated with torch.compile in any spelling, (b) what is passed to
 `torch.compile(...)`, (c) in `auto` mode the `forward` of every nn.Module subclass; then (d) everything
 those call, across the project's files. Functions marked `torch.compiler.disable` are never traced.
-The result maps each region function to the call chain that reaches it from a root.
+The result maps each region function to the call chain that reaches it from a root, as shown to users:
+a long chain keeps its root and its last functions (SHOWN_CHAIN in all), so what is kept stays bounded.
 """
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from dynlint.rules.names import COMPILE, DISABLE, OPAQUE, is_module_base, strip_
 
 MODES = ("auto", "explicit", "all")
 Chain = Tuple[str, ...]
+SHOWN_CHAIN = 8         # functions of a call chain shown; a longer one: root, "... N more ...", the last 6
 
 
 def _is_compile(ix: ModuleIndex, dotted: str) -> bool:
@@ -110,13 +112,19 @@ def roots(project: Project, mode: str = "auto") -> Dict[FuncRef, Chain]:
     return out
 
 
-def callees(project: Project, ref: FuncRef) -> List[FuncRef]:
+def callees(project: Project, ref: FuncRef, nested: Dict[str, Dict[str, List[str]]]) -> List[FuncRef]:
+    """nested: path -> {function: the functions defined inside it}, filled here once per file (a scan of the
+    file's functions per region would make a file of many functions quadratic)."""
     path, q = ref
     ix = project.by_path[path]
     fn = ix.functions[q]
-    out: List[FuncRef] = []
+    if path not in nested:
+        nested[path] = {}
+        for n, f in ix.functions.items():
+            if f.nested_in:
+                nested[path].setdefault(f.nested_in, []).append(n)
     # nested functions defined inside a region are traced with it
-    out += [(path, n) for n, f in ix.functions.items() if f.nested_in == q]
+    out: List[FuncRef] = [(path, n) for n in nested[path].get(q, ())]
     for c in fn.calls:
         if c.kind == "name":
             r = project.resolve(ix, c.target, q)
@@ -144,19 +152,31 @@ def callees(project: Project, ref: FuncRef) -> List[FuncRef]:
     return out
 
 
+def extend(chain: Chain, name: str, length: int) -> Chain:
+    """The shown chain of a callee `name` whose whole chain has `length` functions, from its caller's shown
+    chain: constant work per region, where copying whole chains was quadratic in a chain's depth."""
+    if length <= SHOWN_CHAIN:
+        return chain + (name,)
+    tail = SHOWN_CHAIN - 2
+    return (chain[0], f"... {length - 1 - tail} more ...") + chain[-(tail - 1):] + (name,)
+
+
 def find_regions(project: Project, mode: str = "auto") -> Dict[FuncRef, Chain]:
-    """Every traced function -> the shortest call chain from a root (breadth-first)."""
+    """Every traced function -> the shortest call chain from a root (breadth-first), as shown (`extend`)."""
     regions = roots(project, mode)
+    length = dict.fromkeys(regions, 1)
+    nested: Dict[str, Dict[str, List[str]]] = {}
     queue = deque(regions)
     while queue:
         ref = queue.popleft()
-        for callee in callees(project, ref):
+        for callee in callees(project, ref, nested):
             if callee in regions:
                 continue
             cix = project.by_path[callee[0]]
             if not_traced(cix, cix.functions[callee[1]]):
                 continue
-            regions[callee] = regions[ref] + (callee[1],)
+            length[callee] = length[ref] + 1
+            regions[callee] = extend(regions[ref], callee[1], length[callee])
             queue.append(callee)
     return regions
 

@@ -1395,6 +1395,13 @@ INT_ARGUMENT_METHODS = frozenset({"roll", "narrow", "view", "reshape", "expand",
                                   "rot90", "unflatten", "tile"})
 
 
+@functools.lru_cache(maxsize=4)
+def _mentions_random(source: str) -> bool:
+    """Every RANDOM_TRACED call needs the word somewhere in the file; asked once per file, not per unit (a
+    scan of the whole file per function is quadratic in a file of many functions)."""
+    return "random" in source
+
+
 @register
 class PythonRandomValueAsNumber(TorchRule):
     """Checks for values drawn with `random.randint`, `random.randrange` or `random.uniform` that are then
@@ -1455,12 +1462,8 @@ class PythonRandomValueAsNumber(TorchRule):
         sources = {self.call_name(v) if isinstance(v, cst.Call) else None for v in values}
         return sources.pop() if len(sources) == 1 and sources <= RANDOM_TRACED else None
 
-    @functools.cached_property
-    def _file_mentions_random(self) -> bool:
-        return "random" in self.ctx.source         # every RANDOM_TRACED call needs the word somewhere in the file
-
     def visit_Name(self, node: cst.Name) -> None:
-        if not self._file_mentions_random:
+        if not _mentions_random(self.ctx.source):
             return
         parent = self.ctx.parent()
         if isinstance(parent, (cst.AssignTarget, cst.Param)) or \
