@@ -48,6 +48,9 @@ def internal_error(path: str, where: str, exc: BaseException, debug: bool, line:
                    message=f"internal error in {where}: {detail}", severity="error")
 
 
+FAST_POSITIONS = 8          # per unit; past that, positions come from libcst's metadata for the whole unit
+
+
 class Context:
     """What rules may ask while the walk is at a node. One per unit."""
 
@@ -72,6 +75,7 @@ class Context:
         self._ast = None                                # the unit's `ast` tree, for fast_position
         self._wrapper: Optional[MetadataWrapper] = None
         self._positions = None
+        self._fast_positions = 0                        # positions found the fast way in this unit so far
 
     # ---- questions rules ask ------------------------------------------------------------------
     @property
@@ -115,7 +119,10 @@ class Context:
     def position(self, node: cst.CSTNode):
         """(line, column, end line, end column) of a node of this unit in the file."""
         span = None
-        if self._positions is None and self.current is not None:      # a few findings: skip whole-unit metadata
+        # a few findings: skip whole-unit metadata; many: compute it once (each fast position generates the code
+        # of its whole statement, so many findings in one big statement would be quadratic)
+        if self._positions is None and self.current is not None and self._fast_positions < FAST_POSITIONS:
+            self._fast_positions += 1
             if self._ast is None:
                 try:
                     self._ast = ast.parse(self.unit.text)

@@ -10,7 +10,7 @@ a call, update it in place?). Both err on the side of "yes".
 """
 from __future__ import annotations
 
-from functools import partial
+from functools import lru_cache, partial
 from typing import List, Optional, Sequence, Tuple
 
 import libcst as cst
@@ -225,8 +225,10 @@ def nodes(node: cst.CSTNode) -> List[cst.CSTNode]:
     return out
 
 
+@lru_cache(maxsize=8)
 def parent_map(root: cst.CSTNode) -> dict:
-    """id(node) -> parent, for the semantic children of `root`."""
+    """id(node) -> parent, for the semantic children of `root` (not to be changed: it is shared). Asked per
+    finding about the same function: memoised, or many findings in one function are quadratic."""
     out = {}
     stack = [root]
     while stack:
