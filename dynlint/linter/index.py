@@ -98,6 +98,11 @@ class ModuleIndex:
         return f"{full}.{rest}" if rest else full
 
 
+def _constant_text(value) -> str:
+    """A constant's repr; a huge int in hex, since its decimal repr raises past sys.get_int_max_str_digits()."""
+    return hex(value) if isinstance(value, int) and value.bit_length() > 4000 else repr(value)
+
+
 def dotted_name(node: ast.AST) -> Optional[str]:
     """`a.b.c` for Name/Attribute chains; `f()` marks a call at the end (`torch.compile(...)` -> `torch.compile()`,
     `super().forward`). A loop, not recursion: `f()()()...` thousands deep is legal Python."""
@@ -288,7 +293,7 @@ class _Indexer(ast.NodeVisitor):
         name = dotted_name(node.func)
         site: Optional[CallSite] = None
         args = [dotted_name(a) or "" for a in node.args]
-        kwargs = {k.arg: repr(k.value.value) for k in node.keywords if k.arg and isinstance(k.value, ast.Constant)}
+        kwargs = {k.arg: _constant_text(k.value.value) for k in node.keywords if k.arg and isinstance(k.value, ast.Constant)}
         if name:
             head, _, rest = name.partition(".")
             if head == "self" and rest:
