@@ -243,9 +243,10 @@ def _shift_columns(f: Finding, shifts: Dict[int, int]) -> Finding:
     return f.with_(**changes)
 
 
-# Seconds one unit (a function, or a top-level statement) may take in the rules: a generous bound (big units
-# take well under a second) that turns an analysis blowing up on some input into a DYN001, not a hang.
-UNIT_TIME_LIMIT = 60.0
+# Seconds all the units of one file (its functions and top-level statements) may take together: a generous
+# bound (big files take a few seconds) that turns an analysis blowing up on some input, or a file of many slow
+# functions, into one DYN001 for the rest of that file, not a hang; the other files are still checked.
+FILE_TIME_LIMIT = 60.0
 
 
 class AnalysisTimeout(BaseException):
@@ -260,7 +261,7 @@ def _time_limit(seconds: float):
         return
 
     def expired(signum, frame):
-        raise AnalysisTimeout(f"gave up after {seconds:g} s")
+        raise AnalysisTimeout(f"the file's analysis budget ({seconds:g} s) was spent: these lines were not checked")
 
     previous = signal.signal(signal.SIGALRM, expired)
     signal.setitimer(signal.ITIMER_REAL, seconds)
@@ -271,44 +272,58 @@ def _time_limit(seconds: float):
         signal.signal(signal.SIGALRM, previous)
 
 
+def _unit_lines(unit: Unit) -> Tuple[int, int]:
+    return unit.line_offset + 1, unit.line_offset + len(source_lines(unit.text))
+
+
+def check_unit(sf: SourceFile, unit: Unit, rules: Sequence[Type], regions: Dict[str, Tuple[str, ...]],
+               project: Optional[Project], debug: bool) -> List[Finding]:
+    """Run every rule over one unit; its problems (too deep, libcst rejects it, a bug) are findings of it."""
+    first, last = _unit_lines(unit)
+    shifts: Dict[int, int] = {}
+    if "\f" in unit.text:
+        unit, shifts = _drop_form_feed_indents(unit)
+    if unit.text.rstrip("\r\n").endswith("\\"):
+        # the last statement ends in a line continuation that the next (comment) line completes: a unit
+        # cut there ends at EOF after the backslash, which libcst (and Python) reject; a blank line completes it
+        unit = dataclasses.replace(unit, text=unit.text + "\n")
+    deep = [d for d in getattr(sf.index, "deep", ()) if first <= d[0] <= last]
+    if deep:        # libcst's native parser would overflow its stack (a segfault), so do not call it
+        line, n, what = deep[0]
+        return [parse_error_finding(
+            sf.path, f"expression too deeply nested to analyse ({what} of {n} parts > {DEEP_LIMIT})", line)]
+    try:
+        module = cst.parse_module(unit.text)
+    except cst.ParserSyntaxError as e:
+        return [parse_error_finding(sf.path, f"libcst: {e.message}", e.raw_line + unit.line_offset,
+                                    e.raw_column + unit.col_offset)]
+    except RecursionError:
+        return [parse_error_finding(sf.path, "nesting too deep to parse", first)]
+    try:
+        found = walk_unit(module, unit, sf, rules, regions, project, debug)
+        return [_shift_columns(f, shifts) for f in found] if shifts else found
+    except RecursionError:      # the walk and the rules recurse over the tree: Python's stack limit
+        return [parse_error_finding(sf.path, "nesting too deep to analyse", first)]
+    except Exception as e:      # a bug outside any one rule: lose this unit, keep the rest of the file
+        return [internal_error(sf.path, f"checking lines {first}-{last}", e, debug, first)]
+
+
 def check_file(sf: SourceFile, rules: Sequence[Type], regions: Dict[str, Tuple[str, ...]], site_lines: Set[int],
                project: Optional[Project] = None, debug: bool = False) -> List[Finding]:
-    """Run every rule over the region code (and site statements) of one file."""
+    """Run every rule over the region code (and site statements) of one file, in FILE_TIME_LIMIT seconds."""
     lines = source_lines(sf.text)
+    # in file order, so that what the budget leaves unchecked is one stretch of lines
+    units = sorted(plan_units(sf, lines, set(regions), site_lines), key=lambda u: u.line_offset)
     findings: List[Finding] = []
-    for unit in plan_units(sf, lines, set(regions), site_lines):
-        first, last = unit.line_offset + 1, unit.line_offset + len(source_lines(unit.text))
-        shifts: Dict[int, int] = {}
-        if "\f" in unit.text:
-            unit, shifts = _drop_form_feed_indents(unit)
-        if unit.text.rstrip("\r\n").endswith("\\"):
-            # the last statement ends in a line continuation that the next (comment) line completes: a unit
-            # cut there ends at EOF after the backslash, which libcst (and Python) reject; a blank line completes it
-            unit = dataclasses.replace(unit, text=unit.text + "\n")
-        deep = [d for d in getattr(sf.index, "deep", ()) if first <= d[0] <= last]
-        if deep:        # libcst's native parser would overflow its stack (a segfault), so do not call it
-            line, n, what = deep[0]
-            findings.append(parse_error_finding(
-                sf.path, f"expression too deeply nested to analyse ({what} of {n} parts > {DEEP_LIMIT})", line))
-            continue
-        try:
-            module = cst.parse_module(unit.text)
-        except cst.ParserSyntaxError as e:
-            findings.append(parse_error_finding(sf.path, f"libcst: {e.message}", e.raw_line + unit.line_offset,
-                                                e.raw_column + unit.col_offset))
-            continue
-        except RecursionError:
-            findings.append(parse_error_finding(sf.path, "nesting too deep to parse", first))
-            continue
-        try:
-            with _time_limit(UNIT_TIME_LIMIT):
-                found = walk_unit(module, unit, sf, rules, regions, project, debug)
-            findings += [_shift_columns(f, shifts) for f in found] if shifts else found
-        except AnalysisTimeout as e:    # an analysis that blows up on some input: our bug, but not a hang
-            findings.append(internal_error(sf.path, f"checking lines {first}-{last}", e, debug, first))
-        except RecursionError:      # the walk and the rules recurse over the tree: Python's stack limit
-            findings.append(parse_error_finding(sf.path, "nesting too deep to analyse", first))
-        except Exception as e:      # a bug outside any one rule: lose this unit, keep the rest of the file
+    done = 0
+    try:
+        with _time_limit(FILE_TIME_LIMIT):
+            for unit in units:
+                findings += check_unit(sf, unit, rules, regions, project, debug)
+                done += 1
+    except AnalysisTimeout as e:    # an analysis that blows up on some input, or many slow functions: not a hang
+        if done < len(units):       # (not when the timer fired just as the last unit ended)
+            first, last = _unit_lines(units[done])[0], _unit_lines(units[-1])[1]
             findings.append(internal_error(sf.path, f"checking lines {first}-{last}", e, debug, first))
     if not findings:
         return []
