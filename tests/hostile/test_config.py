@@ -1,0 +1,71 @@
+"""A repository's configuration and ignore files: errors are exit 2 with one line, costs stay bounded."""
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+
+from conftest import write_tree
+
+MODEL = "import torch\n\n@torch.compile\ndef f(x):\n    return x.item()\n"
+
+
+def test_a_deeply_nested_toml_is_a_configuration_error(cli, tmp_path):
+    write_tree(tmp_path, {"pyproject.toml": "[tool.dynlint]\nx = " + "[" * 20000 + "]" * 20000 + "\n",
+                          "model.py": MODEL})
+    r = cli("check", ".", cwd=tmp_path)
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert r.stderr.strip().splitlines()[-1].startswith("dynlint: error: invalid TOML in ")
+    assert "nested too deeply" in r.stderr
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="/proc to count the worker processes")
+def test_jobs_in_the_configuration_is_capped_at_the_cores(tmp_path):
+    """`jobs = 1000` would start 1000 worker processes at once (a fork bomb for larger numbers)."""
+    write_tree(tmp_path, {"pyproject.toml": "[tool.dynlint]\njobs = 1000\nregions = 'all'\n",
+                          **{f"m{i}.py": MODEL for i in range(64)}})
+    proc = subprocess.Popen([sys.executable, "-m", "dynlint", "check", ".", "--no-cache", "-q"], cwd=tmp_path,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    most = 0
+    while proc.poll() is None:
+        children = 0
+        for pid in os.listdir("/proc"):
+            try:
+                with open(f"/proc/{pid}/stat") as f:
+                    children += f.read().rsplit(")", 1)[1].split()[1] == str(proc.pid)
+            except (OSError, IndexError, ValueError):
+                pass
+        most = max(most, children)
+        time.sleep(0.01)
+    assert proc.returncode == 1
+    assert most <= len(os.sched_getaffinity(0)) + 1, most         # the pool, and its manager at most
+
+
+def test_a_huge_gitignore_takes_seconds_not_minutes(cli, tmp_path):
+    patterns = "".join(f"generated_{i}_*.py\n" for i in range(40000))
+    write_tree(tmp_path, {"pyproject.toml": "[tool.dynlint]\n", ".gitignore": patterns + "skip_me.py\n",
+                          **{f"pkg/m{i}.py": MODEL for i in range(200)}})
+    start = time.perf_counter()
+    r = cli("check", ".", "--no-cache", "-q", cwd=tmp_path)
+    took = time.perf_counter() - start
+    assert r.returncode == 1 and "Found 200 problems in 200 files" in r.stdout
+    assert "only its first 1000 of 40001 patterns are used" in r.stderr
+    assert took < 30, took
+
+
+@pytest.mark.skipif(subprocess.run(["git", "--version"], capture_output=True).returncode != 0, reason="git")
+def test_ignored_files_are_the_ones_git_ignores(cli, tmp_path):
+    """The .gitignore reader agrees with git itself (`git status --ignored`), .git/info/exclude aside."""
+    rules = "src/*.py\n!src/keep.py\n\\#hash.py\n/top.py\nbuild_out/\n**/gen/*.py\n*.tmp.py\n# comment\n"
+    names = ["src/a.py", "src/keep.py", "src/sub/y.py", "#hash.py", "top.py", "sub/top.py", "build_out/b.py",
+             "deep/gen/c.py", "gen/d.py", "x.tmp.py", "ok.py", "sub/ok.py"]
+    write_tree(tmp_path, {".gitignore": rules, "pyproject.toml": "[tool.dynlint]\n", **{n: MODEL for n in names}})
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    out = subprocess.run(["git", "ls-files", "--others", "--exclude-standard"], cwd=tmp_path, capture_output=True,
+                         text=True, check=True).stdout.split("\n")
+    kept_by_git = sorted(n for n in out if n.endswith(".py"))
+    r = cli("check", ".", "--no-cache", "--format", "json", cwd=tmp_path)
+    import json
+    assert json.loads(r.stdout)["files"] == kept_by_git
+    assert "src/sub/y.py" in kept_by_git and "#hash.py" not in kept_by_git      # the cases the old reader got wrong

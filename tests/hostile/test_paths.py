@@ -1,0 +1,82 @@
+"""Committed symbolic links: nothing outside the project is read (and printed) or written through them."""
+import os
+import sys
+
+import pytest
+
+from conftest import write_tree
+
+MODEL = "import torch\n\n@torch.compile\ndef f(x):\n    print(x)\n    return x.item()\n"
+SECRET_MODEL = "import torch\n\n@torch.compile\ndef f(x):\n    return x.item()  # AWS_SECRET=hunter2\n"
+
+
+@pytest.fixture
+def repo(tmp_path):
+    project = write_tree(tmp_path / "repo", {"pyproject.toml": "[tool.dynlint]\n", "model.py": MODEL})
+    home = write_tree(tmp_path / "home", {".bashrc": "# the user's\n", "creds.py": SECRET_MODEL})
+    return project, home, {"XDG_CACHE_HOME": str(tmp_path / "user-cache"), "HOME": str(home)}
+
+
+@pytest.mark.parametrize("flag", ["-o", "--report"])
+def test_a_report_is_never_written_through_a_committed_link(cli, repo, flag):
+    project, home, env = repo
+    os.symlink(home / ".bashrc", project / "dynlint.sarif")
+    r = cli("check", ".", "--format", "sarif", flag, "dynlint.sarif", cwd=project, env=env)
+    assert r.returncode == 2 and "refusing to write dynlint.sarif: a symbolic link leads out of the project" in r.stderr
+    assert (home / ".bashrc").read_text() == "# the user's\n"
+
+
+def test_a_report_is_never_written_into_a_committed_folder_link(cli, repo):
+    """The workflow writes `results/dynlint.sarif`; the pull request commits `results -> ~`."""
+    project, home, env = repo
+    os.symlink(home, project / "results")
+    r = cli("check", ".", "-o", "results/.bashrc", cwd=project, env=env)
+    assert r.returncode == 2 and "refusing to write" in r.stderr
+    assert (home / ".bashrc").read_text() == "# the user's\n"
+
+
+def test_a_report_path_the_user_names_outside_the_project_is_written(cli, repo, tmp_path):
+    project, home, env = repo
+    r = cli("check", ".", "-o", str(tmp_path / "out.txt"), cwd=project, env=env)
+    assert r.returncode == 1 and "DYN201" in (tmp_path / "out.txt").read_text()
+
+
+def test_fix_never_rewrites_a_file_outside_the_project(cli, repo):
+    project, home, env = repo
+    (home / "lib.py").write_text(MODEL)
+    os.symlink(home / "lib.py", project / "lib.py")
+    r = cli("check", ".", "--fix", cwd=project, env=env)
+    assert (home / "lib.py").read_text() == MODEL                    # untouched
+    assert "is_compiling" in (project / "model.py").read_text()        # the project's own file is fixed
+    assert "skipped lib.py: a symbolic link leads out of the project" in r.stderr
+
+
+@pytest.mark.parametrize("fmt", ["text", "json", "github", "sarif"])
+def test_a_linked_secret_is_never_read_or_printed(cli, repo, fmt, tmp_path):
+    project, home, env = repo
+    os.symlink(home / "creds.py", project / "creds.py")
+    r = cli("check", ".", "--format", fmt, "--report", str(tmp_path / "r.html"), cwd=project, env=env)
+    assert r.returncode == 1
+    assert "hunter2" not in r.stdout + r.stderr and "hunter2" not in (tmp_path / "r.html").read_text()
+    assert "skipped creds.py: a symbolic link leads out of the project" in r.stderr
+    assert "model.py" in r.stdout                                     # the real findings are still reported
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/environ"), reason="procfs")
+def test_a_link_to_proc_self_environ_never_prints_the_environment(cli, repo):
+    project, home, env = repo
+    os.symlink("/proc/self/environ", project / "env.py")
+    os.symlink("/proc/self/environ", project / "other.py")
+    r = cli("check", ".", "env.py", "other.py", "model.py", cwd=project, env={**env, "CI_TOKEN": "s3cr3t-t0ken"})
+    assert "s3cr3t-t0ken" not in r.stdout + r.stderr
+    assert "skipped env.py" in r.stderr and "model.py:6:12: DYN201" in r.stdout
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="FIFOs and devices")
+def test_special_files_are_skipped_with_a_notice(cli, repo):
+    project, home, env = repo
+    os.mkfifo(project / "pipe.py")
+    os.symlink("/dev/zero", project / "zero.py")
+    r = cli("check", ".", "pipe.py", "model.py", cwd=project, env=env, timeout=60)
+    assert "skipped pipe.py: not a regular file" in r.stderr and "skipped zero.py" in r.stderr
+    assert "model.py:6:12: DYN201" in r.stdout
