@@ -224,17 +224,20 @@ class Cache:
 class Indexes(Mapping):
     """rel -> ModuleIndex, unpickled on first access: files indexed in this run, else the cache's blobs."""
 
-    def __init__(self, rels, fresh: Dict[str, object], cache: Optional[Cache]):
+    def __init__(self, rels, fresh: Dict[str, object], cache: Optional[Cache], reload=None):
         self._rels = list(rels)
         self._fresh = fresh           # rel -> SourceFile indexed in this run
         self._cache = cache
+        self._reload = reload         # rel -> SourceFile indexed now: for a blob gone or damaged since
         self._loaded: Dict[str, object] = {}
 
     def source(self, rel: str):
         sf = self._fresh.get(rel) or self._loaded.get(rel)
         if sf is None:
             sf = self._cache.source(rel) if self._cache else None
-            if sf is None:
+            if sf is None and self._reload is not None:
+                sf = self._reload(rel)
+            if sf is None or sf.index is None:
                 raise KeyError(rel)
             self._loaded[rel] = sf
         return sf

@@ -49,6 +49,7 @@ class Result:
     findings: List[Finding]
     files: List[str]
     errors: List[FileError] = field(default_factory=list)
+    notices: List[str] = field(default_factory=list)     # for the user: files skipped unread, a cache not used
 
     @property
     def internal_errors(self) -> List[Finding]:
@@ -496,7 +497,8 @@ def run(files: Iterable[Tuple[Path, str]], config: Config, rules: Sequence[Type]
     modules: Dict[str, str] = {}
     for rel in indexed:
         modules.setdefault(entries[rel].module, rel)
-    indexes = Indexes(indexed, fresh, cache)
+    paths = dict((rel, path) for path, rel in files)
+    indexes = Indexes(indexed, fresh, cache, reload=lambda rel: load(Path(paths[rel]), rel, max_bytes))
     project = Project(by_path=indexes, modules=modules)
 
     # 2. the whole-project view: regions and sites (reused while no file's index shape changed)
@@ -537,7 +539,6 @@ def run(files: Iterable[Tuple[Path, str]], config: Config, rules: Sequence[Type]
     # 3. check the files that hold regions or sites (libcst), reusing cached findings where the key matches
     errors: List[FileError] = []
     work, keys = [], {}
-    paths = dict((rel, path) for path, rel in files)
     for rel in rels:
         e = entries[rel]
         if e.error:

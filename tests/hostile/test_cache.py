@@ -169,3 +169,17 @@ def test_a_pyproject_found_through_a_linked_file_is_not_the_link_targets(cli, vi
     r = cli("check", "link.py", "model.py", cwd=project, env=env)
     assert "model.py:5:12: DYN201" in r.stdout and "skipped link.py" in r.stderr, r.stdout + r.stderr
     assert not (other / ".dynlint_cache").exists()
+
+
+def test_an_index_file_damaged_under_a_sound_cache_is_indexed_again(cli, victim):
+    """The small file is intact, an index blob beside it is not: that file is read again, nothing crashes."""
+    project, home, env = victim
+    (project / "helpers.py").write_text("def h(x):\n    return x.item()\n")
+    (project / "model.py").write_text(MODEL + "\n\nimport helpers\n\n@torch.compile\ndef k(x):\n    return helpers.h(x)\n")
+    first = cli("check", ".", cwd=project, env=env)
+    (project / "model.py").write_text((project / "model.py").read_text() + "\n\ndef unused():\n    pass\n")
+    for blob in (project / ".dynlint_cache").glob("*.indexes/*.pickle"):
+        blob.write_bytes(b"dynlint-cache\x00" + b"\x00" * 40)
+    again = cli("check", ".", cwd=project, env=env)
+    assert again.returncode == 1 and "Traceback" not in again.stderr and "DYN001" not in again.stdout
+    assert again.stdout == first.stdout and "helpers.py:2:12: DYN201" in again.stdout     # helpers.py re-read
