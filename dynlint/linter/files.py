@@ -43,8 +43,9 @@ class _GitIgnore:
         return self.spec.check_file(rel + "/" if is_dir else rel).include
 
 
-def _read_gitignore(folder: Path, root: Path, notices: List[str]) -> Optional[_GitIgnore]:
-    path = folder / ".gitignore"
+def _read_gitignore(folder: Path, root: Path, notices: List[str], name: str = ".gitignore") -> Optional[_GitIgnore]:
+    """The ignore file `folder/name` (patterns relative to `folder`), unless it is a link out of the project."""
+    path = folder / name
     if escapes(path, root) or not path.is_file():
         return None
     try:
@@ -53,6 +54,17 @@ def _read_gitignore(folder: Path, root: Path, notices: List[str]) -> Optional[_G
     except OSError:
         return None
     return _GitIgnore(folder, text, notices)
+
+
+def _ignores_above(top: Path, root: Path, notices: List[str]) -> List[_GitIgnore]:
+    """What applies to a walk from `top` before its own .gitignore files: the repository's .git/info/exclude
+    (lowest precedence, as in git), then the .gitignore files of the folders from the project root down."""
+    out: List[_GitIgnore] = []
+    folders = [d for d in reversed(top.parents) if _under(str(d), str(root))]
+    repo = next((d for d in (top, *top.parents) if (d / ".git").is_dir()), None)
+    if repo is not None:
+        out += [g for g in [_read_gitignore(repo, root, notices, ".git/info/exclude")] if g]
+    return out + [g for g in (_read_gitignore(d, root, notices) for d in folders) if g]
 
 
 def _excluded(rel: str, patterns: Sequence[str]) -> bool:
@@ -142,14 +154,8 @@ def discover(paths: Sequence[str], config: Config, notices: Optional[List[str]] 
         if why:
             notices.append(f"skipped {relpath(path, root)}: {why}")
             continue
-        # the .gitignore files of the folders from the project root down to this one, then those met below
-        ignores: List[_GitIgnore] = []
-        top = Path(os.path.abspath(path))
-        if _under(str(top), str(root)):
-            for d in reversed([top, *top.parents]):
-                if _under(str(d), str(root)) and d != top:
-                    g = _read_gitignore(d, root, notices)
-                    ignores += [g] if g else []
+        path = Path(os.path.abspath(path))         # the ignore files above it have absolute folders
+        ignores = _ignores_above(path, root, notices)     # then those met below
         # a folder named explicitly is checked even if the configuration excludes it (its own rules still apply)
         walk_ex = () if _excluded(relpath(path, root), user_ex) else user_ex
         dir_rels: dict = {}     # a folder's relative path, so that its plain children need no resolve()

@@ -56,12 +56,16 @@ def test_a_huge_gitignore_takes_seconds_not_minutes(cli, tmp_path):
 
 @pytest.mark.skipif(subprocess.run(["git", "--version"], capture_output=True).returncode != 0, reason="git")
 def test_ignored_files_are_the_ones_git_ignores(cli, tmp_path):
-    """The .gitignore reader agrees with git itself (`git status --ignored`), .git/info/exclude aside."""
+    """The .gitignore reader agrees with git itself (`git ls-files --others --exclude-standard`): nested
+    .gitignore files, .git/info/exclude, a sub-folder checked on its own."""
     rules = "src/*.py\n!src/keep.py\n\\#hash.py\n/top.py\nbuild_out/\n**/gen/*.py\n*.tmp.py\n# comment\n"
     names = ["src/a.py", "src/keep.py", "src/sub/y.py", "#hash.py", "top.py", "sub/top.py", "build_out/b.py",
              "deep/gen/c.py", "gen/d.py", "x.tmp.py", "ok.py", "sub/ok.py"]
-    write_tree(tmp_path, {".gitignore": rules, "pyproject.toml": "[tool.dynlint]\n", **{n: MODEL for n in names}})
+    write_tree(tmp_path, {".gitignore": rules, "pyproject.toml": "[tool.dynlint]\n", "sub/.gitignore": "ok.py\n",
+                          **{n: MODEL for n in names + ["local_only.py", "sub/deep/x.py"]}})
     subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    (tmp_path / ".git" / "info").mkdir(exist_ok=True)
+    (tmp_path / ".git" / "info" / "exclude").write_text("local_only.py\n")
     out = subprocess.run(["git", "ls-files", "--others", "--exclude-standard"], cwd=tmp_path, capture_output=True,
                          text=True, check=True).stdout.split("\n")
     kept_by_git = sorted(n for n in out if n.endswith(".py"))
@@ -69,3 +73,6 @@ def test_ignored_files_are_the_ones_git_ignores(cli, tmp_path):
     import json
     assert json.loads(r.stdout)["files"] == kept_by_git
     assert "src/sub/y.py" in kept_by_git and "#hash.py" not in kept_by_git      # the cases the old reader got wrong
+    assert "local_only.py" not in kept_by_git and "sub/ok.py" not in kept_by_git
+    r = cli("check", "sub", "--no-cache", "--format", "json", cwd=tmp_path)       # the root's rules apply too
+    assert json.loads(r.stdout)["files"] == [n for n in kept_by_git if n.startswith("sub/")]
