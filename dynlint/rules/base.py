@@ -52,6 +52,9 @@ class FixExample:
         object.__setattr__(self, "safety", safety)
 
 
+MAX_QUOTED = 200        # characters of one message placeholder's value (source_of already keeps most to 60)
+
+
 class Rule:
     """Base class. Subclasses visit libcst nodes (`visit_Call`, `visit_If`, ...) and call `self.report`.
 
@@ -83,7 +86,13 @@ class Rule:
         self.ctx = ctx
 
     def report(self, node: cst.CSTNode, message: Optional[str] = None, **fmt) -> None:
-        self.ctx.report(self, node, message or self.message.format(**fmt), autofix=self.plan_fix(node))
+        self.ctx.report(self, node, message or self.format_message(**fmt), autofix=self.plan_fix(node))
+
+    def format_message(self, **fmt) -> str:
+        """The message with its placeholders filled, each text value capped at MAX_QUOTED characters: values
+        quote the user's code (expressions, names), which a hostile file can make megabytes long."""
+        return self.message.format(**{k: v if not isinstance(v, str) or len(v) <= MAX_QUOTED
+                                      else v[:MAX_QUOTED - 3] + "..." for k, v in fmt.items()})
 
     def autofix(self, node: cst.CSTNode):
         """The fix of the finding at `node`, or None where none keeps the code working: a

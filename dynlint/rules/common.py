@@ -103,7 +103,7 @@ class TorchRule(Rule):
     def report(self, node: cst.CSTNode, message: Optional[str] = None, **fmt) -> None:
         if self.scope == "region" and (self.in_untraced_function() or self.dead_under_dynamo(node)):
             return
-        message = message or self.message.format(**fmt)
+        message = message or self.format_message(**fmt)
         gb_types: Sequence[str] = self.gb_types
         if not self.recompiles and self.scope == "region":
             where = self._whole_frame_skip(node)

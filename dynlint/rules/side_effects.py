@@ -259,7 +259,7 @@ class LoggingInCompiledCode(TorchRule):
                                                 ("getLogger", "get_logger")))) or (
             isinstance(recv, cst.Attribute) and recv.attr.value in LOGGER_NAMES)
         if is_logger and q != "warnings":
-            self.report(node, call=cst.Module([]).code_for_node(func))
+            self.report(node, call=source_of(func))
 
     def autofix(self, node: cst.Call):
         return guard_eager_only(self.ctx, node, "the logging call")

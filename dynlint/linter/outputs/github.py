@@ -3,7 +3,9 @@
     ::warning file=model.py,line=9,col=12,endLine=9,endColumn=23,title=DYN101 tensor-condition-in-branch::branch on ...
 
 Columns convert here (1-based; endColumn is the column after the span, as in SARIF). Escaping follows
-@actions/core: `%`, CR and LF in the message; those and `:` and `,` in property values.
+@actions/core: `%`, CR and LF in the message; those and `:` and `,` in property values. Before that, what
+comes from the checked project (paths, messages that quote code) goes through `display.printable`: a file name
+or a line of code must not reach the log as terminal escapes or bidi overrides.
 """
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ from typing import Optional, Sequence
 
 from dynlint.linter.files import repository_root
 from dynlint.linter.finding import PARSE_ERROR, Finding
+from dynlint.linter.outputs.display import printable
 
 
 def escape_data(s: str) -> str:
@@ -27,16 +30,16 @@ def command(f: Finding, prefix: str = "") -> str:
         level = "error"
     else:
         level = "notice" if f.severity == "note" else "warning"
-    props = [("file", prefix + f.path), ("line", f.line), ("col", f.column + 1)]
+    props = [("file", printable(prefix + f.path)), ("line", f.line), ("col", f.column + 1)]
     end_line = max(f.end_line, f.line)
     if end_line > f.line or f.end_column > f.column:      # a known span; otherwise GitHub marks the line
         props += [("endLine", end_line), ("endColumn", f.end_column + 1)]
     props.append(("title", f"{f.code} {f.name}" if f.name else f.code))
-    message = f.message + (f" [{f.status}]" if f.status else "")
+    message = printable(f.message, line_breaks=True) + (f" [{f.status}]" if f.status else "")
     if f.chain:
-        message += f"\nreached through: {' -> '.join(f.chain)}"
+        message += f"\nreached through: {printable(' -> '.join(f.chain))}"
     if f.fix:
-        message += f"\nhelp: {f.fix}"
+        message += f"\nhelp: {printable(f.fix)}"
     return f"::{level} " + ",".join(f"{k}={escape_property(str(v))}" for k, v in props) + f"::{escape_data(message)}"
 
 

@@ -3,7 +3,8 @@
 
 Self-contained means no network: inline CSS, inline SVG charts drawn here, a few lines of inline script to
 sort the table; the only outside links are to the rule docs. Every string that comes from the user's code,
-paths or Dynamo's logs goes through `_e` (html.escape). Source snippets are read from the project root.
+paths or Dynamo's logs goes through `_e` (html.escape). Source snippets are read from the project root, long
+lines cut to a window (`display.clip`), so a file of one huge line cannot make the page huge.
 """
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from pathlib import Path, PurePosixPath
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 from dynlint.linter.files import display_lines
+from dynlint.linter.outputs.display import clip
 
 RULES_DOC = "https://github.com/dynlint/dynlint/blob/main/docs/rules.md"
 NOT_CHECKED_FAMILY = "files dynlint could not check"        # DYN000 / DYN001
@@ -443,9 +445,10 @@ class _Page:
             text = lines[n - 1]
             hot = line <= n <= end_line
             if hot and n == line and end_line == line and 0 <= column < end_column <= len(text):
-                shown = f"{_e(text[:column])}<mark>{_e(text[column:end_column])}</mark>{_e(text[end_column:])}"
+                text, a, b = clip(text, column, end_column)       # a long line: a window around the span
+                shown = f"{_e(text[:a])}<mark>{_e(text[a:b])}</mark>{_e(text[b:])}"
             else:
-                shown = _e(text)
+                shown = _e(clip(text, 0, 0)[0])
             rows.append(f'<tr class="{"hot" if hot else ""}"><td class="ln">{n}</td><td class="src">{shown or " "}'
                         f'</td></tr>')
         return f'<table class="snippet">{"".join(rows)}</table>'

@@ -1,5 +1,6 @@
 """Human output, in the manner of the best linters: location, code, message, the source line with the
-span underlined, the fix and the call chain; then a summary. Colour only on a terminal, NO_COLOR honoured."""
+span underlined, the fix and the call chain; then a summary. Colour only on a terminal, NO_COLOR honoured.
+What comes from the checked project is shown through `display` (escaped; long lines cut around the span)."""
 from __future__ import annotations
 
 import os
@@ -7,6 +8,7 @@ from collections import Counter
 from typing import Dict, List, Sequence
 
 from dynlint.linter.finding import Finding
+from dynlint.linter.outputs.display import clip, printable
 
 
 def use_colour(stream) -> bool:
@@ -31,21 +33,28 @@ def render(findings: Sequence[Finding], files: int, sources: Dict[str, List[str]
     out: List[str] = []
     for f in findings:
         status = f" [{f.status}]" if f.status else ""
-        out.append(f"{s(f.path, '1')}:{f.line}:{f.column + 1}: {s(f.code, '1;31' if f.severity == 'error' else '1;33')} "
-                   f"{f.message}{s(status, '36')}")
+        path = printable(f.path)
+        if path.lstrip().startswith("::"):      # at a line's start, GitHub Actions would run it as a command
+            path = "./" + path
+        message, *more = f.message.split("\n")         # more: a traceback (--debug)
+        out.append(f"{s(path, '1')}:{f.line}:{f.column + 1}: {s(f.code, '1;31' if f.severity == 'error' else '1;33')} "
+                   f"{printable(message)}{s(status, '36')}")
+        out += [f"       | {printable(m)}" for m in more]
         if quiet:
             continue
         lines = sources.get(f.path)
         if lines and 0 < f.line <= len(lines):
             src = lines[f.line - 1].rstrip("\r\n").expandtabs(1)
-            width = (f.end_column - f.column) if f.end_line in (0, f.line) and f.end_column > f.column \
-                else max(1, len(src) - f.column)
-            out.append(f"  {f.line:>4} | {src}")
-            out.append(f"       | {' ' * f.column}{s('^' * max(1, width), '1;31')}")
+            end = f.end_column if f.end_line in (0, f.line) and f.end_column > f.column else len(src)
+            shown, start, stop = clip(src, f.column, end)
+            # the caret under the span as shown: escapes and the cut change where it stands
+            before, span = len(printable(shown[:start])), len(printable(shown[start:stop]))
+            out.append(f"  {f.line:>4} | {printable(shown)}")
+            out.append(f"       | {' ' * before}{s('^' * max(1, span), '1;31')}")
         if f.chain:
-            out.append(f"       = {s('reached through', '2')}: {' -> '.join(f.chain)}")
+            out.append(f"       = {s('reached through', '2')}: {printable(' -> '.join(f.chain))}")
         if f.fix:
-            out.append(f"       = {s('help', '1;36')}: {f.fix}")
+            out.append(f"       = {s('help', '1;36')}: {printable(f.fix)}")
         out.append("")
     if statistics and findings:
         out.append("Statistics:")
