@@ -1,0 +1,94 @@
+"""A repository built to make `dynlint check` slow or huge: its cost stays linear and bounded, and the real
+findings are still reported. Each test is a proof of concept of the attack, run through the CLI; the sizes are
+small enough for a quick test yet past what the previous code took (see each test)."""
+import json
+import subprocess
+import sys
+import time
+
+from conftest import write_tree
+
+ITEMS = "import torch\n\n\nclass M(torch.nn.Module):\n    def forward(self, x):\n        y = [{}]\n        return y\n"
+
+
+def _json(r):
+    assert "Traceback" not in r.stderr, r.stderr
+    return json.loads(r.stdout)["findings"]
+
+
+def test_a_long_call_chain_costs_linear_time_and_a_bounded_cache(cli, tmp_path):
+    """`root -> f0 -> ... -> f3999`: each region kept its whole chain (quadratic: 38 MB of cache here, 608 MB
+    and 55 s at 16,000 functions); now one step of the chain per region, and the chain shown is capped."""
+    n = 4000
+    lines = ["import torch", "", "@torch.compile", "def root(x):", "    return f0(x)", ""]
+    for i in range(n):
+        lines += [f"def f{i}(x):", f"    return f{i + 1}(x)" if i < n - 1 else "    return x.item()"]
+    project = write_tree(tmp_path / "repo", {"pyproject.toml": "[tool.dynlint]\n", "chain.py": "\n".join(lines) + "\n",
+                                             "model.py": "import torch\n\n@torch.compile\ndef g(x):\n    return x.item()\n"})
+    env = {"XDG_CACHE_HOME": str(tmp_path / "user-cache")}
+    r = cli("check", ".", "--format", "json", cwd=project, env=env, timeout=60)
+    findings = _json(r)
+    assert [(f["path"], f["line"], f["code"]) for f in findings] == [
+        ("chain.py", 6 + 2 * n, "DYN201"), ("model.py", 5, "DYN201")]
+    assert findings[0]["chain"] == ["root", f"... {n - 6} more ..."] + [f"f{i}" for i in range(n - 6, n)]
+    cache = sum(p.stat().st_size for p in (project / ".dynlint_cache").rglob("*") if p.is_file())
+    assert cache < 4 * 2 ** 20, cache                           # 38 MB before
+    text = cli("check", ".", cwd=project, env=env, timeout=60).stdout      # from the cache
+    assert "= reached through: root -> ... 3994 more ... -> f3994 -> f3995 -> f3996 -> f3997 -> f3998 -> f3999\n" \
+        in text
+
+
+def test_many_findings_in_one_statement_cost_linear_time(cli, tmp_path):
+    """500 `.item()` in one statement: each finding's position generated the whole statement again (34.6 s
+    before; 1,000 hit the 60 s limit, a DYN001); now positions come once for the unit (about a second)."""
+    n = 500
+    write_tree(tmp_path, {"model.py": ITEMS.format(", ".join(["x.item()"] * n))})
+    findings = _json(cli("check", ".", "--format", "json", "--no-cache", cwd=tmp_path, timeout=20))
+    assert [(f["code"], f["line"], f["column"], f["end_column"]) for f in findings] == [
+        ("DYN201", 6, 13 + 10 * i, 21 + 10 * i) for i in range(n)]
+
+
+SLOW_FILE = '''
+import sys
+
+from dynlint.linter import engine
+from dynlint.linter.cli import main
+
+engine.FILE_TIME_LIMIT = 0.5     # the real budget is 60 s: the same attack, 120 times smaller
+sys.exit(main(sys.argv[1:]))
+'''
+
+
+def test_a_file_of_many_slow_functions_spends_one_budget(tmp_path):
+    """Twenty functions that each take a while: the time limit was per function, so a file could take 20 times
+    the limit, on every run. Now the file's functions share one budget; what it leaves is one DYN001 naming
+    the lines not checked, and the other file is still checked."""
+    slow = ["import torch", ""]
+    for i in range(20):
+        slow += ["", "@torch.compile", f"def f{i}(x):", f"    return [{', '.join(['x.item()'] * 600)}]", ""]
+    write_tree(tmp_path, {"slow.py": "\n".join(slow), "fast.py": "import torch\n\n@torch.compile\ndef g(x):\n"
+                                                                  "    return x.item()\n"})
+    start = time.monotonic()
+    r = subprocess.run([sys.executable, "-c", SLOW_FILE, "check", ".", "--format", "json", "--no-cache"],
+                       cwd=tmp_path, capture_output=True, text=True, timeout=30)
+    assert time.monotonic() - start < 15
+    assert r.returncode == 2                                         # a DYN001 is not a clean run
+    findings = _json(r)
+    budget = [f for f in findings if f["code"] == "DYN001"]
+    assert len(budget) == 1 and budget[0]["path"] == "slow.py", budget
+    first = budget[0]["line"]
+    assert budget[0]["message"] == (f"internal error in checking lines {first}-{len(slow) - 1}: AnalysisTimeout: the "
+                                    f"file's analysis budget (0.5 s) was spent: these lines were not checked")
+    assert all(f["line"] < first for f in findings if f["path"] == "slow.py" and f["code"] == "DYN201")
+    assert [(f["path"], f["line"]) for f in findings if f["path"] == "fast.py"] == [("fast.py", 5)]
+
+
+def test_a_huge_hex_literal_is_not_an_internal_error(cli, tmp_path):
+    """`0x` and 5,000 hex digits: its decimal repr (in the index of keyword arguments) raised past Python's
+    int-to-string limit, a DYN001 that lost the whole file."""
+    huge = "0x" + "f" * 5000
+    write_tree(tmp_path, {"model.py": f"import torch\n\n\nclass M(torch.nn.Module):\n    def forward(self, x):\n"
+                                      f"        k = {huge}\n        y = x.sum(dim={huge})\n        return y.item()\n"})
+    r = cli("check", ".", "--format", "json", "--no-cache", cwd=tmp_path)
+    assert r.returncode == 1
+    assert [(f["code"], f["line"]) for f in _json(r)] == [("DYN201", 8)]
