@@ -1,0 +1,75 @@
+"""A repository built to flood or take over what `dynlint check` prints: the output stays small, and nothing from
+the project reaches the terminal or the GitHub Actions log as a control sequence or a workflow command. Each
+test is a proof of concept of the attack, run through the CLI, with the real findings still reported."""
+import json
+import re
+import sys
+
+import pytest
+
+from conftest import write_tree
+
+# what must never come out raw: C0 controls but tab and newline, DEL, C1, bidi embeddings/overrides/isolates
+UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\u2028\u2029]")
+
+
+def test_a_huge_line_with_many_findings_prints_a_window_around_each(cli, tmp_path):
+    """100 findings on one line of 50 KB (a packed blob, minified code): every finding printed the whole line
+    (5.2 MB of text, and as much in the HTML report); now a window of the line around each span."""
+    n = 100
+    items = ", ".join(["x.item()"] * n)
+    write_tree(tmp_path, {"model.py": f"import torch\n\n\nclass M(torch.nn.Module):\n    def forward(self, x):\n"
+                                      f"        y = [{items}]  # {'A' * 50_000}\n        return y\n"})
+    r = cli("check", ".", "--no-cache", "--report", tmp_path / "r.html", cwd=tmp_path)
+    assert r.returncode == 1 and r.stdout.count("DYN201") == n
+    assert len(r.stdout) < 100_000, len(r.stdout)
+    assert max(map(len, r.stdout.splitlines())) < 200
+    assert (tmp_path / "r.html").stat().st_size < 500_000
+    # the caret stays under its span: the 50th `x.item()`, in a window cut at both ends
+    lines = r.stdout.splitlines()
+    at = lines.index(next(line for line in lines if line.startswith(f"model.py:6:{14 + 10 * 49}: DYN201")))
+    shown, caret = lines[at + 1], lines[at + 2]
+    assert "| ..." in shown and shown.endswith("...")
+    start = caret.index("^")
+    assert shown[start:start + 9] == "x.item()," and caret[start:] == "^" * 8
+
+
+def test_a_huge_name_is_quoted_short(cli, tmp_path):
+    """A message quoting a 5,000-character function name quoted all of it, in every finding."""
+    name = "f" * 5000
+    write_tree(tmp_path, {"model.py": f"import torch\n\n\n@torch.compile\ndef {name}(x, y=None):\n    return x\n\n\n"
+                                      f"def main(x):\n    {name}(x)\n    {name}(x, x)\n"})
+    findings = json.loads(cli("check", ".", "--format", "json", "--no-cache", cwd=tmp_path).stdout)["findings"]
+    assert [(f["code"], f["line"]) for f in findings] == [("DYN505", 11)]
+    assert len(findings[0]["message"]) < 400 and "2 positional instead of 1" in findings[0]["message"]
+
+
+# A file name that is a GitHub workflow command on a line of its own, one that is one at the start of a line,
+# one with terminal escapes and a bidi override; a source line that retitles the terminal, erases the line,
+# reverses text and carries the runner's legacy `##[command]` form (read anywhere in a line).
+NAMES = ["a\n::error file=x.py,line=1::owned\n.py", "::error file=y.py,line=1::owned.py", "b\x1b[2Kc\u202e.py"]
+BODY = ("import torch\n\n\n@torch.compile\ndef f(x):\n"
+        "    y = x.item()  # \x1b]0;owned\x07\x1b[2K \u202e gnp.exe \u202c ##[error]legacy \x85 \u2066\n"
+        "    return y\n")
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="such file names are not allowed on Windows")
+@pytest.mark.parametrize("fmt", ["text", "github"])
+def test_names_and_source_lines_cannot_drive_the_terminal_or_the_actions_log(cli, tmp_path, fmt):
+    write_tree(tmp_path, {name: BODY for name in NAMES})
+    r = cli("check", ".", "--no-cache", "--format", fmt, cwd=tmp_path)
+    assert r.returncode == 1, r.stderr
+    assert not UNSAFE.search(r.stdout), UNSAFE.findall(r.stdout)
+    assert "##[" not in r.stdout
+    commands = [line for line in r.stdout.splitlines() if line.lstrip().startswith("::")]
+    if fmt == "text":
+        assert commands == []
+        assert r.stdout.count(": DYN201 `.item()` copies a tensor value") == 3
+        assert "a\\n::error file=x.py,line=1::owned\\n.py:6:9: DYN201" in r.stdout      # shown, escaped
+        assert "./::error file=y.py,line=1::owned.py:6:9: DYN201" in r.stdout
+        assert "b\\x1b[2Kc\\u202e.py:6:9: DYN201" in r.stdout
+        assert "# \\x1b]0;owned\\x07\\x1b[2K \\u202e gnp.exe \\u202c #\\x23[error]legacy \\x85 \\u2066" in r.stdout
+    else:       # the findings' own annotations, and nothing else
+        assert len(commands) == 3 and all(c.startswith("::warning file=") and "title=DYN201" in c for c in commands)
+        assert "::warning file=a\\n%3A%3Aerror file=x.py%2Cline=1%3A%3Aowned\\n.py,line=6,col=9," in r.stdout
+        assert "::warning file=b\\x1b[2Kc\\u202e.py,line=6," in r.stdout
