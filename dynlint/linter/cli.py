@@ -12,6 +12,7 @@ from typing import List, Optional, Sequence
 from dynlint import __version__
 from dynlint.linter.config import REGION_MODES, ConfigError, load_config
 from dynlint.linter.files import write_atomic
+from dynlint.linter.outputs.display import printable
 
 FORMATS = ("text", "json", "sarif", "github")
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
@@ -163,7 +164,7 @@ def cmd_check(args) -> int:
                                progress=bars)
     findings = result.findings
     for notice in result.notices:
-        sys.stderr.write(f"dynlint: warning: {notice}\n")
+        sys.stderr.write(f"dynlint: warning: {printable(notice)}\n")
 
     verify_doc, verify_text = None, ""
     if args.verify:
@@ -289,7 +290,7 @@ def _report_diff(outcome, quiet: bool) -> int:
     """`--diff`: the fixes as a unified diff on stdout, a summary on stderr; exit 1 when there are changes."""
     sys.stdout.write(outcome.diff())
     for notice in outcome.result.notices:
-        sys.stderr.write(f"dynlint: warning: {notice}\n")
+        sys.stderr.write(f"dynlint: warning: {printable(notice)}\n")
     for problem in outcome.problems:
         sys.stderr.write(f"dynlint: {problem}\n")
     if not quiet:

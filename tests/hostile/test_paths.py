@@ -80,3 +80,12 @@ def test_special_files_are_skipped_with_a_notice(cli, repo):
     r = cli("check", ".", "pipe.py", "model.py", cwd=project, env=env, timeout=60)
     assert "skipped pipe.py: not a regular file" in r.stderr and "skipped zero.py" in r.stderr
     assert "model.py:6:12: DYN201" in r.stdout
+
+
+def test_a_skipped_file_with_a_hostile_name_is_announced_escaped(cli, repo):
+    project, home, env = repo
+    name = "x\x1b]0;owned\x07\n::error file=a.py::owned.py"
+    os.symlink(home / "creds.py", os.path.join(project, name))
+    r = cli("check", ".", cwd=project, env=env)
+    assert "\x1b" not in r.stderr and "\n::error" not in r.stderr
+    assert "skipped x\\x1b]0;owned\\x07\\n::error file=a.py::owned.py: a symbolic link" in r.stderr
