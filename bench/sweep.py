@@ -70,12 +70,13 @@ def leftover(pgid: int) -> list:
     return pids
 
 
-def run_chunk(project: Path, rels: list, jobs: int, timeout: float) -> dict:
-    """One `dynlint check` over rels (relative to project); what it reported and how it ended."""
+def run_chunk(project: Path, rels: list, jobs: int, timeout: float, config: Path) -> dict:
+    """One `dynlint check` over rels (relative to project, the tree), configured by `config` (a neutral
+    pyproject.toml outside the tree); what it reported and how it ended."""
     fd, out = tempfile.mkstemp(suffix=".json")
     os.close(fd)
     cmd = [sys.executable, "-m", "dynlint", "check", "--regions", "all", "--no-cache", "-j", str(jobs),
-           "--format", "json", "--output", out, *rels]
+           "--config", str(config), "--format", "json", "--output", out, *rels]
     start = time.perf_counter()
     proc = subprocess.Popen(cmd, cwd=project, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             start_new_session=True, env=dict(os.environ, NO_COLOR="1", PYTHONPATH=os.pathsep.join(
@@ -128,17 +129,17 @@ def sweep_tree(tree: Path, skip: set, jobs: int, chunk: int, timeout: float, com
         lines += data.count(b"\n")
         size += len(data)
     with tempfile.TemporaryDirectory(prefix="dynlint-sweep-") as tmp:
-        project = Path(tmp)
-        (project / "pyproject.toml").write_text("[tool.dynlint]\n")
-        (project / "tree").symlink_to(tree, target_is_directory=True)     # reports read tree/<path>
-        rels = [f"tree/{f.relative_to(tree).as_posix()}" for f in files]
+        # the tree is checked where it is (a link to it would be a link out of the project: skipped unread)
+        project, config = tree, Path(tmp) / "pyproject.toml"
+        config.write_text("[tool.dynlint]\n")
+        rels = [f.relative_to(tree).as_posix() for f in files]
         totals = collections.Counter()
         dyn000, dyn001, crashes, lost = collections.Counter(), [], [], []
         dyn000_where = []
         left, wall = [], 0.0
         for i in range(0, len(rels), chunk):
             part = rels[i:i + chunk]
-            r = run_chunk(project, part, jobs, timeout)
+            r = run_chunk(project, part, jobs, timeout, config)
             wall += r["wall"]
             left += r["leftover"]
             findings = r["doc"]["findings"] if r["doc"] else []
@@ -153,7 +154,7 @@ def sweep_tree(tree: Path, skip: set, jobs: int, chunk: int, timeout: float, com
                 crashes.append(f"{part[0]} .. {part[-1]}: rc={r['rc']} timed_out={r['timed_out']}\n"
                                f"{r['stderr'][-3000:]}")
             if compare and r["doc"]:
-                r1 = run_chunk(project, part, 1, timeout)
+                r1 = run_chunk(project, part, 1, timeout, config)
                 key = lambda f: (f["path"], f["line"], f["column"], f["code"], f["message"])   # noqa: E731
                 a = {key(f) for f in findings}
                 b = {key(f) for f in (r1["doc"]["findings"] if r1["doc"] else [])}
