@@ -8,7 +8,7 @@ Each corpus file is a realistic model file with an entry point `__dynlint_calls_
 everything in it. For every file the script
 
 1. lints it (a single-file project, regions "auto") and collects dynlint's findings per line;
-2. runs the entry point under real Dynamo (bench/observe.py: eager backend, graph_breaks/recompiles logs);
+2. runs the entry point under real Dynamo (dynlint/compiler/harness.py: eager backend, graph_breaks/recompiles logs);
 3. compares, line by line:
    * breaks: the lines where Dynamo reported a graph break (the innermost frame in the file) against the
      lines of dynlint's graph-break findings;
@@ -28,7 +28,6 @@ from __future__ import annotations
 import argparse
 import ast
 import datetime
-import importlib.util
 import io
 import json
 import re
@@ -37,6 +36,8 @@ import tokenize
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Dict, List, Optional, Set, Tuple
+
+from dynlint.compiler import harness
 
 ROOT = Path(__file__).resolve().parent.parent
 # The last five corpus files, scored once before any rule was tuned on them (see docs/accuracy.md).
@@ -72,8 +73,8 @@ def parse_markers(path: Path) -> Dict[int, Tuple[str, Set[str], str]]:
 
 def static_findings(path: Path):
     """dynlint's findings for one corpus file, linted as a project of its own."""
-    from dynlint.linter.api import check
-    from dynlint.linter.config import Config
+    from dynlint.api import check
+    from dynlint.core.config import Config
 
     config = Config(root=path.parent.resolve(), regions="auto", select=("DYN",))
     return check([str(path)], config).findings
@@ -87,13 +88,6 @@ def findings_by_line(findings) -> Dict[int, Set[str]]:
 
 
 # ---- the dynamic side -----------------------------------------------------------------------------------
-def _load_observe():
-    spec = importlib.util.spec_from_file_location("dynlint_bench_observe", ROOT / "bench" / "observe.py")
-    module = sys.modules.setdefault(spec.name, importlib.util.module_from_spec(spec))
-    spec.loader.exec_module(module)
-    return module.observe
-
-
 def function_spans(path: Path) -> Dict[str, List[Tuple[int, int]]]:
     """function name -> [(first body line, last line)] (several when the name is reused)."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
@@ -181,9 +175,9 @@ class FileScore:
 
 
 def score_file(path: Path, observe=None) -> FileScore:
-    from dynlint.rules.base import REGISTRY
+    from dynlint.core.rule import REGISTRY
 
-    observe = observe or _load_observe()
+    observe = observe or harness.observe
     path = path.resolve()
     fs = FileScore(path=str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else str(path))
     findings = static_findings(path)
@@ -395,7 +389,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     ap.add_argument("files", nargs="*", type=Path, help="score only these corpus files")
     args = ap.parse_args(argv)
 
-    observe = _load_observe()
+    observe = harness.observe
     files = [f.resolve() for f in args.files] or corpus_files(args.corpus)
     scores = []
     for path in files:

@@ -21,28 +21,28 @@ tests/test_fixes.py uses `run_file` and `compare` to prove each rule's FIX_EXAMP
 from __future__ import annotations
 
 import argparse
-import contextlib
 import datetime
-import functools
 import importlib
 import importlib.util
-import io
 import math
 import os
-import random
 import shutil
 import sys
 import tempfile
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
+
+from dynlint import api
+from dynlint.api import known_codes
+from dynlint.compiler.harness import Run, compare, run_file, run_program
+from dynlint.core.config import load_config
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "tests" / "corpus"
 EXAMPLES = ROOT / "examples"
 ENTRY = "__dynlint_calls__"
-RTOL, ATOL = 1e-5, 1e-6
 SECTION = "## Automatic fixes"
 CATEGORIES = (   # cause -> the rules whose findings name it
     ("data-dependent branch", frozenset({"DYN101", "DYN102", "DYN104"})),
@@ -61,163 +61,6 @@ GB_CATEGORY = {            # a break no rule predicted: sorted by Dynamo's gb_ty
 
 
 # ---- running code under (or without) Dynamo, recording what compiled callables return -------------------
-@dataclass
-class Run:
-    outputs: List[list] = field(default_factory=list)     # per call of a compiled callable: its flattened result
-    breaks: list = field(default_factory=list)            # dynlint.compiler.GraphBreak
-    graphs: int = 0                                       # FX graphs Dynamo produced
-    recompiles: int = 0                                   # recompiles Dynamo logged
-    error: Optional[str] = None
-    warnings: List[Tuple[str, str, int]] = field(default_factory=list)    # (category, file, line)
-
-    def break_lines(self, path: str) -> Dict[int, List[Tuple[str, ...]]]:
-        out: Dict[int, List[Tuple[str, ...]]] = {}
-        for b in self.breaks:
-            if b.path and os.path.realpath(b.path) == os.path.realpath(path):
-                out.setdefault(b.line, []).append(tuple(b.gb_types))
-        return out
-
-
-def _leaves(value, out: list) -> list:
-    import torch
-
-    if isinstance(value, torch.Tensor):
-        out.append(value.detach().cpu().clone())
-    elif isinstance(value, (list, tuple)):
-        out.append(type(value).__name__)
-        for v in value:
-            _leaves(v, out)
-    elif isinstance(value, dict):
-        out.append("dict")
-        for k in value:
-            out.append(repr(k))
-            _leaves(value[k], out)
-    elif value is None or isinstance(value, (bool, int, float, str)):
-        out.append(value)
-    else:
-        out.append(f"<{type(value).__name__}>")
-    return out
-
-
-@contextlib.contextmanager
-def _recording(run: Run, compiled: bool):
-    """Replace torch.compile: compiled -> Dynamo with a graph-counting eager backend; else the identity. Either
-    way every call of what it returns is recorded in run.outputs."""
-    import torch
-
-    original = torch.compile
-
-    def count_graphs(gm, example_inputs):
-        run.graphs += 1
-        return gm.forward
-
-    def record(value):
-        run.outputs.append(_leaves(value, []))
-        return value
-
-    class EagerModule(torch.nn.Module):
-        """What torch.compile(module) returns, without compiling: calls and attributes go to the module."""
-
-        def __init__(self, mod):
-            super().__init__()
-            self._orig_mod = mod
-
-        def forward(self, *args, **kwargs):
-            return self._orig_mod(*args, **kwargs)
-
-        def __getattr__(self, name):
-            if name == "_orig_mod":
-                return self._modules["_orig_mod"]
-            return getattr(self._orig_mod, name)
-
-    def compile(model=None, **kwargs):
-        if model is None:
-            return lambda m: compile(m, **kwargs)
-        if compiled:
-            kwargs = {k: v for k, v in kwargs.items() if k in ("fullgraph", "dynamic")}
-            target = original(model, backend=count_graphs, **kwargs)
-        else:
-            target = EagerModule(model) if isinstance(model, torch.nn.Module) else model
-        if isinstance(target, torch.nn.Module):
-            target.register_forward_hook(lambda mod, args, out: record(out))
-            target.__dict__["__dynlint_recorded__"] = True
-            return target
-
-        @functools.wraps(model)
-        def call(*args, **kw):
-            return record(target(*args, **kw))
-        call.__dynlint_recorded__ = True
-        return call
-
-    random.seed(0)
-    if importlib.util.find_spec("numpy"):      # programs that draw NumPy random numbers repeat too
-        import numpy as np
-        np.random.seed(0)
-    torch.manual_seed(0)
-    torch.compile = compile
-    try:
-        yield
-    finally:
-        torch.compile = original
-
-
-def run_program(body: Callable[[], None], is_user: Callable[[str], bool], compiled: bool) -> Run:
-    """Run `body` with torch.compile compiled (Dynamo, eager backend) or not, collecting breaks and outputs."""
-    import torch
-    import torch._dynamo
-
-    from dynlint.compiler import Collector
-
-    run = Run()
-    saved = os.environ.get("PYTHONBREAKPOINT")
-    os.environ["PYTHONBREAKPOINT"] = "0"
-    collector = Collector(is_user)
-    try:
-        with _recording(run, compiled), collector, contextlib.redirect_stdout(io.StringIO()), \
-                _recorded_warnings(run):
-            try:
-                body()
-            except Exception as e:      # noqa: BLE001 - the code under test may raise anything; we report it
-                run.error = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
-    finally:
-        torch._dynamo.reset()
-        if saved is None:
-            os.environ.pop("PYTHONBREAKPOINT", None)
-        else:
-            os.environ["PYTHONBREAKPOINT"] = saved
-    run.breaks = list(collector.graph_breaks)
-    run.recompiles = len(collector.recompiles)
-    return run
-
-
-@contextlib.contextmanager
-def _recorded_warnings(run: Run):
-    import warnings
-
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        try:
-            yield
-        finally:
-            run.warnings = [(w.category.__name__, w.filename, w.lineno) for w in caught]
-
-
-def run_file(path: Path, calls: Sequence[str] = (), entry: Optional[str] = None, compiled: bool = True) -> Run:
-    """Import `path` as a fresh module, then run `calls` (statements, in its namespace) or its `entry()`."""
-    path = Path(path).resolve()
-    return run_program(lambda: _observe().exec_file(str(path), calls, entry),
-                       lambda f: bool(f) and os.path.realpath(f) == str(path), compiled)
-
-
-@functools.lru_cache(maxsize=None)
-def _observe():
-    """bench/observe.py (how the rule proofs and the corpus scorer run a file), loaded by path."""
-    spec = importlib.util.spec_from_file_location("dynlint_bench_observe", ROOT / "bench" / "observe.py")
-    module = sys.modules.setdefault(spec.name, importlib.util.module_from_spec(spec))
-    spec.loader.exec_module(module)
-    return module
-
-
 def run_examples(root: Path, compiled: bool) -> Run:
     """Run every `@dynlint.example` provider of an example project (examples/dynlint_examples.py): each gives a
     callable and argument tuples; a callable not compiled already is compiled (as `dynlint check --verify` does)."""
@@ -255,43 +98,6 @@ def run_examples(root: Path, compiled: bool) -> Run:
     return run_program(body, lambda f: bool(f) and os.path.realpath(f).startswith(str(root) + os.sep), compiled)
 
 
-def compare(reference: Run, other: Run, exact_types: bool = True) -> List[str]:
-    """Differences between two runs' outputs (empty when equal within tolerance, dtypes and types exact).
-    exact_types=False: a Python number and a 0-d tensor of the same value count as equal (what an unsafe fix
-    may change)."""
-    import torch
-
-    out = []
-    if reference.error != other.error:
-        out.append(f"error {reference.error!r} -> {other.error!r}")
-    if len(reference.outputs) != len(other.outputs):
-        out.append(f"{len(reference.outputs)} calls recorded -> {len(other.outputs)}")
-    for i, (a, b) in enumerate(zip(reference.outputs, other.outputs)):
-        if len(a) != len(b):
-            out.append(f"call {i}: {len(a)} values -> {len(b)}")
-            continue
-        for j, (x, y) in enumerate(zip(a, b)):
-            where = f"call {i} value {j}"
-            if not exact_types:
-                x, y = (v.item() if isinstance(v, torch.Tensor) and v.dim() == 0 else v for v in (x, y))
-                if isinstance(x, (bool, int, float)) and isinstance(y, (bool, int, float)):
-                    x, y = float(x), float(y)
-            if isinstance(x, torch.Tensor) != isinstance(y, torch.Tensor) or type(x) is not type(y):
-                out.append(f"{where}: {type(x).__name__} -> {type(y).__name__}")
-            elif isinstance(x, torch.Tensor):
-                if x.dtype != y.dtype or x.shape != y.shape:
-                    out.append(f"{where}: {x.dtype}{tuple(x.shape)} -> {y.dtype}{tuple(y.shape)}")
-                elif not torch.allclose(x.double(), y.double(), rtol=RTOL, atol=ATOL, equal_nan=True):
-                    out.append(f"{where}: values differ (max abs {float((x.double() - y.double()).abs().max()):.3g})")
-            elif isinstance(x, float):
-                if not (math.isclose(x, y, rel_tol=RTOL, abs_tol=ATOL) or (math.isnan(x) and math.isnan(y))):
-                    out.append(f"{where}: {x!r} -> {y!r}")
-            elif x != y:
-                out.append(f"{where}: {x!r} -> {y!r}")
-    return out
-
-
-# ---- causes of breaks ------------------------------------------------------------------------------------
 def cause(codes: set, chains: List[Tuple[str, ...]]) -> str:
     for name, rule_codes in CATEGORIES:
         if codes & rule_codes:
@@ -308,8 +114,8 @@ def causes(lines: Dict[int, List[Tuple[str, ...]]], findings_by_line: Dict[int, 
 
 
 def _findings(paths: Sequence[Path], root: Path) -> Dict[Tuple[str, int], set]:
-    from dynlint.linter.api import check
-    from dynlint.linter.config import load_config
+    from dynlint.api import check
+    from dynlint.core.config import load_config
 
     config = load_config([str(root)], _known())
     config = config.with_(root=root.resolve())
@@ -320,20 +126,14 @@ def _findings(paths: Sequence[Path], root: Path) -> Dict[Tuple[str, int], set]:
 
 
 def _known():
-    from dynlint.linter.api import known_codes
+    from dynlint.api import known_codes
     return known_codes()
 
 
 def apply_fixes(root: Path, paths: Sequence[Path], unsafe: bool):
     """`dynlint check --fix [--unsafe-fixes]` on `paths` of the project at `root` (its pyproject.toml, if any)."""
-    from dynlint.linter.config import load_config
-    from dynlint.linter.files import discover
-    from dynlint.linter.fixer import fix_files
-    from dynlint.rules.base import all_rules
-
-    config = load_config([str(root)], _known()).with_(root=root.resolve())
-    rules = [r for r in all_rules() if config.enabled(r.code)]
-    outcome = fix_files(discover([str(p) for p in paths], config), config, rules, unsafe=unsafe)
+    config = load_config([str(root)], known_codes()).with_(root=root.resolve())
+    outcome = api.fix([str(p) for p in paths], config, unsafe=unsafe)
     failed = outcome.write()
     assert not failed and not outcome.problems, (failed, outcome.problems)
     return outcome

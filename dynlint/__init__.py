@@ -3,8 +3,7 @@
 The static linter (``dynlint check``) never imports torch; ``dynlint check --verify``
 compiles the user's examples for real (see :func:`example`).
 """
-__version__ = "0.1.0"
-
+from dynlint.core.version import __version__
 from dynlint.runtime_check.examples import example
 
 __all__ = ["__version__", "example"]

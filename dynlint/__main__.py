@@ -1,3 +1,3 @@
-from dynlint.linter.cli import main
+from dynlint.cli import main
 
 raise SystemExit(main())

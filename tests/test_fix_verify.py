@@ -16,8 +16,8 @@ import textwrap
 import pytest
 
 from conftest import write_tree
+from dynlint.api import fix_source
 from dynlint.compiler.records import GraphBreak, GuardFailure, Recompile
-from dynlint.linter.fixer import fix_source
 from dynlint.runtime_check.fixcheck import hunks, judge
 from dynlint.runtime_check.results import Agreement, ExampleResult
 

@@ -17,7 +17,6 @@ import json
 import operator
 import os
 import stat
-import sys
 import textwrap
 import warnings
 from pathlib import Path
@@ -25,11 +24,11 @@ from pathlib import Path
 import pytest
 
 from conftest import skip_unless_importable, write_tree
-from dynlint.linter.api import check_source
-from dynlint.linter.finding import FIX_SAFETIES, Edit, Finding, Fix
-from dynlint.linter.fixer import apply_fixes, ensure_imports, fix_source
-from dynlint.rules import tensors as tables
-from dynlint.rules.base import all_rules
+from dynlint.analysis import tensors as tables
+from dynlint.api import check_source, fix_source
+from dynlint.core.finding import FIX_SAFETIES, Edit, Finding, Fix
+from dynlint.core.fixer import apply_fixes, ensure_imports
+from dynlint.rules import all_rules
 
 ROOT = Path(__file__).resolve().parent.parent
 RULES = all_rules()
@@ -82,19 +81,12 @@ def test_rule_docs_show_the_fix():
 
 
 # ---- the examples under Dynamo ------------------------------------------------------------------------------
-def _fix_effect():
-    spec = importlib.util.spec_from_file_location("dynlint_bench_fix_effect", ROOT / "bench" / "fix_effect.py")
-    module = sys.modules.setdefault(spec.name, importlib.util.module_from_spec(spec))
-    spec.loader.exec_module(module)
-    return module
-
-
 @pytest.mark.dynamo
 @pytest.mark.parametrize("rule,i,example", RUN, ids=_ids(RUN))
 def test_fix_example_under_dynamo(rule, i, example, tmp_path):
     pytest.importorskip("torch")
     skip_unless_importable(example.before, example.after)
-    fe = _fix_effect()
+    from dynlint.compiler import harness as fe
     before, after = tmp_path / "before.py", tmp_path / "after.py"
     before.write_text(example.before, encoding="utf-8")
     after.write_text(example.after, encoding="utf-8")
@@ -271,7 +263,7 @@ def test_where_fix_conditions_under_dynamo(body, arg, changed, tmp_path, monkeyp
     """Each condition a where-fix needs to be safe guards something the caller really sees: the fix (applied
     with --unsafe-fixes where it is unsafe) removes the break, and changes exactly that; the safe one nothing."""
     torch = pytest.importorskip("torch")
-    fe = _fix_effect()
+    from dynlint.compiler import harness as fe
     src = _fn(body)
     safe = fix_source(src)
     fixed = fix_source(src, unsafe=True)
@@ -487,7 +479,7 @@ def test_known_floating_where_fix_under_dynamo(src, tmp_path):
     """The newly safe fix: the break is gone, and for integer and float input alike the compiled result has the
     original eager one's values and dtype."""
     pytest.importorskip("torch")
-    fe = _fix_effect()
+    from dynlint.compiler import harness as fe
     src = textwrap.dedent(src).lstrip("\n")
     fixed = fix_source(src)
     assert ".where(" in fixed and fixed == fix_source(src, unsafe=True)
@@ -597,7 +589,7 @@ def test_where_fix_does_not_trust_a_submodule_that_may_be_another(edit):
 def test_where_fix_on_a_submodule_return_under_dynamo(tmp_path):
     """The fix made safe by reading Router.forward: the break is gone, outputs and dtypes are the eager ones."""
     pytest.importorskip("torch")
-    fe = _fix_effect()
+    from dynlint.compiler import harness as fe
     src = _routed("probs, aux")
     fixed = fix_source(src)
     assert _ROUTED_WHERE in fixed
@@ -614,7 +606,7 @@ def test_where_fix_on_a_submodule_return_under_dynamo(tmp_path):
     assert fe.compare(reference, new) == []
 
 
-# Every entry of the floating-point tables in dynlint/rules/tensors.py, checked against torch: what the analysis
+# Every entry of the floating-point tables in dynlint/analysis/tensors.py, checked against torch: what the analysis
 # takes for floating is floating for integer, boolean and floating inputs alike (or torch rejects the input).
 def _inputs(torch, floating: bool):
     if floating:
@@ -892,7 +884,7 @@ def test_a_fix_that_adds_an_import_is_unsafe(header, safe):
 
 
 def test_top_level_imports():
-    from dynlint.linter.walker import top_level_imports
+    from dynlint.core.walker import top_level_imports
     src = "import a.b\nfrom c import d\nfrom . import e\nif x:\n    import f\ntry:\n    import g\nexcept Exception:\n" \
           "    pass\n\ndef h():\n    import i\n"
     assert top_level_imports(src) == {"a.b", "c"}

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from dynlint.linter import flake8_plugin
+from dynlint import flake8_plugin
 
 pytest.importorskip("flake8")
 
@@ -87,7 +87,7 @@ def test_parse_errors_are_reported_as_dyn000(project):
 
 
 def test_project_is_checked_once_per_process(project, monkeypatch):
-    from dynlint.linter import api
+    from dynlint import api
 
     calls = []
     real_check = api.check

@@ -4,8 +4,8 @@ import re
 import shutil
 from pathlib import Path
 
-from dynlint.linter.finding import Finding, parse_error_finding
-from dynlint.linter.outputs import github
+from dynlint.core.finding import Finding, parse_error_finding
+from dynlint.report import github
 
 PROJECT = Path(__file__).resolve().parent / "fixtures" / "integrations" / "project"
 COMMAND = re.compile(r"::(?P<level>error|warning|notice) (?P<props>[^:]*)::(?P<message>.*)")

@@ -12,11 +12,11 @@ from html.parser import HTMLParser
 import pytest
 
 from conftest import ROOT, write_tree
+from dynlint import api
 from dynlint.compiler.records import GraphBreak, GuardFailure, Recompile
-from dynlint.linter import api
-from dynlint.linter.finding import FileError, Finding
-from dynlint.linter.outputs import html, json_format
-from dynlint.rules.base import FAMILIES, REGISTRY
+from dynlint.core.finding import FileError, Finding
+from dynlint.core.rule import FAMILIES, REGISTRY
+from dynlint.report import html, json_format
 from dynlint.runtime_check.crosscheck import cross_check
 from dynlint.runtime_check.report import VerifyReport
 from dynlint.runtime_check.results import Agreement, ExampleResult

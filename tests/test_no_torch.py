@@ -15,7 +15,7 @@ BLOCKER = textwrap.dedent("""
             return None
 
     sys.meta_path.insert(0, _NoTorch())
-    from dynlint.linter.cli import main
+    from dynlint.cli import main
     code = main(sys.argv[1:])
     assert not any(m == "torch" or m.startswith("torch.") for m in sys.modules), "torch was imported"
     sys.exit(code)

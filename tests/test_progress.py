@@ -10,7 +10,7 @@ import textwrap
 import pytest
 
 from conftest import write_tree
-from dynlint.linter import progress
+from dynlint.report import progress
 
 
 class FakeTerminal(io.StringIO):
@@ -127,7 +127,7 @@ def test_no_bar_when_stderr_is_not_a_terminal(many_files):
 def test_small_run_does_not_import_tqdm(tmp_path):
     """Start-up of the static path stays lean: tqdm loads only when a bar is drawn."""
     write_tree(tmp_path, {"pyproject.toml": "[tool.dynlint]\n", "m.py": "import torch\n"})
-    probe = ("import sys; from dynlint.linter.cli import main; main(['check', '.', '--no-cache']); "
+    probe = ("import sys; from dynlint.cli import main; main(['check', '.', '--no-cache']); "
              "sys.stdout.write('tqdm loaded: %s' % ('tqdm' in sys.modules))")
     leader, follower = pty.openpty()                   # a terminal, so only the size of the run decides
     env = {k: v for k, v in os.environ.items() if k != "CI"}

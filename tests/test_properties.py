@@ -15,9 +15,10 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from dynlint.linter import api, engine
-from dynlint.linter.config import Config
-from dynlint.linter.outputs import json_format
+from dynlint import api
+from dynlint.core import engine
+from dynlint.core.config import Config
+from dynlint.report import json_format
 
 # The same examples on every run; no shrinking (a generated project is readable as it is, and shrinking one
 # can take minutes).

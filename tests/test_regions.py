@@ -3,9 +3,9 @@ import textwrap
 
 import pytest
 
-from dynlint.linter.api import check, check_source
-from dynlint.linter.config import Config
 from conftest import write_tree
+from dynlint.api import check, check_source
+from dynlint.core.config import Config
 
 BREAK = "    print('x')\n    return x\n"
 

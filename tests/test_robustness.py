@@ -184,13 +184,13 @@ def test_a_function_ending_in_a_line_continuation_completed_by_a_comment(cli, tm
 
 # ---- files that change under us -------------------------------------------------------------------
 def _check(root: Path, **kw):
-    from dynlint.linter import api
-    from dynlint.linter.config import Config
+    from dynlint import api
+    from dynlint.core.config import Config
     return api.check([str(root)], Config(root=root.resolve(), **kw))
 
 
 def test_a_file_deleted_between_indexing_and_checking(tmp_path, monkeypatch):
-    from dynlint.linter import engine
+    from dynlint.core import engine
     write_tree(tmp_path, {"a.py": GOOD, "b.py": GOOD})
     index_task = engine._index_task
 
@@ -208,12 +208,13 @@ def test_a_file_deleted_between_indexing_and_checking(tmp_path, monkeypatch):
 
 
 def test_a_file_that_vanishes_before_it_is_read(tmp_path):
-    from dynlint.linter import engine
-    from dynlint.linter.config import Config
-    from dynlint.rules.base import all_rules
+    from dynlint.analysis import regions
+    from dynlint.core import engine
+    from dynlint.core.config import Config
+    from dynlint.rules import all_rules
     write_tree(tmp_path, {"b.py": GOOD})
     files = [(tmp_path / "a.py", "a.py"), (tmp_path / "b.py", "b.py")]        # a.py: listed, never there
-    result = engine.run(files, Config(root=tmp_path), all_rules())
+    result = engine.run(files, Config(root=tmp_path), all_rules(), regions=regions)
     assert [(f.path, f.code) for f in result.findings] == [("a.py", "DYN000"), ("b.py", "DYN201")]
 
 
@@ -268,7 +269,7 @@ def test_permission_denied_for_real(tmp_path):
 # ---- a rule that raises, a bug outside the rules -----------------------------------------------
 RAISING_RULE = textwrap.dedent('''
     import sys
-    from dynlint.rules.base import Rule, register
+    from dynlint.core.rule import Rule, register
 
     @register
     class RaisesOnPurpose(Rule):
@@ -280,7 +281,7 @@ RAISING_RULE = textwrap.dedent('''
             if self.ctx.path.endswith("bad.py"):
                 raise ValueError("boom")
 
-    from dynlint.linter.cli import main
+    from dynlint.cli import main
     sys.exit(main(sys.argv[1:]))
 ''')
 
@@ -310,7 +311,8 @@ def test_a_rule_that_raises_is_isolated(tmp_path, jobs):
 
 
 def test_a_bug_outside_the_rules_is_a_dyn001_for_that_file_only(tmp_path, monkeypatch, capsys):
-    from dynlint.linter import cli, engine
+    from dynlint import cli
+    from dynlint.core import engine
     write_tree(tmp_path, {"pyproject.toml": "[tool.dynlint]\n", "a.py": GOOD, "b.py": GOOD})
     build_index = engine.build_index
 
@@ -328,8 +330,8 @@ def test_a_bug_outside_the_rules_is_a_dyn001_for_that_file_only(tmp_path, monkey
 
 
 def test_a_bug_in_the_whole_project_pass_is_a_dyn001_not_a_traceback(tmp_path, monkeypatch, capsys):
-    from dynlint.linter import cli
-    from dynlint.rules import regions
+    from dynlint import cli
+    from dynlint.analysis import regions
     write_tree(tmp_path, {"pyproject.toml": "[tool.dynlint]\n", "a.py": GOOD, "broken.py": "def f(:\n"})
 
     def broken(*a):
@@ -346,7 +348,7 @@ def test_a_bug_in_the_whole_project_pass_is_a_dyn001_not_a_traceback(tmp_path, m
 
 # ---- output safety ----------------------------------------------------------------------------
 def test_write_atomic_leaves_the_old_report_and_no_temp_file_when_interrupted(tmp_path, monkeypatch):
-    from dynlint.linter.files import write_atomic
+    from dynlint.core.files import write_atomic
     target = tmp_path / "report.json"
     target.write_text("old report\n")
 
@@ -360,7 +362,7 @@ def test_write_atomic_leaves_the_old_report_and_no_temp_file_when_interrupted(tm
 
 
 def test_write_atomic_gives_the_report_normal_permissions(tmp_path):
-    from dynlint.linter.files import write_atomic
+    from dynlint.core.files import write_atomic
     umask = os.umask(0o022)
     try:
         write_atomic(str(tmp_path / "new.json"), b"{}\n", None)
@@ -451,9 +453,11 @@ def test_an_analysis_that_does_not_end_is_cut_off_per_file(tmp_path, monkeypatch
     """An analysis that blows up on some input (seen: tensor inference on scipy's _tanhsinh.py) must not hang
     the run: each file gets FILE_TIME_LIMIT seconds, then one DYN001 for the rest of it, and the other files
     are checked."""
-    from dynlint.linter import engine
-    from dynlint.linter.config import Config
-    from dynlint.rules.base import REGISTRY, Rule, all_rules
+    from dynlint.analysis import regions
+    from dynlint.core import engine
+    from dynlint.core.config import Config
+    from dynlint.core.rule import REGISTRY, Rule
+    from dynlint.rules import all_rules
 
     class NeverEnds(Rule):
         """A test-only rule that loops for ever on slow.py."""
@@ -467,7 +471,7 @@ def test_an_analysis_that_does_not_end_is_cut_off_per_file(tmp_path, monkeypatch
     monkeypatch.setattr(engine, "FILE_TIME_LIMIT", 0.3)
     write_tree(tmp_path, {"slow.py": GOOD + "\n\n@torch.compile\ndef g(x):\n    return x.item()\n", "fast.py": GOOD})
     files = [(tmp_path / n, n) for n in ("fast.py", "slow.py")]
-    result = engine.run(files, Config(root=tmp_path), all_rules())
+    result = engine.run(files, Config(root=tmp_path), all_rules(), regions=regions)
     assert [(f.path, f.line, f.code, f.message) for f in result.findings] == [
         ("fast.py", 5, "DYN201", result.findings[0].message),
         ("slow.py", 3, "DYN001", "internal error in checking lines 3-10: AnalysisTimeout: the file's analysis "

@@ -13,7 +13,7 @@ def test_rules_markdown_is_up_to_date():
 
 
 def test_every_rule_has_a_section_with_its_anchor():
-    from dynlint.rules.base import all_rules
+    from dynlint.rules import all_rules
 
     text = render_rules_markdown()
     for rule in all_rules():

@@ -2,8 +2,8 @@
 test_rule_proofs.py). The examples are the rule's documentation too, so they must stay true."""
 import pytest
 
-from dynlint.linter.api import check_source
-from dynlint.rules.base import all_rules
+from dynlint.api import check_source
+from dynlint.rules import all_rules
 
 RULES = all_rules()
 CASES = [(r, kind, i, ex) for r in RULES for kind, exs in (("INVALID", r.INVALID), ("VALID", r.VALID))

@@ -1,7 +1,7 @@
 """Every rule proven against real TorchDynamo.
 
 For each INVALID example that has calls: the code is written to a file, imported, and its calls run with
-`torch.compile` patched to the cheap "eager" backend (bench/observe.py). The test then asserts that Dynamo
+`torch.compile` patched to the cheap "eager" backend (dynlint/compiler/harness.py). The test then asserts that Dynamo
 did what the rule predicts, where dynlint says it would:
 
 * graph-break rules: a break whose gb_type is one the rule names, at a line of one of the rule's findings
@@ -17,8 +17,6 @@ Each VALID example that has calls runs without a break, a recompile or an error,
 """
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 
 import pytest
@@ -27,18 +25,14 @@ from conftest import skip_unless_importable
 
 torch = pytest.importorskip("torch")
 
+from dynlint.api import check_source  # noqa: E402
 from dynlint.compiler.registry import load_gb_ids  # noqa: E402
-from dynlint.linter.api import check_source  # noqa: E402
-from dynlint.rules.base import all_rules  # noqa: E402
+from dynlint.rules import all_rules  # noqa: E402
 from dynlint.rules.common import GB_TYPES_OF_RELEASE  # noqa: E402
 
 pytestmark = pytest.mark.dynamo
 
-ROOT = Path(__file__).resolve().parent.parent
-_spec = importlib.util.spec_from_file_location("dynlint_bench_observe", ROOT / "bench" / "observe.py")
-observe_mod = sys.modules.setdefault(_spec.name, importlib.util.module_from_spec(_spec))
-_spec.loader.exec_module(observe_mod)
-observe = observe_mod.observe
+from dynlint.compiler.harness import observe  # noqa: E402
 
 RULES = all_rules()
 # gb_types that name a frame skip rather than a primary cause (TorchRule.report adds them to findings)

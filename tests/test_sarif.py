@@ -11,11 +11,11 @@ import jsonschema
 import pytest
 import yaml
 
-from dynlint import __version__
-from dynlint.linter import api
-from dynlint.linter.finding import Finding
-from dynlint.linter.outputs import sarif
-from dynlint.rules.base import all_rules
+from dynlint import __version__, api
+from dynlint.core.codes import ENGINE_CODES
+from dynlint.core.finding import Finding
+from dynlint.report import sarif
+from dynlint.rules import all_rules
 
 TESTS = Path(__file__).resolve().parent
 PROJECT = TESTS / "fixtures" / "integrations" / "project"
@@ -66,8 +66,8 @@ def test_log_has_what_code_scanning_needs(cli, tmp_path):
     assert run["originalUriBaseIds"]["%SRCROOT%"]["uri"] == project.resolve().as_uri() + "/"
     assert run["invocations"] == [{"executionSuccessful": True}]
 
-    # rules: the registry's, rendered from the rule classes
-    rules = all_rules()
+    # rules: the registry's and dynlint's own codes, rendered from their classes
+    rules = all_rules() + list(ENGINE_CODES.values())
     assert [d["id"] for d in driver["rules"]] == [r.code for r in rules]
     for d, rule in zip(driver["rules"], rules):
         assert d["name"] == rule.name
@@ -108,7 +108,7 @@ def test_rules_are_the_enabled_ones(cli, tmp_path):
     project = make_repo(tmp_path)
     run = sarif_of(cli, project, "--select", "DYN1,DYN4", "--ignore", "DYN103")["runs"][0]
     enabled = [r.code for r in all_rules() if r.code.startswith(("DYN1", "DYN4")) and r.code != "DYN103"]
-    assert [d["id"] for d in run["tool"]["driver"]["rules"]] == enabled and "DYN401" in enabled
+    assert [d["id"] for d in run["tool"]["driver"]["rules"]] == enabled + list(ENGINE_CODES) and "DYN401" in enabled
     codes = [r["ruleId"] for r in run["results"]]
     assert set(codes) <= set(enabled) and codes.count("DYN101") == 2 and "DYN401" in codes
     assert all(run["tool"]["driver"]["rules"][r["ruleIndex"]]["id"] == r["ruleId"] for r in run["results"])
@@ -221,7 +221,8 @@ def test_verify_status_properties_and_runtime_codes(tmp_path):
     assert first["properties"] == {"speedup": 1.75, "status": "confirmed"}
     rules = run["tool"]["driver"]["rules"]
     assert rules[second["ruleIndex"]]["id"] == "DYN901"
-    assert rules[second["ruleIndex"]]["shortDescription"]["text"] == "observed-graph-break"
+    assert rules[second["ruleIndex"]]["shortDescription"]["text"] == ENGINE_CODES["DYN901"].summary()
+    assert "DYN901" in rules[second["ruleIndex"]]["help"]["text"]            # documented like a rule
 
 
 def test_serialiser_uses_schema_names_and_drops_defaults():
@@ -238,7 +239,7 @@ def test_serialiser_uses_schema_names_and_drops_defaults():
 def test_missing_sarif_om_is_a_usage_error(tmp_path):
     project = make_repo(tmp_path)
     code = ("import sys; sys.modules['sarif_om'] = None\n"
-            "from dynlint.linter.cli import main\n"
+            "from dynlint.cli import main\n"
             "sys.exit(main(['check', '--format', 'sarif', '.']))")
     r = subprocess.run([sys.executable, "-c", code], cwd=project, capture_output=True, text=True, timeout=120)
     assert r.returncode == 2 and r.stdout == ""

@@ -6,8 +6,10 @@ from typing import ClassVar, Optional, Sequence, Set
 
 import libcst as cst
 
-from dynlint.rules.base import Rule
-from dynlint.rules.tensors import Tensors
+from dynlint.analysis.names import COMPILING_FALSE, COMPILING_TRUE
+from dynlint.analysis.regions import compiled_in
+from dynlint.analysis.tensors import Tensors
+from dynlint.core.rule import Rule
 
 LOOP_SKIP = "graph break in loop"
 CONTEXT_SKIP = "Graph break under GenericContextWrappingVariable"
@@ -21,10 +23,6 @@ GB_TYPES_OF_RELEASE = {
                        "returning intermediate with requires_grad_()"}),
 }
 # Calls whose value Dynamo knows while tracing: branches on them are resolved, not traced.
-COMPILING_TRUE = frozenset({"torch.compiler.is_compiling", "torch._dynamo.is_compiling",
-                            "torch.compiler.is_dynamo_compiling", "torch._utils.is_compiling"})
-COMPILING_FALSE = frozenset({"torch.jit.is_scripting", "torch.jit.is_tracing", "torch._C._get_tracing_state",
-                             "torch.fx._symbolic_trace.is_fx_tracing"})
 # Context managers Dynamo traces natively: a break under them is an ordinary break.
 TRACED_CONTEXTS = ("torch.",)
 
@@ -59,7 +57,6 @@ class TorchRule(Rule):
     def compiled_names(self) -> Set[str]:
         """Names in this file that hold compiled callables (`@torch.compile def f`, `m = torch.compile(...)`)."""
         if "compiled_names" not in self.ctx.shared:
-            from dynlint.rules.regions import compiled_in
             names = compiled_in(self.ctx.index) if self.ctx.index else set()
             self.ctx.shared["compiled_names"] = names
         return self.ctx.shared["compiled_names"]

@@ -3,11 +3,17 @@ from __future__ import annotations
 
 import libcst as cst
 
-from dynlint.rules.base import Example, FixExample, register
+from dynlint.analysis.tensors import TENSOR, WEAK
+from dynlint.core.rule import Example, FixExample, register
+from dynlint.fixes.rewrites import (
+    branch_to_where,
+    builtin_any_all,
+    early_return_to_where,
+    ifexp_to_where,
+    logic_to_tensor_ops,
+    raise_guard_to_assert,
+)
 from dynlint.rules.common import TorchRule, call_args, is_not, source_of, truth_operands, value_truth_operands
-from dynlint.rules.fixes import (branch_to_where, builtin_any_all, early_return_to_where, ifexp_to_where,
-                                 logic_to_tensor_ops, raise_guard_to_assert)
-from dynlint.rules.tensors import TENSOR, WEAK
 
 BRANCH = "Data-dependent branching"
 ITEM = "Unsupported Tensor.item() call with capture_scalar_outputs=False"

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from typing import Dict, List, Type
 
-from dynlint.rules.base import FAMILIES, Rule, all_rules
+from dynlint.core.codes import ENGINE_CODES
+from dynlint.core.rule import FAMILIES, Rule
+from dynlint.rules import all_rules
 
 HEADER = """\
 # dynlint rules
@@ -29,14 +31,14 @@ def _anchor(rule: Type[Rule]) -> str:
 
 
 def render_rules_markdown() -> str:
-    rules = all_rules()
+    rules = sorted([*all_rules(), *ENGINE_CODES.values()], key=lambda r: r.code)
     by_family: Dict[str, List[Type[Rule]]] = {}
     for r in rules:
         by_family.setdefault(r.code[3], []).append(r)
     lines = [HEADER]
     lines += [f"{len(rules)} rules.", "", "| code | name | predicts | what it checks |", "|---|---|---|---|"]
     for r in rules:
-        kind = "recompile" if r.recompiles else ("error" if "hard-error" in r.tags else
+        kind = "run" if r.scope == "run" else "recompile" if r.recompiles else ("error" if "hard-error" in r.tags else
                                                  ("deprecation" if "deprecation" in r.tags else
                                                   ("no compile" if "not-compiled" in r.tags else "graph break")))
         summary = r.summary().replace("|", "\\|")

@@ -3,10 +3,10 @@ from __future__ import annotations
 
 import libcst as cst
 
-from dynlint.rules.base import Example, register
+from dynlint.analysis.tensors import TENSOR, WEAK
+from dynlint.core.rule import Example, register
 from dynlint.rules.common import TorchRule, call_args, source_of
 from dynlint.rules.host_sync import SPLITS
-from dynlint.rules.tensors import TENSOR, WEAK
 
 DYNAMIC = "Dynamic shape operator"
 DATA_OP = "Data dependent operator"

@@ -3,10 +3,10 @@ from __future__ import annotations
 
 import libcst as cst
 
-from dynlint.rules.base import Example, FixExample, register
+from dynlint.analysis.tensors import FLOAT_IF_TENSOR, TENSOR, WEAK
+from dynlint.core.rule import Example, FixExample, register
+from dynlint.fixes.rewrites import atom, branch_to_where, keep_scalar_tensor, raise_guard_to_assert
 from dynlint.rules.common import TorchRule, call_args, source_of
-from dynlint.rules.fixes import atom, branch_to_where, keep_scalar_tensor, raise_guard_to_assert
-from dynlint.rules.tensors import FLOAT_IF_TENSOR, TENSOR, WEAK
 
 ITEM = "Unsupported Tensor.item() call with capture_scalar_outputs=False"
 DATA_OP = "Data dependent operator"

@@ -10,11 +10,11 @@ from typing import List, Optional, Set, Tuple
 
 import libcst as cst
 
-from dynlint.linter.walker import children
-from dynlint.rules.base import Example, register
+from dynlint.analysis.names import COMPILE
+from dynlint.analysis.tensors import TENSOR
+from dynlint.core.rule import Example, register
+from dynlint.core.walker import children
 from dynlint.rules.common import TorchRule, call_args, source_of
-from dynlint.rules.names import COMPILE
-from dynlint.rules.tensors import TENSOR
 
 GRAD_OFF = frozenset({"torch.no_grad", "torch.inference_mode", "torch.set_grad_enabled", "torch.enable_grad"})
 TRAINING_DEPENDENT = ("Dropout", "BatchNorm", "SyncBatchNorm", "InstanceNorm", "AlphaDropout", "FeatureAlphaDropout",

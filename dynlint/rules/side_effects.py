@@ -5,11 +5,12 @@ import functools
 
 import libcst as cst
 
-from dynlint.linter.walker import children, walk
-from dynlint.rules.base import Example, FixExample, register
+from dynlint.analysis.regions import is_module_class
+from dynlint.analysis.tensors import TENSOR, VALUE, WEAK
+from dynlint.core.rule import Example, FixExample, register
+from dynlint.core.walker import children, walk
+from dynlint.fixes.rewrites import SAFE, Autofix, counter_to_buffer, expr, guard_eager_only
 from dynlint.rules.common import TorchRule, source_of
-from dynlint.rules.fixes import SAFE, Autofix, counter_to_buffer, expr, guard_eager_only
-from dynlint.rules.tensors import TENSOR, VALUE, WEAK
 
 BUILTIN = "Failed to trace builtin operator"
 SKIPPED = "Attempted to call function marked as skipped"
@@ -730,7 +731,6 @@ class ModulePythonStateMutation(TorchRule):
     def _in_module(self) -> bool:
         key = "in_module_class"
         if key not in self.ctx.shared:
-            from dynlint.rules.regions import is_module_class
             cls, ix, project = self.ctx.class_name, self.ctx.index, self.ctx.project
             self.ctx.shared[key] = bool(cls and ix and project and cls in ix.classes and
                                         is_module_class(project, ix.path, cls))

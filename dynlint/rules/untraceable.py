@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import libcst as cst
 
-from dynlint.rules.base import Example, register
+from dynlint.analysis.names import DISABLE, strip_call
+from dynlint.analysis.regions import is_disabled
+from dynlint.analysis.tensors import TENSOR
+from dynlint.core.rule import Example, register
+from dynlint.core.walker import dotted
 from dynlint.rules.common import TorchRule, source_of
-from dynlint.linter.walker import dotted
-from dynlint.rules.names import DISABLE, strip_call
-from dynlint.rules.regions import is_disabled
 from dynlint.rules.side_effects import _NamedCallRule
-from dynlint.rules.tensors import TENSOR
 
 SKIPPED = "Attempted to call function marked as skipped"
 BUILTIN = "Failed to trace builtin operator"

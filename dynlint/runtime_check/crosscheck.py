@@ -15,27 +15,33 @@ import os
 from typing import Callable, Dict, FrozenSet, Iterable, List, Sequence, Set, Tuple
 
 from dynlint.compiler.records import GraphBreak, Recompile
-from dynlint.linter.finding import INTERNAL_ERROR, PARSE_ERROR, Finding
+from dynlint.core.codes import (
+    INTERNAL_ERROR,
+    PARSE_ERROR,
+    RUNTIME_CODES,
+    CompiledOutputMismatch,
+    UnpredictedGraphBreak,
+    UnpredictedRecompile,
+)
+from dynlint.core.finding import Finding
+from dynlint.core.rule import REGISTRY
+from dynlint.rules import all_rules
 from dynlint.runtime_check.results import ExampleResult
 
 CONFIRMED, NOT_OBSERVED, UNVERIFIED = "confirmed", "not observed", "unverified"
-UNPREDICTED_BREAK = ("DYN901", "unpredicted-graph-break")
-UNPREDICTED_RECOMPILE = ("DYN902", "unpredicted-recompile")
-OUTPUT_MISMATCH = ("DYN903", "compiled-output-mismatch")
-RUNTIME_CODES = frozenset(c for c, _ in (UNPREDICTED_BREAK, UNPREDICTED_RECOMPILE, OUTPUT_MISMATCH))
+UNPREDICTED_BREAK = (UnpredictedGraphBreak.code, UnpredictedGraphBreak.name)
+UNPREDICTED_RECOMPILE = (UnpredictedRecompile.code, UnpredictedRecompile.name)
+OUTPUT_MISMATCH = (CompiledOutputMismatch.code, CompiledOutputMismatch.name)
 _NOT_PREDICTIONS = frozenset({PARSE_ERROR, INTERNAL_ERROR}) | RUNTIME_CODES
 _REPORT_FIX = ("Fix the code as Dynamo's hint says; if dynlint should have predicted this, attach the missed-"
                "predictions file written by --verify to a bug report.")
 
 
 def is_recompile_rule(code: str) -> bool:
-    """Whether a rule predicts recompiles: its class says so (REGISTRY, imported lazily); codes no rule
-    registers fall back to their family ("DYN5xx" = recompile hazards)."""
-    try:
-        from dynlint.rules.base import REGISTRY
-        rule = REGISTRY.get(code)
-    except Exception:            # the rules package is being rewritten, or fails to import: use the family
-        rule = None
+    """Whether a rule predicts recompiles: its class says so; codes no rule registers fall back to their family
+    ("DYN5xx" = recompile hazards)."""
+    all_rules()                                     # every family imported, so every rule registered
+    rule = REGISTRY.get(code)
     if rule is not None:
         return bool(getattr(rule, "recompiles", False))
     return len(code) > 3 and code[3] == "5"
@@ -221,9 +227,7 @@ def output_mismatches(results: Sequence[ExampleResult]) -> List[Finding]:
             path=r.path, line=r.line, column=0, end_line=r.line, code=OUTPUT_MISMATCH[0], name=OUTPUT_MISMATCH[1],
             message=f"compiled output of example {r.name!r} ({r.function or r.factory}) differs from eager at "
                     f"{a.where}: {a.detail}{diff}",
-            fix="Look for code that behaves differently under torch.compile (torch.compiler.is_compiling(), "
-                "state read at trace time, in-place updates of inputs); raise rtol/atol in @dynlint.example "
-                "only if the difference is numerical noise.",
+            fix=CompiledOutputMismatch.fix,
             severity="error", status=CONFIRMED,
             properties=(("example", r.name), ("max_abs_diff", a.max_abs_diff), ("where", a.where)),
         ))

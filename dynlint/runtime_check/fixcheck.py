@@ -11,7 +11,7 @@ For each example, comparing its run on the fixed code with its run on the origin
 
 A file is restored as a whole, atomically, to the bytes it had before `--fix`. A changed file no example ran
 stays fixed, reported as not verified. Pure functions of the two runs: `judge` decides, `FixVerification`
-renders; the command line (dynlint/linter/cli.py) runs the examples and writes the files.
+renders; the command line (dynlint/cli.py) runs the examples and writes the files.
 """
 from __future__ import annotations
 

@@ -9,7 +9,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import List, Optional, Tuple
 
-from dynlint.linter.finding import Finding
+from dynlint.core.finding import Finding
+from dynlint.core.version import __version__
 from dynlint.runtime_check.crosscheck import missed_predictions
 from dynlint.runtime_check.results import ExampleResult
 
@@ -128,7 +129,6 @@ def write_missed_predictions(report: VerifyReport, path: os.PathLike) -> int:
     missed = []
     for f in report.missed:
         missed.append({**f.to_dict(), "source": _source_lines(root / f.path, f.line)})
-    from dynlint import __version__
 
     document = {
         "dynlint_version": __version__,

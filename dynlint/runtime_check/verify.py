@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Callable, Iterable, Optional, Sequence, Tuple
 
 import dynlint
-from dynlint.linter.finding import Finding
+from dynlint.core.finding import Finding
 from dynlint.runtime_check.crosscheck import cross_check
 from dynlint.runtime_check.discover import DEFAULT_GLOBS, ExampleSpec, discover
 from dynlint.runtime_check.process import ProcessOutcome, kill_running, run_isolated
@@ -47,7 +47,7 @@ def run_verify(project_root: Path, example_globs: Sequence[str] = DEFAULT_GLOBS,
     passes: graph passes for dynlint's backend, by name (see dynlint.compiler.PASSES); none by default.
     time_budget_s: about how long the steady-state timing (eager and compiled calls alternating) may take.
     progress: optional `progress(example name, examples done, examples)`, called as each example starts
-    and ends (dynlint.linter.progress draws it).
+    and ends (dynlint.report.progress draws it).
     save_outputs: a folder where each example's eager outputs are kept (pickled by torch.save);
     reference_outputs: such a folder from an earlier run, whose outputs this run's are compared with
     (ExampleResult.against_original). `dynlint check --fix --verify` runs the original code with the first, the

@@ -64,7 +64,7 @@ def test_a_planted_pickle_runs_nothing(cli, victim, tmp_path, args):
 
 def test_a_pickle_sealed_under_another_users_key_is_refused(cli, victim, tmp_path):
     """The attacker's own dynlint seals a malicious file with the attacker's key: the victim's key differs."""
-    from dynlint.linter import cache
+    from dynlint.core import cache
 
     project, home, env = victim
     marker = tmp_path / "pwned"

@@ -1,0 +1,199 @@
+"""Compile regions: the functions torch.compile will trace.
+
+Roots are (a) functions decorated with torch.compile in any spelling, (b) what is passed to
+`torch.compile(...)`, (c) in `auto` mode the `forward` of every nn.Module subclass; then (d) everything
+those call, across the project's files. Functions marked `torch.compiler.disable` are never traced.
+The result maps each region function to the call chain that reaches it from a root, as shown to users:
+a long chain keeps its root and its last functions (SHOWN_CHAIN in all), so what is kept stays bounded.
+"""
+from __future__ import annotations
+
+from collections import deque
+from typing import Dict, List, Optional, Set, Tuple
+
+from dynlint.analysis.names import COMPILE, DISABLE, OPAQUE, is_module_base, strip_call
+from dynlint.core.index import CallSite, FunctionInfo, ModuleIndex
+from dynlint.core.project import FuncRef, Project
+
+MODES = ("auto", "explicit", "all")
+Chain = Tuple[str, ...]
+SHOWN_CHAIN = 8         # functions of a call chain shown; a longer one: root, "... N more ...", the last 6
+
+
+def _is_compile(ix: ModuleIndex, dotted: str) -> bool:
+    return ix.qualify(strip_call(dotted)) in COMPILE
+
+
+def is_disabled(ix: ModuleIndex, fn: FunctionInfo) -> bool:
+    """Marked `torch.compiler.disable`: Dynamo breaks the graph to call it and never traces it."""
+    return any(ix.qualify(strip_call(d)) in DISABLE for d in fn.decorators)
+
+
+def is_opaque(ix: ModuleIndex, fn: FunctionInfo) -> bool:
+    """An op Dynamo puts in the graph whole (custom_op, its register_fake, allow_in_graph): body not traced."""
+    return any(ix.qualify(strip_call(d)) in OPAQUE or strip_call(d).endswith(".register_fake")
+               for d in fn.decorators)
+
+
+def not_traced(ix: ModuleIndex, fn: FunctionInfo) -> bool:
+    return is_disabled(ix, fn) or is_opaque(ix, fn)
+
+
+def is_module_class(project: Project, path: str, cls: str) -> bool:
+    return any(is_module_base(b) for b in project.external_bases(path, cls))
+
+
+def _forward_of(project: Project, path: str, cls: str) -> List[FuncRef]:
+    ref = project.method(path, cls, "forward") or project.method(path, cls, "__call__")
+    return [ref] if ref else []
+
+
+def _targets_of_value(project: Project, ix: ModuleIndex, fn: Optional[FunctionInfo], value: str) -> List[FuncRef]:
+    """What a value passed to torch.compile(...) runs: a function, a module's forward, a bound method."""
+    if not value:
+        return []
+    if value.endswith("()"):                      # torch.compile(Model(...))
+        r = project.resolve(ix, value[:-2])
+        return _forward_of(project, r[1][0], r[1][1].name) if r and r[0] == "class" else []
+    head, _, rest = value.partition(".")
+    if head == "self" and fn and fn.cls:
+        attr, _, meth = rest.partition(".")
+        if not meth:
+            ref = project.method(ix.path, fn.cls, attr)
+            if ref:
+                return [ref]
+        out = []
+        for p, c in project.attr_classes(ix.path, fn.cls, attr):
+            out += [r for r in ([project.method(p, c.name, meth)] if meth else _forward_of(project, p, c.name)) if r]
+        return out
+    instances = dict(ix.module_instances, **(fn.instances if fn else {}))
+    if head in instances:
+        out = []
+        for ctor in instances[head]:
+            if _is_compile(ix, ctor):
+                continue
+            r = project.resolve(ix, ctor)
+            if r and r[0] == "class":
+                p, c = r[1][0], r[1][1].name
+                ref = project.method(p, c, rest) if rest else None
+                out += [ref] if ref else ([] if rest else _forward_of(project, p, c))
+        return out
+    r = project.resolve(ix, value, fn.qualname if fn else "")
+    if r and r[0] == "function":
+        return [r[1]]
+    if r and r[0] == "class":
+        return _forward_of(project, r[1][0], r[1][1].name)
+    return []
+
+
+def _compile_sites(fn: Optional[FunctionInfo], calls: List[CallSite], ix: ModuleIndex):
+    for c in calls:
+        if c.kind == "name" and _is_compile(ix, c.target) and c.args:
+            yield fn, c.args[0]
+
+
+def roots(project: Project, mode: str = "auto") -> Dict[FuncRef, Chain]:
+    out: Dict[FuncRef, Chain] = {}
+    for ix in project.by_path.values():
+        for q, fn in ix.functions.items():
+            if not_traced(ix, fn):
+                continue
+            decorated = any(_is_compile(ix, d) for d in fn.decorators)
+            forward = (mode == "auto" and fn.cls and q == f"{fn.cls}.forward"
+                       and is_module_class(project, ix.path, fn.cls))
+            if decorated or forward or mode == "all":
+                out[(ix.path, q)] = (q,)
+        sites = list(_compile_sites(None, ix.module_calls, ix))
+        for fn in ix.functions.values():
+            sites += _compile_sites(fn, fn.calls, ix)
+        for fn, value in sites:
+            for ref in _targets_of_value(project, ix, fn, value):
+                out.setdefault(ref, (ref[1],))
+    return out
+
+
+def callees(project: Project, ref: FuncRef, nested: Dict[str, Dict[str, List[str]]]) -> List[FuncRef]:
+    """nested: path -> {function: the functions defined inside it}, filled here once per file (a scan of the
+    file's functions per region would make a file of many functions quadratic)."""
+    path, q = ref
+    ix = project.by_path[path]
+    fn = ix.functions[q]
+    if path not in nested:
+        nested[path] = {}
+        for n, f in ix.functions.items():
+            if f.nested_in:
+                nested[path].setdefault(f.nested_in, []).append(n)
+    # nested functions defined inside a region are traced with it
+    out: List[FuncRef] = [(path, n) for n in nested[path].get(q, ())]
+    for c in fn.calls:
+        if c.kind == "name":
+            r = project.resolve(ix, c.target, q)
+            if r and r[0] == "function":
+                out.append(r[1])
+        elif c.kind == "self" and fn.cls:
+            attr, _, meth = c.target.partition(".")
+            if not meth:
+                m = project.method(path, fn.cls, attr)
+                if m:
+                    out.append(m)
+                    continue
+            for p, cls in project.attr_classes(path, fn.cls, attr):
+                if meth:
+                    m = project.method(p, cls.name, meth)
+                    out += [m] if m else []
+                else:
+                    out += _forward_of(project, p, cls.name)
+        elif c.kind == "super" and fn.cls:
+            for p, base in project.bases(path, fn.cls):
+                m = project.method(p, base, c.target)
+                if m:
+                    out.append(m)
+                    break
+    return out
+
+
+def extend(chain: Chain, name: str, length: int) -> Chain:
+    """The shown chain of a callee `name` whose whole chain has `length` functions, from its caller's shown
+    chain: constant work per region, where copying whole chains was quadratic in a chain's depth."""
+    if length <= SHOWN_CHAIN:
+        return chain + (name,)
+    tail = SHOWN_CHAIN - 2
+    return (chain[0], f"... {length - 1 - tail} more ...") + chain[-(tail - 1):] + (name,)
+
+
+def find_regions(project: Project, mode: str = "auto") -> Dict[FuncRef, Chain]:
+    """Every traced function -> the shortest call chain from a root (breadth-first), as shown (`extend`)."""
+    regions = roots(project, mode)
+    length = dict.fromkeys(regions, 1)
+    nested: Dict[str, Dict[str, List[str]]] = {}
+    queue = deque(regions)
+    while queue:
+        ref = queue.popleft()
+        for callee in callees(project, ref, nested):
+            if callee in regions:
+                continue
+            cix = project.by_path[callee[0]]
+            if not_traced(cix, cix.functions[callee[1]]):
+                continue
+            length[callee] = length[ref] + 1
+            regions[callee] = extend(regions[ref], callee[1], length[callee])
+            queue.append(callee)
+    return regions
+
+
+def compiled_in(ix: ModuleIndex) -> Set[str]:
+    """The local names of one file that hold compiled callables (decorated functions, `x = torch.compile(...)`)."""
+    names = {q for q, f in ix.functions.items() if "." not in q and any(_is_compile(ix, d) for d in f.decorators)}
+    names |= {n for n, callee in ix.assigned_calls.items() if _is_compile(ix, callee)}
+    for fn in ix.functions.values():
+        names |= {n for n, ctors in fn.instances.items() if any(_is_compile(ix, c) for c in ctors)}
+    return names
+
+
+def site_lines(ix: ModuleIndex) -> Set[int]:
+    """Lines of one file's calls that set up torch.compile or call a compiled callable (site rules look there).
+    They depend on nothing but the file's own index."""
+    compiled = compiled_in(ix)
+    calls = list(ix.module_calls) + [c for f in ix.functions.values() for c in f.calls]
+    return {c.line for c in calls
+            if c.kind == "name" and (ix.qualify(strip_call(c.target)) in COMPILE or c.target in compiled)}

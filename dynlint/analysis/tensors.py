@@ -1,0 +1,1073 @@
+"""Tensor-ness inference shared by all rules: is this expression a tensor?
+
+Light and explainable, per function and flow-insensitive: a local name's kind is what all its
+assignments agree on. Kinds:
+
+* TENSOR  — produced by torch functions, tensor methods, arithmetic on tensors, `forward`'s tensor
+            parameters, `self.<parameter/buffer>`, submodule outputs;
+* VALUE   — known not to be a tensor: literals, shapes/sizes/dtypes/devices, `len()`, `self.training`,
+            `is None` checks, config attributes;
+* WEAK    — probably a tensor (an unannotated parameter of a traced helper): its tensor-only methods
+            (`x.sum()`, `x.max()`) count as direct evidence, the bare name does not;
+* UNKNOWN — anything else. Rules fire on TENSOR only: a false warning costs more than a missed one.
+"""
+from __future__ import annotations
+
+import io
+import re
+from contextlib import contextmanager
+from typing import Dict, List, Optional, Set, Tuple
+
+import libcst as cst
+
+from dynlint.analysis.names import is_module_base
+from dynlint.analysis.regions import is_module_class
+from dynlint.core.walker import walk
+
+TENSOR, VALUE, WEAK, UNKNOWN = "tensor", "value", "weak", "unknown"
+
+# Tensor attributes that are not tensors.
+VALUE_ATTRS = frozenset({"shape", "dtype", "device", "ndim", "is_cuda", "is_sparse", "is_quantized", "is_meta",
+                         "requires_grad", "layout", "names", "is_leaf", "training", "grad_fn", "itemsize",
+                         "nbytes", "is_mps", "is_cpu", "is_nested"})
+# Tensor methods that return Python values (not tensors).
+VALUE_METHODS = frozenset({"size", "dim", "numel", "nelement", "ndimension", "item", "tolist", "is_contiguous",
+                           "is_floating_point", "is_complex", "data_ptr", "element_size", "stride", "get_device",
+                           "storage_offset", "type", "untyped_storage", "is_pinned", "is_shared",
+                           "is_set_to", "numpy", "__len__", "has_names", "is_signed", "is_inference",
+                           "equal", "allclose", "is_nonzero", "is_same_size", "dim_order"})
+# Methods that exist on tensors and hardly anything else, so they are evidence that a WEAK value is a tensor.
+TENSOR_METHODS = frozenset({
+    "sum", "mean", "max", "min", "amax", "amin", "any", "all", "norm", "abs", "argmax", "argmin", "std", "var",
+    "prod", "cumsum", "exp", "log", "sqrt", "pow", "sigmoid", "softmax", "relu", "tanh", "float", "half",
+    "double", "int", "long", "bool", "to", "cpu", "cuda", "detach", "clone", "view", "reshape", "permute",
+    "transpose", "contiguous", "unsqueeze", "squeeze", "expand", "flatten", "matmul", "masked_fill", "eq",
+    "ne", "gt", "lt", "ge", "le", "isnan", "isinf", "isfinite", "nonzero", "count_nonzero", "logical_and",
+    "logical_or", "logical_not", "gather", "index_select", "chunk", "split", "narrow", "type_as", "new_zeros",
+    "new_ones", "new_full", "new_empty", "new_tensor", "repeat", "clamp", "clip", "round", "floor", "ceil",
+    "mul", "add", "sub", "div", "neg", "sign", "topk", "sort", "argsort", "unique", "masked_select", "where",
+    "bmm", "mm", "softplus", "exp_", "add_", "mul_", "zero_", "fill_", "copy_", "bernoulli", "allclose",
+    "equal", "isclose", "square", "rsqrt", "reciprocal", "item", "tolist", "numpy", "diff", "roll", "flip",
+})
+# torch.* callables that do not return tensors.
+TORCH_VALUE_FUNCS = frozenset({
+    "torch.is_tensor", "torch.is_floating_point", "torch.is_complex", "torch.is_grad_enabled", "torch.numel",
+    "torch.get_default_dtype", "torch.finfo", "torch.iinfo", "torch.Size", "torch.device", "torch.dtype",
+    "torch.is_autocast_enabled", "torch.is_inference_mode_enabled", "torch.compiler.is_compiling",
+    "torch._dynamo.is_compiling", "torch.jit.is_scripting", "torch.jit.is_tracing", "torch.is_nonzero",
+    "torch.cuda.is_available", "torch.cuda.device_count", "torch.cuda.current_device", "torch.equal",
+    "torch.are_deterministic_algorithms_enabled", "torch.get_num_threads", "torch.is_storage",
+    "torch.backends.mps.is_available", "torch.cuda.get_device_name", "torch.cuda.get_device_capability",
+    "torch.compiler.is_dynamo_compiling", "torch.fx._symbolic_trace.is_fx_tracing", "torch.allclose",
+    "torch.result_type", "torch.promote_types", "torch.can_cast", "torch.broadcast_shapes", "torch.typename",
+    "torch.get_default_device", "torch.is_autocast_cpu_enabled", "torch.get_autocast_gpu_dtype",
+    "torch.get_autocast_dtype", "torch.is_anomaly_enabled", "torch.is_same_size", "torch.is_warn_always_enabled",
+    "torch.is_deterministic_algorithms_warn_only_enabled", "torch.get_float32_matmul_precision",
+    "torch.is_inference", "torch.is_conj", "torch.is_neg", "torch.is_signed", "torch.get_num_interop_threads",
+})
+# torch namespaces whose functions return tensors (top-level lowercase torch.<fn> do too, unless listed above)
+TORCH_TENSOR_NAMESPACES = ("torch.nn.functional.", "torch.linalg.", "torch.fft.", "torch.special.",
+                           "torch.sparse.", "torch.nested.", "torch.ops.", "torch.masked.")
+TORCH_TENSOR_PREFIXES = TORCH_TENSOR_NAMESPACES + ("torch.functional.",)
+TORCH_TENSOR_CLASSES = frozenset({"torch.Tensor", "torch.FloatTensor", "torch.LongTensor", "torch.BoolTensor",
+                                  "torch.IntTensor", "torch.DoubleTensor", "torch.HalfTensor"})
+# top-level torch callables that return neither tensors nor plain values (contexts, modules, generators...)
+TORCH_OTHER_FUNCS = frozenset({
+    "torch.compile", "torch.autocast", "torch.no_grad", "torch.enable_grad", "torch.inference_mode",
+    "torch.set_grad_enabled", "torch.manual_seed", "torch.seed", "torch.initial_seed", "torch.load", "torch.save",
+    "torch.use_deterministic_algorithms", "torch.set_default_dtype", "torch.set_default_device",
+    "torch.set_printoptions", "torch.set_num_threads", "torch.set_float32_matmul_precision", "torch.device",
+    "torch.get_rng_state", "torch.set_rng_state", "torch.vmap", "torch.cond", "torch.export",
+})
+VALUE_BUILTINS = frozenset({"len", "int", "float", "bool", "str", "isinstance", "hasattr", "range", "tuple",
+                            "list", "dict", "set", "type", "id", "hash", "repr", "callable", "enumerate", "zip",
+                            "sorted", "reversed", "print", "round", "math.sqrt", "math.ceil", "math.floor",
+                            "math.log", "math.prod", "math.pi", "math.exp", "math.isclose", "divmod", "format"})
+# Attribute and method names that only tensors (or NumPy arrays, which Dynamo traces as tensors) have:
+# a parameter used with one of them is a tensor. Stricter than TENSOR_METHODS (no `split`, `sort`, `to`).
+EVIDENCE_ATTRS = frozenset({"shape", "ndim", "is_cuda", "mT", "grad", "requires_grad", "is_leaf", "grad_fn"})
+EVIDENCE_METHODS = frozenset({
+    "size", "dim", "numel", "view", "reshape", "permute", "transpose", "unsqueeze", "squeeze", "contiguous",
+    "detach", "softmax", "log_softmax", "matmul", "masked_fill", "masked_fill_", "relu", "sigmoid", "argmax",
+    "argmin", "new_zeros", "new_ones", "new_full", "new_empty", "new_tensor", "type_as", "expand", "expand_as",
+    "long", "bool", "mul_", "add_", "sub_", "div_", "zero_", "fill_", "copy_", "clamp", "clamp_", "norm",
+    "topk", "cumsum", "flatten", "unflatten", "narrow", "gather", "scatter", "index_select", "masked_select",
+    "nonzero", "isnan", "isinf", "isfinite", "logical_not", "numpy", "tolist", "item", "any", "all", "sum",
+    "mean", "amax", "amin", "std", "var", "exp", "abs", "sqrt", "rsqrt", "pow",
+})
+# torch.nn layers with parameters; a subclass's `self.weight` / `self.bias` are tensors
+PARAMETRISED_LAYERS = frozenset({
+    "Linear", "Bilinear", "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d",
+    "Embedding", "EmbeddingBag", "LayerNorm", "GroupNorm", "RMSNorm", "BatchNorm1d", "BatchNorm2d", "BatchNorm3d",
+    "SyncBatchNorm", "PReLU", "MultiheadAttention",
+})
+INHERITED_PARAMS = ("weight", "bias", "running_mean", "running_var", "in_proj_weight", "in_proj_bias")
+# forward() parameters named like counts, sizes, indices or switches are usually Python values, not tensors
+INT_LIKE_PARAM = re.compile(r"^(num_|n_|max_|min_|use_|return_|output_|is_|do_|enable_|with_|only_)|"
+                            r"(_size|_sizes|_shape|_shapes|_len|_length|_dim|_steps?|_idx|_index|_mode|_layer|"
+                            r"_layers|_count|_device|_dtype)$|"
+                            r"^(n|k|dim|step|steps|mode|idx|index|epoch|iteration|seq_len|length|layer|depth|"
+                            r"shape|size|sizes|shapes|device|dtype)$")
+# Boolean-tensor producers (masks).
+BOOL_TORCH_FUNCS = frozenset({"torch.isnan", "torch.isinf", "torch.isfinite", "torch.isposinf", "torch.isneginf",
+                              "torch.logical_and", "torch.logical_or", "torch.logical_not", "torch.logical_xor",
+                              "torch.eq", "torch.ne", "torch.gt", "torch.lt", "torch.ge", "torch.le",
+                              "torch.greater", "torch.less", "torch.isin", "torch.isclose", "torch.isreal",
+                              "torch.signbit"})
+BOOL_METHODS = frozenset({"isnan", "isinf", "isfinite", "isposinf", "isneginf", "logical_and", "logical_or",
+                          "logical_not", "logical_xor", "eq", "ne", "gt", "lt", "ge", "le", "greater", "less",
+                          "bool", "isclose", "signbit"})
+BOOL_CREATORS = frozenset({"zeros", "ones", "full", "empty", "zeros_like", "ones_like", "full_like", "empty_like",
+                           "rand_like", "tensor", "as_tensor"})
+# Reductions that give a 0-d tensor when called without a dim; casts that keep a 0-d tensor 0-d.
+FULL_REDUCTIONS = frozenset({"sum", "mean", "max", "min", "amax", "amin", "argmax", "argmin", "prod", "norm",
+                             "count_nonzero", "std", "var", "median", "nansum", "nanmean"})
+SCALAR_PRESERVING = frozenset({"long", "int", "float", "double", "half", "to", "clone", "detach", "abs", "round",
+                               "floor", "ceil", "clamp", "clamp_min", "clamp_max", "sqrt", "exp", "log", "neg",
+                               "cpu", "cuda", "squeeze", "type_as"})
+# builtins that return containers: their elements can be anything
+CONTAINER_BUILTINS = frozenset({"enumerate", "zip", "sorted", "reversed", "list", "tuple", "dict", "set", "map",
+                                "filter", "iter"})
+TENSOR_ANNOTATIONS = frozenset({"torch.Tensor", "Tensor", "torch.FloatTensor", "torch.LongTensor",
+                                "torch.BoolTensor", "torch.nn.Parameter"})
+VALUE_ANNOTATIONS = frozenset({"int", "float", "bool", "str", "bytes", "torch.dtype", "torch.device",
+                               "torch.Size", "list", "dict", "tuple", "List", "Dict", "Tuple", "typing.List",
+                               "Sequence", "typing.Sequence", "Callable"})
+TENSOR_CTORS = ("torch.nn.Parameter", "torch.nn.parameter.Parameter")
+
+# ---- floating point: which values are floating-point tensors (`Tensors.floating`). Every entry below is checked
+# against torch in tests/test_fixes.py (`test_float_*`, `test_dtype_*`), for integer, boolean and float inputs.
+FLOAT_DTYPES = frozenset({"torch.float", "torch.float32", "torch.float16", "torch.half", "torch.float64",
+                          "torch.double", "torch.bfloat16", "float"})     # `float` as a dtype is float64
+_PROMOTING = ("exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sin", "cos", "tan", "asin", "acos", "atan",
+              "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "sqrt", "rsqrt", "sigmoid", "erf", "erfc",
+              "reciprocal", "logsumexp")
+_FLOAT_ONLY = ("softmax", "log_softmax", "mean", "nanmean", "std", "var", "norm")
+# Functions whose result is floating point whatever the input: an integer or boolean input is promoted to the
+# default float dtype (`torch.exp(torch.arange(3))` is float32) or rejected (`torch.softmax`, `torch.mean`,
+# `F.gelu`, `F.mse_loss` raise for one).
+FLOAT_RESULT_FUNCS = frozenset(
+    [f"torch.{n}" for n in _PROMOTING + _FLOAT_ONLY + ("true_divide", "rand_like", "randn_like")] +
+    [f"torch.nn.functional.{n}" for n in ("softmax", "log_softmax", "gelu", "silu", "softplus", "elu", "selu",
+                                          "mish", "sigmoid", "tanh", "logsigmoid", "leaky_relu", "normalize",
+                                          "layer_norm", "rms_norm", "cosine_similarity", "cross_entropy",
+                                          "nll_loss", "mse_loss", "smooth_l1_loss", "huber_loss", "kl_div",
+                                          "binary_cross_entropy", "binary_cross_entropy_with_logits")] +
+    ["torch.special.expit"])          # not `l1_loss`: with reduction="none" it keeps an integer dtype
+FLOAT_RESULT_METHODS = frozenset(_PROMOTING + _FLOAT_ONLY + ("float", "half", "double", "bfloat16"))
+# Factories that, without `dtype=`, make tensors of the default dtype (floating: torch.set_default_dtype takes
+# nothing else). Not `torch.full` (its fill value decides: `torch.full((3,), 1)` is int64), `torch.arange`,
+# `torch.tensor` (int64 for integers; see `_float_data`).
+FLOAT_FACTORIES = frozenset(f"torch.{n}" for n in ("zeros", "ones", "empty", "rand", "randn", "linspace",
+                                                    "logspace", "eye"))
+# Calls whose `dtype=` is the dtype of their result.
+DTYPE_ARG_FUNCS = frozenset(f"torch.{n}" for n in (
+    "zeros", "ones", "empty", "full", "rand", "randn", "arange", "linspace", "logspace", "eye", "tensor",
+    "as_tensor", "zeros_like", "ones_like", "empty_like", "full_like", "rand_like", "randn_like", "sum", "cumsum",
+    "prod", "mean", "softmax", "log_softmax")) | {"torch.nn.functional.softmax", "torch.nn.functional.log_softmax"}
+DTYPE_ARG_METHODS = frozenset({"sum", "cumsum", "prod", "mean", "softmax", "log_softmax", "new_zeros", "new_ones",
+                               "new_empty", "new_full", "new_tensor"})
+# Functions (of their first argument) and methods whose result has their input's dtype.
+DTYPE_KEEPING_FUNCS = frozenset(f"torch.{n}" for n in (
+    "abs", "neg", "relu", "clamp", "clip", "clamp_min", "clamp_max", "nan_to_num", "square", "sum", "cumsum",
+    "amax", "amin", "flip", "roll", "squeeze", "unsqueeze", "reshape", "flatten", "transpose", "permute",
+    "zeros_like", "ones_like", "empty_like", "full_like")) | \
+    {"torch.nn.functional.relu", "torch.nn.functional.pad", "torch.nn.functional.dropout"}
+DTYPE_KEEPING_METHODS = frozenset({
+    "detach", "clone", "contiguous", "abs", "neg", "relu", "square", "nan_to_num", "clamp", "clip", "clamp_min",
+    "clamp_max", "sum", "cumsum", "amax", "amin", "max", "min", "squeeze", "unsqueeze", "reshape", "view",
+    "flatten", "expand", "permute", "transpose", "t", "cpu", "flip", "roll", "masked_fill", "new_zeros",
+    "new_ones", "new_empty", "new_full", "new_tensor"})
+# Functions joining a list of tensors: promoted to the highest dtype category, so one floating input makes the
+# result floating.
+CONCAT_FUNCS = frozenset(f"torch.{n}" for n in ("cat", "concat", "concatenate", "stack", "hstack", "vstack"))
+# Arithmetic: a floating tensor on either side gives a floating tensor (or an error), whatever the other side.
+FLOAT_ARITH = (cst.Add, cst.Subtract, cst.Multiply, cst.Divide, cst.FloorDivide, cst.Modulo, cst.Power,
+               cst.MatrixMultiply)
+FLOAT_TENSOR, FLOAT_IF_TENSOR, NOT_FLOAT = 2, 1, 0
+
+
+def combine(a: str, b: str) -> str:
+    if a == b:
+        return a
+    if {a, b} == {TENSOR, WEAK}:
+        return WEAK
+    return UNKNOWN
+
+
+class Tensors:
+    """The shared analysis (one per unit, via `Tensors.of(ctx)`)."""
+
+    def __init__(self, ctx, strict: bool = False):
+        self.ctx = ctx
+        # strict: no guessing from names -- an unannotated parameter of `forward` is a tensor only when the body
+        # uses it as one (`x.shape`, `x.view(...)`); what a fix needs before it rewrites `int(t)` as `t.long()`
+        self.strict = strict
+        self._envs: Dict[int, Dict[str, object]] = {}
+        self._self_tensor_attrs: Optional[Set[str]] = None
+        self._active: Set[str] = set()
+        self._assumed: Dict[str, Optional[str]] = {}
+        self._hit: Set[str] = set()
+        self._float_assumed: Dict[Tuple[int, str], int] = {}   # (env, name) -> level assumed while judging it
+        self._within: List[cst.FunctionDef] = []     # helpers of this file being judged (`within`)
+        self._within_cls: List[str] = []             # ... and the class of each ("" for a function)
+        self._helpers: Dict[str, int] = {}           # helper name -> level of what it returns
+        # helper name -> (its def, its return values), or None; the defs stay alive: environments are keyed by id()
+        self._helper_defs: Dict[str, Optional[Tuple[cst.FunctionDef, List[cst.BaseExpression]]]] = {}
+
+    @classmethod
+    def of(cls, ctx) -> "Tensors":
+        if "tensors" not in ctx.shared:
+            ctx.shared["tensors"] = cls(ctx)
+        return ctx.shared["tensors"]
+
+    @classmethod
+    def strict_of(cls, ctx) -> "Tensors":
+        """The analysis without the guess that `forward`'s unannotated parameters are tensors (the rules warn on
+        that guess; a fix that would break a non-tensor, `t.long()` of an int, must not rely on it)."""
+        if "tensors strict" not in ctx.shared:
+            ctx.shared["tensors strict"] = cls(ctx, strict=True)
+        return ctx.shared["tensors strict"]
+
+    # ---- public --------------------------------------------------------------------------------
+    def is_tensor(self, node: cst.CSTNode) -> bool:
+        return self.kind(node) == TENSOR
+
+    def kind(self, node: cst.CSTNode) -> str:
+        try:
+            return self._kind(node)
+        except RecursionError:
+            return UNKNOWN
+
+    def assigned_values(self, name: str) -> list:
+        """The expressions assigned to a local name in the current function ([] for parameters and names
+        bound by loops, `with` or unpacking)."""
+        entry = self._env().get(name)
+        if not isinstance(entry, list):
+            return []
+        return [v for v in entry if not isinstance(v, (str, tuple))] if \
+            all(not isinstance(v, (str, tuple)) for v in entry) else []
+
+    def bound_in(self, fn: cst.FunctionDef, name: str) -> bool:
+        """Whether `fn` itself binds `name` (a parameter or an assignment in its body)."""
+        key = id(fn)
+        if key not in self._envs:
+            self._envs[key] = self._build_env(fn)
+        return name in self._envs[key] and name != " memo"
+
+    def is_local(self, name: str) -> bool:
+        """Bound in the current function: a parameter, an assignment, a loop or `with` target."""
+        env = self._env()
+        return name in env and name != " memo"
+
+    def is_bool(self, node: cst.CSTNode, depth: int = 0) -> bool:
+        """A boolean tensor (a mask): tensor comparisons, `~m`, `m1 & m2`, `torch.isnan(x)`, `x.bool()`, or
+        a local every assignment of which is one. Integer index tensors are not masks."""
+        if depth > 8:
+            return False
+        if isinstance(node, cst.Comparison):
+            return not any(isinstance(c.operator, (cst.Is, cst.IsNot, cst.In, cst.NotIn)) for c in node.comparisons) \
+                and self.kind(node) in (TENSOR, WEAK)
+        if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.BitInvert):
+            return self.is_bool(node.expression, depth + 1)
+        if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, (cst.BitAnd, cst.BitOr, cst.BitXor)):
+            return self.is_bool(node.left, depth + 1) or self.is_bool(node.right, depth + 1)
+        if isinstance(node, cst.Call):
+            q = self.ctx.qualify(node.func) or ""
+            if q in BOOL_TORCH_FUNCS:
+                return True
+            if q.startswith("torch.") and q.rsplit(".", 1)[-1] in BOOL_CREATORS:
+                return any(a.keyword and a.keyword.value == "dtype" and
+                           (self.ctx.qualify(a.value) or "") == "torch.bool" for a in node.args)
+            if isinstance(node.func, cst.Attribute) and not q.startswith("torch."):
+                m = node.func.attr.value
+                recv = self.kind(node.func.value) in (TENSOR, WEAK)
+                if m in BOOL_METHODS and recv:
+                    return True
+                if m == "to" and recv and node.args and (self.ctx.qualify(node.args[0].value) or "") == "torch.bool":
+                    return True
+                if m in ("clone", "detach", "contiguous", "view", "reshape", "flatten", "squeeze", "unsqueeze",
+                         "expand", "expand_as", "t", "transpose", "permute") and recv:
+                    return self.is_bool(node.func.value, depth + 1)
+            return False
+        if isinstance(node, cst.Name):
+            entry = self._env().get(node.value)
+            if not isinstance(entry, list) or not entry:
+                return False
+            return all(not isinstance(v, (str, tuple)) and self.is_bool(v, depth + 1) for v in entry)
+        return False
+
+    def is_scalar(self, node: cst.CSTNode, depth: int = 0) -> bool:
+        """A 0-d tensor computed from data: a full reduction (`x.sum()`, `x.argmax()`, `torch.max(x)`) or a
+        cast of one, or a local every assignment of which is one."""
+        if depth > 8:
+            return False
+        if isinstance(node, cst.Call):
+            positional = [a for a in node.args if not a.keyword and not a.star]
+            dims = [a for a in node.args if a.keyword and a.keyword.value in ("dim", "axis")]
+            q = self.ctx.qualify(node.func) or ""
+            if q.startswith("torch.") and q[6:] in FULL_REDUCTIONS:
+                return len(positional) == 1 and not dims
+            if isinstance(node.func, cst.Attribute) and not q.startswith("torch."):
+                m = node.func.attr.value
+                recv = node.func.value
+                if m in FULL_REDUCTIONS and not positional and not dims and self.kind(recv) in (TENSOR, WEAK):
+                    return True
+                if m in SCALAR_PRESERVING and self.kind(recv) in (TENSOR, WEAK):
+                    return self.is_scalar(recv, depth + 1)
+            return False
+        if isinstance(node, cst.BinaryOperation):
+            sides = [node.left, node.right]
+            return any(self.is_scalar(s, depth + 1) for s in sides) and \
+                all(self.is_scalar(s, depth + 1) or self.kind(s) == VALUE for s in sides)
+        if isinstance(node, cst.Name):
+            entry = self._env().get(node.value)
+            if not isinstance(entry, list) or not entry:
+                return False
+            return all(not isinstance(v, (str, tuple)) and self.is_scalar(v, depth + 1) for v in entry)
+        return False
+
+    # ---- floating point ----------------------------------------------------------------------------
+    def floating(self, node: cst.CSTNode) -> int:
+        """What `node` is known to be, dtype-wise: FLOAT_TENSOR (a floating-point tensor), FLOAT_IF_TENSOR (never
+        a tensor of another dtype: a Python float, or `x * 0.5` for an `x` that may not be a tensor at all) or
+        NOT_FLOAT (not known: unknown is never taken for floating). Floating tensors come from the functions and
+        methods of the tables above (`torch.randn(...)`, `x.float()`, `x.mean()`, `torch.exp(x)`), true division
+        and float numbers in arithmetic with a tensor (`x / n`, `x * 0.5`), arithmetic with a floating tensor
+        (whatever the other side: torch promotes to the floating operand), indexing one, a helper defined at the
+        top of this file all of whose returns are one (`_returns_float`), and a local all of whose assignments
+        are one (tensor-ness as `kind` judges it)."""
+        try:
+            return self._floating(node)
+        except RecursionError:
+            return NOT_FLOAT
+
+    def _floating(self, node: cst.CSTNode) -> int:
+        if isinstance(node, cst.Name):
+            return self._float_name(node.value)
+        if isinstance(node, (cst.Integer, cst.Float)) or float_literal(node):
+            return FLOAT_IF_TENSOR                              # a Python number is no tensor of another dtype
+        if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, (cst.Minus, cst.Plus)):
+            return self._floating(node.expression)
+        if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, FLOAT_ARITH):
+            left, right = self._floating(node.left), self._floating(node.right)
+            if FLOAT_TENSOR in (left, right):
+                return FLOAT_TENSOR
+            if isinstance(node.operator, cst.Divide) or float_literal(node.left) or float_literal(node.right):
+                # `a / b`, `a * 0.5`: floating whenever it is a tensor; known to be one when a side is
+                tensor = TENSOR in (self.kind(node.left), self.kind(node.right))
+                return FLOAT_TENSOR if tensor else FLOAT_IF_TENSOR
+            return FLOAT_IF_TENSOR if left and right else NOT_FLOAT
+        if isinstance(node, cst.Subscript) or \
+                (isinstance(node, cst.Attribute) and node.attr.value in ("T", "mT", "data")):
+            return FLOAT_TENSOR if self._floating(node.value) == FLOAT_TENSOR else NOT_FLOAT
+        if isinstance(node, cst.IfExp):
+            return min(self._floating(node.body), self._floating(node.orelse))
+        if isinstance(node, cst.Call):
+            return FLOAT_TENSOR if self._float_call(node) else NOT_FLOAT
+        return NOT_FLOAT
+
+    def _float_name(self, name: str) -> int:
+        """A local's level: the lowest of its assignments' (a parameter's: not known). `x = x * 0.5` is judged
+        assuming `x` floating, then again assuming what that gave, until it holds (every value the name ever
+        takes was computed from values it had before)."""
+        env = self._env()
+        key = (id(env), name)
+        if key in self._float_assumed:
+            return self._float_assumed[key]
+        memo = env.setdefault(" float memo", {})
+        if name in memo:
+            return memo[name]
+        budget = env.setdefault(" float budget", [2000])        # kept apart from kind's budget
+        bound = self.bindings(name)
+        if not bound or budget[0] <= 0:
+            return NOT_FLOAT
+        budget[0] -= 1
+        level = FLOAT_TENSOR
+        try:
+            while True:
+                self._float_assumed[key] = level
+                found = min(self.judged(v, fn, cls, self._floating) for v, fn, cls in bound)
+                if found >= level or found == NOT_FLOAT:
+                    level = found
+                    break
+                level = found
+        finally:
+            del self._float_assumed[key]
+        if level == NOT_FLOAT or not self._float_assumed:      # else it rests on assumptions still open
+            memo[name] = level
+        return level
+
+    def _float_call(self, call: cst.Call) -> bool:
+        if any(a.star for a in call.args):
+            return False                                    # *args / **kwargs may hold a dtype
+        dtype = next((a.value for a in call.args if a.keyword and a.keyword.value == "dtype"), None)
+        if dtype is not None and (self.ctx.qualify(dtype) or "") not in FLOAT_DTYPES:
+            return False
+        positional = [a.value for a in call.args if a.keyword is None]
+        func = call.func
+        q = self.ctx.qualify(func) or ""
+        if q.startswith("torch."):
+            if dtype is not None:
+                return q in DTYPE_ARG_FUNCS
+            if q in FLOAT_RESULT_FUNCS or q in FLOAT_FACTORIES:
+                return True
+            if q in DTYPE_KEEPING_FUNCS:
+                return bool(positional) and self._floating(positional[0]) == FLOAT_TENSOR
+            if q in CONCAT_FUNCS:
+                parts = positional[0] if positional else None
+                return isinstance(parts, (cst.List, cst.Tuple)) and any(
+                    isinstance(e, cst.Element) and self._floating(e.value) == FLOAT_TENSOR for e in parts.elements)
+            if q == "torch.full":
+                fill = positional[1] if len(positional) > 1 else \
+                    next((a.value for a in call.args if a.keyword and a.keyword.value == "fill_value"), None)
+                return fill is not None and float_literal(fill)
+            if q in ("torch.tensor", "torch.as_tensor"):
+                return len(positional) == 1 and _float_data(positional[0])   # (a second one is a dtype)
+            return False
+        if isinstance(func, cst.Name):
+            return self._returns_float(func) == FLOAT_TENSOR      # a helper of this file
+        if not isinstance(func, cst.Attribute):
+            return False
+        method, recv = func.attr.value, func.value
+        if method in ("to", "type"):
+            if not self._tensor_like(recv):
+                return False
+            if dtype is not None or any((self.ctx.qualify(p) or "") in FLOAT_DTYPES for p in positional):
+                return True                                 # x.to(torch.float16), x.to(device, torch.half)
+            if method == "type":
+                return False
+            if len(positional) == 1 and len(call.args) == 1 and self._floating(positional[0]) == FLOAT_TENSOR:
+                return True                                 # x.to(other): other's dtype
+            return self._floating(recv) == FLOAT_TENSOR and all(_device(self.ctx, p) for p in positional) and \
+                all(a.keyword.value in ("device", "non_blocking", "copy", "memory_format")
+                    for a in call.args if a.keyword)        # a device only: the dtype is kept
+        if method == "type_as":
+            return len(positional) == 1 and self._tensor_like(recv) and \
+                self._floating(positional[0]) == FLOAT_TENSOR
+        if dtype is not None:
+            return method in DTYPE_ARG_METHODS and self._tensor_like(recv)
+        if method in FLOAT_RESULT_METHODS:
+            return self._tensor_like(recv)
+        if method in DTYPE_KEEPING_METHODS:
+            if method in ("max", "min") and call.args:
+                return False                                # values and indices, or an elementwise maximum
+            if method == "view" and len(positional) == 1 and not isinstance(
+                    positional[0], (cst.Integer, cst.UnaryOperation, cst.Tuple, cst.List)):
+                return False                                # x.view(torch.int32) reinterprets the bytes
+            return self._floating(recv) == FLOAT_TENSOR
+        return False
+
+    def _tensor_like(self, node: cst.CSTNode) -> bool:
+        """A receiver whose `.float()`, `.mean()` ... is a tensor: one, probably one, or a floating one."""
+        return self.kind(node) in (TENSOR, WEAK) or self._floating(node) == FLOAT_TENSOR
+
+    def _returns_float(self, func: cst.Name) -> int:
+        """The level of what a helper of this file returns (`helper`): the lowest of its `return` values',
+        judged in its own body."""
+        found = self.helper(func)
+        if found is None:
+            return NOT_FLOAT
+        fn, returns = found
+        name = fn.name.value
+        if name not in self._helpers:
+            self._helpers[name] = NOT_FLOAT                 # a recursive call is not known
+            with self.within(fn):
+                self._helpers[name] = min(self._floating(r) for r in returns)
+        return self._helpers[name]
+
+    def helper(self, func: cst.CSTNode) -> Optional[Tuple[cst.FunctionDef, List[cst.BaseExpression]]]:
+        """The function of this file that the call `func(...)` runs, when it is plain enough to read: defined at
+        the top of the file (not in a class, not decorated, no generator), its body ending in a `return`, the
+        name bound nowhere else (not imported or assigned, not local to the caller or a function around it).
+        Its `def` and its `return` values, to be judged `within` it; None otherwise."""
+        if not isinstance(func, cst.Name):
+            return None
+        name = func.value
+        ix = self.ctx.index
+        info = ix.functions.get(name) if ix is not None else None
+        if info is None or info.cls or info.nested_in or info.decorators or info.indent or \
+                info.start != info.def_line or "self" in info.params or \
+                name in ix.imports or name in ix.classes or name in ix.assigned_calls or \
+                name in ix.module_instances:
+            return None
+        # what the name means where it is called: the caller's own bindings (its assignments, the `def`s in it)
+        # come first; a caller nested in another function could see that one's locals too: not judged
+        scope = [self._within[-1].name.value] if self._within else self.ctx.scope
+        around = [".".join(scope[:k]) for k in range(1, len(scope) + 1)]
+        caller = self._within[-1] if self._within else \
+            next((f for f in reversed(self.ctx.functions) if isinstance(f, cst.FunctionDef)), None)
+        if caller is None or self.bound_in(caller, name) or any(f"{q}.{name}" in ix.functions for q in around) or \
+                any(q in ix.functions for q in around[:-1]):
+            return None
+        if name not in self._helper_defs:
+            self._helper_defs[name] = self._read_helper(info)
+        return self._helper_defs[name]
+
+    @contextmanager
+    def within(self, fn: cst.FunctionDef, cls: str = ""):
+        """Judge names (kinds, assignments, levels) as `fn`'s body binds them, while inside; `cls`: the class
+        whose method it is (another class's `self` has other attributes: not judged)."""
+        self._within.append(fn)
+        self._within_cls.append(cls)
+        try:
+            yield
+        finally:
+            self._within.pop()
+            self._within_cls.pop()
+
+    def judged(self, node: cst.CSTNode, fn: Optional[cst.FunctionDef], cls: str, how):
+        """`how(node)`, judged in `fn` (a binding's function, `bindings`) or here when None."""
+        if fn is None:
+            return how(node)
+        with self.within(fn, cls):
+            return how(node)
+
+    def _foreign_self(self) -> bool:
+        """Inside a function of this file other than the unit's own: `self` there is not the unit's class."""
+        return bool(self._within_cls) and self._within_cls[-1] != self.ctx.class_name
+
+    def bindings(self, name: str) -> Optional[List[Tuple[cst.BaseExpression, Optional[cst.FunctionDef], str]]]:
+        """Every value the local `name` is bound to, each with the function to judge it in (None: this one) and
+        that function's class: its assignments, and for `a, b = f(x)` / `a, b = self.sub(x)` the element of
+        every `return a, b` of that helper or submodule's `forward` (`callee`). None when one binding is not
+        known (a parameter, a loop variable, an unpacking of anything else)."""
+        entry = self._env().get(name)
+        if not isinstance(entry, list) or not entry:
+            return None
+        out: List[Tuple[cst.BaseExpression, Optional[cst.FunctionDef], str]] = []
+        for v in entry:
+            if isinstance(v, cst.CSTNode):
+                out.append((v, None, ""))
+                continue
+            if not (isinstance(v, tuple) and v[0] == "unpack" and len(v) == 4 and v[2] is not None and
+                    isinstance(v[1], cst.Call)):
+                return None
+            found = self.callee(v[1].func)
+            if found is None:
+                return None
+            fn, returns, cls = found
+            for r in returns:
+                if not (isinstance(r, cst.Tuple) and len(r.elements) == v[3] and
+                        not any(isinstance(e, cst.StarredElement) for e in r.elements)):
+                    return None
+                out.append((r.elements[v[2]].value, fn, cls))
+        return out
+
+    def callee(self, func: cst.CSTNode) -> Optional[Tuple[cst.FunctionDef, List[cst.BaseExpression], str]]:
+        """What `func(...)` runs, when plain enough to read: a helper of this file (`helper`), or, in a method
+        of an nn.Module class, `self.sub(...)` where `__init__` made `sub` an instance of a module class of this
+        file (not decorated, its name not rebound) that defines `forward` (and no `__call__`), `sub` assigned
+        nowhere else in the class, its bases or a subclass, and no forward hook registered in the file. Its
+        `def`, its `return` values and its class ("" for a helper)."""
+        if isinstance(func, cst.Name):
+            found = self.helper(func)
+            return (found[0], found[1], "") if found is not None else None
+        if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and
+                func.value.value == "self") or self._within:
+            return None
+        project, ix, cls = self.ctx.project, self.ctx.index, self.ctx.class_name
+        info = ix.classes.get(cls) if ix is not None and cls else None
+        attr = func.attr.value
+        ctors = info.attrs.get(attr, []) if info is not None else []
+        if len(ctors) != 1 or ctors[0] not in ix.classes or project is None or \
+                any(ctors[0] in names for names in (ix.imports, ix.assigned_calls, ix.module_instances)) or \
+                "_forward_hook" in (self.ctx.source or "") or "_forward_pre_hook" in (self.ctx.source or "") or \
+                len(project.attr_classes(ix.path, cls, attr)) != 1 or self._overridden(cls, attr):
+            return None
+        target = ix.classes[ctors[0]]
+        fwd = ix.functions.get(f"{target.name}.forward")
+        lines = list(io.StringIO(self.ctx.source, newline=""))
+        assigned = re.compile(r"\bself\.%s\s*(=(?!=)|:)|setattr\(" % re.escape(attr))
+        if fwd is None or fwd.decorators or "__call__" in target.methods or \
+                not lines[target.start - 1].lstrip().startswith("class ") or \
+                len(assigned.findall("".join(lines[info.start - 1:info.end]))) != 1 or \
+                not is_module_class(project, ix.path, target.name):
+            return None                 # (a decorated class: the decorator may hand out something else)
+        key = f"{target.name}.forward"
+        if key not in self._helper_defs:
+            self._helper_defs[key] = self._read_helper(fwd)
+        found = self._helper_defs[key]
+        return (found[0], found[1], target.name) if found is not None else None
+
+    def _overridden(self, cls: str, attr: str) -> bool:
+        """A subclass of `cls` anywhere in the project sets `self.<attr>` to something of its own."""
+        project, path = self.ctx.project, self.ctx.index.path
+        return any(attr in info.attrs and (path, cls) in project.bases(p, name)
+                   for p, mix in project.by_path.items() for name, info in mix.classes.items())
+
+    def _read_helper(self, info) -> Optional[Tuple[cst.FunctionDef, List[cst.BaseExpression]]]:
+        fn = self._helper_def(info)
+        body = fn.body.body if fn is not None and isinstance(fn.body, cst.IndentedBlock) else ()
+        last = body[-1] if body else None
+        if fn is None or fn.asynchronous is not None or \
+                not (isinstance(last, cst.SimpleStatementLine) and isinstance(last.body[-1], cst.Return)):
+            return None
+        returns: List[cst.Return] = []
+        generator: List[cst.CSTNode] = []
+
+        def enter(node: cst.CSTNode) -> bool:
+            if isinstance(node, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+                return False
+            if isinstance(node, cst.Return):
+                returns.append(node)
+            elif isinstance(node, (cst.Yield, cst.Await)):
+                generator.append(node)
+            return True
+
+        walk(fn.body, enter, lambda node: None)
+        if generator or any(r.value is None for r in returns):
+            return None
+        return fn, [r.value for r in returns]
+
+    def _helper_def(self, info) -> Optional[cst.FunctionDef]:
+        """The helper's `def`, parsed from this file's source (`parse_lines`)."""
+        module = parse_lines(self.ctx, info.start, info.end, info.indent)
+        fn = module.body[0] if module is not None and len(module.body) == 1 else None
+        return fn if isinstance(fn, cst.FunctionDef) and fn.name.value == info.qualname.rsplit(".", 1)[-1] else None
+
+    # ---- environment -----------------------------------------------------------------------------
+    def _env(self) -> Dict[str, object]:
+        """name -> list of value nodes / a kind string, for the innermost function (lambdas see their def), or
+        for the helper being judged `within`."""
+        fn = self._within[-1] if self._within else \
+            next((f for f in reversed(self.ctx.functions) if isinstance(f, cst.FunctionDef)), None)
+        if fn is None:
+            return {}
+        key = id(fn)
+        if key not in self._envs:
+            self._envs[key] = self._build_env(fn)
+        return self._envs[key]
+
+    def _param_kind(self, fn: cst.FunctionDef, p: cst.Param, first: bool) -> str:
+        name = p.name.value
+        if first and name in ("self", "cls"):
+            return VALUE
+        if p.annotation is not None:
+            ann = p.annotation.annotation
+            text = self.ctx.qualify(ann) or ""
+            if text in TENSOR_ANNOTATIONS or self.ctx.index.qualify(text) in TENSOR_ANNOTATIONS:
+                return TENSOR
+            if isinstance(ann, cst.Subscript):
+                inner = self.ctx.qualify(ann.value) or ""
+                if inner.endswith("Optional") or "Tensor" in cst.Module([]).code_for_node(ann):
+                    return UNKNOWN          # Optional[...], or a container of tensors
+                return VALUE
+            if text in VALUE_ANNOTATIONS or text.split(".")[-1] in VALUE_ANNOTATIONS:
+                return VALUE
+            return UNKNOWN
+        if p.default is not None:
+            if isinstance(p.default, cst.Name) and p.default.value == "None":
+                return UNKNOWN
+            return VALUE if isinstance(p.default, (cst.Integer, cst.Float, cst.SimpleString, cst.Name,
+                                                   cst.Tuple, cst.List, cst.UnaryOperation)) else UNKNOWN
+        if fn.name.value == "forward" and not INT_LIKE_PARAM.search(name) and not self.strict:
+            return TENSOR
+        return WEAK
+
+    def _build_env(self, fn: cst.FunctionDef) -> Dict[str, object]:
+        env: Dict[str, object] = {}
+        params = fn.params
+        ordered = list(params.posonly_params) + list(params.params)
+        for i, p in enumerate(ordered + list(params.kwonly_params)):
+            env[p.name.value] = self._param_kind(fn, p, i == 0 and p in ordered)
+        for star in (params.star_arg, params.star_kwarg):
+            if isinstance(star, cst.Param):
+                env[star.name.value] = VALUE
+        collector = _Assignments()
+        walk(fn.body, collector.enter, lambda node: None)
+        # a parameter the body uses as a tensor (`x.shape`, `x.view(...)`) is one; so is an optional
+        # parameter (`mask=None`, `Optional[Tensor]`) used that way
+        optional = {p.name.value for p in ordered + list(params.kwonly_params) if _optional_param(p)}
+        for name in collector.evidence:
+            if env.get(name) == WEAK or (env.get(name) == UNKNOWN and name in optional):
+                env[name] = TENSOR
+        for name, values in collector.values.items():
+            if name in env and isinstance(env[name], str):
+                values = [env[name]] + values
+            env[name] = values
+        return env
+
+    def _name_kind(self, name: str) -> str:
+        if name in ("True", "False", "None"):
+            return VALUE
+        env = self._env()
+        memo = env.setdefault(" memo", {})
+        if name in memo:
+            return memo[name]
+        # Judgements made mid-recursion are not memoised (they rest on assumptions), so long chains of
+        # assignments that refer to each other can take exponential time: past a budget, say "unknown"
+        # (no warning) rather than spend minutes on one function.
+        budget = env.setdefault(" budget", [20000])
+        if budget[0] <= 0:
+            return UNKNOWN
+        budget[0] -= 1
+        kind = self._compute_name_kind(env, name)
+        if not self._active:              # results computed mid-recursion depend on assumptions
+            memo[name] = kind
+        return kind
+
+    def _compute_name_kind(self, env, name: str) -> str:
+        entry = env.get(name)
+        if entry is None:
+            return UNKNOWN
+        if isinstance(entry, str):
+            return entry
+        if name in self._active:
+            # x = f(x): judged first by x's other assignments (the assumed kind), see below
+            assumed = self._assumed.get(name)
+            if assumed is None:
+                self._hit.add(name)
+                return UNKNOWN
+            return assumed
+        given = [v for v in entry if isinstance(v, str)]
+        self._active.add(name)
+        try:
+            # pass 1: assignments that do not refer to the name itself; pass 2: the others, assuming pass 1
+            self._assumed[name] = given[0] if len(given) == 1 and given[0] in (TENSOR, WEAK) else None
+            kinds, later = [], []
+            for v in entry:
+                if isinstance(v, str):
+                    kinds.append(v)
+                    continue
+                self._hit.discard(name)
+                k = self._element(v) if isinstance(v, tuple) else self._kind(v)
+                (later if name in self._hit else kinds).append(v if name in self._hit else k)
+            first = kinds[0] if kinds else UNKNOWN
+            for k in kinds[1:]:
+                first = combine(first, k)
+            if later and kinds:
+                self._assumed[name] = first
+                kinds += [self._element(v) if isinstance(v, tuple) else self._kind(v) for v in later]
+            elif later:
+                kinds = [UNKNOWN]
+        finally:
+            self._active.discard(name)
+            self._assumed.pop(name, None)
+        result = kinds[0] if kinds else UNKNOWN
+        for k in kinds[1:]:
+            result = combine(result, k)
+        return result
+
+    def _element(self, entry) -> str:
+        """An ("unpack", whole) or ("iter", whole) binding. Elements met by iteration are WEAK: a list of
+        tensors and a list of strings look alike, so only tensor-only methods count as evidence."""
+        kind = self._unpacked(entry[1])
+        return WEAK if entry[0] == "iter" and kind == TENSOR else kind
+
+    def _unpacked(self, whole: cst.CSTNode) -> str:
+        """One element of `a, b = whole`: a tensor when the whole is (t.chunk(2), torch.split(...))."""
+        k = self._kind(whole)
+        if k == VALUE:
+            # `b, t = x.shape` holds sizes; `a, b = zip(...)` / `sorted(...)` may hold anything
+            containers = isinstance(whole, cst.Call) and isinstance(whole.func, cst.Name) and \
+                whole.func.value in CONTAINER_BUILTINS
+            return UNKNOWN if containers or isinstance(whole, (cst.List, cst.Tuple, cst.ListComp)) else VALUE
+        return k if k in (TENSOR, WEAK) else UNKNOWN
+
+    def _self_attr_kind(self, attr: str) -> str:
+        if self._foreign_self():
+            return UNKNOWN
+        if self._self_tensor_attrs is None:
+            self._self_tensor_attrs = set()
+            project, ix, cls = self.ctx.project, self.ctx.index, self.ctx.class_name
+            if cls and ix and project and cls in ix.classes:
+                for p, c in [(ix.path, cls), *project.bases(ix.path, cls)]:
+                    info = project.by_path[p].classes.get(c)
+                    if not info:
+                        continue
+                    self._self_tensor_attrs.update(info.registered)
+                    for a, ctors in info.attrs.items():
+                        q = [project.by_path[p].qualify(x) for x in ctors]
+                        if q and (q[0] in TENSOR_CTORS or
+                                  (q[0].startswith("torch.") and self._torch_call(q[0]) == TENSOR)):
+                            self._self_tensor_attrs.add(a)
+                # a subclass of nn.Linear / nn.Conv2d / nn.LayerNorm ... inherits its parameters
+                for base in project.external_bases(ix.path, cls):
+                    head, _, last = base.rpartition(".")
+                    if head.startswith("torch.nn") and last in PARAMETRISED_LAYERS:
+                        self._self_tensor_attrs.update(INHERITED_PARAMS)
+        return TENSOR if attr in self._self_tensor_attrs else UNKNOWN
+
+    def _submodule(self, attr: str) -> bool:
+        if self._foreign_self():
+            return False
+        project, ix, cls = self.ctx.project, self.ctx.index, self.ctx.class_name
+        if not (cls and ix and project and cls in ix.classes):
+            return False
+        for p, c in [(ix.path, cls), *project.bases(ix.path, cls)]:
+            info = project.by_path[p].classes.get(c)
+            for ctor in (info.attrs.get(attr, []) if info else []):
+                q = project.by_path[p].qualify(ctor)
+                if is_module_base(q):
+                    return True
+                r = project.resolve(project.by_path[p], ctor)
+                if r and r[0] == "class":
+                    return True
+        return False
+
+    # ---- expressions -----------------------------------------------------------------------------
+    def _kind(self, node: cst.CSTNode) -> str:
+        if isinstance(node, cst.Name):
+            return self._name_kind(node.value)
+        if isinstance(node, (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.ConcatenatedString,
+                             cst.FormattedString, cst.Tuple, cst.List, cst.Dict, cst.Set, cst.ListComp,
+                             cst.DictComp, cst.SetComp, cst.Ellipsis)):
+            return VALUE
+        if isinstance(node, cst.Attribute):
+            attr = node.attr.value
+            if isinstance(node.value, cst.Name) and node.value.value == "self":
+                return VALUE if attr == "training" else self._self_attr_kind(attr)
+            if attr in VALUE_ATTRS:
+                return VALUE
+            q = self.ctx.qualify(node)
+            if q and q.startswith("torch.") and q.split(".")[-1][:1].islower() and q.count(".") >= 1:
+                # torch.float32, torch.pi: constants are values
+                return VALUE
+            base = self._kind(node.value)
+            if attr in ("T", "mT", "H", "mH", "data", "grad", "real", "imag") and base in (TENSOR, WEAK):
+                return base
+            return UNKNOWN if base != VALUE else VALUE
+        if isinstance(node, cst.Subscript):
+            base = self._kind(node.value)
+            return base if base in (TENSOR, WEAK, VALUE) else UNKNOWN
+        if isinstance(node, cst.Call):
+            return self._call_kind(node)
+        if isinstance(node, cst.BinaryOperation):
+            return self._merge(self._kind(node.left), self._kind(node.right))
+        if isinstance(node, cst.UnaryOperation):
+            return VALUE if isinstance(node.operator, cst.Not) else self._kind(node.expression)
+        if isinstance(node, cst.Comparison):
+            if all(isinstance(c.operator, (cst.Is, cst.IsNot, cst.In, cst.NotIn)) for c in node.comparisons):
+                return VALUE
+            kinds = [self._kind(node.left)] + [self._kind(c.comparator) for c in node.comparisons]
+            result = kinds[0]
+            for k in kinds[1:]:
+                result = self._merge(result, k)
+            return result
+        if isinstance(node, cst.BooleanOperation):
+            left, right = self._kind(node.left), self._kind(node.right)
+            return TENSOR if TENSOR in (left, right) else (VALUE if left == right == VALUE else UNKNOWN)
+        if isinstance(node, cst.IfExp):
+            return combine(self._kind(node.body), self._kind(node.orelse))
+        if isinstance(node, cst.NamedExpr):
+            return self._kind(node.value)
+        return UNKNOWN
+
+    @staticmethod
+    def _merge(a: str, b: str) -> str:
+        """Kind of `a <op> b`: a tensor if either side is one."""
+        if TENSOR in (a, b):
+            return TENSOR
+        if WEAK in (a, b):
+            return WEAK
+        return VALUE if a == b == VALUE else UNKNOWN
+
+    def _call_kind(self, node: cst.Call) -> str:
+        func = node.func
+        if isinstance(func, cst.Attribute):
+            method = func.attr.value
+            q = self.ctx.qualify(func)
+            if q and q.startswith("torch."):
+                return self._torch_call(q)
+            recv = func.value
+            if isinstance(recv, cst.Name) and recv.value == "self":
+                if self._submodule(method):
+                    return TENSOR
+                return WEAK if any(self._kind(a.value) == TENSOR for a in node.args) else UNKNOWN
+            base = self._kind(recv)
+            if isinstance(recv, cst.Comparison) and method in EVIDENCE_METHODS and not \
+                    any(isinstance(c.operator, (cst.Is, cst.IsNot, cst.In, cst.NotIn)) for c in recv.comparisons):
+                base = TENSOR           # `(mask == 0).all()`: a Python bool has no .all(); this is a tensor
+            if method in VALUE_METHODS and not (method == "type" and node.args):   # x.type(torch.half)
+                return VALUE if base in (TENSOR, WEAK) else UNKNOWN
+            if base == TENSOR:
+                return TENSOR
+            if base == WEAK:
+                return TENSOR if method in TENSOR_METHODS else WEAK
+            return UNKNOWN
+        q = self.ctx.qualify(func) if isinstance(func, cst.Name) else None
+        if q is None or (q not in VALUE_BUILTINS and not q.startswith("torch.") and q not in ("abs", "max", "min")):
+            # an unknown callable fed a tensor (a submodule held in a local, a project helper) probably
+            # returns one
+            return WEAK if any(self._kind(a.value) in (TENSOR, WEAK) for a in node.args) else UNKNOWN
+        if q.startswith("torch."):
+            return self._torch_call(q)
+        if q in VALUE_BUILTINS:
+            return VALUE
+        if q in ("abs", "max", "min"):
+            kinds = [self._kind(a.value) for a in node.args]
+            return TENSOR if TENSOR in kinds else (VALUE if kinds and all(k == VALUE for k in kinds) else UNKNOWN)
+        return UNKNOWN
+
+    @staticmethod
+    def _torch_call(q: str) -> str:
+        if q in TORCH_VALUE_FUNCS or q.startswith("torch.sym_"):
+            return VALUE
+        if q.startswith(TORCH_TENSOR_PREFIXES) or q in TORCH_TENSOR_CLASSES:
+            return TENSOR
+        head, _, last = q.rpartition(".")
+        if head == "torch" and last[:1].islower() and q not in TORCH_OTHER_FUNCS:
+            return TENSOR            # torch.cat, torch.where, torch.isnan, ...
+        # torch.nn.Linear(...), torch.cuda.*, torch.distributed.*, torch._C.*, torch.Generator(...): not known
+        return UNKNOWN
+
+
+def parse_lines(ctx, start: int, end: int, indent: int) -> Optional[cst.Module]:
+    """Lines start..end of the checked file (a function or class of it, found by the index) parsed on their own
+    with libcst, as the units are, the `indent` of their first line cut from every line (a method, a nested
+    class); None where a line is indented less, a form feed or a construct too deep for the index's parser is
+    in them, or they do not parse."""
+    if not ctx.source or any(start <= d[0] <= end for d in getattr(ctx.index, "deep", ())):
+        return None
+    lines = list(io.StringIO(ctx.source, newline=""))[start - 1:end]      # split where the tokenizer splits
+    prefix = " " * indent
+    if not lines or any(line.strip() and not line.startswith(prefix) for line in lines):
+        return None
+    text = "".join(line[indent:] if line.strip() else line.lstrip(" ") for line in lines)
+    if "\f" in text:
+        return None
+    try:
+        return cst.parse_module(text)
+    except (cst.ParserSyntaxError, RecursionError):
+        return None
+
+
+def _optional_param(p: cst.Param) -> bool:
+    """`mask=None` (unannotated) or `mask: Optional[...] = ...` / `mask: Tensor | None`."""
+    if p.annotation is not None:
+        text = cst.Module([]).code_for_node(p.annotation.annotation)
+        return "Optional" in text or "None" in text
+    return isinstance(p.default, cst.Name) and p.default.value == "None"
+
+
+def float_literal(node: cst.CSTNode) -> bool:
+    """`0.5`, `-1e-6`, `float("inf")`."""
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, (cst.Minus, cst.Plus)):
+        return float_literal(node.expression)
+    return isinstance(node, cst.Float) or (
+        isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "float" and
+        len(node.args) == 1 and isinstance(node.args[0].value, cst.SimpleString))
+
+
+def _float_data(node: cst.CSTNode) -> bool:
+    """Literal data for `torch.tensor` that it makes floating: numbers (nested lists and tuples of them), one of
+    them a float (`[1, 2.5]`; `[1, 2]` gives int64)."""
+    leaves: List[cst.CSTNode] = []
+
+    def collect(n: cst.CSTNode) -> bool:
+        if isinstance(n, (cst.List, cst.Tuple)):
+            return all(isinstance(e, cst.Element) and collect(e.value) for e in n.elements)
+        leaves.append(n)
+        inner = n.expression if isinstance(n, cst.UnaryOperation) and isinstance(n.operator, (cst.Minus, cst.Plus)) \
+            else n
+        return isinstance(inner, (cst.Integer, cst.Float)) or float_literal(n) or \
+            (isinstance(n, cst.Name) and n.value in ("True", "False"))
+
+    return collect(node) and any(float_literal(n) for n in leaves)
+
+
+def _device(ctx, node: cst.CSTNode) -> bool:
+    """A device argument of `.to()`: `"cuda"`, `x.device`, `torch.device(...)`."""
+    return isinstance(node, cst.SimpleString) or (isinstance(node, cst.Attribute) and node.attr.value == "device") \
+        or (isinstance(node, cst.Call) and (ctx.qualify(node.func) or "") == "torch.device")
+
+
+class _Assignments:
+    """Collect name -> assigned value nodes in a function body (not in nested functions)."""
+
+    def __init__(self):
+        self.values: Dict[str, list] = {}
+        self.evidence: Set[str] = set()     # names used the way only tensors are: x.shape, x.view(...)
+
+    def enter(self, node: cst.CSTNode) -> bool:
+        visit = getattr(self, "visit_" + type(node).__name__, None)
+        return visit(node) if visit else True
+
+    def _bind(self, target: cst.CSTNode, value) -> None:
+        if isinstance(target, cst.Name):
+            self.values.setdefault(target.value, []).append(value)
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            elems = [e.value for e in target.elements]
+            if isinstance(value, (cst.Tuple, cst.List)) and len(value.elements) == len(elems):
+                for t, v in zip(elems, value.elements):
+                    self._bind(t, v.value)
+            else:
+                # a, b = t.chunk(2): each part is a tensor when the whole is; else unknown. The position (None
+                # after a starred target) lets `a, b = helper(x)` read the helper's `return a, b`.
+                starred = any(isinstance(e, cst.StarredElement) for e in target.elements)
+                for i, t in enumerate(elems):
+                    self._bind(t, ("unpack", value, None if starred else i, len(elems))
+                               if isinstance(value, cst.CSTNode) else value)
+        elif isinstance(target, cst.StarredElement):
+            self._bind(target.value, UNKNOWN)
+
+    def visit_FunctionDef(self, node) -> bool:
+        return False
+
+    def visit_Lambda(self, node) -> bool:
+        return False
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        if isinstance(node.value, cst.Name) and node.attr.value in EVIDENCE_ATTRS:
+            self.evidence.add(node.value.value)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        f = node.func
+        if isinstance(f, cst.Attribute) and isinstance(f.value, cst.Name) and f.attr.value in EVIDENCE_METHODS:
+            self.evidence.add(f.value.value)
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for t in node.targets:
+            self._bind(t.target, node.value)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        if node.value is not None:
+            self._bind(node.target, node.value)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        if isinstance(node.target, cst.Name):
+            self._bind(node.target, cst.BinaryOperation(left=node.target, operator=cst.Add(), right=node.value))
+
+    def visit_For(self, node: cst.For) -> None:
+        it = node.iter
+        func = it.func.value if isinstance(it, cst.Call) and isinstance(it.func, cst.Name) else None
+        if func == "range":
+            self._bind(node.target, VALUE)
+        elif func == "enumerate" and it.args and isinstance(node.target, cst.Tuple) and \
+                len(node.target.elements) == 2:
+            # for i, row in enumerate(x): i is an int, row is an element of x
+            self._bind(node.target.elements[0].value, VALUE)
+            self._bind_element(node.target.elements[1].value, it.args[0].value)
+        else:
+            self._bind_element(node.target, it)
+
+    def _bind_element(self, target, iterable) -> None:
+        """`for row in x`: rows of a tensor are tensors (judged lazily, like `a, b = x.chunk(2)`)."""
+        if isinstance(target, cst.Name) and not isinstance(iterable, (cst.Call, cst.List, cst.Tuple)) or \
+                isinstance(target, cst.Name) and isinstance(iterable, cst.Call) and \
+                not (isinstance(iterable.func, cst.Name) and iterable.func.value in CONTAINER_BUILTINS):
+            self.values.setdefault(target.value, []).append(("iter", iterable))
+        else:
+            self._bind_unknown(target)
+
+    def _bind_unknown(self, target) -> None:
+        if isinstance(target, cst.Name):
+            self.values.setdefault(target.value, []).append(UNKNOWN)
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            for e in target.elements:
+                self._bind_unknown(e.value)
+
+    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+        self._bind(node.target, node.value)
+
+    def visit_WithItem(self, node: cst.WithItem) -> None:
+        if node.asname is not None:
+            self._bind_unknown(node.asname.name)
+
+    def visit_ExceptHandler(self, node: cst.ExceptHandler) -> None:
+        if node.name is not None:
+            self._bind_unknown(node.name.name)
+
+    def visit_CompFor(self, node: cst.CompFor) -> None:
+        self._bind_element(node.target, node.iter)

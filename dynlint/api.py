@@ -1,0 +1,66 @@
+"""Programmatic entry points (used by the CLI, the flake8 plugin, the tests and other front ends)."""
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+from typing import Optional, Sequence
+
+from dynlint.analysis import regions
+from dynlint.core import engine, fixer
+from dynlint.core.cache import open_cache
+from dynlint.core.codes import ENGINE_CODES
+from dynlint.core.config import Config, load_config
+from dynlint.core.files import discover
+from dynlint.rules import all_rules
+
+
+def known_codes() -> list:
+    """Every code a configuration may name: the rules', dynlint's own, and their families' prefixes."""
+    return [r.code for r in all_rules()] + list(ENGINE_CODES) + ["DYN0", "DYN9"]
+
+
+def check(paths: Sequence[str], config: Optional[Config] = None, debug: bool = False, jobs: int = 1,
+          cache: bool = False, progress=None) -> engine.Result:
+    """Check files/folders like `dynlint check PATHS` (configuration from the nearest pyproject.toml).
+    progress: optional `progress(stage, done, total)` callback (see dynlint/report/progress.py)."""
+    config = config or load_config(paths, known_codes())
+    rules = [r for r in all_rules() if config.enabled(r.code)]     # per-file ignores filter findings later
+    store = open_cache(config.root, config.fingerprint(), [r.code for r in rules], config.cache_dir) if cache else None
+    notices: list = []
+    result = engine.run(discover(paths, config, notices), config, rules, regions=regions, debug=debug, jobs=jobs,
+                        cache=store, progress=progress)
+    result.notices = notices + (store.notices if store else [])
+    return result
+
+
+def fix(paths: Sequence[str], config: Config, unsafe: bool = False, debug: bool = False, jobs: int = 1,
+        cache: bool = False, progress=None) -> fixer.FixOutcome:
+    """Check with the fixes applied in memory, in passes (core/fixer.py); nothing is written."""
+    rules = [r for r in all_rules() if config.enabled(r.code)]
+    # a cache of its own: findings cached by a dynlint without fixes would carry none
+    store = open_cache(config.root, config.fingerprint() + "|fix", [r.code for r in rules], config.cache_dir) \
+        if cache else None
+    notices: list = []
+    outcome = fixer.fix_files(discover(paths, config, notices), config, rules, regions=regions, unsafe=unsafe,
+                              debug=debug, jobs=jobs, cache=store, progress=progress)
+    outcome.result.notices = notices + (store.notices if store else [])
+    return outcome
+
+
+def check_source(source: str, filename: str = "example.py", regions: str = "auto", select=("DYN",)) -> engine.Result:
+    """Check one piece of source as a single-file project (no configuration file is read)."""
+    with tempfile.TemporaryDirectory() as d:
+        path = Path(d) / filename
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(source, encoding="utf-8")
+        config = Config(root=Path(d).resolve(), regions=regions, select=tuple(select))
+        return check([str(path)], config)
+
+
+def fix_source(source: str, unsafe: bool = False, filename: str = "example.py", select=("DYN",)) -> str:
+    """The fixed text of one piece of source, checked as a single-file project (the fix examples' tests)."""
+    with tempfile.TemporaryDirectory() as d:
+        path = Path(d) / filename
+        path.write_text(source, encoding="utf-8")
+        config = Config(root=Path(d).resolve(), select=tuple(select))
+        return fix([str(path)], config, unsafe=unsafe).after.get(filename, source)

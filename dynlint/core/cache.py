@@ -1,0 +1,262 @@
+"""A content-keyed cache of per-file work, in a project-local folder that git ignores (like .ruff_cache).
+
+Keys are built so that stale results are never served:
+* a file's entry (content digest, index digest, module name, imports) is reused while its stat (mtime,
+  size) is unchanged;
+* the whole-project result (regions and sites) is reused while the *index* digests of all files are
+  unchanged — an edit inside a function body that adds no call, import or class leaves it valid;
+* a file's findings are reused while its content digest, its regions and sites, and the index digests of
+  the project files it imports are unchanged.
+The whole cache is keyed on dynlint's code (its version and a digest of its own source files, so that an
+install from a branch, or an edited rule, never reads results of other code), the configuration and the rule
+set.
+
+Two files per key: a small one (entries, project result, findings), read on every run, and one holding
+a folder with each file's pickled index, read file by file, on demand, only when something changed.
+
+The cache folder is inside the checked tree, so a repository can ship files there. Every file is therefore
+sealed: a keyed BLAKE2b tag (a MAC) over its name and bytes, under a random key that lives in the user's own
+cache folder (`~/.cache/dynlint/key`), never in the project. Nothing is unpickled before its tag checks out, so
+a planted, truncated or garbled file is just a miss (and is overwritten); see docs/reliability.md.
+"""
+from __future__ import annotations
+
+import functools
+import hashlib
+import hmac
+import os
+import pickle
+import secrets
+import stat
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Dict, Iterator, List, Optional, Tuple
+
+from dynlint.core.files import escapes, write_atomic
+from dynlint.core.version import __version__
+
+CACHE_DIR = ".dynlint_cache"
+FORMAT = 3            # what the entries mean (3: sealed files; 2: index digests without line numbers)
+MAGIC = b"dynlint-cache\x00"
+TAG_SIZE = 32
+MAX_FILE_BYTES = 1 << 30      # a larger file is no cache of ours (git compresses a planted 10 GB of zeros to KBs)
+_ERRORS = (OSError, EOFError, pickle.UnpicklingError, KeyError, AttributeError, ImportError, TypeError,
+           ValueError, IndexError)
+
+
+def digest(data: bytes) -> str:
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+@functools.lru_cache(maxsize=None)
+def code_version() -> str:
+    """dynlint's version and a digest of the package's own `.py` files: what produced a result."""
+    return f"{__version__}+{source_digest(Path(__file__).resolve().parent.parent)}"
+
+
+def source_digest(package: Path) -> str:
+    """A digest of the `.py` files under `package`, names and bytes (a few ms for dynlint's)."""
+    h = hashlib.blake2b(digest_size=16)
+    for path in sorted(package.rglob("*.py")):
+        h.update(path.relative_to(package).as_posix().encode() + b"\0")
+        h.update(path.read_bytes())
+    return h.hexdigest()
+
+
+# ---- the seal ------------------------------------------------------------------------------------------
+def key_file() -> Path:
+    """Where the user's key lives: their own cache folder (XDG), outside any project."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base, "dynlint", "key")
+
+
+def _read_regular(path, limit: int) -> bytes:
+    """A regular file's bytes, never through a symbolic link (O_NOFOLLOW), never blocking on a FIFO or a
+    terminal (O_NONBLOCK, and only regular files are read); OSError otherwise or when over `limit`."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+                 | getattr(os, "O_BINARY", 0))
+    with os.fdopen(fd, "rb") as f:
+        st = os.fstat(f.fileno())
+        if not stat.S_ISREG(st.st_mode) or st.st_size > limit:
+            raise OSError(0, "not a cache file")
+        return f.read(limit + 1)
+
+
+@functools.lru_cache(maxsize=None)
+def user_key() -> bytes:
+    """The user's secret key (32 random bytes, mode 0600), made on first use. OSError when the user's cache
+    folder cannot hold one: the cache is then off, never unsealed."""
+    path = key_file()
+    for _ in range(3):
+        try:
+            key = _read_regular(path, TAG_SIZE)
+            if len(key) == TAG_SIZE:
+                return key
+            os.unlink(path)                           # damaged: make a new one
+        except FileNotFoundError:
+            pass
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        fd, tmp = tempfile.mkstemp(prefix=".key.", dir=path.parent)    # mode 0600
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(secrets.token_bytes(TAG_SIZE))
+            os.link(tmp, path)              # atomic, and never over a key another dynlint made meanwhile
+        except FileExistsError:
+            pass
+        finally:
+            os.unlink(tmp)
+    raise OSError(0, f"cannot make a key in {path.parent}")
+
+
+def seal(name: str, payload: bytes) -> bytes:
+    tag = hashlib.blake2b(name.encode() + b"\0" + payload, key=user_key(), digest_size=TAG_SIZE).digest()
+    return MAGIC + tag + payload
+
+
+def unseal(name: str, data: bytes) -> Optional[bytes]:
+    """The payload, if `data` is a file this user's dynlint sealed under `name`; else None."""
+    if not data.startswith(MAGIC) or len(data) < len(MAGIC) + TAG_SIZE:
+        return None
+    tag, payload = data[len(MAGIC):len(MAGIC) + TAG_SIZE], data[len(MAGIC) + TAG_SIZE:]
+    good = hashlib.blake2b(name.encode() + b"\0" + payload, key=user_key(), digest_size=TAG_SIZE).digest()
+    return payload if hmac.compare_digest(tag, good) else None
+
+
+@dataclass(frozen=True)
+class Entry:
+    """What the project-wide passes need to know of a file without loading its index."""
+    digest: str                       # of the file's bytes
+    index_digest: str                 # of its index's shape, ModuleIndex.shape ("" when it could not be indexed)
+    module: str
+    imports: Tuple[str, ...]          # dotted import targets, to find the project files it depends on
+    error: object = None              # its DYN000 finding, if it could not be parsed
+
+
+class Cache:
+    """`root`: the project; a folder inside it must stay inside it (no symbolic link out of it), one outside
+    it was named by the user (--cache-dir). `notices`: why the cache could not be used, for the user."""
+
+    def __init__(self, folder: Path, key: str, root: Optional[Path] = None):
+        self.folder = folder
+        self.root = root
+        stem = digest(f"{code_version()} {FORMAT} {key}".encode())
+        self.file = folder / f"{stem}.pickle"
+        self.index_dir = folder / f"{stem}.indexes"        # one small file per source file, read on demand
+        self.files: Dict[str, Tuple[Tuple[int, int], Entry]] = {}   # rel -> (stat stamp, entry)
+        self.project: Optional[tuple] = None                          # (key, regions by file, sites)
+        self.checks: Dict[str, tuple] = {}                            # rel -> (check key, findings)
+        self.blobs: Dict[str, bytes] = {}                             # rel -> pickled SourceFile (new ones)
+        self.dirty = False
+        self.notices: List[str] = []
+        self.usable = self._check_folder()
+        data = self._load(self.file) if self.usable else None
+        if isinstance(data, dict) and data.get("version") == code_version():
+            self.files, self.project, self.checks = data["files"], data["project"], data["checks"]
+
+    def _check_folder(self) -> bool:
+        why = escapes(self.folder, self.root) if self.root is not None else None
+        if why is None:
+            try:
+                st = os.lstat(self.folder)
+                if not stat.S_ISDIR(st.st_mode):
+                    why = "it is not a folder"
+                elif hasattr(os, "getuid") and st.st_uid not in (os.getuid(), 0):
+                    why = "it belongs to another user"
+            except FileNotFoundError:
+                pass
+            except OSError as e:
+                why = e.strerror or str(e)
+        if why is None:
+            try:
+                user_key()
+            except OSError as e:
+                why = f"no key for it in {key_file().parent} ({e.strerror or e})"
+        if why:
+            self.notices.append(f"cache not used: {self.folder}: {why}")
+        return why is None
+
+    def _load(self, path: Path):
+        """Unpickle a file of the cache folder only if this user's dynlint sealed it there; else None."""
+        try:
+            payload = unseal(path.relative_to(self.folder).as_posix(), _read_regular(path, MAX_FILE_BYTES))
+            return pickle.loads(payload) if payload is not None else None
+        except _ERRORS:
+            return None       # a missing or damaged cache is an empty one
+
+    def _write(self, path: Path, payload: bytes) -> None:
+        write_atomic(path, seal(path.relative_to(self.folder).as_posix(), payload), self.root)
+
+    def _blob_path(self, rel: str) -> Path:
+        return self.index_dir / f"{digest(rel.encode())}.pickle"
+
+    def source(self, rel: str):
+        """The SourceFile indexed for `rel` in an earlier run, or None."""
+        if rel in self.blobs:
+            return pickle.loads(self.blobs[rel])
+        return self._load(self._blob_path(rel)) if self.usable else None
+
+    def save(self, keep: Optional[set] = None) -> None:
+        """Write atomically; `keep`: the files of this run (entries of vanished files are dropped)."""
+        if not self.dirty or not self.usable:
+            return
+        if keep is not None:
+            self.files = {k: v for k, v in self.files.items() if k in keep}
+            self.checks = {k: v for k, v in self.checks.items() if k in keep}
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            ignore = self.folder / ".gitignore"
+            if not os.path.lexists(ignore):
+                write_atomic(ignore, b"# Automatically created by dynlint.\n*\n", self.root)
+            if self.blobs:
+                self.index_dir.mkdir(exist_ok=True)
+                for rel, blob in self.blobs.items():
+                    self._write(self._blob_path(rel), blob)
+            self._write(self.file, pickle.dumps({"version": code_version(), "files": self.files,
+                                                 "project": self.project, "checks": self.checks},
+                                                protocol=pickle.HIGHEST_PROTOCOL))
+        except OSError as e:
+            # a read-only project still gets its report; a link out of the project is refused, and said
+            self.notices.append(f"cache not written: {e}")
+
+
+class Indexes(Mapping):
+    """rel -> ModuleIndex, unpickled on first access: files indexed in this run, else the cache's blobs."""
+
+    def __init__(self, rels, fresh: Dict[str, object], cache: Optional[Cache], reload=None):
+        self._rels = list(rels)
+        self._fresh = fresh           # rel -> SourceFile indexed in this run
+        self._cache = cache
+        self._reload = reload         # rel -> SourceFile indexed now: for a blob gone or damaged since
+        self._loaded: Dict[str, object] = {}
+
+    def source(self, rel: str):
+        sf = self._fresh.get(rel) or self._loaded.get(rel)
+        if sf is None:
+            sf = self._cache.source(rel) if self._cache else None
+            if sf is None and self._reload is not None:
+                sf = self._reload(rel)
+            if sf is None or sf.index is None:
+                raise KeyError(rel)
+            self._loaded[rel] = sf
+        return sf
+
+    def __getitem__(self, rel: str):
+        return self.source(rel).index
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._rels)
+
+    def __len__(self) -> int:
+        return len(self._rels)
+
+
+def check_key(file_digest: str, regions: dict, sites, dep_digests) -> str:
+    text = repr((file_digest, sorted(regions.items()), sorted(sites), sorted(dep_digests)))
+    return digest(text.encode())
+
+
+def open_cache(root: Path, config_fingerprint: str, rule_codes, cache_dir: Optional[str] = None) -> Cache:
+    folder = Path(cache_dir) if cache_dir else root / CACHE_DIR
+    return Cache(folder, config_fingerprint + repr(sorted(rule_codes)), root)

@@ -1,0 +1,277 @@
+"""Which files to check: walk the given paths, skip excluded and .gitignore'd ones.
+
+Paths named explicitly on the command line are always checked (as ruff does without --force-exclude,
+except that exclude globs from the configuration still apply to them).
+"""
+from __future__ import annotations
+
+import fnmatch
+import os
+import stat
+import tempfile
+from pathlib import Path
+from typing import Iterator, List, Optional, Sequence, Tuple
+
+import pathspec
+
+from dynlint.core.config import DEFAULT_EXCLUDE, Config
+
+MAX_IGNORE_PATTERNS = 1000       # per .gitignore: matching costs each file every pattern (git's own limit: none)
+MAX_IGNORE_BYTES = 1 << 20
+
+
+class _GitIgnore:
+    """One .gitignore file, matched by pathspec (git's own rules: `**`, anchoring, `\\#` escapes, negation),
+    its patterns relative to its folder."""
+
+    def __init__(self, base: Path, text: str, notices: List[str]):
+        self.base = base
+        lines = [ln for ln in text.splitlines() if ln.strip() and not ln.startswith("#")]
+        if len(lines) > MAX_IGNORE_PATTERNS:
+            notices.append(f"{_printable(str(base / '.gitignore'))}: only its first {MAX_IGNORE_PATTERNS} of "
+                           f"{len(lines)} patterns are used")
+            lines = lines[:MAX_IGNORE_PATTERNS]
+        self.spec = pathspec.GitIgnoreSpec.from_lines(lines)
+
+    def ignored(self, path: Path, is_dir: bool) -> Optional[bool]:
+        """True/False when a pattern decides, None when none does."""
+        try:
+            rel = path.relative_to(self.base).as_posix()
+        except ValueError:
+            return None
+        return self.spec.check_file(rel + "/" if is_dir else rel).include
+
+
+def _read_gitignore(folder: Path, root: Path, notices: List[str], name: str = ".gitignore") -> Optional[_GitIgnore]:
+    """The ignore file `folder/name` (patterns relative to `folder`), unless it is a link out of the project."""
+    path = folder / name
+    if escapes(path, root) or not path.is_file():
+        return None
+    try:
+        with open(path, "rb") as f:
+            text = f.read(MAX_IGNORE_BYTES).decode("utf-8", errors="replace")
+    except OSError:
+        return None
+    return _GitIgnore(folder, text, notices)
+
+
+def _ignores_above(top: Path, root: Path, notices: List[str]) -> List[_GitIgnore]:
+    """What applies to a walk from `top` before its own .gitignore files: the repository's .git/info/exclude
+    (lowest precedence, as in git), then the .gitignore files of the folders from the project root down."""
+    out: List[_GitIgnore] = []
+    folders = [d for d in reversed(top.parents) if _under(str(d), str(root))]
+    repo = next((d for d in (top, *top.parents) if (d / ".git").is_dir()), None)
+    if repo is not None:
+        out += [g for g in [_read_gitignore(repo, root, notices, ".git/info/exclude")] if g]
+    return out + [g for g in (_read_gitignore(d, root, notices) for d in folders) if g]
+
+
+def _excluded(rel: str, patterns: Sequence[str]) -> bool:
+    parts = rel.split("/")
+    for pat in patterns:
+        pat = pat.rstrip("/")
+        if fnmatch.fnmatch(rel, pat) or fnmatch.fnmatch(rel, pat + "/*") or rel.startswith(pat + "/"):
+            return True
+        if "/" not in pat and any(fnmatch.fnmatch(p, pat) for p in parts):
+            return True
+    return False
+
+
+def relpath(path: Path, root: Path) -> str:
+    """`path` relative to the project root, '/'-separated. A symbolic link that leads outside the root, is broken
+    or loops is named by where the link is; a path outside the root gets `../` parts."""
+    try:
+        return _printable(path.resolve(strict=True).relative_to(root).as_posix())
+    except (ValueError, OSError, RuntimeError):     # outside, missing, or a symlink loop (RuntimeError)
+        pass
+    try:
+        return _printable(Path(os.path.relpath(path.absolute(), root)).as_posix())
+    except ValueError:                              # another drive (Windows): no relative path exists
+        return _printable(path.absolute().as_posix())
+
+
+def _printable(rel: str) -> str:
+    """A file name that is not valid UTF-8 reaches us with its bytes as lone surrogates, which no report can
+    encode: show them as `\\xff` (distinct names stay distinct; the file itself is opened by its real name)."""
+    try:
+        rel.encode("utf-8")
+        return rel
+    except UnicodeEncodeError:
+        return os.fsencode(rel).decode("utf-8", "backslashreplace")
+
+
+def repository_root(root: Path) -> Tuple[Path, str]:
+    """The repository holding the project (nearest folder with .git), and the project's path inside it
+    ('' or 'sub/dir/'): CI annotations and code scanning resolve paths against the repository root."""
+    root = root.resolve()
+    for d in (root, *root.parents):
+        if (d / ".git").exists():
+            rel = root.relative_to(d).as_posix()
+            return d, "" if rel == "." else rel + "/"
+    return root, ""
+
+
+def not_checkable(path: Path, root: Path, may_link: bool = True) -> Optional[str]:
+    """Why a file must be skipped unread: a link out of the project (it would print the user's secrets, or
+    /proc/self/environ), or not a regular file (a FIFO blocks, a device never ends). None for a file to check;
+    one that cannot be opened at all (broken link, loop) is checked, and gets its DYN000. `may_link` False: the
+    caller knows no folder on the way is a link (the walk never enters one), so only the file itself can be."""
+    why = escapes(path, root) if may_link or os.path.islink(path) else None
+    if why:
+        return why
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return None
+    return None if stat.S_ISREG(mode) else "not a regular file (a FIFO, device or socket)"
+
+
+def discover(paths: Sequence[str], config: Config, notices: Optional[List[str]] = None) -> Iterator[Tuple[Path, str]]:
+    """Yield (path, project-relative path) for every Python file to check, each once, in sorted order.
+    What is skipped unread (see `not_checkable`) is said in `notices`."""
+    root = config.root
+    notices = [] if notices is None else notices
+    user_ex = config.exclude + config.extend_exclude
+    seen = set()
+    found: List[Tuple[Path, str]] = []
+
+    def skipped(path: Path, rel: str, may_link: bool = True) -> bool:
+        why = not_checkable(path, root, may_link)
+        if why:
+            notices.append(f"skipped {rel}: {why}")
+        return bool(why)
+
+    for p in paths:
+        path = Path(p)
+        if path.is_file() or (path.is_symlink() and not path.is_dir()) or not path.exists():
+            rel = relpath(path, root)
+            if not _excluded(rel, user_ex) and rel not in seen and not skipped(path, rel):
+                seen.add(rel)
+                found.append((path, rel))
+            continue
+        why = escapes(path, root)
+        if why:
+            notices.append(f"skipped {relpath(path, root)}: {why}")
+            continue
+        path = Path(os.path.abspath(path))         # the ignore files above it have absolute folders
+        ignores = _ignores_above(path, root, notices)     # then those met below
+        # a folder named explicitly is checked even if the configuration excludes it (its own rules still apply)
+        walk_ex = () if _excluded(relpath(path, root), user_ex) else user_ex
+        dir_rels: dict = {}     # a folder's relative path, so that its plain children need no resolve()
+
+        def child_rel(child: Path) -> str:
+            parent = dir_rels.get(str(child.parent))
+            if parent is None or os.path.islink(child):
+                return relpath(child, root)
+            name = _printable(child.name)
+            return f"{parent}/{name}" if parent not in ("", ".") else name
+
+        for dirpath, dirnames, filenames in os.walk(path, followlinks=False):
+            d = Path(dirpath)
+            if dirpath not in dir_rels:
+                rel_d = relpath(d, root)
+                if not rel_d.startswith(".."):
+                    dir_rels[dirpath] = rel_d
+            if ".gitignore" in filenames:
+                g = _read_gitignore(d, root, notices)
+                ignores += [g] if g else []
+
+            def skip(child: Path, is_dir: bool) -> bool:
+                rel = child_rel(child)
+                if _excluded(rel, walk_ex):
+                    return True
+                if is_dir and any(fnmatch.fnmatch(child.name, pat) for pat in DEFAULT_EXCLUDE):
+                    return True
+                if is_dir and (child / "pyvenv.cfg").exists():     # any virtual environment
+                    return True
+                verdict = None
+                for g in ignores:
+                    v = g.ignored(child, is_dir)
+                    verdict = v if v is not None else verdict
+                return bool(verdict)
+
+            dirnames[:] = sorted(n for n in dirnames if not skip(d / n, True))
+            for n in dirnames:
+                if not os.path.islink(d / n) and dirpath in dir_rels:
+                    dir_rels[os.path.join(dirpath, n)] = child_rel(d / n)
+            for name in sorted(filenames):
+                if name.endswith(".py"):
+                    child = d / name
+                    if not skip(child, False):
+                        rel = child_rel(child)
+                        if rel not in seen and not skipped(child, rel, may_link=False):
+                            seen.add(rel)
+                            found.append((child, rel))
+    found.sort(key=lambda t: t[1])
+    yield from found
+
+
+def display_lines(path: Path, max_mib: float = 10.0) -> List[str]:
+    """A file's lines for code snippets in reports; none for what is not a regular file (a FIFO would block,
+    /dev/zero would never end) or is over the size limit. Python's line breaks only (not form feeds)."""
+    try:
+        st = os.stat(path)
+        if not stat.S_ISREG(st.st_mode) or (max_mib and st.st_size > max_mib * 2 ** 20):
+            return []
+        with open(path, encoding="utf-8", errors="replace") as f:      # universal newlines: \r\n and \r become \n
+            return f.read().split("\n")
+    except OSError:
+        return []
+
+
+def escapes(path, root: Path) -> Optional[str]:
+    """Why `path` must not be read or written for the project at `root`: it is in the project as written (some
+    folder on its way is the project root, however spelled), but a symbolic link (the file itself, or a folder
+    on the way) takes it out. None when it stays inside, or when it is not in the project as written (a place
+    the user named, e.g. `-o /tmp/report.json`)."""
+    path = os.path.abspath(path)
+    real_root = os.path.realpath(root)
+    if not _under(path, str(root)):
+        folder = path
+        while os.path.realpath(folder) != real_root:
+            folder, last = os.path.dirname(folder), folder
+            if folder == last:
+                return None
+    if _under(os.path.realpath(path), real_root):
+        return None
+    return "a symbolic link leads out of the project"
+
+
+def _under(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
+
+
+class UnsafeWrite(OSError):
+    """A write that would follow a symbolic link out of the project."""
+
+
+def write_atomic(path, data: bytes, root: Optional[Path], mode: Optional[int] = None) -> None:
+    """Write to a temporary file beside `path`, then rename over it: readers never see half a file, and an
+    interrupted write leaves the old one. The file keeps its mode (a new one gets `mode`, or what open() would
+    give it). A symbolic link inside the project is followed (the link stays a link); one that leads out of the
+    project `root` is refused (UnsafeWrite), so a repository cannot aim a report, a fix or the cache at a file
+    of the user's. `root` None: the user named the place, follow it. Reports, fixed sources and the cache use it."""
+    if root is not None:
+        why = escapes(path, root)
+        if why:
+            raise UnsafeWrite(0, f"refusing to write {_printable(str(path))}: {why}")
+    target = Path(os.path.realpath(path))
+    try:
+        mode = stat.S_IMODE(os.stat(target).st_mode)
+    except OSError:
+        if mode is None:
+            umask = os.umask(0)
+            os.umask(umask)
+            mode = 0o666 & ~umask
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.chmod(tmp, mode)             # mkstemp made it private (0600)
+        os.replace(tmp, target)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise

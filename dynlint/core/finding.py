@@ -1,0 +1,120 @@
+"""Findings: what a rule reports. Lines are 1-based, columns 0-based (front ends convert at their edge)."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Optional, Tuple
+
+from dynlint.core.codes import PARSE_ERROR, UnparsableFile
+
+FIX_SAFETIES = ("safe", "unsafe")
+
+
+@dataclass(frozen=True)
+class Edit:
+    """Replace the syntax node of type `node_type` that spans (line, column)-(end_line, end_column) in the file
+    by `code`: an expression, or (`statements`) one or more statements rendered at column 0. The fixer parses
+    the whole file, finds the node by position and swaps it, so the rest of the file keeps its formatting."""
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+    node_type: str
+    code: str
+    statements: bool = False
+
+
+@dataclass(frozen=True)
+class Fix:
+    """An automatic fix of a finding (`dynlint check --fix`). `safety`: "safe" fixes keep the code's meaning and
+    are applied by `--fix`; "unsafe" ones may change it and need `--unsafe-fixes`."""
+    title: str
+    safety: str
+    edits: Tuple[Edit, ...]
+    imports: Tuple[Tuple[str, str], ...] = ()    # (module, local name) the fixed code needs bound at module level
+
+    def to_dict(self) -> dict:
+        return {"title": self.title, "safety": self.safety,
+                "edits": [{"line": e.line, "column": e.column, "end_line": e.end_line, "end_column": e.end_column,
+                           "node_type": e.node_type, "code": e.code, "statements": e.statements}
+                          for e in self.edits],
+                **({"imports": [list(i) for i in self.imports]} if self.imports else {})}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "Fix":
+        return cls(title=d["title"], safety=d["safety"], edits=tuple(Edit(**e) for e in d["edits"]),
+                   imports=tuple(tuple(i) for i in d.get("imports", ())))
+
+
+@dataclass(frozen=True, order=True)
+class Finding:
+    path: str                      # relative to the project root, '/'-separated
+    line: int
+    column: int
+    code: str
+    message: str
+    end_line: int = 0
+    end_column: int = 0
+    name: str = ""
+    fix: str = ""
+    severity: str = "warning"      # "error" | "warning" | "note"
+    gb_types: Tuple[str, ...] = ()
+    chain: Tuple[str, ...] = ()    # call chain from a compile region root, when reached through calls
+    # Filled by `--verify`: "confirmed" | "not observed" | "unverified" ("" when verify did not run).
+    status: str = ""
+    properties: Tuple[Tuple[str, object], ...] = field(default=(), compare=False)
+    autofix: Optional[Fix] = field(default=None, compare=False)   # what `--fix` would change
+
+    def with_(self, **changes) -> "Finding":
+        return replace(self, **changes)
+
+    @property
+    def sort_key(self):
+        return (self.path, self.line, self.column, self.code)
+
+    def to_dict(self) -> dict:
+        return {
+            "code": self.code,
+            "name": self.name,
+            "message": self.message,
+            "fix": self.fix,
+            "severity": self.severity,
+            "path": self.path,
+            "line": self.line,
+            "column": self.column,
+            "end_line": self.end_line or self.line,
+            "end_column": self.end_column,
+            "chain": list(self.chain),
+            "gb_types": list(self.gb_types),
+            **({"status": self.status} if self.status else {}),
+            **({"properties": dict(self.properties)} if self.properties else {}),
+            **({"autofix": self.autofix.to_dict()} if self.autofix else {}),
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "Finding":
+        return cls(
+            path=d["path"], line=d["line"], column=d["column"], code=d["code"], message=d["message"],
+            end_line=d.get("end_line", 0), end_column=d.get("end_column", 0), name=d.get("name", ""),
+            fix=d.get("fix", ""), severity=d.get("severity", "warning"), gb_types=tuple(d.get("gb_types", ())),
+            chain=tuple(d.get("chain", ())), status=d.get("status", ""),
+            properties=tuple(sorted(d.get("properties", {}).items())),
+            autofix=Fix.from_dict(d["autofix"]) if d.get("autofix") else None,
+        )
+
+
+@dataclass(frozen=True)
+class FileError:
+    """A file that could not be checked (it also yields one DYN000 finding)."""
+    path: str
+    message: str
+    line: int = 1
+    column: int = 0
+
+    def to_dict(self) -> dict:
+        return {"path": self.path, "message": self.message, "line": self.line, "column": self.column}
+
+
+def parse_error_finding(path: str, message: str, line: int = 1, column: int = 0) -> Finding:
+    return Finding(path=path, line=max(line, 1), column=max(column, 0), code=PARSE_ERROR,
+                   name=UnparsableFile.name, message=UnparsableFile.message.format(why=message), severity="error",
+                   end_line=max(line, 1), end_column=max(column, 0))

@@ -1,0 +1,328 @@
+"""The index pass: a fast, whole-project outline of every file built with Python's own `ast`.
+
+It records, per module, what the region analysis needs and nothing more: imports, classes (bases and the
+classes of their `self.<attr>` submodules), functions (decorators, calls made, lines) and module-level
+call sites. Names are kept as dotted strings resolved through the module's imports, so `import torch as T;
+T.compile` reads `torch.compile`. It knows nothing about torch: deciding what a name means is rules/ work.
+Everything here is plain data (JSON-serialisable) so it can be cached.
+"""
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional, Tuple
+
+# Longest `and`/`or` chain or dotted import name the check pass hands to libcst (it nests one level per part;
+# its parser overflows an 8 MiB stack near 7,000, and dynlint's own walk stops near 1,000 anyway).
+DEEP_LIMIT = 1000
+
+
+@dataclass
+class CallSite:
+    kind: str            # "name": dotted callee; "self": self.<target>; "var": a local bound to an instance
+    target: str          # dotted name, attribute name, or local name
+    line: int
+    args: List[str] = field(default_factory=list)   # dotted names of positional args (or "" if not a name)
+    kwargs: Dict[str, str] = field(default_factory=dict)   # keyword -> repr of a constant value
+
+
+@dataclass
+class FunctionInfo:
+    qualname: str        # "f", "Class.method", "outer.inner"
+    cls: str             # enclosing class name ("" for functions)
+    start: int           # first line, decorators included
+    def_line: int
+    end: int
+    indent: int          # column of the `def`
+    top: Tuple[int, int]  # lines of the enclosing top-level statement
+    decorators: List[str] = field(default_factory=list)   # dotted names (a call `@d(...)` gives "d()")
+    calls: List[CallSite] = field(default_factory=list)
+    params: List[str] = field(default_factory=list)
+    # local name -> dotted constructor, for `m = Model(...)` (used to resolve `torch.compile(m)`)
+    instances: Dict[str, List[str]] = field(default_factory=dict)
+    nested_in: str = ""  # qualname of the enclosing function, if nested
+
+
+@dataclass
+class ClassInfo:
+    name: str
+    bases: List[str]
+    start: int
+    end: int
+    methods: List[str] = field(default_factory=list)
+    # self.<attr> -> dotted names of the classes it holds (ModuleList/Sequential items included)
+    attrs: Dict[str, List[str]] = field(default_factory=dict)
+    # attributes registered as buffers/parameters: self.register_buffer("name", ...)
+    registered: List[str] = field(default_factory=list)
+
+
+@dataclass
+class ModuleIndex:
+    path: str                       # project-relative path
+    module: str                     # dotted module name
+    imports: Dict[str, str] = field(default_factory=dict)
+    functions: Dict[str, FunctionInfo] = field(default_factory=dict)
+    classes: Dict[str, ClassInfo] = field(default_factory=dict)
+    # Calls made outside any function (module level), and module-level `x = Ctor(...)` bindings.
+    module_calls: List[CallSite] = field(default_factory=list)
+    module_instances: Dict[str, List[str]] = field(default_factory=dict)
+    # Top-level statement spans (start, end) in order; used to cut parse units.
+    top_spans: List[Tuple[int, int]] = field(default_factory=list)
+    # Names bound at module level to a call of something (e.g. `fast = torch.compile(f)`): name -> callee
+    assigned_calls: Dict[str, str] = field(default_factory=dict)
+    # (line, parts, what) of constructs flat in `ast` but nested one level per part in libcst, longer than
+    # DEEP_LIMIT: libcst's native parser would overflow the C stack (a segfault) on them. A tuple default, so
+    # indexes pickled before this field existed still read it.
+    deep: Tuple[Tuple[int, int, str], ...] = ()
+
+    def shape(self) -> tuple:
+        """The index without its line numbers: all that the whole-project pass and the checks of other files
+        read. An edit that only moves code (a line added above a def) keeps it."""
+        def calls(sites):
+            return [(c.kind, c.target, c.args, c.kwargs) for c in sites]
+        return (self.module, self.imports, self.module_instances, self.assigned_calls, calls(self.module_calls),
+                {q: (f.cls, f.decorators, calls(f.calls), f.params, f.instances, f.nested_in)
+                 for q, f in self.functions.items()},
+                {n: (c.bases, c.methods, c.attrs, c.registered) for n, c in self.classes.items()})
+
+    def qualify(self, dotted: str) -> str:
+        """Resolve the head of a dotted name through this module's imports and local definitions."""
+        head, _, rest = dotted.partition(".")
+        if head in self.imports:
+            full = self.imports[head]
+        elif head in self.functions or head in self.classes:
+            full = f"{self.module}.{head}" if self.module else head
+        else:
+            return dotted
+        return f"{full}.{rest}" if rest else full
+
+
+def _constant_text(value) -> str:
+    """A constant's repr; a huge int in hex, since its decimal repr raises past sys.get_int_max_str_digits()."""
+    return hex(value) if isinstance(value, int) and value.bit_length() > 4000 else repr(value)
+
+
+def dotted_name(node: ast.AST) -> Optional[str]:
+    """`a.b.c` for Name/Attribute chains; `f()` marks a call at the end (`torch.compile(...)` -> `torch.compile()`,
+    `super().forward`). A loop, not recursion: `f()()()...` thousands deep is legal Python."""
+    tail = []
+    while True:
+        if isinstance(node, ast.Call):
+            tail.append("()")
+            node = node.func
+        elif isinstance(node, ast.Attribute):
+            tail.append("." + node.attr)
+            node = node.value
+        elif isinstance(node, ast.Name):
+            return node.id + "".join(reversed(tail))
+        else:
+            return None
+
+
+def _resolve_relative(module: str, is_package: bool, level: int, name: Optional[str]) -> str:
+    parts = module.split(".") if module else []
+    if not is_package:
+        parts = parts[:-1]
+    if level > 1:
+        parts = parts[: len(parts) - (level - 1)] if level - 1 <= len(parts) else []
+    base = ".".join(parts)
+    return ".".join(p for p in (base, name) if p)
+
+
+class _Indexer(ast.NodeVisitor):
+    def __init__(self, index: ModuleIndex, is_package: bool):
+        self.ix = index
+        self.is_package = is_package
+        self.stack: List[Tuple[str, str]] = []   # ("class"|"def", name)
+        self.func_stack: List[FunctionInfo] = []
+        self.top: Tuple[int, int] = (0, 0)
+        self.loop_vars: List[Dict[str, str]] = [{}]   # loop variable -> "self.<attr>"
+
+    # ---- imports (module level and inside functions alike: both are common in model code) ----
+    def visit_Import(self, node: ast.Import) -> None:
+        self._dotted_depth(node, [a.name for a in node.names])
+        for a in node.names:
+            if a.asname:
+                self.ix.imports[a.asname] = a.name
+            else:
+                head = a.name.split(".")[0]
+                self.ix.imports.setdefault(head, head)
+
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+        self._dotted_depth(node, [node.module or ""])
+        base = node.module or ""
+        if node.level:
+            base = _resolve_relative(self.ix.module, self.is_package, node.level, node.module)
+        for a in node.names:
+            if a.name != "*":
+                self.ix.imports[a.asname or a.name] = f"{base}.{a.name}" if base else a.name
+
+    def _dotted_depth(self, node: ast.stmt, names: List[str]) -> None:
+        n = max(name.count(".") + 1 for name in names)
+        if n > DEEP_LIMIT:
+            self.ix.deep += ((node.lineno, n, "dotted name"),)
+
+    # ---- traversal: recursion only along statements (at most ~100 deep: Python's indentation limit) ----
+    def generic_visit(self, node: ast.AST) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.expr):
+                self._visit_expr(child)
+            else:
+                self.visit(child)
+
+    def _visit_expr(self, root: ast.expr) -> None:
+        """Expressions can nest ~3,000 deep (`a + a + ...`): walk them with an explicit stack, in the order
+        the recursive visitor would (pre-order). Only calls and `and`/`or` chains matter inside them."""
+        stack = [root]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, ast.Call):
+                self._call(node)
+            elif isinstance(node, ast.BoolOp) and len(node.values) > DEEP_LIMIT:
+                self.ix.deep += ((node.lineno, len(node.values), f"`{type(node.op).__name__.lower()}` chain"),)
+            stack.extend(reversed(list(ast.iter_child_nodes(node))))
+
+    def visit_If(self, node: ast.If) -> None:
+        while True:         # an elif chain is nested Ifs: follow it with a loop
+            self._visit_expr(node.test)
+            for stmt in node.body:
+                self.visit(stmt)
+            if len(node.orelse) == 1 and isinstance(node.orelse[0], ast.If):
+                node = node.orelse[0]
+                continue
+            for stmt in node.orelse:
+                self.visit(stmt)
+            return
+
+    # ---- definitions ----
+    def _qual(self, name: str) -> str:
+        return ".".join([n for _, n in self.stack] + [name])
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        if not self.stack:
+            info = ClassInfo(name=node.name, bases=[b for b in map(dotted_name, node.bases) if b],
+                             start=min([node.lineno] + [d.lineno for d in node.decorator_list]),
+                             end=node.end_lineno or node.lineno)
+            self.ix.classes[node.name] = info
+        self.stack.append(("class", node.name))
+        self.generic_visit(node)
+        self.stack.pop()
+
+    def visit_FunctionDef(self, node) -> None:
+        qual = self._qual(node.name)
+        cls = self.stack[-1][1] if self.stack and self.stack[-1][0] == "class" else ""
+        args = node.args
+        params = [a.arg for a in args.posonlyargs + args.args + args.kwonlyargs]
+        info = FunctionInfo(
+            qualname=qual, cls=cls,
+            start=min([node.lineno] + [d.lineno for d in node.decorator_list]),
+            def_line=node.lineno, end=node.end_lineno or node.lineno, indent=node.col_offset, top=self.top,
+            decorators=[d for d in map(dotted_name, node.decorator_list) if d], params=params,
+            nested_in=self.func_stack[-1].qualname if self.func_stack else "",
+        )
+        self.ix.functions[qual] = info
+        if cls and len(self.stack) == 1 and cls in self.ix.classes:
+            self.ix.classes[cls].methods.append(node.name)
+        self.stack.append(("def", node.name))
+        self.func_stack.append(info)
+        self.loop_vars.append({})
+        self.generic_visit(node)
+        self.loop_vars.pop()
+        self.func_stack.pop()
+        self.stack.pop()
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    # ---- calls, bindings ----
+    def visit_For(self, node: ast.For) -> None:
+        target, it = node.target, node.iter
+        src = dotted_name(it)
+        if isinstance(target, ast.Name) and src and src.startswith("self."):
+            self.loop_vars[-1][target.id] = src
+        elif (isinstance(target, ast.Tuple) and len(target.elts) == 2 and isinstance(target.elts[1], ast.Name)
+              and isinstance(it, ast.Call) and dotted_name(it.func) == "enumerate" and it.args):
+            inner = dotted_name(it.args[0])
+            if inner and inner.startswith("self."):
+                self.loop_vars[-1][target.elts[1].id] = inner
+        self.generic_visit(node)
+
+    def visit_Assign(self, node: ast.Assign) -> None:
+        value = node.value
+        if isinstance(value, ast.Call):
+            ctors = self._constructed(value)
+            callee = dotted_name(value.func)
+            for t in node.targets:
+                name = dotted_name(t)
+                if not name:
+                    continue
+                if name.startswith("self.") and name.count(".") == 1 and ctors:
+                    cls = self._current_class()
+                    if cls:
+                        cls.attrs.setdefault(name[5:], []).extend(ctors)
+                elif "." not in name:
+                    scope = self.func_stack[-1].instances if self.func_stack else self.ix.module_instances
+                    if ctors:
+                        scope.setdefault(name, []).extend(c for c in ctors if c not in scope.get(name, []))
+                    if not self.func_stack and callee:
+                        self.ix.assigned_calls[name] = callee
+        self.generic_visit(node)
+
+    def _current_class(self) -> Optional[ClassInfo]:
+        """The top-level class whose method we are in (only those are indexed)."""
+        if self.stack and self.stack[0][0] == "class":
+            return self.ix.classes.get(self.stack[0][1])
+        return None
+
+    def _constructed(self, call: ast.Call) -> List[str]:
+        """Dotted names of the classes a constructor expression builds, containers included:
+        `Block(...)`, `nn.ModuleList([Block(...) for _ in ...])`, `nn.Sequential(A(), B())`, `torch.compile(M())`."""
+        out: List[str] = []
+        callee = dotted_name(call.func)
+        if callee:
+            out.append(callee)
+        for arg in list(call.args) + [k.value for k in call.keywords]:
+            for sub in ast.walk(arg):
+                if isinstance(sub, ast.Call):
+                    name = dotted_name(sub.func)
+                    if name and name.rsplit(".", 1)[-1][:1].isupper():   # class names are capitalised
+                        out.append(name)
+        return out
+
+    def _call(self, node: ast.Call) -> None:
+        name = dotted_name(node.func)
+        site: Optional[CallSite] = None
+        args = [dotted_name(a) or "" for a in node.args]
+        kwargs = {k.arg: _constant_text(k.value.value) for k in node.keywords if k.arg and isinstance(k.value, ast.Constant)}
+        if name:
+            head, _, rest = name.partition(".")
+            if head == "self" and rest:
+                site = CallSite("self", rest, node.lineno, args, kwargs)
+            elif head in self.loop_vars[-1] and not rest:
+                site = CallSite("self", self.loop_vars[-1][head][5:], node.lineno, args, kwargs)
+            elif head == "super()" and rest:
+                site = CallSite("super", rest, node.lineno, args, kwargs)
+            else:
+                site = CallSite("name", name, node.lineno, args, kwargs)
+        elif isinstance(node.func, ast.Subscript):
+            # self.layers[i](x)
+            base = dotted_name(node.func.value)
+            if base and base.startswith("self.") and base.count(".") == 1:
+                site = CallSite("self", base[5:], node.lineno, args, kwargs)
+        if (name in ("self.register_buffer", "self.register_parameter") and node.args
+                and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)):
+            cls = self._current_class()
+            if cls:
+                cls.registered.append(node.args[0].value)
+        if site:
+            (self.func_stack[-1].calls if self.func_stack else self.ix.module_calls).append(site)
+
+
+def build_index(tree: ast.Module, path: str, module: str, is_package: bool) -> ModuleIndex:
+    ix = ModuleIndex(path=path, module=module)
+    v = _Indexer(ix, is_package)
+    for stmt in tree.body:
+        start = min([stmt.lineno] + [d.lineno for d in getattr(stmt, "decorator_list", [])])
+        v.top = (start, stmt.end_lineno or stmt.lineno)
+        ix.top_spans.append(v.top)
+        v.visit(stmt)
+    return ix

@@ -1,0 +1,50 @@
+"""GitHub Actions annotations: one workflow command per finding, e.g.
+
+    ::warning file=model.py,line=9,col=12,endLine=9,endColumn=23,title=DYN101 tensor-condition-in-branch::branch on ...
+
+Columns convert here (1-based; endColumn is the column after the span, as in SARIF). Escaping follows
+@actions/core: `%`, CR and LF in the message; those and `:` and `,` in property values. Before that, what
+comes from the checked project (paths, messages that quote code) goes through `display.printable`: a file name
+or a line of code must not reach the log as terminal escapes or bidi overrides.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional, Sequence
+
+from dynlint.core.codes import PARSE_ERROR
+from dynlint.core.files import repository_root
+from dynlint.core.finding import Finding
+from dynlint.report.display import printable
+
+
+def escape_data(s: str) -> str:
+    return s.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def escape_property(s: str) -> str:
+    return escape_data(s).replace(":", "%3A").replace(",", "%2C")
+
+
+def command(f: Finding, prefix: str = "") -> str:
+    if f.code == PARSE_ERROR or f.severity == "error":
+        level = "error"
+    else:
+        level = "notice" if f.severity == "note" else "warning"
+    props = [("file", printable(prefix + f.path)), ("line", f.line), ("col", f.column + 1)]
+    end_line = max(f.end_line, f.line)
+    if end_line > f.line or f.end_column > f.column:      # a known span; otherwise GitHub marks the line
+        props += [("endLine", end_line), ("endColumn", f.end_column + 1)]
+    props.append(("title", f"{f.code} {f.name}" if f.name else f.code))
+    message = printable(f.message, line_breaks=True) + (f" [{f.status}]" if f.status else "")
+    if f.chain:
+        message += f"\nreached through: {printable(' -> '.join(f.chain))}"
+    if f.fix:
+        message += f"\nhelp: {printable(f.fix)}"
+    return f"::{level} " + ",".join(f"{k}={escape_property(str(v))}" for k, v in props) + f"::{escape_data(message)}"
+
+
+def render(findings: Sequence[Finding], root: Optional[Path] = None) -> str:
+    """`root`: the project root; paths are written relative to its repository (where Actions runs)."""
+    prefix = repository_root(root)[1] if root else ""
+    return "".join(command(f, prefix) + "\n" for f in findings)

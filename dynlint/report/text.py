@@ -1,0 +1,73 @@
+"""Human output, in the manner of the best linters: location, code, message, the source line with the
+span underlined, the fix and the call chain; then a summary. Colour only on a terminal, NO_COLOR honoured.
+What comes from the checked project is shown through `display` (escaped; long lines cut around the span)."""
+from __future__ import annotations
+
+import os
+from collections import Counter
+from typing import Dict, List, Sequence
+
+from dynlint.core.codes import PARSE_ERROR
+from dynlint.core.finding import Finding
+from dynlint.report.display import clip, printable
+
+
+def use_colour(stream) -> bool:
+    if os.environ.get("NO_COLOR"):
+        return False
+    if os.environ.get("FORCE_COLOR"):
+        return True
+    return hasattr(stream, "isatty") and stream.isatty()
+
+
+class _Style:
+    def __init__(self, on: bool):
+        self.on = on
+
+    def __call__(self, text: str, code: str) -> str:
+        return f"\033[{code}m{text}\033[0m" if self.on else text
+
+
+def render(findings: Sequence[Finding], files: int, sources: Dict[str, List[str]], colour: bool = False,
+           quiet: bool = False, statistics: bool = False, fixed_note: str = "") -> str:
+    s = _Style(colour)
+    out: List[str] = []
+    for f in findings:
+        status = f" [{f.status}]" if f.status else ""
+        path = printable(f.path)
+        if path.lstrip().startswith("::"):      # at a line's start, GitHub Actions would run it as a command
+            path = "./" + path
+        message, *more = f.message.split("\n")         # more: a traceback (--debug)
+        out.append(f"{s(path, '1')}:{f.line}:{f.column + 1}: {s(f.code, '1;31' if f.severity == 'error' else '1;33')} "
+                   f"{printable(message)}{s(status, '36')}")
+        out += [f"       | {printable(m)}" for m in more]
+        if quiet:
+            continue
+        lines = sources.get(f.path)
+        if lines and 0 < f.line <= len(lines):
+            src = lines[f.line - 1].rstrip("\r\n").expandtabs(1)
+            end = f.end_column if f.end_line in (0, f.line) and f.end_column > f.column else len(src)
+            shown, start, stop = clip(src, f.column, end)
+            # the caret under the span as shown: escapes and the cut change where it stands
+            before, span = len(printable(shown[:start])), len(printable(shown[start:stop]))
+            out.append(f"  {f.line:>4} | {printable(shown)}")
+            out.append(f"       | {' ' * before}{s('^' * max(1, span), '1;31')}")
+        if f.chain:
+            out.append(f"       = {s('reached through', '2')}: {printable(' -> '.join(f.chain))}")
+        if f.fix:
+            out.append(f"       = {s('help', '1;36')}: {printable(f.fix)}")
+        out.append("")
+    if statistics and findings:
+        out.append("Statistics:")
+        for code, n in sorted(Counter(f.code for f in findings).items()):
+            name = next(f.name for f in findings if f.code == code)
+            out.append(f"  {n:>5}  {code}  {name}")
+        out.append("")
+    n = len(findings)
+    errors = sum(1 for f in findings if f.code == PARSE_ERROR)
+    summary = f"Found {n} problem{'s' if n != 1 else ''} in {files} file{'s' if files != 1 else ''} checked"
+    if errors:
+        summary += f" ({errors} file{'s' if errors != 1 else ''} could not be parsed)"
+    out.append(s(summary + "." if n else f"All checks passed: {files} file{'s' if files != 1 else ''} checked.",
+                 "1" if n else "1;32"))
+    return "\n".join(out) + "\n"
