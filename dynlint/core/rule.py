@@ -97,7 +97,7 @@ class Rule:
 
     def autofix(self, node: cst.CSTNode):
         """The fix of the finding at `node`, or None where none keeps the code working: a
-        `dynlint.fixes.rewrites.Autofix` (libcst nodes of the code being checked and their replacements).
+        `dynlint.fixes.common.Autofix` (libcst nodes of the code being checked and their replacements).
         Called while the walk stands at `node` (self.ctx.parents are its ancestors)."""
         return None
 

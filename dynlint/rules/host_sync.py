@@ -5,7 +5,10 @@ import libcst as cst
 
 from dynlint.analysis.tensors import FLOAT_IF_TENSOR, TENSOR, WEAK
 from dynlint.core.rule import Example, FixExample, register
-from dynlint.fixes.rewrites import atom, branch_to_where, keep_scalar_tensor, raise_guard_to_assert
+from dynlint.fixes.common import atom
+from dynlint.fixes.guards import raise_guard_to_assert
+from dynlint.fixes.scalars import keep_scalar_tensor
+from dynlint.fixes.where import branch_to_where
 from dynlint.rules.common import TorchRule, call_args, source_of
 
 ITEM = "Unsupported Tensor.item() call with capture_scalar_outputs=False"

@@ -7,7 +7,7 @@ import libcst as cst
 
 from dynlint.analysis.names import COMPILE
 from dynlint.core.rule import REGISTRY, Example, FixExample, register
-from dynlint.fixes.rewrites import SAFE, Autofix, torch_imports, torch_name
+from dynlint.fixes.common import SAFE, Autofix, torch_imports, torch_name
 from dynlint.rules.common import TorchRule, call_args, source_of
 from dynlint.rules.recompiles import _loop_scalar_kind, _names_in, _SiteBookkeeping
 

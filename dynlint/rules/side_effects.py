@@ -9,7 +9,9 @@ from dynlint.analysis.regions import is_module_class
 from dynlint.analysis.tensors import TENSOR, VALUE, WEAK
 from dynlint.core.rule import Example, FixExample, register
 from dynlint.core.walker import children, walk
-from dynlint.fixes.rewrites import SAFE, Autofix, counter_to_buffer, expr, guard_eager_only
+from dynlint.fixes.buffers import counter_to_buffer
+from dynlint.fixes.common import SAFE, Autofix, expr
+from dynlint.fixes.guards import guard_eager_only
 from dynlint.rules.common import TorchRule, source_of
 
 BUILTIN = "Failed to trace builtin operator"
