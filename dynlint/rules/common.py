@@ -1,4 +1,4 @@
-"""Helpers shared by the torch rules: the tensor analysis, call-name matching, and the severity
+"""Helpers shared by the torch rules: the tensor analysis, call-name matching (`NamedCallRule`), and the severity
 escalation Dynamo applies to a break inside a loop, `try` or `with` (it skips the whole function)."""
 from __future__ import annotations
 
@@ -130,6 +130,27 @@ class TorchRule(Rule):
                     continue
                 return "a `with` block", CONTEXT_SKIP
         return None
+
+
+def _calls_listed(name: str, exact, prefixes=()) -> bool:
+    return name in exact or name.startswith(tuple(prefixes))
+
+
+class NamedCallRule(TorchRule):
+    """A rule that reports calls of listed (qualified) names: `exact` names and every function of the
+    modules in `prefixes`, minus `allowed`."""
+    exact: frozenset = frozenset()
+    prefixes: tuple = ()
+    allowed: frozenset = frozenset()
+
+    def visit_Call(self, node: cst.Call) -> None:
+        name = self.call_name(node)
+        if not name or name in self.allowed:
+            return
+        if isinstance(node.func, cst.Name) and name == node.func.value and name not in self.exact:
+            return                                   # a local function that happens to share a name
+        if _calls_listed(name, self.exact, self.prefixes):
+            self.report(node, call=name)
 
 
 # ---- helpers shared by several families ---------------------------------------------------------------

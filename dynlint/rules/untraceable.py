@@ -9,8 +9,7 @@ from dynlint.analysis.regions import is_disabled
 from dynlint.analysis.tensors import TENSOR
 from dynlint.core.rule import Example, register
 from dynlint.core.walker import dotted
-from dynlint.rules.common import TorchRule, source_of
-from dynlint.rules.side_effects import _NamedCallRule
+from dynlint.rules.common import NamedCallRule, TorchRule, source_of
 
 SKIPPED = "Attempted to call function marked as skipped"
 BUILTIN = "Failed to trace builtin operator"
@@ -103,7 +102,7 @@ class CallToDisabledFunction(TorchRule):
 
 
 @register
-class IntrospectionCall(_NamedCallRule):
+class IntrospectionCall(NamedCallRule):
     """Checks for stack and module introspection (`inspect.stack()`, `inspect.currentframe()`,
     `sys._getframe()`, `traceback.extract_stack()`, `importlib.import_module()`, `globals()`, `dir()`) inside
     traced code."""
@@ -230,7 +229,7 @@ class SkippedStdlibCall(TorchRule):
 
 
 @register
-class ThirdPartyExtensionCall(_NamedCallRule):
+class ThirdPartyExtensionCall(NamedCallRule):
     """Checks for SciPy calls inside traced code (C-extension ufuncs and array code Dynamo cannot trace)."""
     code = "DYN604"
     name = "third-party-extension-call"

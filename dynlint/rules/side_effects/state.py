@@ -1,0 +1,300 @@
+"""Python state changed by traced code: module-level and closure variables (`global`, `nonlocal`, shared
+containers) and Python attributes of an nn.Module. Dynamo guards on them, so each change recompiles."""
+from __future__ import annotations
+
+import libcst as cst
+
+from dynlint.analysis.regions import is_module_class
+from dynlint.analysis.tensors import TENSOR, VALUE
+from dynlint.core.rule import Example, FixExample, register
+from dynlint.core.walker import children, walk
+from dynlint.fixes.buffers import counter_to_buffer
+from dynlint.rules.common import TorchRule, source_of
+
+MUTATORS = frozenset({"append", "extend", "insert", "pop", "popleft", "appendleft", "update", "setdefault",
+                      "add", "clear", "remove", "discard", "popitem"})
+
+
+def _declared(fn: cst.FunctionDef, kind) -> set:
+    """Names a function declares `global` (kind=cst.Global) or `nonlocal` (not counting nested defs)."""
+    names = set()
+
+    def enter(node) -> bool:
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)) and node is not fn:
+            return False
+        if isinstance(node, kind):
+            names.update(n.name.value for n in node.names)
+        return True
+
+    walk(fn, enter, lambda node: None)
+    return names
+
+
+@register
+class MutableGlobalState(TorchRule):
+    """Checks for traced code that mutates module-level or closure state: `global n; n += 1`, `nonlocal`
+    counters, `HISTORY.append(x)`, `CACHE[key] = value` on containers the function does not own."""
+    code = "DYN305"
+    name = "mutable-global-state"
+    message = "`{expr}` mutates {where} state: Dynamo guards on it, so calls recompile as it changes"
+    fix = "Return the value and let the caller keep the state, or keep counters in a tensor buffer"
+    recompiles = True
+    why = """
+        Dynamo does not break here: it replays the mutation after the graph and installs guards on the
+        state it read (`G['COUNT'] == 3`, `len(G['HISTORY']) == 2`). The next call fails those guards and
+        recompiles: a growing list or a global counter recompiles on every call until
+        `recompile_limit` (8) is hit, after which the function silently runs eagerly. A `nonlocal` counter
+        recompiles once, then becomes dynamic.
+    """
+    INVALID = [
+        Example("""
+            import torch
+
+            SEEN = []
+
+            @torch.compile
+            def record(x):
+                SEEN.append(x.detach())
+                return x * 2
+        """, "for _ in range(4): record(torch.ones(3))"),
+        Example("""
+            import torch
+
+            CALLS = 0
+
+            @torch.compile
+            def counted(x):
+                global CALLS
+                CALLS += 1
+                return x * 2
+        """, "for _ in range(4): counted(torch.ones(3))"),
+    ]
+    VALID = [Example("""
+        import torch
+
+        SEEN = []
+
+        @torch.compile
+        def scaled(x):
+            history = []
+            history.append(x * 2)
+            return history[-1]
+
+        def record(x):
+            y = scaled(x)
+            SEEN.append(y.detach())
+            return y
+    """, "for _ in range(4): record(torch.ones(3))")]
+
+    _BUILTINS = frozenset(dir(__import__("builtins")))
+
+    def _state(self, name: str):
+        fn = self.ctx.function
+        if not isinstance(fn, cst.FunctionDef):
+            return None
+        key = ("declared", id(fn))
+        if key not in self.ctx.shared:
+            text = self.ctx.unit.text          # no keyword in the source, no declaration: skip the walks
+            self.ctx.shared[key] = (_declared(fn, cst.Global) if "global" in text else set(),
+                                    _declared(fn, cst.Nonlocal) if "nonlocal" in text else set())
+        globals_, nonlocals = self.ctx.shared[key]
+        if name in globals_:
+            return "global"
+        if self._owned_by_traced_caller(name):
+            return None         # a variable of an enclosing traced function: it lives and dies with the call
+        if name in nonlocals:
+            return "closure"
+        ix = self.ctx.index
+        if self.is_local(name) or name in self._BUILTINS or (ix and (name in ix.imports or name in ix.functions
+                                                                     or name in ix.classes)):
+            return None
+        return "module-level" if len(self.ctx.functions) <= 1 else "module-level or closure"
+
+    def _owned_by_traced_caller(self, name: str) -> bool:
+        """`name` is bound by an enclosing function that is itself traced (a nested helper's `nonlocal`)."""
+        fns, traced = self.ctx.functions, self.ctx.region_depth
+        for fn, is_traced in zip(fns[:-1], traced[:-1]):
+            if isinstance(fn, cst.FunctionDef) and is_traced and self.tensors.bound_in(fn, name):
+                return True
+        return False
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        target = node.target
+        if isinstance(target, cst.Name):
+            where = self._state(target.value)
+            if where in ("global", "closure"):
+                self.report(node, expr=source_of(node), where=where)
+        elif isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name):
+            where = self._state(target.value.value)
+            if where:
+                self.report(node, expr=source_of(node), where=where)
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for t in node.targets:
+            target = t.target
+            if isinstance(target, cst.Name) and self._state(target.value) in ("global", "closure") and \
+                    self.tensors.kind(node.value) != TENSOR:
+                self.report(node, expr=source_of(node), where=self._state(target.value))
+                return
+            if isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name):
+                where = self._state(target.value.value)
+                if where:
+                    self.report(node, expr=source_of(node), where=where)
+                    return
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value in MUTATORS and isinstance(func.value, cst.Name):
+            where = self._state(func.value.value)
+            if where:
+                self.report(node, expr=source_of(node), where=where)
+
+
+@register
+class ModulePythonStateMutation(TorchRule):
+    """Checks for `nn.Module` methods that update Python-valued attributes while traced: `self.steps += 1`,
+    `self.flag = not self.flag`, `self.history.append(...)`."""
+    code = "DYN306"
+    name = "module-python-state-mutation"
+    message = "`{expr}` changes a Python attribute of the module: Dynamo guards on it, so every new value recompiles"
+    fix = "Keep counters in a registered buffer (`self.register_buffer('steps', torch.tensor(0), persistent=False)`) or outside the module"
+    recompiles = True
+    fix_safety = "unsafe"
+    fix_title = "Keep an integer counter in a non-persistent buffer, registered in `__init__`"
+    fix_note = """
+        Unsafe: code that reads the attribute gets a 0-d tensor instead of an int (`f"{model.calls}"` shows
+        `tensor(3)`), and the counter moves with `model.to(device)`. Offered only for a counter: `__init__`
+        sets it once, to an integer, after `super().__init__()`, and the class does nothing else with it than
+        add or subtract integers (a read such as `if self.calls % 100 == 0:` would become a tensor condition
+        and break the graph). `persistent=False` keeps it out of the `state_dict`, so checkpoints still load.
+    """
+    why = """
+        Integer and bool attributes of an `nn.Module` are treated as constants: Dynamo specialises the graph
+        on their value (`self.steps == 3`). Changing them inside `forward` means the next call fails the
+        guard and recompiles — on every call for a counter, until `recompile_limit` (8) makes the module run
+        eagerly. A list attribute that grows is guarded on its length the same way. A tensor buffer updated
+        in place (`self.steps += 1` on a buffer) is traced into the graph and does not recompile.
+    """
+    INVALID = [
+        Example("""
+            import torch
+
+            class Counter(torch.nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.calls = 0
+
+                def forward(self, x):
+                    self.calls += 1
+                    return x * 2
+
+            model = torch.compile(Counter())
+        """, "for _ in range(4): model(torch.ones(3))"),
+        Example("""
+            import torch
+
+            class Tracker(torch.nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.norms = []
+
+                def forward(self, x):
+                    self.norms.append(x.norm().detach())
+                    return x * 2
+
+            model = torch.compile(Tracker())
+        """, "for _ in range(4): model(torch.ones(3))"),
+    ]
+    FIX_EXAMPLES = [FixExample("""
+        import torch
+
+        class Counter(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.scale = 2.0
+                self.calls = 0  # how many batches it saw
+
+            def forward(self, x):
+                self.calls += 1
+                return x * self.scale
+
+        model = torch.compile(Counter())
+    """, """
+        import torch
+
+        class Counter(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.scale = 2.0
+                self.register_buffer("calls", torch.tensor(0), persistent=False)  # how many batches it saw
+
+            def forward(self, x):
+                self.calls += 1
+                return x * self.scale
+
+        model = torch.compile(Counter())
+    """, "for i in range(4): model(torch.full((3,), float(i)))", safety="unsafe")]
+    VALID = [Example("""
+        import torch
+
+        class Counter(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.register_buffer("calls", torch.zeros((), dtype=torch.long))
+
+            def forward(self, x):
+                self.calls += 1
+                self.last_batch = x.shape[0]
+                return x * 2
+
+        model = torch.compile(Counter())
+    """, "for _ in range(4): model(torch.ones(3))")]
+
+    def _module_attr(self, node: cst.CSTNode):
+        """`self.<attr>` in a method of an nn.Module class, not a tensor or submodule: the attribute name."""
+        if not (isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self"):
+            return None
+        if not self._in_module():
+            return None
+        attr = node.attr.value
+        if attr == "training" or self.tensors.kind(node) == TENSOR or self.tensors._submodule(attr):
+            return None
+        return attr
+
+    def _in_module(self) -> bool:
+        key = "in_module_class"
+        if key not in self.ctx.shared:
+            cls, ix, project = self.ctx.class_name, self.ctx.index, self.ctx.project
+            self.ctx.shared[key] = bool(cls and ix and project and cls in ix.classes and
+                                        is_module_class(project, ix.path, cls))
+        return self.ctx.shared[key]
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        if self._module_attr(node.target) and self.tensors.kind(node.value) == VALUE:
+            self.report(node, expr=source_of(node))
+
+    def autofix(self, node: cst.CSTNode):
+        return counter_to_buffer(self.ctx, node) if isinstance(node, cst.AugAssign) else None
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for t in node.targets:
+            attr = self._module_attr(t.target)
+            if not attr or self.tensors.kind(node.value) == TENSOR:
+                continue
+            reads_itself = any(isinstance(n, cst.Attribute) and n.attr.value == attr and
+                               isinstance(n.value, cst.Name) and n.value.value == "self"
+                               for n in _walk(node.value))
+            if reads_itself:
+                self.report(node, expr=source_of(node))
+                return
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value in MUTATORS and self._module_attr(func.value):
+            self.report(node, expr=source_of(node))
+
+
+def _walk(node: cst.CSTNode):
+    yield node
+    for child in children(node):
+        yield from _walk(child)

@@ -1,0 +1,330 @@
+"""Tensors and parameters handled in ways a graph cannot hold: deep copies of tensor state, `requires_grad`
+changed, the backward pass run, parameters created while tracing."""
+from __future__ import annotations
+
+import libcst as cst
+
+from dynlint.analysis.tensors import TENSOR, WEAK
+from dynlint.core.rule import Example, FixExample, register
+from dynlint.fixes.common import SAFE, Autofix, expr
+from dynlint.rules.common import TorchRule, source_of
+from dynlint.rules.side_effects.common import SKIPPED
+
+
+@register
+class DeepcopyOfTensorState(TorchRule):
+    """Checks for `copy.deepcopy` of tensors, modules, or containers holding tensors inside traced code."""
+    code = "DYN304"
+    name = "deepcopy-of-tensor-state"
+    message = "`copy.deepcopy({expr})` copies tensors: Dynamo cannot trace it and breaks the graph"
+    fix = "Copy tensors with `t.clone()` (or `{k: v.clone() for k, v in d.items()}`); copy modules once, outside the compiled code"
+    gb_types = ("Attempted to copy.deepcopy a tensor", "copy.deepcopy()")
+    why = """
+        `copy.deepcopy` walks Python objects with `__deepcopy__` hooks and a memo dict; Dynamo does not trace
+        it for tensors (`Attempted to copy.deepcopy a tensor`; torch 2.11 reports `copy.deepcopy()`), and a
+        module holds tensors in its parameters. Public model sweeps attribute about one in eight graph
+        breaks to this call. On torch 2.13 a deepcopy of plain dicts, lists or config objects without
+        tensors is traced; torch 2.11 and older break on every `copy.deepcopy` (`copy.deepcopy()`), so this
+        rule, which follows 2.13, misses those there.
+    """
+    INVALID = [
+        Example("""
+            import copy
+
+            import torch
+
+            @torch.compile
+            def snapshot(x):
+                before = copy.deepcopy(x)
+                x.mul_(2)
+                return x - before
+        """, "snapshot(torch.ones(3))"),
+        Example("""
+            import copy
+
+            import torch
+
+            class EMA(torch.nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.net = torch.nn.Linear(4, 4)
+
+                def forward(self, x):
+                    shadow = copy.deepcopy(self.net)
+                    return shadow(x)
+
+            ema = torch.compile(EMA())
+        """, "ema(torch.ones(2, 4))"),
+    ]
+    VALID = [Example("""
+        import torch
+
+        @torch.compile
+        def snapshot(x):
+            before = x.clone()
+            x.mul_(2)
+            return x - before
+    """, "snapshot(torch.ones(3))")]
+
+    def _holds_tensors(self, node: cst.CSTNode) -> bool:
+        if self.tensors.kind(node) == TENSOR:
+            return True
+        if isinstance(node, cst.Name) and node.value == "self":
+            return bool(self.ctx.class_name)
+        if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self":
+            return self.tensors._submodule(node.attr.value)
+        if isinstance(node, (cst.List, cst.Tuple, cst.Set)):
+            return any(self._holds_tensors(e.value) for e in node.elements)
+        if isinstance(node, cst.Dict):
+            return any(isinstance(e, cst.DictElement) and self._holds_tensors(e.value) for e in node.elements)
+        return False
+
+    fix_safety = "safe"
+    fix_title = ("Replaces `copy.deepcopy(t)` of a local tensor `t` by `t.detach().clone().requires_grad_("
+                 "t.requires_grad)`: a new leaf with the same values, dtype, device and `requires_grad`, which "
+                 "Dynamo traces (it still breaks, as before, when `t` requires grad).")
+    fix_note = """
+        What differs from a deep copy: the copy is compact (its own storage, offset 0, rather than a copy of the
+        whole storage of a view), `.grad` and Python attributes set on the tensor are not copied, and a tensor that
+        requires grad but is not a leaf is copied instead of raising. Deep copies of modules, containers and
+        `self.<attribute>` (parameters) are not fixed.
+    """
+    FIX_EXAMPLES = [
+        FixExample("""
+            import copy
+
+            import torch
+
+            @torch.compile
+            def snapshot(x):
+                before = copy.deepcopy(x)
+                x.mul_(2)
+                return x - before
+        """, """
+            import copy
+
+            import torch
+
+            @torch.compile
+            def snapshot(x):
+                before = x.detach().clone().requires_grad_(x.requires_grad)
+                x.mul_(2)
+                return x - before
+        """, "snapshot(torch.arange(3.0))"),
+    ]
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if self.call_name(node) == "copy.deepcopy" and node.args and self._holds_tensors(node.args[0].value):
+            self.report(node, expr=source_of(node.args[0].value))
+
+    def autofix(self, node: cst.Call):
+        arg = node.args[0].value
+        if len(node.args) != 1 or node.args[0].keyword or node.args[0].star or not isinstance(arg, cst.Name) or \
+                self.tensors.kind(arg) != TENSOR:
+            return None
+        new = expr("{x}.detach().clone().requires_grad_({x}.requires_grad)", x=arg)
+        return Autofix("Copy the tensor with `.detach().clone()`", SAFE,
+                       ((node, new.with_changes(lpar=node.lpar, rpar=node.rpar)),))
+
+
+@register
+class RequiresGradMutation(TorchRule):
+    """Checks for changing `requires_grad` inside traced code: `t.requires_grad = flag` and
+    `t.requires_grad_()` (on tensors, parameters or whole modules)."""
+    code = "DYN314"
+    name = "requires-grad-mutation"
+    message = "changing `requires_grad` inside compiled code breaks the graph"
+    fix = "Set `requires_grad` once, before compiling (freeze parameters at construction); use `.detach()` to stop gradients inside"
+    gb_types = ("setattr() on Tensor.requires_grad", "Unsupported Tensor.requires_grad_() call",
+                "requires_grad_() intermediate leaked as output", "returning intermediate with requires_grad_()")
+    why = """
+        AOTAutograd decides which inputs need gradients before the graph runs; a graph cannot change that
+        halfway. Dynamo breaks at `t.requires_grad = ...` (`setattr() on Tensor.requires_grad`) and at
+        `requires_grad_()` (`Unsupported Tensor.requires_grad_() call`, or `requires_grad_() intermediate
+        leaked as output` for a returned intermediate). Freezing parameters in a loop inside `forward`
+        makes Dynamo skip the whole function.
+    """
+    INVALID = [
+        Example("""
+            import torch
+
+            @torch.compile
+            def leaf(x):
+                y = x * 2
+                y.requires_grad = True
+                return y
+        """, "leaf(torch.ones(4))"),
+        Example("""
+            import torch
+
+            class Frozen(torch.nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.proj = torch.nn.Linear(4, 4)
+
+                def forward(self, x):
+                    self.proj.weight.requires_grad_(False)
+                    return self.proj(x)
+
+            model = torch.compile(Frozen())
+        """, "model(torch.ones(2, 4))"),
+    ]
+    VALID = [Example("""
+        import torch
+
+        class Frozen(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.proj = torch.nn.Linear(4, 4)
+                self.proj.weight.requires_grad_(False)
+
+            def forward(self, x):
+                return self.proj(x).detach() if not x.requires_grad else self.proj(x)
+
+        model = torch.compile(Frozen())
+    """, "model(torch.ones(2, 4))")]
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for t in node.targets:
+            if isinstance(t.target, cst.Attribute) and t.target.attr.value == "requires_grad":
+                self.report(node)
+                return
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if self.method_name(node) == "requires_grad_" and not (self.call_name(node) or "").startswith("torch."):
+            self.report(node)
+
+
+@register
+class AutogradCallInCompiledCode(TorchRule):
+    """Checks for `loss.backward()`, `torch.autograd.grad()` and `torch.autograd.backward()` inside traced
+    code."""
+    code = "DYN315"
+    name = "autograd-call-in-compiled-code"
+    message = "`{call}` runs the backward pass inside compiled code: Dynamo breaks the graph"
+    fix = "Compile the forward (and loss) only and call `.backward()` outside; AOTAutograd compiles the backward for you"
+    gb_types = ("Unsupported Tensor.backward() call",
+                "using `torch.autograd.grad` with `torch._dynamo.config.trace_autograd_ops=False`", SKIPPED)
+    why = """
+        torch.compile already produces the backward graph through AOTAutograd; an explicit backward inside
+        the traced function cannot be captured (`Unsupported Tensor.backward() call`, `using
+        torch.autograd.grad with trace_autograd_ops=False`), so the graph ends there. Compiled autograd is
+        the supported way to capture the backward itself.
+    """
+    INVALID = [
+        Example("""
+            import torch
+
+            @torch.compile
+            def train_step(x, w):
+                loss = (x @ w).pow(2).mean()
+                loss.backward()
+                return loss.detach()
+        """, "train_step(torch.ones(2, 3), torch.ones(3, 1, requires_grad=True))"),
+        Example("""
+            import torch
+
+            @torch.compile
+            def input_grad(x, w):
+                loss = (x * w).sum()
+                (g,) = torch.autograd.grad(loss, w)
+                return g
+        """, "input_grad(torch.ones(3), torch.ones(3, requires_grad=True))"),
+    ]
+    VALID = [Example("""
+        import torch
+
+        @torch.compile
+        def loss_fn(x, w):
+            return (x @ w).pow(2).mean()
+
+        def train_step(x, w):
+            loss = loss_fn(x, w)
+            loss.backward()
+            return loss.detach()
+    """, "train_step(torch.ones(2, 3), torch.ones(3, 1, requires_grad=True))")]
+
+    def visit_Call(self, node: cst.Call) -> None:
+        name = self.call_name(node) or ""
+        if name in ("torch.autograd.grad", "torch.autograd.backward"):
+            self.report(node, call=f"{name}()")
+        elif self.method_name(node) == "backward" and self.tensors.kind(self.receiver(node)) in (TENSOR, WEAK):
+            self.report(node, call=".backward()")
+
+
+PARAM_MODULES = frozenset({
+    "Linear", "Bilinear", "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d",
+    "Embedding", "EmbeddingBag", "LayerNorm", "GroupNorm", "RMSNorm", "BatchNorm1d", "BatchNorm2d", "BatchNorm3d",
+    "SyncBatchNorm", "PReLU", "MultiheadAttention", "LSTM", "GRU", "RNN", "LSTMCell", "GRUCell", "RNNCell",
+    "Transformer", "TransformerEncoderLayer", "TransformerDecoderLayer",
+})
+NO_PARAM_FLAGS = ("elementwise_affine", "affine")
+
+
+@register
+class ParameterCreatedInForward(TorchRule):
+    """Checks for `nn.Parameter(...)` and parametrised layers (`nn.Linear`, `nn.LayerNorm`, `nn.Conv2d`,
+    `nn.Embedding`, ...) constructed inside traced code."""
+    code = "DYN316"
+    name = "parameter-created-in-forward"
+    message = "`{call}(...)` creates parameters while tracing: Dynamo breaks the graph"
+    fix = "Create layers and parameters in `__init__` and only use them in `forward`"
+    gb_types = ("Attempted to use `torch.nn.Parameter()` constructor with Dynamo",)
+    why = """
+        Building an `nn.Parameter` inside traced code is not supported (`Attempted to use torch.nn.Parameter()
+        constructor with Dynamo`): the graph breaks, and the new weights are re-created (freshly
+        initialised, never trained) on every call. Layers without parameters (`nn.ReLU()`, `nn.Dropout()`,
+        `nn.LayerNorm(..., elementwise_affine=False)`) trace fine.
+    """
+    INVALID = [
+        Example("""
+            import torch
+            import torch.nn as nn
+
+            class Head(nn.Module):
+                def forward(self, x):
+                    proj = nn.Linear(x.shape[-1], 2)
+                    return proj(x)
+
+            head = torch.compile(Head())
+        """, "head(torch.ones(3, 4))"),
+        Example("""
+            import torch
+            import torch.nn as nn
+
+            class Scale(nn.Module):
+                def forward(self, x):
+                    gain = nn.Parameter(torch.ones(x.shape[-1]))
+                    return x * gain
+
+            scale = torch.compile(Scale())
+        """, "scale(torch.ones(3, 4))"),
+    ]
+    VALID = [Example("""
+        import torch
+        import torch.nn as nn
+
+        class Head(nn.Module):
+            def __init__(self, dim: int):
+                super().__init__()
+                self.proj = nn.Linear(dim, 2)
+
+            def forward(self, x):
+                x = nn.LayerNorm(x.shape[-1], elementwise_affine=False)(x)
+                return nn.Dropout(0.0)(nn.GELU()(self.proj(x)))
+
+        head = torch.compile(Head(4))
+    """, "head(torch.ones(3, 4))")]
+
+    def visit_Call(self, node: cst.Call) -> None:
+        name = self.call_name(node) or ""
+        if name in ("torch.nn.Parameter", "torch.nn.parameter.Parameter"):
+            self.report(node, call="nn.Parameter")
+            return
+        head, _, cls = name.rpartition(".")
+        if head in ("torch.nn", "torch.nn.modules") and cls in PARAM_MODULES:
+            for a in node.args:
+                if a.keyword and a.keyword.value in NO_PARAM_FLAGS and isinstance(a.value, cst.Name) and \
+                        a.value.value == "False":
+                    return
+            self.report(node, call=f"nn.{cls}")
