@@ -319,7 +319,7 @@ def where_is_safe(ctx, cond: cst.BaseExpression, a: cst.BaseExpression, b: cst.B
     * `cond` is a 0-d tensor, and `a` and `b` are elementwise functions of the tensor `base` with numbers
       (`simple_arm`): shape kept, both cheap and harmless to compute, gradients finite;
     * `base` is evidently a tensor (a Python number would come back as a 0-d tensor);
-    * `a` and `b` have one dtype (`_same_dtype`: an integer `x` in `x if c else x * 0.5` would become float;
+    * `a` and `b` have one dtype (`same_dtype`: an integer `x` in `x if c else x * 0.5` would become float;
       a floating `x`, `Tensors.floating`, stays what it is with any number);
     * the caller cannot tell the new tensor torch.where returns from what it got before: no value in `held`
       (what the branch handed on, as it was then) may be a tensor the caller holds, or the result is not
