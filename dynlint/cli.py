@@ -5,20 +5,19 @@ import argparse
 import gc
 import os
 import sys
-import tempfile
-from pathlib import Path
 from typing import List, Optional, Sequence
 
 from dynlint import api
-from dynlint.core.codes import ENGINE_CODES
+from dynlint import report as report_formats
+from dynlint.core.codes import ENGINE_CODES, RUNTIME_CODES
 from dynlint.core.config import REGION_MODES, ConfigError, apply_table, load_config
-from dynlint.core.files import display_lines, write_atomic
+from dynlint.core.files import write_atomic
 from dynlint.core.version import __version__
-from dynlint.report import github, html, json_format, progress, text
+from dynlint.report import progress
+from dynlint.report import text as text_format
 from dynlint.report.display import printable
 from dynlint.rules import all_rules
 
-FORMATS = ("text", "json", "sarif", "github")
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
 
@@ -51,7 +50,7 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--extend-select", type=_codes, default=[], help="codes or prefixes to enable in addition")
     c.add_argument("--ignore", type=_codes, default=None, help="codes or prefixes to disable")
     c.add_argument("--extend-ignore", type=_codes, default=[], help="codes or prefixes to disable in addition")
-    c.add_argument("--format", choices=FORMATS, default="text")
+    c.add_argument("--format", choices=tuple(report_formats.FORMATS), default="text")
     c.add_argument("--output", "-o", metavar="FILE", help="write the report to FILE (atomically)")
     c.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
     c.add_argument("--statistics", action="store_true", help="count findings per rule")
@@ -107,14 +106,44 @@ def cmd_rule(code: str, out) -> int:
     return EXIT_CLEAN
 
 
+class _Stop(Exception):
+    """End `dynlint check` with this exit status (the message is already on stderr)."""
+
+    def __init__(self, status: int):
+        self.status = status
+
+
 def cmd_check(args) -> int:
-    known = api.known_codes()
+    try:
+        config = _configuration(args)
+        # a repository's `jobs = 100000` must not start that many processes: the configuration is capped at the cores
+        jobs = args.jobs or min(config.jobs or cores(), cores())
+        if args.diff:
+            return _report_diff(_fix(args, config, jobs), args.quiet)
+        result, fix_line, fixes = _static_pass(args, config, jobs)
+        for notice in result.notices:
+            sys.stderr.write(f"dynlint: warning: {printable(notice)}\n")
+        findings, verify_doc, verify_text = result.findings, None, ""
+        if args.verify:
+            findings, verify_doc, verify_text = _runtime_pass(args, config, result, fixes)
+    except _Stop as stop:
+        return stop.status
+    run = report_formats.Report(findings, result.files, result.errors, config, verify_doc, verify_text)
+    if not _write_reports(args, config, run, fix_line):
+        return EXIT_USAGE
+    if result.internal_errors:
+        return EXIT_USAGE
+    return EXIT_FINDINGS if findings and not args.exit_zero else EXIT_CLEAN
+
+
+def _configuration(args):
+    """[tool.dynlint] of the project, with the command line's flags on top."""
     for p in args.paths:
         if not os.path.lexists(p):
             sys.stderr.write(f"dynlint: error: no such file or directory: {p}\n")
-            return EXIT_USAGE
+            raise _Stop(EXIT_USAGE)
+    known = api.known_codes()
     config = load_config(args.paths, known, args.config)
-
     cli_table = {}
     if args.select is not None:
         cli_table["select"] = args.select
@@ -131,71 +160,69 @@ def cmd_check(args) -> int:
         config = config.with_(device=args.device)
     if args.verify_timeout:
         config = config.with_(timeout=args.verify_timeout)
-
-    # a repository's `jobs = 100000` must not start that many processes: the configuration is capped at the cores
-    jobs = args.jobs or min(config.jobs or cores(), cores())
     if args.cache_dir:
         config = config.with_(cache_dir=args.cache_dir)
+    return config
 
-    fix_line = ""
-    verification = fixed_report = None  # --fix --verify: what the examples showed; the report on the code left
-    if args.fix or args.diff:
+
+def _fix(args, config, jobs):
+    with progress.stage_bars(args.quiet) as bars:
+        return api.fix(args.paths, config, unsafe=args.unsafe_fixes, debug=args.debug, jobs=jobs,
+                       cache=not args.no_cache, progress=bars)
+
+
+def _static_pass(args, config, jobs):
+    """The check, or with --fix the fixes and the check of what is left. Returns (result, the fix summary line,
+    and with --fix --verify (FixVerification, the verify report on the code as left))."""
+    if not args.fix:
         with progress.stage_bars(args.quiet) as bars:
-            outcome = api.fix(args.paths, config, unsafe=args.unsafe_fixes, debug=args.debug, jobs=jobs,
-                              cache=not args.no_cache, progress=bars)
-        if args.diff:
-            return _report_diff(outcome, args.quiet)
-        if args.verify and outcome.after:
-            try:
-                verification, fixed_report, result = _verify_fixes(args, config, jobs, outcome)
-            except ImportError as e:      # pragma: no cover - packaging problem
-                sys.stderr.write(f"dynlint: error: --verify is unavailable: {e}\n")
-                return EXIT_USAGE
-            except _Unavailable as e:
-                sys.stderr.write(f"dynlint: error: {e}\n")
-                return EXIT_USAGE
-        else:
-            failed = outcome.write()
-            for problem in outcome.problems + failed:
-                sys.stderr.write(f"dynlint: {problem}\n")
-            result = outcome.result
-        fix_line = _fixed_summary(outcome, verification, result)
+            return api.check(args.paths, config, debug=args.debug, jobs=jobs, cache=not args.no_cache,
+                             progress=bars), "", None
+    outcome = _fix(args, config, jobs)
+    verification = fixes = None
+    if args.verify and outcome.after:
+        verification, report, result = _verify_fixes(args, config, jobs, outcome)
+        fixes = (verification, report)
     else:
-        with progress.stage_bars(args.quiet) as bars:
-            result = api.check(args.paths, config, debug=args.debug, jobs=jobs, cache=not args.no_cache,
-                               progress=bars)
-    findings = result.findings
-    for notice in result.notices:
-        sys.stderr.write(f"dynlint: warning: {printable(notice)}\n")
+        failed = outcome.write()
+        for problem in outcome.problems + failed:
+            sys.stderr.write(f"dynlint: {problem}\n")
+        result = outcome.result
+    return result, _fixed_summary(outcome, verification, result), fixes
 
-    verify_doc, verify_text = None, ""
-    if args.verify:
+
+def _runtime_pass(args, config, result, fixes):
+    """--verify: the examples compiled for real; (findings with their status and DYN9xx, JSON, text)."""
+    from dynlint.runtime_check import VerifyUnavailable, run_verify  # --verify only: off the static path
+
+    if fixes is not None:
+        verification, report = fixes
+    else:
+        verification = None
         try:
-            from dynlint.runtime_check import VerifyUnavailable, run_verify  # --verify only: off the static path
-        except ImportError as e:          # pragma: no cover - packaging problem
-            sys.stderr.write(f"dynlint: error: --verify is unavailable: {e}\n")
-            return EXIT_USAGE
-        try:
-            if fixed_report is not None:
-                report = fixed_report
-            else:
-                with progress.example_bar(args.quiet) as bar:
-                    report = run_verify(config.root, list(config.examples), device=config.device,
-                                        timeout=config.timeout, static_findings=findings, progress=bar)
+            with progress.example_bar(args.quiet) as bar:
+                report = run_verify(config.root, list(config.examples), device=config.device,
+                                    timeout=config.timeout, static_findings=result.findings, progress=bar)
         except VerifyUnavailable as e:
             sys.stderr.write(f"dynlint: error: {e}\n")
-            return EXIT_USAGE
-        findings = [f for f in report.findings if config.enabled(f.code, f.path) or f.code.startswith("DYN9")]
-        verify_doc = report.to_dict()
-        verify_text = report.render_text()
-        if verification is not None:
-            verify_doc["fixes"] = verification.to_dict()
-            verify_text = verification.render_text() + "\n" + verify_text
-        if args.missed_predictions:
-            from dynlint.runtime_check import write_missed_predictions
-            write_missed_predictions(report, args.missed_predictions)
+            raise _Stop(EXIT_USAGE) from None
+    findings = [f for f in report.findings if config.enabled(f.code, f.path) or f.code in RUNTIME_CODES]
+    verify_doc, verify_text = report.to_dict(), report.render_text()
+    if verification is not None:
+        verify_doc["fixes"] = verification.to_dict()
+        verify_text = verification.render_text() + "\n" + verify_text
+    if args.missed_predictions:
+        from dynlint.runtime_check import write_missed_predictions
+        write_missed_predictions(report, args.missed_predictions)
+    return findings, verify_doc, verify_text
 
-    text = render(args, findings, result, config, verify_doc, verify_text)
+
+def _write_reports(args, config, run, fix_line: str) -> bool:
+    """The chosen format to stdout or -o, the HTML page to --report; False (said on stderr) if one cannot be."""
+    stream = sys.stdout if not args.output else None
+    options = report_formats.Options(quiet=args.quiet, statistics=args.statistics,
+                                     colour=bool(stream) and text_format.use_colour(stream))
+    text = report_formats.render(args.format, run, options)
     if fix_line and args.format == "text":
         text += fix_line
     elif fix_line:
@@ -206,61 +233,37 @@ def cmd_check(args) -> int:
         else:
             sys.stdout.write(text)
         if args.report:
-            document = json_format.to_document(findings, result.files, result.errors, verify_doc)
-            write_atomic(args.report, html.render(document, config.root).encode("utf-8"), config.root)
+            write_atomic(args.report, report_formats.render("html", run).encode("utf-8"), config.root)
     except OSError as e:
         if isinstance(e, BrokenPipeError):
             raise
         sys.stderr.write(f"dynlint: error: cannot write the report: {e}\n")
-        return EXIT_USAGE
-    if result.internal_errors:
-        return EXIT_USAGE
-    return EXIT_FINDINGS if findings and not args.exit_zero else EXIT_CLEAN
-
-
-class _Unavailable(Exception):
-    """--verify cannot run (wraps runtime_check.VerifyUnavailable, which is imported lazily)."""
+        return False
+    return True
 
 
 def _verify_fixes(args, config, jobs, outcome):
-    """`--fix --verify`: run the examples on the original code, write the fixes, run them again, and restore
-    (atomically) the files of fixes an example shows to be wrong (dynlint/runtime_check/fixcheck.py). Returns
-    (FixVerification, the verify report on the code as left, the static result on it)."""
-    from dynlint.runtime_check import VerifyUnavailable, run_verify
-    from dynlint.runtime_check.fixcheck import judge
+    """`--fix --verify` (runtime_check/fixcheck.py): returns (FixVerification, the verify report on the code as
+    left, the static result on it)."""
+    from dynlint.runtime_check import VerifyUnavailable, run_verify  # --verify only: off the static path
+    from dynlint.runtime_check.fixcheck import verify_fixes
 
     def verify(static_findings, **outputs):
         with progress.example_bar(args.quiet) as bar:
             return run_verify(config.root, list(config.examples), device=config.device, timeout=config.timeout,
                               static_findings=static_findings, progress=bar, **outputs)
 
-    originals = {}
-    for rel in outcome.after:
-        try:
-            originals[rel] = outcome.paths[rel].read_bytes()
-        except OSError as e:
-            outcome.problems.append(f"{rel}: cannot read it: {e}")
-    with tempfile.TemporaryDirectory(prefix="dynlint-fix-verify-") as outputs:
-        try:
-            before = verify((), save_outputs=Path(outputs))
-            failed = outcome.write()
-            after = verify(outcome.result.findings, reference_outputs=Path(outputs))
-        except VerifyUnavailable as e:
-            raise _Unavailable(str(e)) from None
-    for problem in outcome.problems + failed:
+    def recheck():
+        return api.check(args.paths, config, debug=args.debug, jobs=jobs, cache=False)
+
+    try:
+        verification, report, result, problems = verify_fixes(outcome, verify, recheck, config.root)
+    except VerifyUnavailable as e:
+        sys.stderr.write(f"dynlint: error: {e}\n")
+        raise _Stop(EXIT_USAGE) from None
+    for problem in problems:
         sys.stderr.write(f"dynlint: {problem}\n")
-    written = [rel for rel in outcome.after if rel in originals and not any(f.startswith(f"{rel}:") for f in failed)]
-    unsafe = [(f.path, f.line, f.code) for f in outcome.result.findings
-              if f.autofix is not None and f.autofix.safety == "unsafe"]
-    verification = judge(before.examples, after.examples, {rel: (outcome.before[rel], outcome.after[rel])
-                                                           for rel in written}, outcome.applied, unsafe)
-    if not verification.rolled_back:
-        return verification, after, outcome.result
-    for rel in verification.restored:
-        write_atomic(outcome.paths[rel], originals[rel], config.root)
-    # the code as left: some files fixed, some restored
-    result = api.check(args.paths, config, debug=args.debug, jobs=jobs, cache=False)
-    return verification, verify(result.findings), result
+    return verification, report, result
 
 
 def _plural(n: int, word: str) -> str:
@@ -307,26 +310,6 @@ def _fixed_summary(outcome, verification=None, result=None) -> str:
         return f"No fixes applied ({left} remaining).{_unsafe_hint(outcome)}\n"
     return (f"Applied {_plural(outcome.fixed, 'fix')} to {_plural(len(outcome.after), 'file')}: "
             f"{_plural(max(outcome.found - left, 0), 'finding')} fewer, {left} remaining.{_unsafe_hint(outcome)}\n")
-
-
-def render(args, findings, result, config, verify_doc, verify_text="") -> str:
-    if args.format == "json":
-        return json_format.render(findings, result.files, result.errors, verify_doc)
-    if args.format == "sarif":
-        from dynlint.report import sarif  # needs the optional sarif-om (the `sarif` extra): imported on use
-        return sarif.render(findings, result, config, verify_doc)
-    if args.format == "github":
-        return github.render(findings, config.root)
-
-    sources = {}
-    if not args.quiet:
-        for f in findings:
-            if f.path not in sources:
-                sources[f.path] = display_lines(config.root / f.path, config.max_file_size)
-    stream = sys.stdout if not args.output else None
-    body = verify_text + "\n" if verify_text else ""
-    return body + text.render(findings, len(result.files), sources, colour=bool(stream) and text.use_colour(stream),
-                              quiet=args.quiet, statistics=args.statistics)
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:

@@ -342,3 +342,14 @@ def test_renders_in_headless_chromium(verified, tmp_path):
                          capture_output=True, text=True, timeout=120).stdout
     assert 'class="js"' in dom
     assert 'data-order="positive,batches,hangs"' in dom            # 3.00×, 0.50×, then the untimed one
+
+
+def test_html_is_a_format_like_the_others(cli, tmp_path):
+    """Every format is one module behind report.FORMATS: `--format html -o` writes the page --report writes."""
+    project = write_tree(tmp_path / "p", {"pyproject.toml": "[tool.dynlint]\n",
+                                          "m.py": "import torch\n\n@torch.compile\ndef f(x):\n    return x.item()\n"})
+    r = cli("check", ".", "--no-cache", "--format", "html", "-o", "page.html", "--report", "report.html", cwd=project)
+    assert r.returncode == 1 and r.stdout == "", r.stderr
+    page = (project / "page.html").read_text(encoding="utf-8")
+    assert page.startswith("<!DOCTYPE html>") and "DYN201" in page
+    assert page == (project / "report.html").read_text(encoding="utf-8")

@@ -48,3 +48,7 @@ def render(findings: Sequence[Finding], root: Optional[Path] = None) -> str:
     """`root`: the project root; paths are written relative to its repository (where Actions runs)."""
     prefix = repository_root(root)[1] if root else ""
     return "".join(command(f, prefix) + "\n" for f in findings)
+
+
+def render_report(report, options) -> str:
+    return render(report.findings, report.config.root)

@@ -20,6 +20,7 @@ from dynlint.core.codes import UnpredictedGraphBreak, UnpredictedRecompile
 from dynlint.core.files import display_lines
 from dynlint.core.finding import Finding
 from dynlint.core.rule import FAMILIES
+from dynlint.report import json_format
 from dynlint.report.display import clip
 from dynlint.rules import all_rules
 from dynlint.runtime_check.crosscheck import break_matches, is_recompile_rule, recompile_matches
@@ -743,3 +744,8 @@ document.querySelectorAll('table.sortable').forEach(function (table) {
   });
 });
 """
+
+
+def render_report(report, options) -> str:
+    return render(json_format.to_document(report.findings, report.files, report.errors, report.verify),
+                  report.config.root)

@@ -35,3 +35,7 @@ def _by_code(findings: Sequence[Finding]) -> dict:
 
 def render(findings, files, errors, verify=None) -> str:
     return json.dumps(to_document(findings, files, errors, verify), indent=2) + "\n"
+
+
+def render_report(report, options) -> str:
+    return render(report.findings, report.files, report.errors, report.verify)

@@ -256,3 +256,7 @@ def line_hashes(text: str) -> Dict[int, str]:
             output_hash()
         update_hash(0)
     return out
+
+
+def render_report(report, options) -> str:
+    return render(report.findings, report, report.config, report.verify)

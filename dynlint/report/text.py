@@ -8,6 +8,7 @@ from collections import Counter
 from typing import Dict, List, Sequence
 
 from dynlint.core.codes import PARSE_ERROR
+from dynlint.core.files import display_lines
 from dynlint.core.finding import Finding
 from dynlint.report.display import clip, printable
 
@@ -71,3 +72,15 @@ def render(findings: Sequence[Finding], files: int, sources: Dict[str, List[str]
     out.append(s(summary + "." if n else f"All checks passed: {files} file{'s' if files != 1 else ''} checked.",
                  "1" if n else "1;32"))
     return "\n".join(out) + "\n"
+
+
+def render_report(report, options) -> str:
+    """The verify table (if any), then the findings with their source lines (read from the project)."""
+    sources: Dict[str, List[str]] = {}
+    if not options.quiet:
+        for f in report.findings:
+            if f.path not in sources:
+                sources[f.path] = display_lines(report.config.root / f.path, report.config.max_file_size)
+    body = report.verify_text + "\n" if report.verify_text else ""
+    return body + render(report.findings, len(report.files), sources, colour=options.colour, quiet=options.quiet,
+                         statistics=options.statistics)

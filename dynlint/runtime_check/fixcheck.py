@@ -16,9 +16,12 @@ renders; the command line (dynlint/cli.py) runs the examples and writes the file
 from __future__ import annotations
 
 import difflib
+import tempfile
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Set, Tuple
 
+from dynlint.core.files import write_atomic
 from dynlint.runtime_check.results import ExampleResult
 
 Range = Tuple[int, int]                  # first, last line (1-based, inclusive); empty when last < first
@@ -216,3 +219,31 @@ def judge(before: Sequence[ExampleResult], after: Sequence[ExampleResult], texts
     unverified = tuple(p for p in sorted(regions) if p not in ran)
     return FixVerification(tuple(examples), rolled, kept, unverified, tuple(sorted((applied or {}).items())))
 
+
+def verify_fixes(outcome, verify, recheck, root: Path):
+    """`--fix --verify`: run the examples on the original code, write the fixes, run them again, and restore
+    (atomically) the files whose fixes an example shows to be wrong. `outcome`: the fixer's FixOutcome;
+    `verify(static_findings, **outputs)` runs the examples (a VerifyReport); `recheck()` runs the static pass.
+    Returns (FixVerification, the verify report on the code as left, the static result on it, problems to tell)."""
+    originals = {}
+    for rel in outcome.after:
+        try:
+            originals[rel] = outcome.paths[rel].read_bytes()
+        except OSError as e:
+            outcome.problems.append(f"{rel}: cannot read it: {e}")
+    with tempfile.TemporaryDirectory(prefix="dynlint-fix-verify-") as outputs:
+        before = verify((), save_outputs=Path(outputs))
+        failed = outcome.write()
+        after = verify(outcome.result.findings, reference_outputs=Path(outputs))
+    problems = outcome.problems + failed
+    written = [rel for rel in outcome.after if rel in originals and not any(f.startswith(f"{rel}:") for f in failed)]
+    unsafe = [(f.path, f.line, f.code) for f in outcome.result.findings
+              if f.autofix is not None and f.autofix.safety == "unsafe"]
+    verification = judge(before.examples, after.examples, {rel: (outcome.before[rel], outcome.after[rel])
+                                                           for rel in written}, outcome.applied, unsafe)
+    if not verification.rolled_back:
+        return verification, after, outcome.result, problems
+    for rel in verification.restored:
+        write_atomic(outcome.paths[rel], originals[rel], root)
+    result = recheck()                      # the code as left: some files fixed, some restored
+    return verification, verify(result.findings), result, problems
