@@ -12,8 +12,6 @@ import tempfile
 from pathlib import Path
 from typing import Iterator, List, Optional, Sequence, Tuple
 
-import pathspec
-
 from dynlint.core.config import DEFAULT_EXCLUDE, Config
 
 MAX_IGNORE_PATTERNS = 1000       # per .gitignore: matching costs each file every pattern (git's own limit: none)
@@ -31,6 +29,8 @@ class _GitIgnore:
             notices.append(f"{_printable(str(base / '.gitignore'))}: only its first {MAX_IGNORE_PATTERNS} of "
                            f"{len(lines)} patterns are used")
             lines = lines[:MAX_IGNORE_PATTERNS]
+        import pathspec        # only where a folder is walked: a pre-commit run of named files never needs it
+
         self.spec = pathspec.GitIgnoreSpec.from_lines(lines)
 
     def ignored(self, path: Path, is_dir: bool) -> Optional[bool]:
