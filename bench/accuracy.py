@@ -28,24 +28,21 @@ from __future__ import annotations
 import argparse
 import ast
 import datetime
-import io
 import json
 import re
 import sys
-import tokenize
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Dict, List, Optional, Set, Tuple
 
 from dynlint.compiler import harness
+from dynlint.testing import ENTRY, findings_by_line, parse_markers, static_findings
 
 ROOT = Path(__file__).resolve().parent.parent
 # The last five corpus files, scored once before any rule was tuned on them (see docs/accuracy.md).
 HELD_OUT = {"files": ("transformer_lm.py", "diffusion_unet.py", "graph_nn.py", "rl_policy.py", "speech_ctc.py"),
             "breaks": 9, "breaks_found": 6, "false_positives": 0}
 CORPUS = ROOT / "tests" / "corpus"
-ENTRY = "__dynlint_calls__"
-MARKER = re.compile(r"#\s*(expect|ok|miss)\b:?\s*(.*)$")
 # Findings of these kinds are proven by tests/test_rule_proofs.py, not scored per line here.
 UNSCORED_TAGS = ("hard-error", "deprecation", "not-compiled")
 
@@ -53,38 +50,6 @@ UNSCORED_TAGS = ("hard-error", "deprecation", "not-compiled")
 # ---- the static side (no torch needed) -------------------------------------------------------------------
 def corpus_files(corpus: Path = CORPUS) -> List[Path]:
     return sorted(p for p in corpus.glob("*.py") if not p.name.startswith("_"))
-
-
-def parse_markers(path: Path) -> Dict[int, Tuple[str, Set[str], str]]:
-    """line -> (kind, codes, text) for every `# expect: ...`, `# ok`, `# miss: ...` comment."""
-    out: Dict[int, Tuple[str, Set[str], str]] = {}
-    tokens = tokenize.generate_tokens(io.StringIO(path.read_text(encoding="utf-8")).readline)
-    for tok in tokens:
-        if tok.type != tokenize.COMMENT:
-            continue
-        m = MARKER.search(tok.string)
-        if not m:
-            continue
-        kind, rest = m.group(1), m.group(2).strip()
-        codes = set(re.findall(r"DYN\d{3}", rest)) if kind == "expect" else set()
-        out[tok.start[0]] = (kind, codes, rest)
-    return out
-
-
-def static_findings(path: Path):
-    """dynlint's findings for one corpus file, linted as a project of its own."""
-    from dynlint.api import check
-    from dynlint.core.config import Config
-
-    config = Config(root=path.parent.resolve(), regions="auto", select=("DYN",))
-    return check([str(path)], config).findings
-
-
-def findings_by_line(findings) -> Dict[int, Set[str]]:
-    out: Dict[int, Set[str]] = {}
-    for f in findings:
-        out.setdefault(f.line, set()).add(f.code)
-    return out
 
 
 # ---- the dynamic side -----------------------------------------------------------------------------------

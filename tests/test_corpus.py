@@ -2,18 +2,14 @@
 line by line. `# expect: DYN101, DYN302` lines get exactly those codes; every other line (`# ok` look-alikes,
 `# miss: ...` known misses, unmarked code) gets none. Whether Dynamo agrees with the markers is measured by
 bench/accuracy.py (docs/accuracy.md)."""
-import importlib.util
-import sys
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
-_spec = importlib.util.spec_from_file_location("dynlint_bench_accuracy", ROOT / "bench" / "accuracy.py")
-accuracy = sys.modules.setdefault(_spec.name, importlib.util.module_from_spec(_spec))
-_spec.loader.exec_module(accuracy)
+from dynlint import testing as accuracy
 
-FILES = accuracy.corpus_files()
+CORPUS = Path(__file__).resolve().parent / "corpus"
+FILES = sorted(p for p in CORPUS.glob("*.py") if not p.name.startswith("_"))
 
 
 def test_corpus_size():

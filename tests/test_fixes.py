@@ -29,15 +29,16 @@ from dynlint.api import check_source, fix_source
 from dynlint.core.finding import FIX_SAFETIES, Edit, Finding, Fix
 from dynlint.core.fixer import apply_fixes, ensure_imports
 from dynlint.rules import all_rules
+from dynlint.testing import case_ids, example_cases
 
 ROOT = Path(__file__).resolve().parent.parent
 RULES = all_rules()
-EXAMPLES = [(r, i, ex) for r in RULES for i, ex in enumerate(r.FIX_EXAMPLES)]
-RUN = [(r, i, ex) for r, i, ex in EXAMPLES if ex.calls]
+EXAMPLES = example_cases("FIX")
+RUN = example_cases("FIX", runnable=True)
 
 
 def _ids(cases):
-    return [f"{r.code}-FIX-{i}-{ex.safety}" for r, i, ex in cases]
+    return case_ids(cases, "FIX")
 
 
 # ---- the examples, statically ------------------------------------------------------------------------------

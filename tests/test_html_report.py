@@ -2,7 +2,6 @@
 per-function table, the charts, the break and recompile cards, the rule-doc links, that it loads nothing from
 the network, and that everything user-derived is escaped; then rendered for real in headless Chromium
 (skipped when `chromium` is not installed)."""
-import importlib.util
 import json
 import shutil
 import subprocess
@@ -11,8 +10,8 @@ from html.parser import HTMLParser
 
 import pytest
 
-from conftest import ROOT, write_tree
-from dynlint import api
+from conftest import write_tree
+from dynlint import api, testing
 from dynlint.compiler.records import GraphBreak, GuardFailure, Recompile
 from dynlint.core.finding import FileError, Finding
 from dynlint.core.rule import FAMILIES, REGISTRY
@@ -314,20 +313,12 @@ def test_cli_writes_report_beside_the_usual_output(cli, project, tmp_path):
 
 
 # ---- in a real browser --------------------------------------------------------------------------------------
-def _screenshot_module():
-    spec = importlib.util.spec_from_file_location("screenshot", ROOT / "bench" / "screenshot.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 @pytest.mark.skipif(shutil.which("chromium") is None, reason="chromium is not installed")
 def test_renders_in_headless_chromium(verified, tmp_path):
     document, _ = verified
-    shot = _screenshot_module()
     page = tmp_path / "report.html"
     page.write_text(html.render(document), encoding="utf-8")
-    png = shot.screenshot(page, tmp_path / "report.png", size=(1400, 1600))
+    png = testing.screenshot(page, tmp_path / "report.png", size=(1400, 1600))
     data = png.read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 30_000     # a drawn page, not a blank one
 
@@ -338,7 +329,7 @@ def test_renders_in_headless_chromium(verified, tmp_path):
         document.querySelectorAll('#functions tbody tr'), function (r) { return r.cells[0].textContent; }).join(','));
     </script></body>""")
     page.write_text(probe, encoding="utf-8")
-    dom = subprocess.run(shot.chromium_command(page, "--dump-dom", user_data_dir=tmp_path / "profile"),
+    dom = subprocess.run(testing.chromium_command(page, "--dump-dom", user_data_dir=tmp_path / "profile"),
                          capture_output=True, text=True, timeout=120).stdout
     assert 'class="js"' in dom
     assert 'data-order="positive,batches,hangs"' in dom            # 3.00×, 0.50×, then the untimed one

@@ -4,10 +4,10 @@ import pytest
 
 from dynlint.api import check_source
 from dynlint.rules import all_rules
+from dynlint.testing import example_cases
 
 RULES = all_rules()
-CASES = [(r, kind, i, ex) for r in RULES for kind, exs in (("INVALID", r.INVALID), ("VALID", r.VALID))
-         for i, ex in enumerate(exs)]
+CASES = [(r, kind, i, ex) for kind in ("INVALID", "VALID") for r, i, ex in example_cases(kind)]
 
 
 @pytest.mark.parametrize("rule,kind,i,example", CASES, ids=[f"{r.code}-{k}-{i}" for r, k, i, _ in CASES])

@@ -29,6 +29,7 @@ from dynlint.api import check_source  # noqa: E402
 from dynlint.compiler.registry import load_gb_ids  # noqa: E402
 from dynlint.rules import all_rules  # noqa: E402
 from dynlint.rules.common import GB_TYPES_OF_RELEASE  # noqa: E402
+from dynlint.testing import case_ids, example_cases  # noqa: E402
 
 pytestmark = pytest.mark.dynamo
 
@@ -37,8 +38,8 @@ from dynlint.compiler.harness import observe  # noqa: E402
 RULES = all_rules()
 # gb_types that name a frame skip rather than a primary cause (TorchRule.report adds them to findings)
 SKIP_TYPES = {"graph break in loop", "Graph break under GenericContextWrappingVariable"}
-INVALID = [(r, i, ex) for r in RULES for i, ex in enumerate(r.INVALID) if ex.calls]
-VALID = [(r, i, ex) for r in RULES for i, ex in enumerate(r.VALID) if ex.calls]
+INVALID = example_cases("INVALID", runnable=True)
+VALID = example_cases("VALID", runnable=True)
 
 
 def proof_kind(rule) -> str:
@@ -84,7 +85,7 @@ def test_every_rule_is_proven_by_at_least_one_example():
     assert not unproven, f"rules with no INVALID example that runs under Dynamo: {unproven}"
 
 
-@pytest.mark.parametrize("rule,i,example", INVALID, ids=[f"{r.code}-INVALID-{i}" for r, i, _ in INVALID])
+@pytest.mark.parametrize("rule,i,example", INVALID, ids=case_ids(INVALID, "INVALID"))
 def test_invalid_example_does_what_the_rule_predicts(rule, i, example, tmp_path):
     skip_unless_importable(example.code)
     findings = [f for f in check_source(example.code).findings if f.code == rule.code]
@@ -125,7 +126,7 @@ def test_invalid_example_does_what_the_rule_predicts(rule, i, example, tmp_path)
                 f"{'raised ' + repr(strict.error) if raised else 'compiled'}")
 
 
-@pytest.mark.parametrize("rule,i,example", VALID, ids=[f"{r.code}-VALID-{i}" for r, i, _ in VALID])
+@pytest.mark.parametrize("rule,i,example", VALID, ids=case_ids(VALID, "VALID"))
 def test_valid_example_compiles_cleanly(rule, i, example, tmp_path):
     skip_unless_importable(example.code)
     path = _write(tmp_path, f"{rule.code}_valid_{i}", example.code)
