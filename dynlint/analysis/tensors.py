@@ -217,17 +217,13 @@ class Tensors:
 
     @classmethod
     def of(cls, ctx) -> "Tensors":
-        if "tensors" not in ctx.shared:
-            ctx.shared["tensors"] = cls(ctx)
-        return ctx.shared["tensors"]
+        return ctx.analysis(cls)
 
     @classmethod
     def strict_of(cls, ctx) -> "Tensors":
         """The analysis without the guess that `forward`'s unannotated parameters are tensors (the rules warn on
         that guess; a fix that would break a non-tensor, `t.long()` of an int, must not rely on it)."""
-        if "tensors strict" not in ctx.shared:
-            ctx.shared["tensors strict"] = cls(ctx, strict=True)
-        return ctx.shared["tensors strict"]
+        return ctx.analysis(cls, True)
 
     # ---- public --------------------------------------------------------------------------------
     def is_tensor(self, node: cst.CSTNode) -> bool:

@@ -9,7 +9,7 @@ import dataclasses
 import functools
 import traceback
 from dataclasses import dataclass
-from typing import Callable, Dict, List, Optional, Sequence, Tuple, Type
+from typing import Callable, Dict, List, Optional, Sequence, Tuple, Type, TypeVar
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
@@ -26,6 +26,9 @@ class Unit:
     col_offset: int           # every unit line had this many leading characters removed
     scope: Tuple[str, ...]    # enclosing class/function names of the unit's first statement
     site: bool = False        # a top-level statement holding compile set-up or compiled calls
+
+
+T = TypeVar("T")
 
 
 def dotted(node: cst.CSTNode) -> Optional[str]:
@@ -69,7 +72,7 @@ class Context:
         self.blocks: List[cst.CSTNode] = []         # For/While/Try/With enclosing, in the current function
         self.block_stack: List[List[cst.CSTNode]] = []
         self.parents: List[cst.CSTNode] = []
-        self.shared: Dict[str, object] = {}         # per-unit caches of shared analyses (rules/)
+        self._analyses: Dict[tuple, object] = {}    # (provider, args) -> its result for this unit
         self.findings: List[Finding] = []
         self._qualified: Dict[cst.CSTNode, Optional[str]] = {}     # libcst nodes hash by identity
         self.current: Optional[cst.CSTNode] = None      # the node being visited (or left)
@@ -79,6 +82,15 @@ class Context:
         self._fast_positions = 0                        # positions found the fast way in this unit so far
 
     # ---- questions rules ask ------------------------------------------------------------------
+    def analysis(self, provider: Callable[..., T], *args) -> T:
+        """`provider(ctx, *args)`, built once per unit and shared by every rule that asks (the tensor analysis,
+        the names compiled in the file, ...). Keyed by the provider itself, so each has one typed answer;
+        libcst nodes among `args` count by identity."""
+        key = (provider, *args)
+        if key not in self._analyses:
+            self._analyses[key] = provider(self, *args)
+        return self._analyses[key]
+
     @property
     def qualname(self) -> str:
         return ".".join(self.scope)

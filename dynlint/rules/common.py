@@ -56,10 +56,7 @@ class TorchRule(Rule):
 
     def compiled_names(self) -> Set[str]:
         """Names in this file that hold compiled callables (`@torch.compile def f`, `m = torch.compile(...)`)."""
-        if "compiled_names" not in self.ctx.shared:
-            names = compiled_in(self.ctx.index) if self.ctx.index else set()
-            self.ctx.shared["compiled_names"] = names
-        return self.ctx.shared["compiled_names"]
+        return self.ctx.analysis(compiled_names)
 
     def in_untraced_function(self) -> bool:
         """Inside a function Dynamo does not trace although it is reached from a region (a custom op's body,
@@ -195,3 +192,8 @@ def call_args(node: cst.Call):
     pos = [a.value for a in node.args if a.keyword is None and not a.star]
     kw = {a.keyword.value: a.value for a in node.args if a.keyword is not None}
     return pos, kw
+
+
+def compiled_names(ctx) -> Set[str]:
+    """An analysis (ctx.analysis): the names of the unit's file that hold compiled callables."""
+    return compiled_in(ctx.index) if ctx.index else set()

@@ -414,13 +414,16 @@ class GradModeToggleAroundCompiledCall(_SiteBookkeeping):
                             return True
         return False
 
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self._calls: List[Tuple[cst.Call, str, bool]] = []      # (call, compiled name, grad mode off there)
+
     def visit_Call(self, node: cst.Call) -> None:
         if isinstance(node.func, cst.Name) and node.func.value in self.compiled_here():
-            calls = self.ctx.shared.setdefault("grad_mode_calls", [])
-            calls.append((node, node.func.value, self._grad_off()))
+            self._calls.append((node, node.func.value, self._grad_off()))
 
     def leave_Module(self, node: cst.Module) -> None:
-        calls = self.ctx.shared.get("grad_mode_calls", [])
+        calls = self._calls
         by_name = {}
         for call, name, off in calls:
             by_name.setdefault(name, []).append((call, off))

@@ -92,12 +92,7 @@ class MutableGlobalState(TorchRule):
         fn = self.ctx.function
         if not isinstance(fn, cst.FunctionDef):
             return None
-        key = ("declared", id(fn))
-        if key not in self.ctx.shared:
-            text = self.ctx.unit.text          # no keyword in the source, no declaration: skip the walks
-            self.ctx.shared[key] = (_declared(fn, cst.Global) if "global" in text else set(),
-                                    _declared(fn, cst.Nonlocal) if "nonlocal" in text else set())
-        globals_, nonlocals = self.ctx.shared[key]
+        globals_, nonlocals = self.ctx.analysis(declared_names, fn)
         if name in globals_:
             return "global"
         if self._owned_by_traced_caller(name):
@@ -262,12 +257,7 @@ class ModulePythonStateMutation(TorchRule):
         return attr
 
     def _in_module(self) -> bool:
-        key = "in_module_class"
-        if key not in self.ctx.shared:
-            cls, ix, project = self.ctx.class_name, self.ctx.index, self.ctx.project
-            self.ctx.shared[key] = bool(cls and ix and project and cls in ix.classes and
-                                        is_module_class(project, ix.path, cls))
-        return self.ctx.shared[key]
+        return self.ctx.analysis(in_module_class)
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
         if self._module_attr(node.target) and self.tensors.kind(node.value) == VALUE:
@@ -298,3 +288,16 @@ def _walk(node: cst.CSTNode):
     yield node
     for child in children(node):
         yield from _walk(child)
+
+
+def declared_names(ctx, fn: cst.FunctionDef):
+    """An analysis (ctx.analysis): the names `fn` declares `global` and `nonlocal`."""
+    text = ctx.unit.text          # no keyword in the source, no declaration: skip the walks
+    return (_declared(fn, cst.Global) if "global" in text else set(),
+            _declared(fn, cst.Nonlocal) if "nonlocal" in text else set())
+
+
+def in_module_class(ctx) -> bool:
+    """An analysis (ctx.analysis): whether the unit's class is an nn.Module."""
+    cls, ix, project = ctx.class_name, ctx.index, ctx.project
+    return bool(cls and ix and project and cls in ix.classes and is_module_class(project, ix.path, cls))
