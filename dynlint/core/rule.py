@@ -109,6 +109,10 @@ class Rule:
         except Exception:       # a bug in a fix must not lose the finding; the fix tests catch it
             return None
 
+    def finish(self, findings: Sequence) -> None:
+        """After the walk of a unit, with every rule's findings there: a post-pass (as ruff's RUF100 runs after
+        the other rules). A rule that judges other rules' findings reports from here, never from a visit."""
+
     # ---- rendered documentation -------------------------------------------------------------
     @classmethod
     def summary(cls) -> str:

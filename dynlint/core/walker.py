@@ -370,4 +370,10 @@ def walk_unit(module: cst.Module, unit: Unit, sf, rule_classes: Sequence[Type], 
                                                unit.line_offset + 1))
     w = _Walker(ctx, rules, debug)
     walk(module, w.on_visit, w.on_leave)
+    for rule in rules:            # the post-passes see every rule's findings of the unit
+        try:
+            rule.finish(tuple(ctx.findings))
+        except Exception as e:      # one rule's bug: a DYN001, the other findings kept
+            ctx.findings.append(internal_error(sf.path, f"rule {rule.code} ({getattr(rule, 'name', '')})", e,
+                                               debug, unit.line_offset + 1))
     return ctx.findings

@@ -1,7 +1,7 @@
 """DYN7xx: compile set-up — how `torch.compile` is applied (wrapping order, flags, deprecated APIs)."""
 from __future__ import annotations
 
-from typing import Optional, Set
+from typing import List, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -125,27 +125,25 @@ class FullgraphWithKnownBreak(TorchRule):
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
-        self._strict = {}
+        self._strict: List[Tuple[cst.Decorator, int, int]] = []     # (decorator, first line, last line)
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         for d in node.decorators:
             call = d.decorator
             if isinstance(call, cst.Call) and (self.call_name(call) or "") in COMPILE and \
                     _is_const(_kwarg(call, "fullgraph"), "True"):
-                self._strict[id(node)] = d
+                start, _, end, _ = self.ctx.position(node)
+                self._strict.append((d, start, end))
 
-    def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
-        deco = self._strict.pop(id(node), None)
-        if deco is None:
-            return
-        start, _, end, _ = self.ctx.position(node)
-        for f in sorted(self.ctx.findings, key=lambda f: f.line):
-            rule = REGISTRY.get(f.code)
-            if rule is None or not start <= f.line <= end or rule.recompiles or rule.scope != "region" or \
-                    not getattr(rule, "fullgraph_raises", False) or rule.tags:
-                continue
-            self.ctx.report(self, deco, self.message.format(line=f.line, code=f.code, name=f.name), ())
-            return
+    def finish(self, findings) -> None:
+        for deco, start, end in self._strict:
+            for f in sorted(findings, key=lambda f: f.line):
+                rule = REGISTRY.get(f.code)
+                if rule is None or not start <= f.line <= end or rule.recompiles or rule.scope != "region" or \
+                        not getattr(rule, "fullgraph_raises", False) or rule.tags:
+                    continue
+                self.ctx.report(self, deco, self.message.format(line=f.line, code=f.code, name=f.name), ())
+                break
 
 
 @register
