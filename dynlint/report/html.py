@@ -18,13 +18,10 @@ from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 from dynlint.core.codes import UnpredictedGraphBreak, UnpredictedRecompile
 from dynlint.core.files import display_lines
-from dynlint.core.finding import Finding
 from dynlint.core.rule import FAMILIES
 from dynlint.report import json_format
 from dynlint.report.display import clip
 from dynlint.rules import all_rules
-from dynlint.runtime_check.crosscheck import break_matches, is_recompile_rule, recompile_matches
-from dynlint.runtime_check.results import ExampleResult
 
 RULES_DOC = "https://github.com/dynlint/dynlint/blob/main/docs/rules.md"
 NOT_CHECKED_FAMILY = "files dynlint could not check"        # DYN000 / DYN001
@@ -93,23 +90,12 @@ def doc_url(code: str) -> Optional[str]:
     return f"{RULES_DOC}#{rule.doc_anchor()}" if rule is not None else None
 
 
-def _matcher():
-    """runtime_check's own matching of findings to breaks and recompiles:
-    a graph-break rule's finding can explain a break, a recompile rule's a recompile, as in cross_check.
-    Returns (records, explains_break, explains_recompile): records(example dict) rebuilds the example's
-    break and recompile records (None if they do not parse); the others take a finding dict and a record."""
-    def records(example: dict):
-        try:
-            return ExampleResult.from_dict(example)
-        except (KeyError, TypeError, ValueError):       # written by another schema version: show, don't match
-            return None
-
-    def explains_break(f: dict, b) -> bool:
-        return not is_recompile_rule(f["code"]) and break_matches(Finding.from_dict(f), b)
-
-    def explains_recompile(f: dict, r) -> bool:
-        return (is_recompile_rule(f["code"]) or f["code"] == UnpredictedRecompile.code) and recompile_matches(Finding.from_dict(f), r)
-    return records, explains_break, explains_recompile
+def _linked(findings: Sequence[dict], events: Iterable[Tuple[str, str, int]]) -> List[int]:
+    """The findings (by index) whose `links` (written by runtime_check's cross-check) name one of these
+    events, (example, "break" or "recompile", index in that example)."""
+    wanted = {tuple(e) for e in events}
+    return [i for i, f in enumerate(findings)
+            if any(tuple(link) in wanted for link in (f.get("properties") or {}).get("links", ()))]
 
 
 def _num(value, digits: int = 2) -> str:
@@ -287,17 +273,16 @@ class _Page:
 
     # verify: graph breaks and recompiles
     def graph_breaks(self) -> str:
-        records, explains_break, _ = _matcher()
         sites: Dict[tuple, dict] = {}
         for x in self.examples:
-            parsed = records(x)
             for k, b in enumerate(x.get("graph_breaks", ())):
                 path, line = (b.get("path"), b.get("line")) if b.get("path") else \
                     (b.get("reported_path", ""), b.get("reported_line", 0))
                 key = (path, line, (b.get("gb_types") or [""])[0])
                 site = sites.setdefault(key, {"break": b, "path": path, "line": line, "types": {},
                                               "examples": Counter(), "skipped": False, "function": "",
-                                              "record": parsed.graph_breaks[k] if parsed else None})
+                                              "events": []})
+                site["events"].append((x.get("name", ""), "break", k))
                 for t, i in zip(b.get("gb_types", ()), list(b.get("gb_ids", ())) + [""] * 9):
                     site["types"].setdefault(t, i)
                 site["examples"][x.get("name", "")] += 1
@@ -313,7 +298,7 @@ class _Page:
             types = "".join(f'<span class="gb">{_e(t)}{f" <small>{_e(i)}</small>" if i else ""}</span>'
                             for t, i in site["types"].items())
             seen = ", ".join(f'{_e(n)}{f" ×{c}" if c > 1 else ""}' for n, c in site["examples"].items())
-            static = [i for i, f in enumerate(self.findings) if _safe(explains_break, f, site["record"])]
+            static = _linked(self.findings, site["events"])
             hints = "".join(f"<li>{_rich(h)}</li>" for h in b.get("hints", ()))
             where = f'{site["path"]}:{site["line"]}' + (f' in {site["function"]}' if site["function"] else "")
             cards.append(
@@ -333,14 +318,11 @@ class _Page:
         items = [(x, k, r) for x in self.examples for k, r in enumerate(x.get("recompiles", ()))]
         if not items:
             return ""
-        records, _, explains_recompile = _matcher()
-        parsed = {id(x): records(x) for x in self.examples}
         cards = []
         for x, k, r in items:
-            record = parsed[id(x)].recompiles[k] if parsed[id(x)] else None
             failures = r.get("failures", ())
             guard_at = next(((g["path"], g["line"]) for g in failures if g.get("path") and g.get("line")), None)
-            static = [i for i, f in enumerate(self.findings) if _safe(explains_recompile, f, record)]
+            static = _linked(self.findings, [(x.get("name", ""), "recompile", k)])
             reasons = "".join(
                 f'<li><code>{_e(g.get("guard", ""))}</code>'
                 + (f' <span class="sub">guard from {_e(g["path"])}:{_e(g["line"])}: <code>{_e(g.get("source", ""))}'
@@ -464,15 +446,6 @@ class _Page:
         return (f'</main><footer class="wrap">Generated by {_e(tool.get("name", "dynlint"))} '
                 f'{_e(tool.get("version", ""))} from the JSON report (schema {_e(self.doc.get("schema_version", ""))}).'
                 f' Rule docs: <a href="{RULES_DOC}">docs/rules.md</a>.</footer>')
-
-
-def _safe(match, finding: dict, record) -> bool:
-    if record is None:
-        return False
-    try:
-        return bool(match(finding, record))
-    except (KeyError, TypeError, ValueError):     # a record from another schema version: no match, no crash
-        return False
 
 
 # ---- charts (inline SVG) -------------------------------------------------------------------------------------

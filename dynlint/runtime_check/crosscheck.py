@@ -12,7 +12,7 @@ an eager/compiled output mismatch becomes DYN903 at the example's definition.
 from __future__ import annotations
 
 import os
-from typing import Callable, Dict, FrozenSet, Iterable, List, Sequence, Set, Tuple
+from typing import Callable, Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple
 
 from dynlint.compiler.records import GraphBreak, Recompile
 from dynlint.core.codes import (
@@ -52,6 +52,7 @@ def cross_check(findings: Iterable[Finding], results: Sequence[ExampleResult],
     """Static findings with `status` set, plus DYN901/902/903, sorted by location."""
     breaks = [(r, b) for r in results for b in r.graph_breaks]
     recompiles = [(r, rc) for r in results for rc in r.recompiles]
+    links = _links(results)
     executed = _executed(results)
     used_breaks: Set[int] = set()
     used_recompiles: Set[int] = set()
@@ -63,20 +64,22 @@ def cross_check(findings: Iterable[Finding], results: Sequence[ExampleResult],
         if recompile_rule(f.code):
             hits = [i for i, (_, rc) in enumerate(recompiles) if recompile_matches(f, rc)]
             used_recompiles.update(hits)
-            evidence = [f"recompile of {rc.function} in example {r.name!r}: {rc.reason}"
-                        for r, rc in (recompiles[i] for i in hits)]
+            seen = [recompiles[i] for i in hits]
+            evidence = [f"recompile of {rc.function} in example {r.name!r}: {rc.reason}" for r, rc in seen]
         else:
             hits = [i for i, (_, b) in enumerate(breaks) if break_matches(f, b)]
             used_breaks.update(hits)
-            evidence = [f"graph break in example {r.name!r}: {_types(b)}" for r, b in (breaks[i] for i in hits)]
+            seen = [breaks[i] for i in hits]
+            evidence = [f"graph break in example {r.name!r}: {_types(b)}" for r, b in seen]
         if hits:
-            out.append(f.with_(status=CONFIRMED, properties=f.properties + (("verify", evidence[0]),)))
+            out.append(f.with_(status=CONFIRMED, properties=f.properties + (
+                ("verify", evidence[0]), ("links", tuple(links[id(x)] for _, x in seen)))))
         elif _reached(f, executed):
             out.append(f.with_(status=NOT_OBSERVED))
         else:
             out.append(f.with_(status=UNVERIFIED))
-    out += unpredicted_breaks([breaks[i] for i in range(len(breaks)) if i not in used_breaks])
-    out += unpredicted_recompiles([recompiles[i] for i in range(len(recompiles)) if i not in used_recompiles])
+    out += unpredicted_breaks([breaks[i] for i in range(len(breaks)) if i not in used_breaks], links)
+    out += unpredicted_recompiles([recompiles[i] for i in range(len(recompiles)) if i not in used_recompiles], links)
     out += output_mismatches(results)
     return sorted(out, key=lambda f: f.sort_key)
 
@@ -141,7 +144,18 @@ def _location(r: ExampleResult, path: str, line: int) -> Tuple[str, int]:
     return r.path, r.line
 
 
-def unpredicted_breaks(items: Sequence[Tuple[ExampleResult, GraphBreak]]) -> List[Finding]:
+def _links(results: Sequence[ExampleResult]) -> Dict[int, Tuple[str, str, int]]:
+    """What a finding records of the runtime events that explain it: (example, "break" or "recompile", the
+    event's index in that example's list), by the event's identity. The HTML report reads these links."""
+    out: Dict[int, Tuple[str, str, int]] = {}
+    for r in results:
+        out.update({id(b): (r.name, "break", k) for k, b in enumerate(r.graph_breaks)})
+        out.update({id(rc): (r.name, "recompile", k) for k, rc in enumerate(r.recompiles)})
+    return out
+
+
+def unpredicted_breaks(items: Sequence[Tuple[ExampleResult, GraphBreak]],
+                       links: Optional[Dict[int, Tuple[str, str, int]]] = None) -> List[Finding]:
     grouped: Dict[Tuple[str, int, Tuple[str, ...]], List[Tuple[ExampleResult, GraphBreak]]] = {}
     for r, b in items:
         path, line = _location(r, b.path, b.line)
@@ -163,7 +177,7 @@ def unpredicted_breaks(items: Sequence[Tuple[ExampleResult, GraphBreak]]) -> Lis
                 ("frame_skipped", any(x.frame_skipped for _, x in group)),
                 ("reported_at", f"{b.reported_path}:{b.reported_line}"),
                 ("function", b.function),
-            )))
+            ) + ((("links", tuple(links[id(x)] for _, x in group)),) if links else ())))
     return findings
 
 
@@ -179,7 +193,8 @@ def _expected_shape_recompile(rc: Recompile, all_items: Sequence[Tuple[ExampleRe
     return len(same) <= 1
 
 
-def unpredicted_recompiles(items: Sequence[Tuple[ExampleResult, Recompile]]) -> List[Finding]:
+def unpredicted_recompiles(items: Sequence[Tuple[ExampleResult, Recompile]],
+                           links: Optional[Dict[int, Tuple[str, str, int]]] = None) -> List[Finding]:
     grouped: Dict[Tuple[str, int, str, str], List[Tuple[ExampleResult, Recompile]]] = {}
     items = [(r, rc) for r, rc in items if not _expected_shape_recompile(rc, items)]
     for r, rc in items:
@@ -204,7 +219,7 @@ def unpredicted_recompiles(items: Sequence[Tuple[ExampleResult, Recompile]]) -> 
                 ("function", function),
                 ("function_at", f"{rc.path}:{rc.span[0] or rc.line}"),
                 ("guard_source", next((g.source for g in rc.failures if g.source), "")),
-            )))
+            ) + ((("links", tuple(links[id(x)] for _, x in group)),) if links else ())))
     return findings
 
 
