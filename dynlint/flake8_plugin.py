@@ -5,7 +5,8 @@ in utils.py is traced because model.py's compiled forward calls it). So the firs
 flake8 process sees runs dynlint over the whole project, and every file then reports its own findings
 from that run. flake8 adds 1 to the column a plugin yields; Finding.column is 0-based, so it passes as is.
 flake8 applies `--select`, `--extend-ignore` and `# noqa` on top; dynlint's own configuration and
-suppressions apply too.
+suppressions apply too. flake8 imports every plugin at each start, so dynlint's modules are imported inside the
+functions, when a file is checked (not to dodge a cycle).
 """
 from __future__ import annotations
 

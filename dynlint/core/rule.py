@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import textwrap
 from dataclasses import dataclass
-from typing import ClassVar, Dict, Optional, Sequence, Tuple, Type
+from typing import TYPE_CHECKING, ClassVar, Dict, Optional, Sequence, Tuple, Type
 
-import libcst as cst
+if TYPE_CHECKING:           # the contract and the docs need no parser: flake8 loads this at every start
+    import libcst as cst
+
 
 FAMILIES = {
     "0": "problems of the run",

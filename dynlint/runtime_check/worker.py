@@ -59,6 +59,7 @@ class Worker:
             # One example per process: Inductor's pool of compile workers costs more to start than it saves.
             os.environ.setdefault("TORCHINDUCTOR_COMPILE_THREADS", "1")
         self.phase("import torch")
+        # torch, and every module that needs it, loads inside the worker's phases (their time is the example's)
         import torch
 
         from dynlint.compiler import compat
