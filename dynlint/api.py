@@ -36,7 +36,7 @@ def check(paths: Sequence[str], config: Optional[Config] = None, debug: bool = F
 def fix(paths: Sequence[str], config: Config, unsafe: bool = False, debug: bool = False, jobs: int = 1,
         cache: bool = False, progress=None):
     """Check with the fixes applied in memory, in passes (core/fixer.py); nothing is written. A FixOutcome."""
-    from dynlint.core import fixer      # only for --fix/--diff: a pre-commit check starts 5 ms sooner without it
+    from dynlint.core import fixer  # only for --fix/--diff: a pre-commit check starts 5 ms sooner without it
     rules = [r for r in all_rules() if config.enabled(r.code)]
     # a cache of its own: findings cached by a dynlint without fixes would carry none
     store = open_cache(config.root, config.fingerprint() + "|fix", [r.code for r in rules], config.cache_dir) \

@@ -29,7 +29,7 @@ class _GitIgnore:
             notices.append(f"{_printable(str(base / '.gitignore'))}: only its first {MAX_IGNORE_PATTERNS} of "
                            f"{len(lines)} patterns are used")
             lines = lines[:MAX_IGNORE_PATTERNS]
-        import pathspec        # only where a folder is walked: a pre-commit run of named files never needs it
+        import pathspec  # only where a folder is walked: a pre-commit run of named files never needs it
 
         self.spec = pathspec.GitIgnoreSpec.from_lines(lines)
 
