@@ -36,7 +36,17 @@ def cores() -> int:
 
 
 def _codes(value: str) -> List[str]:
-    return [c.strip().upper() for c in value.split(",") if c.strip()]
+    codes = [c.strip().upper() for c in value.split(",") if c.strip()]
+    if not codes:
+        raise argparse.ArgumentTypeError("no codes given (a comma-separated list of codes or prefixes, e.g. DYN1)")
+    return codes
+
+
+def _jobs(value: str) -> int:
+    n = int(value) if value.strip().lstrip("-").isdigit() else 0
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive number of worker processes, got {value!r}")
+    return n
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -58,7 +68,7 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--regions", choices=REGION_MODES, help="which code counts as compiled (default: auto)")
     c.add_argument("--config", metavar="PYPROJECT", help="use this pyproject.toml")
     c.add_argument("--debug", action="store_true", help="show tracebacks of internal errors")
-    c.add_argument("--jobs", "-j", type=int, metavar="N", help="worker processes (default: all cores)")
+    c.add_argument("--jobs", "-j", type=_jobs, metavar="N", help="worker processes (default: all cores)")
     c.add_argument("--max-file-size", type=float, metavar="MIB",
                    help="larger files are reported (DYN000), not parsed (default: 10; 0: no limit)")
     c.add_argument("--no-cache", action="store_true", help="neither read nor write the .dynlint_cache folder")

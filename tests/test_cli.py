@@ -179,3 +179,29 @@ def test_dynlints_own_codes_are_documented_like_rules(cli, code):
     assert r.returncode == 0, r.stderr
     assert r.stdout.startswith(f"# {code} ") and "What it does" in r.stdout and "Why is this bad?" in r.stdout
     assert code in cli("rules").stdout
+
+
+def test_rule_docs_keep_a_plain_star(cli):
+    """The text help drops the markdown's emphasis (`*Family:*`), not every `*` (`y * 0.5`, `math.*`)."""
+    r = cli("rule", "DYN101")
+    assert "Family: data-dependent control flow" in r.stdout and "*Family" not in r.stdout
+    assert "y * 0.5" in r.stdout
+    assert "math.* functions" in cli("rule", "DYN205").stdout
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--select", ""], "argument --select: no codes given"),
+    (["--ignore", " , "], "argument --ignore: no codes given"),
+    (["-j", "0"], "argument --jobs/-j: must be a positive number of worker processes, got '0'"),
+    (["-j", "-1"], "argument --jobs/-j: must be a positive number of worker processes, got '-1'"),
+])
+def test_values_that_mean_nothing_are_usage_errors(cli, tmp_path, args, message):
+    write_tree(tmp_path, {"pyproject.toml": "[tool.dynlint]\n", "m.py": BAD})
+    r = cli("check", ".", *args, cwd=tmp_path)
+    assert r.returncode == 2 and message in r.stderr, r.stderr
+
+
+def test_a_report_that_cannot_be_written_names_its_target(cli, tmp_path):
+    write_tree(tmp_path, {"pyproject.toml": "[tool.dynlint]\n", "m.py": BAD})
+    r = cli("check", ".", "-o", "missing/dir/out.json", cwd=tmp_path)
+    assert r.returncode == 2 and "missing/dir/out.json" in r.stderr and ".tmp" not in r.stderr, r.stderr

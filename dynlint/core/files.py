@@ -263,7 +263,10 @@ def write_atomic(path, data: bytes, root: Optional[Path], mode: Optional[int] = 
             umask = os.umask(0)
             os.umask(umask)
             mode = 0o666 & ~umask
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    except OSError as e:                # name the file the user asked for, not the temporary one
+        raise OSError(e.errno, e.strerror, str(path)) from None
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)

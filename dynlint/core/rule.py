@@ -4,6 +4,7 @@ renders from these attributes; the examples are the rule's tests.
 """
 from __future__ import annotations
 
+import re
 import textwrap
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar, Dict, Optional, Sequence, Tuple, Type
@@ -170,10 +171,12 @@ class Rule:
             if line.startswith("```"):
                 code = not code
                 continue
-            out.append(line if code else line.replace("`", "").replace("*", ""))   # emphasis, not code
+            out.append(line if code else _EMPHASIS.sub(r"\1", line.replace("`", "")))
         return "".join(out)
 
 
+# the markdown's emphasis (`*Family:*`, `*Fix safety:*`): a plain `*` in prose (`y * 0.5`, `*args`) stays
+_EMPHASIS = re.compile(r"\*([^*`\n]+?:)\*")
 REGISTRY: Dict[str, Type[Rule]] = {}
 
 
