@@ -216,6 +216,13 @@ def _runtime_pass(args, config, result, fixes):
         except VerifyUnavailable as e:
             sys.stderr.write(f"dynlint: error: {e}\n")
             raise _Stop(EXIT_USAGE) from None
+    if not report.examples and fixes is None:       # (with --fix, the fixes are then reported as unverified)
+        globs = ", ".join(config.examples)
+        sys.stderr.write(f"dynlint: error: --verify found no example to run: no function decorated with "
+                         f"@dynlint.example in the files matching {globs} under {config.root} (set "
+                         f"[tool.dynlint.verify] examples = [...] for other files; the README's 'Writing examples' "
+                         f"shows one)\n")
+        raise _Stop(EXIT_USAGE)
     findings = [f for f in report.findings if config.enabled(f.code, f.path) or f.code in RUNTIME_CODES]
     verify_doc, verify_text = report.to_dict(), report.render_text()
     if verification is not None:

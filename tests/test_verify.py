@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import write_tree
 from dynlint.core.finding import Finding
 
 PROJECT = Path(__file__).resolve().parent / "verify_fixtures" / "project"
@@ -189,3 +190,13 @@ def test_report_renders_and_serialises(report, tmp_path):
     assert written == len(missed["missed"]) >= 1 and missed["torch_version"]
     item = next(m for m in missed["missed"] if m["code"] == "DYN901")
     assert any(">" in s and ".item()" in s for s in item["source"]) and item["properties"]["explanation"]
+
+
+def test_verify_with_no_example_says_where_it_looked_and_exits_2(cli, tmp_path):
+    pytest.importorskip("torch")
+    write_tree(tmp_path, {"pyproject.toml": "[tool.dynlint]\n",
+                          "m.py": "import torch\n\n@torch.compile\ndef f(x):\n    return x.item()\n"})
+    r = cli("check", ".", "--verify", "--device", "cpu", "--no-cache", cwd=tmp_path, timeout=300)
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert "--verify found no example to run" in r.stderr and "**/dynlint_examples.py" in r.stderr
+    assert str(tmp_path.resolve()) in r.stderr
