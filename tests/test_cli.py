@@ -88,6 +88,7 @@ def test_config_errors_exit_2(cli, project, table, needle):
     (project / "pyproject.toml").write_text("[tool.dynlint]\n" + table + "\n")
     r = cli("check", ".", cwd=project)
     assert r.returncode == 2 and needle in r.stderr and "Traceback" not in r.stderr
+    assert str(project / "pyproject.toml") in r.stderr           # the file it came from
 
 
 def test_usage_errors_exit_2(cli, project):

@@ -156,11 +156,19 @@ def load_config(paths: Sequence[str], known_codes: Sequence[str], config_file: O
 
 
 def apply_table(cfg: Config, table: dict, known_codes: Sequence[str], where: str) -> Config:
+    """`cfg` with the table's settings; a ConfigError names `where` they came from (a file, the command line)."""
+    try:
+        return _apply_table(cfg, table, known_codes)
+    except ConfigError as e:
+        raise ConfigError(f"{where}: {e}") from None
+
+
+def _apply_table(cfg: Config, table: dict, known_codes: Sequence[str]) -> Config:
     if not isinstance(table, dict):
-        raise ConfigError(f"{where} must be a table")
+        raise ConfigError("must be a table")
     unknown = sorted(set(table) - KNOWN_KEYS)
     if unknown:
-        raise ConfigError(f"unknown key {unknown[0]!r} in {where} (known: {', '.join(sorted(KNOWN_KEYS))})")
+        raise ConfigError(f"unknown key {unknown[0]!r} (known: {', '.join(sorted(KNOWN_KEYS))})")
     kw: Dict[str, object] = {}
     if "select" in table:
         kw["select"] = _codes(table["select"], "select", known_codes)
