@@ -1,10 +1,16 @@
 """The CLI as a user runs it: a real subprocess, exit codes, formats, configuration, suppressions."""
 import json
+import re
 import textwrap
 
 import pytest
 
 from conftest import write_tree
+
+def finding_lines(text: str) -> list:
+    """The `path:line:col: CODE ...` lines of the text output."""
+    return [line for line in text.splitlines() if re.match(r"\S+:\d+:\d+: DYN\d{3} ", line)]
+
 
 BAD = textwrap.dedent("""
     import torch
@@ -64,14 +70,14 @@ def test_select_ignore_and_statistics(cli, project):
     assert "DYN201" in r.stdout and "DYN101" not in r.stdout and "DYN301" not in r.stdout
     assert "Statistics:" in r.stdout and "1  DYN201  tensor-item-call" in r.stdout
     r = cli("check", ".", "--select", "DYN1", "--extend-select", "DYN301", "-q", cwd=project)
-    assert sorted(line.split()[1] for line in r.stdout.splitlines()[:-1]) == ["DYN101", "DYN301"]
+    assert sorted(line.split()[1] for line in finding_lines(r.stdout)) == ["DYN101", "DYN301"]
 
 
 def test_config_select_and_per_file_ignores(cli, project):
     (project / "pyproject.toml").write_text(
         '[tool.dynlint]\nignore = ["DYN1"]\nper-file-ignores = { "pkg/*" = ["DYN201"] }\n')
     r = cli("check", ".", "-q", cwd=project)
-    assert [line.split()[1] for line in r.stdout.splitlines()[:-1]] == ["DYN301"]
+    assert [line.split()[1] for line in finding_lines(r.stdout)] == ["DYN301"]
     # the command line overrides the configuration
     r = cli("check", ".", "-q", "--ignore", "DYN3", cwd=project)
     assert "DYN101" in r.stdout and "DYN301" not in r.stdout
@@ -117,7 +123,7 @@ def test_suppressions(cli, tmp_path):
     write_tree(tmp_path, {"pyproject.toml": "[tool.dynlint]\n", "s.py": SUPPRESSED,
                           "skip.py": "# dynlint: skip-file\n" + BAD})
     r = cli("check", ".", "-q", cwd=tmp_path)
-    assert r.stdout.splitlines()[:-1] == [
+    assert finding_lines(r.stdout) == [
         "s.py:9:9: DYN201 `.item()` copies a tensor value to the host and breaks the graph"]
 
 
@@ -206,3 +212,15 @@ def test_a_report_that_cannot_be_written_names_its_target(cli, tmp_path):
     write_tree(tmp_path, {"pyproject.toml": "[tool.dynlint]\n", "m.py": BAD})
     r = cli("check", ".", "-o", "missing/dir/out.json", cwd=tmp_path)
     assert r.returncode == 2 and "missing/dir/out.json" in r.stderr and ".tmp" not in r.stderr, r.stderr
+
+
+def test_fixable_findings_are_marked_and_counted_as_ruff_does(cli, tmp_path):
+    write_tree(tmp_path, {"pyproject.toml": "[tool.dynlint]\n", "m.py": BAD})
+    r = cli("check", ".", "--no-cache", cwd=tmp_path)
+    marked = [line for line in finding_lines(r.stdout) if " [*] " in line]
+    doc = json.loads(cli("check", ".", "--no-cache", "--format", "json", cwd=tmp_path).stdout)
+    safe = [f for f in doc["findings"] if (f.get("autofix") or {}).get("safety") == "safe"]
+    unsafe = [f for f in doc["findings"] if (f.get("autofix") or {}).get("safety") == "unsafe"]
+    assert safe and len(marked) == len(safe), r.stdout
+    more = f" ({len(unsafe)} more with --unsafe-fixes)" if unsafe else ""
+    assert r.stdout.rstrip().endswith(f"[*] {len(safe)} fixable with --fix{more}.")

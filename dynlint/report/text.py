@@ -39,8 +39,9 @@ def render(findings: Sequence[Finding], files: int, sources: Dict[str, List[str]
         if path.lstrip().startswith("::"):      # at a line's start, GitHub Actions would run it as a command
             path = "./" + path
         message, *more = f.message.split("\n")         # more: a traceback (--debug)
+        mark = s("[*] ", "1;36") if _fix_safety(f) == "safe" else ""      # as ruff marks what --fix fixes
         out.append(f"{s(path, '1')}:{f.line}:{f.column + 1}: {s(f.code, '1;31' if f.severity == 'error' else '1;33')} "
-                   f"{printable(message)}{s(status, '36')}")
+                   f"{mark}{printable(message)}{s(status, '36')}")
         out += [f"       | {printable(m)}" for m in more]
         if quiet:
             continue
@@ -71,7 +72,15 @@ def render(findings: Sequence[Finding], files: int, sources: Dict[str, List[str]
         summary += f" ({errors} file{'s' if errors != 1 else ''} could not be parsed)"
     out.append(s(summary + "." if n else f"All checks passed: {files} file{'s' if files != 1 else ''} checked.",
                  "1" if n else "1;32"))
+    safe = sum(1 for f in findings if _fix_safety(f) == "safe")
+    unsafe = sum(1 for f in findings if _fix_safety(f) == "unsafe")
+    if safe or unsafe:
+        out.append(f"[*] {safe} fixable with --fix" + (f" ({unsafe} more with --unsafe-fixes)." if unsafe else "."))
     return "\n".join(out) + "\n"
+
+
+def _fix_safety(f: Finding) -> str:
+    return f.autofix.safety if f.autofix is not None else ""
 
 
 def render_report(report, options) -> str:
