@@ -99,11 +99,12 @@ def _codes_documented() -> dict:
 
 def cmd_rules(out) -> int:
     kinds = {"run": "run problem"}
-    rows = [(r.code, r.name, r.family(), kinds.get(r.scope, "recompile" if r.recompiles else "graph break"))
-            for _, r in sorted(_codes_documented().items())]
-    w = [max(len(row[i]) for row in rows) for i in range(3)]
-    for code, name, fam, kind in rows:
-        out.write(f"{code:<{w[0]}}  {name:<{w[1]}}  {fam:<{w[2]}}  {kind}\n")
+    rows = [("code", "name", "family", "predicts", "fix")]
+    rows += [(r.code, r.name, r.family(), kinds.get(r.scope, "recompile" if r.recompiles else "graph break"),
+              r.fix_safety or "-") for _, r in sorted(_codes_documented().items())]
+    w = [max(len(row[i]) for row in rows) for i in range(4)]
+    for code, name, fam, kind, fix in rows:
+        out.write(f"{code:<{w[0]}}  {name:<{w[1]}}  {fam:<{w[2]}}  {kind:<{w[3]}}  {fix}\n")
     return EXIT_CLEAN
 
 

@@ -138,6 +138,10 @@ def test_regions_flag(cli, tmp_path):
 def test_rules_and_rule_commands(cli):
     r = cli("rules")
     assert r.returncode == 0 and "DYN101  tensor-condition-in-branch" in r.stdout
+    header, *rows = r.stdout.splitlines()
+    assert header.split() == ["code", "name", "family", "predicts", "fix"]
+    fixes = {row.split()[0]: row.split()[-1] for row in rows}
+    assert fixes["DYN301"] == "safe" and fixes["DYN000"] == "-"          # the fix column: safe, unsafe or none
     r = cli("rule", "dyn101")
     assert r.returncode == 0
     for section in ("What it does", "Why is this bad?", "Example", "Use instead", "Data-dependent branching"):
