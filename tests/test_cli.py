@@ -68,7 +68,10 @@ def test_json_output_schema(cli, project, tmp_path):
 def test_select_ignore_and_statistics(cli, project):
     r = cli("check", ".", "--select", "DYN2,DYN3", "--ignore", "DYN301", "--statistics", cwd=project)
     assert "DYN201" in r.stdout and "DYN101" not in r.stdout and "DYN301" not in r.stdout
-    assert "Statistics:" in r.stdout and "1  DYN201  tensor-item-call" in r.stdout
+    # the table alone (as ruff prints it), with a fixable column; then the summary
+    assert re.fullmatch(r"    1  DYN201  (\[\*\]|   ) tensor-item-call", r.stdout.splitlines()[0]), r.stdout
+    assert not finding_lines(r.stdout)
+    assert "Found 1 problem in 2 files checked." in r.stdout
     r = cli("check", ".", "--select", "DYN1", "--extend-select", "DYN301", "-q", cwd=project)
     assert sorted(line.split()[1] for line in finding_lines(r.stdout)) == ["DYN101", "DYN301"]
 
@@ -228,3 +231,5 @@ def test_fixable_findings_are_marked_and_counted_as_ruff_does(cli, tmp_path):
     assert safe and len(marked) == len(safe), r.stdout
     more = f" ({len(unsafe)} more with --unsafe-fixes)" if unsafe else ""
     assert r.stdout.rstrip().endswith(f"[*] {len(safe)} fixable with --fix{more}.")
+    stats = cli("check", ".", "--no-cache", "--statistics", cwd=tmp_path).stdout
+    assert all(f"{f['code']}  [*] " in stats for f in safe), stats     # the table's fixable column

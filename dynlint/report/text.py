@@ -33,7 +33,7 @@ def render(findings: Sequence[Finding], files: int, sources: Dict[str, List[str]
            quiet: bool = False, statistics: bool = False, fixed_note: str = "") -> str:
     s = _Style(colour)
     out: List[str] = []
-    for f in findings:
+    for f in () if statistics else findings:     # --statistics: the table alone, as ruff prints it
         status = f" [{f.status}]" if f.status else ""
         path = printable(f.path)
         if path.lstrip().startswith("::"):      # at a line's start, GitHub Actions would run it as a command
@@ -60,10 +60,10 @@ def render(findings: Sequence[Finding], files: int, sources: Dict[str, List[str]
             out.append(f"       = {s('help', '1;36')}: {printable(f.fix)}")
         out.append("")
     if statistics and findings:
-        out.append("Statistics:")
         for code, n in sorted(Counter(f.code for f in findings).items()):
-            name = next(f.name for f in findings if f.code == code)
-            out.append(f"  {n:>5}  {code}  {name}")
+            of_code = [f for f in findings if f.code == code]
+            mark = "[*]" if any(_fix_safety(f) == "safe" for f in of_code) else "   "
+            out.append(f"{n:>5}  {code}  {mark} {of_code[0].name}")
         out.append("")
     n = len(findings)
     errors = sum(1 for f in findings if f.code == PARSE_ERROR)
