@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import difflib
 import gc
 import os
 import sys
@@ -22,9 +23,30 @@ EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message):          # argparse exits 2 too; keep its message, add our prefix
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("allow_abbrev", False)      # `--sel` is a typo, not `--select`
+        super().__init__(*args, **kwargs)
+
+    def error(self, message):          # argparse exits 2 too; keep its message, add our prefix and a suggestion
         self.print_usage(sys.stderr)
-        self.exit(EXIT_USAGE, f"dynlint: error: {message}\n")
+        self.exit(EXIT_USAGE, f"dynlint: error: {message}{self._suggestion(message)}\n")
+
+    def _suggestion(self, message: str) -> str:
+        if not message.startswith("unrecognized arguments:"):
+            return ""
+        parsers = [self] + [sub for a in self._actions if isinstance(a, argparse._SubParsersAction)
+                            for sub in a.choices.values()]
+        flags = [f for parser in parsers for action in parser._actions for f in action.option_strings if f != "-h"]
+        for word in message.split(":", 1)[1].split():
+            close = difflib.get_close_matches(word.split("=")[0], flags, n=1, cutoff=0.6)
+            if word.startswith("-") and close:
+                return f" (did you mean {close[0]}?)"
+        return ""
+
+
+EPILOG = """exit status: 0 no findings, 1 findings (or fixes to show, with --diff), 2 usage, configuration or
+internal error, 130 interrupted. Configuration: [tool.dynlint] in the nearest pyproject.toml; the flags here
+override it. Rules: `dynlint rules`, `dynlint rule CODE`."""
 
 
 def cores() -> int:
@@ -54,37 +76,47 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--version", action="version", version=f"dynlint {__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
-    c = sub.add_parser("check", help="check files or folders (default: .)")
-    c.add_argument("paths", nargs="*", default=["."], metavar="PATH")
-    c.add_argument("--select", type=_codes, help="comma-separated codes or prefixes to enable (replaces config)")
-    c.add_argument("--extend-select", type=_codes, default=[], help="codes or prefixes to enable in addition")
-    c.add_argument("--ignore", type=_codes, default=None, help="codes or prefixes to disable")
-    c.add_argument("--extend-ignore", type=_codes, default=[], help="codes or prefixes to disable in addition")
-    c.add_argument("--format", choices=tuple(report_formats.FORMATS), default="text")
-    c.add_argument("--output", "-o", metavar="FILE", help="write the report to FILE (atomically)")
-    c.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
-    c.add_argument("--statistics", action="store_true", help="count findings per rule")
-    c.add_argument("--quiet", "-q", action="store_true", help="only the finding lines and the summary")
-    c.add_argument("--regions", choices=REGION_MODES, help="which code counts as compiled (default: auto)")
-    c.add_argument("--config", metavar="PYPROJECT", help="use this pyproject.toml")
-    c.add_argument("--debug", action="store_true", help="show tracebacks of internal errors")
-    c.add_argument("--jobs", "-j", type=_jobs, metavar="N", help="worker processes (default: all cores)")
-    c.add_argument("--max-file-size", type=float, metavar="MIB",
-                   help="larger files are reported (DYN000), not parsed (default: 10; 0: no limit)")
-    c.add_argument("--no-cache", action="store_true", help="neither read nor write the .dynlint_cache folder")
-    c.add_argument("--cache-dir", metavar="DIR", help="where to keep the cache (default: <project>/.dynlint_cache)")
-    c.add_argument("--verify", action="store_true",
-                   help="compile the project's @dynlint.example providers for real (runs your code; needs torch)")
-    c.add_argument("--device", choices=("auto", "cpu", "cuda"), help="device for --verify (default: auto)")
-    c.add_argument("--verify-timeout", type=float, metavar="SECONDS", help="time limit per example")
-    c.add_argument("--missed-predictions", metavar="FILE",
-                   help="with --verify: write runtime breaks no rule predicted to FILE (JSON)")
-    c.add_argument("--report", metavar="FILE", help="also write a self-contained HTML report to FILE")
-    c.add_argument("--fix", action="store_true", help="apply the safe automatic fixes, then report what is left")
-    c.add_argument("--unsafe-fixes", action="store_true",
-                   help="with --fix or --diff: also the unsafe fixes (they may change what the code does)")
-    c.add_argument("--diff", action="store_true",
-                   help="print the fixes as a unified diff instead of writing them (exit 1 if there are any)")
+    c = sub.add_parser("check", help="check files or folders (default: .)", epilog=EPILOG,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    c.add_argument("paths", nargs="*", default=["."], metavar="PATH", help="files or folders (default: .)")
+    sel = c.add_argument_group("rule selection")
+    sel.add_argument("--select", type=_codes, metavar="CODE,...",
+                     help="codes or prefixes to enable, replacing the configuration's (default: DYN)")
+    sel.add_argument("--extend-select", type=_codes, default=[], metavar="CODE,...",
+                     help="codes or prefixes to enable in addition")
+    sel.add_argument("--ignore", type=_codes, default=None, metavar="CODE,...", help="codes or prefixes to disable")
+    sel.add_argument("--extend-ignore", type=_codes, default=[], metavar="CODE,...",
+                     help="codes or prefixes to disable in addition")
+    sel.add_argument("--regions", choices=REGION_MODES, help="which code counts as compiled (default: auto)")
+    sel.add_argument("--config", metavar="PYPROJECT", help="use this pyproject.toml")
+    out = c.add_argument_group("output")
+    out.add_argument("--format", choices=tuple(report_formats.FORMATS), default="text",
+                     help="report format (default: text)")
+    out.add_argument("--output", "-o", metavar="FILE", help="write the report to FILE (atomically)")
+    out.add_argument("--report", metavar="FILE", help="also write a self-contained HTML report to FILE")
+    out.add_argument("--statistics", action="store_true", help="a table of findings per rule instead of the list")
+    out.add_argument("--quiet", "-q", action="store_true", help="only the finding lines and the summary")
+    out.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
+    out.add_argument("--debug", action="store_true", help="show tracebacks of internal errors")
+    fixes = c.add_argument_group("fixes")
+    fixes.add_argument("--fix", action="store_true", help="apply the safe automatic fixes, then report what is left")
+    fixes.add_argument("--unsafe-fixes", action="store_true",
+                       help="with --fix or --diff: also the unsafe fixes (they may change what the code does)")
+    fixes.add_argument("--diff", action="store_true",
+                       help="print the fixes as a unified diff instead of writing them (exit 1 if there are any)")
+    ver = c.add_argument_group("verify (runs your code; needs torch)")
+    ver.add_argument("--verify", action="store_true", help="compile the project's @dynlint.example providers for real")
+    ver.add_argument("--device", choices=("auto", "cpu", "cuda"), help="device for --verify (default: auto)")
+    ver.add_argument("--verify-timeout", type=float, metavar="SECONDS",
+                     help="time limit per example (default: 300)")
+    ver.add_argument("--missed-predictions", metavar="FILE",
+                     help="write runtime breaks no rule predicted to FILE (JSON)")
+    perf = c.add_argument_group("performance")
+    perf.add_argument("--jobs", "-j", type=_jobs, metavar="N", help="worker processes (default: all cores)")
+    perf.add_argument("--max-file-size", type=float, metavar="MIB",
+                      help="larger files are reported (DYN000), not parsed (default: 10; 0: no limit)")
+    perf.add_argument("--no-cache", action="store_true", help="neither read nor write the .dynlint_cache folder")
+    perf.add_argument("--cache-dir", metavar="DIR", help="where to keep the cache (default: <project>/.dynlint_cache)")
 
     sub.add_parser("rules", help="list every rule")
     r = sub.add_parser("rule", help="explain one rule")

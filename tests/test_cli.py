@@ -233,3 +233,20 @@ def test_fixable_findings_are_marked_and_counted_as_ruff_does(cli, tmp_path):
     assert r.stdout.rstrip().endswith(f"[*] {len(safe)} fixable with --fix{more}.")
     stats = cli("check", ".", "--no-cache", "--statistics", cwd=tmp_path).stdout
     assert all(f"{f['code']}  [*] " in stats for f in safe), stats     # the table's fixable column
+
+
+def test_help_groups_options_and_names_the_exit_codes(cli):
+    r = cli("check", "--help")
+    assert r.returncode == 0
+    for group in ("rule selection:", "output:", "fixes:", "verify (runs your code; needs torch):", "performance:"):
+        assert group in r.stdout
+    assert "--select CODE,..." in r.stdout and "(default: text)" in r.stdout
+    assert "exit status: 0 no findings, 1 findings" in " ".join(r.stdout.split())
+
+
+@pytest.mark.parametrize("typo, meant", [("--selec", "--select"), ("--unsafe-fix", "--unsafe-fixes"),
+                                         ("--sel", "--select")])
+def test_a_mistyped_or_abbreviated_flag_is_refused_with_a_suggestion(cli, tmp_path, typo, meant):
+    write_tree(tmp_path, {"pyproject.toml": "[tool.dynlint]\n", "m.py": BAD})
+    r = cli("check", typo, "DYN1", ".", cwd=tmp_path)
+    assert r.returncode == 2 and f"(did you mean {meant}?)" in r.stderr, r.stderr
