@@ -7,6 +7,7 @@ import pytest
 
 from conftest import write_tree
 
+
 def finding_lines(text: str) -> list:
     """The `path:line:col: CODE ...` lines of the text output."""
     return [line for line in text.splitlines() if re.match(r"\S+:\d+:\d+: DYN\d{3} ", line)]
