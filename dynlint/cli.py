@@ -64,6 +64,13 @@ def _codes(value: str) -> List[str]:
     return codes
 
 
+def _globs(value: str) -> List[str]:
+    globs = [g.strip() for g in value.split(",") if g.strip()]
+    if not globs:
+        raise argparse.ArgumentTypeError("no patterns given (a comma-separated list of globs, e.g. 'gen/*,*_pb2.py')")
+    return globs
+
+
 def _jobs(value: str) -> int:
     n = int(value) if value.strip().lstrip("-").isdigit() else 0
     if n < 1:
@@ -87,6 +94,10 @@ def build_parser() -> argparse.ArgumentParser:
     sel.add_argument("--ignore", type=_codes, default=None, metavar="CODE,...", help="codes or prefixes to disable")
     sel.add_argument("--extend-ignore", type=_codes, default=[], metavar="CODE,...",
                      help="codes or prefixes to disable in addition")
+    sel.add_argument("--exclude", type=_globs, metavar="GLOB,...",
+                     help="files and folders to skip, replacing the configuration's exclude")
+    sel.add_argument("--extend-exclude", type=_globs, default=[], metavar="GLOB,...",
+                     help="files and folders to skip in addition")
     sel.add_argument("--regions", choices=REGION_MODES, help="which code counts as compiled (default: auto)")
     sel.add_argument("--config", metavar="PYPROJECT", help="use this pyproject.toml")
     out = c.add_argument_group("output")
@@ -194,6 +205,10 @@ def _configuration(args):
         cli_table["extend-select"] = args.extend_select
     if args.ignore is not None or args.extend_ignore:
         cli_table["ignore"] = list(args.ignore if args.ignore is not None else config.ignore) + args.extend_ignore
+    if args.exclude is not None:
+        cli_table["exclude"] = args.exclude
+    if args.extend_exclude:
+        cli_table["extend-exclude"] = list(config.extend_exclude) + args.extend_exclude
     if args.regions:
         cli_table["regions"] = args.regions
     if args.max_file_size is not None:

@@ -251,3 +251,13 @@ def test_a_mistyped_or_abbreviated_flag_is_refused_with_a_suggestion(cli, tmp_pa
     write_tree(tmp_path, {"pyproject.toml": "[tool.dynlint]\n", "m.py": BAD})
     r = cli("check", typo, "DYN1", ".", cwd=tmp_path)
     assert r.returncode == 2 and f"(did you mean {meant}?)" in r.stderr, r.stderr
+
+
+def test_exclude_on_the_command_line(cli, tmp_path):
+    write_tree(tmp_path, {"pyproject.toml": "[tool.dynlint]\nexclude = ['vendored/*']\n", "a.py": BAD,
+                          "gen/b.py": BAD, "vendored/c.py": BAD})
+    files = lambda *args: json.loads(cli("check", ".", "--no-cache", "--format", "json", *args,  # noqa: E731
+                                         cwd=tmp_path).stdout)["files"]
+    assert files() == ["a.py", "gen/b.py"]
+    assert files("--extend-exclude", "gen/*") == ["a.py"]                      # in addition to the config's
+    assert files("--exclude", "gen/*") == ["a.py", "vendored/c.py"]            # instead of the config's
