@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import difflib
 import gc
 import os
@@ -109,6 +110,8 @@ def build_parser() -> argparse.ArgumentParser:
     out.add_argument("--quiet", "-q", action="store_true", help="only the finding lines and the summary")
     out.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
     out.add_argument("--debug", action="store_true", help="show tracebacks of internal errors")
+    out.add_argument("--show-settings", action="store_true",
+                     help="print the configuration file read and the resolved settings, then exit")
     fixes = c.add_argument_group("fixes")
     fixes.add_argument("--fix", action="store_true", help="apply the safe automatic fixes, then report what is left")
     fixes.add_argument("--unsafe-fixes", action="store_true",
@@ -170,6 +173,8 @@ class _Stop(Exception):
 def cmd_check(args) -> int:
     try:
         config = _configuration(args)
+        if args.show_settings:
+            return _show_settings(config)
         # a repository's `jobs = 100000` must not start that many processes: the configuration is capped at the cores
         jobs = args.jobs or min(config.jobs or cores(), cores())
         if args.diff:
@@ -221,6 +226,15 @@ def _configuration(args):
     if args.cache_dir:
         config = config.with_(cache_dir=args.cache_dir)
     return config
+
+
+def _show_settings(config) -> int:
+    """Where the configuration came from and what it resolved to (the command line's flags applied)."""
+    sys.stdout.write(f"Settings path: {config.source or '(none: defaults)'}\nProject root: {config.root}\n")
+    for field in dataclasses.fields(config):
+        if field.name not in ("root", "source"):
+            sys.stdout.write(f"{field.name.replace('_', '-')} = {getattr(config, field.name)!r}\n")
+    return EXIT_CLEAN
 
 
 def _fix(args, config, jobs):

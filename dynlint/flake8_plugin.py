@@ -23,10 +23,10 @@ _PROJECTS: Dict[Path, Tuple[Set[str], Dict[str, List[Finding]]]] = {}
 
 def project_root(path: Path) -> Path:
     """As the CLI finds it: the folder of the nearest pyproject.toml with a [tool] table, else of .git."""
-    from dynlint.core.config import find_pyproject
+    from dynlint.core.config import find_config
 
     start = path.resolve().parent
-    source = find_pyproject(start)
+    source = find_config(start)
     if source is not None:
         return source.parent
     return next((d for d in (start, *start.parents) if (d / ".git").exists()), start)

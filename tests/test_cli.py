@@ -261,3 +261,24 @@ def test_exclude_on_the_command_line(cli, tmp_path):
     assert files() == ["a.py", "gen/b.py"]
     assert files("--extend-exclude", "gen/*") == ["a.py"]                      # in addition to the config's
     assert files("--exclude", "gen/*") == ["a.py", "vendored/c.py"]            # instead of the config's
+
+
+@pytest.mark.parametrize("name", [".dynlint.toml", "dynlint.toml"])
+def test_a_standalone_dynlint_toml_with_top_level_keys(cli, tmp_path, name):
+    """As ruff.toml: top-level keys, found before pyproject.toml in a folder; --show-settings names it."""
+    write_tree(tmp_path, {"pyproject.toml": "[tool.dynlint]\nselect = ['DYN3']\n", name: "select = ['DYN2']\n",
+                          "m.py": BAD})
+    r = cli("check", ".", "-q", "--no-cache", cwd=tmp_path)
+    assert [line.split()[1] for line in finding_lines(r.stdout)] == ["DYN201"]
+    shown = cli("check", ".", "--show-settings", cwd=tmp_path)
+    assert shown.returncode == 0 and f"Settings path: {tmp_path.resolve() / name}" in shown.stdout
+    assert "select = ('DYN2',)" in shown.stdout
+    (tmp_path / name).write_text("selct = ['DYN2']\n")
+    r = cli("check", ".", cwd=tmp_path)
+    assert r.returncode == 2 and f"{name}: unknown key 'selct'" in r.stderr
+
+
+def test_config_flag_reads_a_standalone_file(cli, tmp_path):
+    write_tree(tmp_path, {"m.py": BAD, "ci/lint.toml": "select = ['DYN3']\n"})
+    r = cli("check", ".", "-q", "--no-cache", "--config", "ci/lint.toml", cwd=tmp_path)
+    assert [line.split()[1] for line in finding_lines(r.stdout)] == ["DYN301"], r.stdout + r.stderr

@@ -97,13 +97,20 @@ def _trusted(path: Path, tree_owner: Optional[int]) -> bool:
     return _owner(path) in (os.getuid(), 0, tree_owner)
 
 
-def find_pyproject(start: Path) -> Optional[Path]:
-    """The nearest pyproject.toml with a [tool] table above `start`, climbing from the path as given (a symbolic
-    link's folder, not its target's) up to the repository root (.git)."""
+STANDALONE = (".dynlint.toml", "dynlint.toml")    # top-level keys, as ruff.toml; before pyproject.toml in a folder
+
+
+def find_config(start: Path) -> Optional[Path]:
+    """The nearest .dynlint.toml, dynlint.toml, or pyproject.toml with a [tool] table above `start`, climbing from
+    the path as given (a symbolic link's folder, not its target's) up to the repository root (.git)."""
     start = Path(os.path.abspath(start))
     first = start if start.is_dir() else start.parent
     tree_owner = _owner(first)
     for d in (first, *first.parents):
+        for name in STANDALONE:
+            p = d / name
+            if p.is_file() and (d == first or _trusted(p, tree_owner)):
+                return p
         p = d / "pyproject.toml"
         if p.is_file() and (d == first or _trusted(p, tree_owner)):
             try:
@@ -139,20 +146,23 @@ def _codes(value, key: str, known: Sequence[str]) -> Tuple[str, ...]:
 
 
 def load_config(paths: Sequence[str], known_codes: Sequence[str], config_file: Optional[str] = None) -> Config:
-    """Find and read `[tool.dynlint]` (the nearest pyproject.toml above the first path)."""
+    """Find and read the configuration: the nearest .dynlint.toml / dynlint.toml (top-level keys) or
+    pyproject.toml ([tool.dynlint]) above the first path, or `config_file`."""
     if config_file:
         source: Optional[Path] = Path(config_file)
         if not source.is_file():
             raise ConfigError(f"config file not found: {config_file}")
     else:
-        source = find_pyproject(Path(paths[0] if paths else "."))
+        source = find_config(Path(paths[0] if paths else "."))
     root = source.parent if source else _common_root(paths)
     cfg = Config(root=root.resolve(), source=source)
     if not source:
         return cfg
     data = _toml(source)
-    table = data.get("tool", {}).get("dynlint", {})
-    return apply_table(cfg, table, known_codes, where=f"[tool.dynlint] in {source}")
+    nested = data.get("tool", {}) if isinstance(data.get("tool"), dict) else {}
+    if "dynlint" in nested or source.name == "pyproject.toml":
+        return apply_table(cfg, nested.get("dynlint", {}), known_codes, where=f"[tool.dynlint] in {source}")
+    return apply_table(cfg, data, known_codes, where=str(source))        # a dynlint.toml: top-level keys
 
 
 def apply_table(cfg: Config, table: dict, known_codes: Sequence[str], where: str) -> Config:
