@@ -72,6 +72,13 @@ def key_file() -> Path:
     return Path(base, "dynlint", "key")
 
 
+def _owner(path: Optional[Path]) -> Optional[int]:
+    try:
+        return os.stat(path).st_uid if path is not None else None
+    except OSError:
+        return None
+
+
 def _read_regular(path, limit: int) -> bytes:
     """A regular file's bytes, never through a symbolic link (O_NOFOLLOW), never blocking on a FIFO or a
     terminal (O_NONBLOCK, and only regular files are read); OSError otherwise or when over `limit`."""
@@ -162,8 +169,8 @@ class Cache:
                 st = os.lstat(self.folder)
                 if not stat.S_ISDIR(st.st_mode):
                     why = "it is not a folder"
-                elif hasattr(os, "getuid") and st.st_uid not in (os.getuid(), 0):
-                    why = "it belongs to another user"
+                elif hasattr(os, "getuid") and st.st_uid not in (os.getuid(), 0, _owner(self.root)):
+                    why = "it belongs to another user"      # (the project's owner is trusted: a mounted checkout)
             except FileNotFoundError:
                 pass
             except OSError as e:

@@ -183,3 +183,17 @@ def test_an_index_file_damaged_under_a_sound_cache_is_indexed_again(cli, victim)
     again = cli("check", ".", cwd=project, env=env)
     assert again.returncode == 1 and "Traceback" not in again.stderr and "DYN001" not in again.stdout
     assert again.stdout == first.stdout and "helpers.py:2:12: DYN201" in again.stdout     # helpers.py re-read
+
+
+@pytest.mark.skipif(not hasattr(os, "getuid") or os.getuid() != 0, reason="needs root to plant another user's folder")
+def test_a_cache_folder_of_another_user_is_not_used_unless_the_project_is_theirs(cli, victim):
+    """A shared folder where someone else made `.dynlint_cache/`: not used. A checkout mounted into a container
+    (project and cache owned by the same other user, dynlint running as root): used."""
+    project, home, env = victim
+    (project / ".dynlint_cache").mkdir()
+    os.chown(project / ".dynlint_cache", 4242, 4242)
+    r = cli("check", ".", cwd=project, env=env)
+    assert r.returncode == 1 and "cache not used" in r.stderr and "another user" in r.stderr
+    os.chown(project, 4242, 4242)
+    r = cli("check", ".", cwd=project, env=env)
+    assert r.returncode == 1 and "cache not used" not in r.stderr, r.stderr
