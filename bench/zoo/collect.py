@@ -14,7 +14,9 @@ This is a bench script: it needs torch and transformers (pip install transformer
 downloaded (HF_HUB_OFFLINE=1, weights are random). See bench/zoo/README.md for the record's fields.
 """
 import argparse
+import collections
 import concurrent.futures
+import dis
 import inspect
 import json
 import logging
@@ -272,17 +274,73 @@ class LineTracer:
 
     def ranges(self):
         """{file: "3-7,9,12-20"}: consecutive executed lines merged, nothing lost."""
-        out = {}
-        for rel, lines in sorted(self.lines.items()):
-            parts, run = [], None
-            for n in sorted(lines):
-                if run and n == run[1] + 1:
-                    run[1] = n
-                else:
-                    run = [n, n]
-                    parts.append(run)
-            out[rel] = ",".join(f"{a}-{b}" if a != b else str(a) for a, b in parts)
-        return out
+        return {rel: merge_ranges(lines) for rel, lines in sorted(self.lines.items())}
+
+
+def merge_ranges(lines):
+    """"3-7,9,12-20" for {3, 4, 5, 6, 7, 9, 12, ..., 20}."""
+    parts, run = [], None
+    for n in sorted(lines):
+        if run and n == run[1] + 1:
+            run[1] = n
+        else:
+            run = [n, n]
+            parts.append(run)
+    return ",".join(f"{a}-{b}" if a != b else str(a) for a, b in parts)
+
+
+class TracedLines:
+    """The transformers source positions Dynamo itself traced (symbolic_convert's `step`, one instruction at a
+    time, inlined calls and resume functions included): the lines that really ran under compile. Eager line
+    coverage overstates this (first-call initialisation, `if not is_torchdynamo_compiling()` branches, the
+    rest of a frame Dynamo skipped) and cannot see a short-circuited `A and B`; instruction positions can."""
+
+    def __init__(self, paths):
+        self.paths, self.seen, self.codes = paths, collections.defaultdict(set), set()
+
+    def __enter__(self):
+        from torch._dynamo import symbolic_convert
+
+        self._cls, self._step = symbolic_convert.InstructionTranslatorBase, symbolic_convert.InstructionTranslatorBase.step
+        original, seen, codes, tf = self._step, self.seen, self.codes, self.paths.tf
+
+        def step(tx):
+            ip = tx.instruction_pointer
+            if ip is not None:
+                rel = tf(tx.f_code.co_filename)
+                pos = tx.instructions[ip].positions
+                if rel is not None and pos is not None and pos.lineno is not None:
+                    seen[rel].add((pos.lineno, pos.col_offset, pos.end_lineno, pos.end_col_offset))
+                    codes.add(tx.f_code)
+            return original(tx)
+
+        self._cls.step = step
+        return self
+
+    def __exit__(self, *exc):
+        self._cls.step = self._step
+
+    def result(self):
+        """(traced, partial): {file: "ranges"} of traced lines, and {file: {line: [[col, end_col], ...]}} for
+        lines where some instruction was not traced (the traced spans; end_col -1 = to a later line)."""
+        every = collections.defaultdict(set)
+        for code in self.codes:
+            rel = self.paths.tf(code.co_filename)
+            for inst in dis.get_instructions(code):
+                pos = inst.positions
+                if pos is not None and pos.lineno is not None:
+                    every[rel].add((pos.lineno, pos.col_offset, pos.end_lineno, pos.end_col_offset))
+        traced, partial = {}, {}
+        for rel, spans in sorted(self.seen.items()):
+            lines = {p[0] for p in spans}
+            traced[rel] = merge_ranges(lines)
+            for line in sorted(lines):
+                done = {p for p in spans if p[0] == line}
+                if {p for p in every[rel] if p[0] == line} - done:
+                    partial.setdefault(rel, {})[str(line)] = sorted(
+                        [p[1] if p[1] is not None else 0, p[3] if p[2] == line and p[3] is not None else -1]
+                        for p in done)
+        return traced, partial
 
 
 _LOC = re.compile(r"Graph break(?: \(user stack suppressed due to duplicate graph break\))? in user code at (.+?):(\d+)")
@@ -543,15 +601,17 @@ def worker(model_type, cls_name, mode):
     torch._dynamo.utils.reset_graph_break_dup_checker()
     compiled = torch.compile(model, backend=backend)
     status, error = "ok", None
-    for i, kw in enumerate(inputs):
-        log.phase = f"shape{i + 1}"
-        graphs.append(0)
-        try:
-            step(compiled, kw)
-        except Exception as exc:
-            status, error = "compile_error", _short_error(exc)
-            break
+    with TracedLines(paths) as traced:
+        for i, kw in enumerate(inputs):
+            log.phase = f"shape{i + 1}"
+            graphs.append(0)
+            try:
+                step(compiled, kw)
+            except Exception as exc:
+                status, error = "compile_error", _short_error(exc)
+                break
     dynamo_logger.removeHandler(log)
+    rec["traced"], rec["partial"] = traced.result()
     rec.update(graphs=graphs, breaks=list(log.breaks.values()), recompiles=log.recompiles,
                warnings=log.warnings)
     return finish(status, **({"error": error} if error else {}))

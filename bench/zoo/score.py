@@ -1,0 +1,283 @@
+"""Score `dynlint check` against the zoo: what real Dynamo did on transformers' own models.
+
+    python bench/zoo/score.py                    # the committed results, dynlint run on the same release
+    python bench/zoo/score.py --list misses      # also list each missed break site (or: false-alarms, all)
+    python bench/zoo/score.py --write docs/accuracy.md
+
+Needs no torch: the labels come from the results file of bench/zoo/collect.py, the sources from the
+transformers wheel of the same release (unpacked once into bench/.data/, as bench/speed.py does), and
+dynlint runs on that tree as a subprocess, every rule on (`--preview`), the way a user would run it.
+
+**Labels.**
+* A *break site* is the innermost transformers frame of a graph break (`file:line`) in any record.
+* A *recompile site* is the transformers line that installed a guard that failed (guards on tensor sizes
+  carry no line and are automatic dynamic shapes at work: they are counted, not scored).
+* A span is *covered* when Dynamo traced an instruction inside it (the `traced` / `partial` instruction
+  positions collect.py records from Dynamo's own bytecode interpreter, in a record whose compiled run
+  succeeded): not merely ran eagerly. So a short-circuited `A and B` covers `A` only, and a branch under
+  `if not is_torchdynamo_compiling()`, first-call setup, and the rest of a frame Dynamo skipped are not
+  covered.
+
+**Scores.**
+* *break-site recall*: break sites inside the span of some finding (same file, `line..end_line`);
+* *covered-line precision*: a finding with a break or recompile site inside its span is right; one whose
+  span is covered with neither is a false alarm; one whose span Dynamo never traced is unverified (not
+  scored).
+  Precision = right / (right + false alarms);
+* *recompile recall*: recompile sites inside the span of some finding.
+"""
+from __future__ import annotations
+
+import argparse
+import collections
+import glob
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent.parent
+sys.path.insert(0, str(HERE.parent))
+from speed import ensure_tree  # noqa: E402  (bench/speed.py: the transformers tree of the same release)
+
+
+# ---- labels --------------------------------------------------------------------------------------------
+def parse_ranges(text):
+    out = set()
+    for part in filter(None, text.split(",")):
+        a, _, b = part.partition("-")
+        out.update(range(int(a), int(b or a) + 1))
+    return out
+
+
+class Labels:
+    def __init__(self, results, tree):
+        with open(results) as f:
+            lines = [json.loads(line) for line in f]
+        self.header, self.records = lines[0], lines[1:]
+        self.tree = tree / "transformers"
+        self.breaks = {}               # (file, line) -> {"gb": Counter, "skipped": bool, "models": set}
+        self.recompiles = {}           # (file, line) -> {"guards": Counter, "models": set}
+        self.size_recompiles = 0
+        self.full = collections.defaultdict(set)       # file -> lines whose every instruction Dynamo traced
+        self.spans = collections.defaultdict(lambda: collections.defaultdict(list))  # file -> line -> spans
+        self.ran = [r for r in self.records if r["status"] == "ok"]
+        for rec in self.ran:
+            self._add(rec)
+
+    def _add(self, rec):
+        for b in rec.get("breaks", []):
+            if not b.get("file"):
+                continue
+            site = self.breaks.setdefault((b["file"], b["line"]),
+                                          {"gb": collections.Counter(), "skipped": False, "models": set()})
+            site["gb"][b["gb_types"][0] if b["gb_types"] else "?"] += 1
+            site["skipped"] |= b["frame_skipped"]
+            site["models"].add(rec["model"])
+        for rc in rec.get("recompiles", []):
+            sourced = [g for g in rc.get("guard_failures", []) if g.get("file") and g.get("line")]
+            if not sourced:
+                self.size_recompiles += 1
+            for g in sourced[:1]:      # the first failing guard is the one that caused the recompile
+                site = self.recompiles.setdefault((g["file"], g["line"]),
+                                                  {"guards": collections.Counter(), "models": set()})
+                site["guards"][re.sub(r"\d+", "N", g.get("guard", ""))[:70]] += 1
+                site["models"].add(rec["model"])
+        partial = rec.get("partial", {})
+        for file, ranges in rec.get("traced", {}).items():
+            part = partial.get(file, {})
+            for line in parse_ranges(ranges):
+                if str(line) in part:
+                    self.spans[file][line] += part[str(line)]
+                else:
+                    self.full[file].add(line)
+
+    def covered(self, file, line, column, end_line, end_column):
+        """Did Dynamo trace some instruction inside this span (0-based columns, as dynlint's JSON)?"""
+        full, spans = self.full.get(file, ()), self.spans.get(file, {})
+        for n in range(line, end_line + 1):
+            if n in full:
+                return True
+            lo = column if n == line else 0
+            hi = end_column if n == end_line else float("inf")
+            for c0, c1 in spans.get(n, ()):
+                if c0 < hi and (c1 == -1 or c1 > lo):
+                    return True
+        return False
+
+    def covered_lines(self):
+        return sum(len(set(self.full[f]) | set(self.spans[f])) for f in set(self.full) | set(self.spans))
+
+    def covered_files(self):
+        return len(set(self.full) | set(self.spans))
+
+
+# ---- dynlint's side ------------------------------------------------------------------------------------
+def run_dynlint(tree, out):
+    cmd = [sys.executable, "-m", "dynlint", "check", "transformers", "--preview", "--format", "json",
+           "--no-cache", "-o", str(out)]
+    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    proc = subprocess.run(cmd, cwd=tree, env=env, capture_output=True, text=True)
+    if proc.returncode not in (0, 1):
+        sys.exit(f"dynlint failed (exit {proc.returncode}):\n{proc.stderr}")
+    return json.loads(Path(out).read_text())
+
+
+def load_findings(report):
+    findings = []
+    for f in report["findings"]:
+        path = f["path"].replace("\\", "/")
+        if path.startswith("transformers/"):
+            findings.append(dict(f, file=path[len("transformers/"):]))
+    return findings
+
+
+# ---- scoring -------------------------------------------------------------------------------------------
+def score(labels, findings, preview_codes=()):
+    spans = collections.defaultdict(list)
+    for f in findings:
+        spans[f["file"]].append(f)
+
+    def found(key):
+        return [f for f in spans.get(key[0], []) if f["line"] <= key[1] <= f["end_line"]]
+
+    per_rule = collections.defaultdict(lambda: collections.Counter())
+    verdicts = []
+    for f in findings:
+        span = range(f["line"], f["end_line"] + 1)
+        if any((f["file"], n) in labels.breaks or (f["file"], n) in labels.recompiles for n in span):
+            verdict = "right"
+        elif labels.covered(f["file"], f["line"], f["column"], f["end_line"], f["end_column"]):
+            verdict = "false alarm"
+        else:
+            verdict = "unverified"
+        per_rule[f["code"]][verdict] += 1
+        verdicts.append((verdict, f))
+
+    per_gb = collections.defaultdict(collections.Counter)
+    misses = []
+    for key, site in sorted(labels.breaks.items()):
+        gb = site["gb"].most_common(1)[0][0]
+        hit = found(key)
+        per_gb[gb]["sites"] += 1
+        per_gb[gb]["found"] += bool(hit)
+        if not hit:
+            misses.append((key, site))
+    rc_found = sum(bool(found(key)) for key in labels.recompiles)
+    default = [v for v, f in verdicts if f["code"] not in preview_codes]
+    return {
+        "right": default.count("right"), "false": default.count("false alarm"),
+        "unverified": default.count("unverified"),
+        "sites": len(labels.breaks), "found": len(labels.breaks) - len(misses),
+        "rc_sites": len(labels.recompiles), "rc_found": rc_found,
+        "per_rule": per_rule, "per_gb": per_gb, "misses": misses, "verdicts": verdicts,
+    }
+
+
+def ratio(a, b):
+    return f"{a / b:.2f}" if b else "n/a"
+
+
+def render(labels, s, preview_codes, command):
+    h = labels.header
+    models = {r["model"] for r in labels.records}
+    ran = {r["model"] for r in labels.ran}
+    covered = labels.covered_lines()
+    out = [
+        f"Zoo: transformers {h['transformers']}, torch {h['torch']}, Python {h['python']}: {len(labels.records)} "
+        f"records of {len(models)} model types, {len(labels.ran)} compiled ({len(ran)} model types); "
+        f"{s['sites']} break sites, {s['rc_sites']} recompile sites with a guard line "
+        f"({labels.size_recompiles} recompiles on tensor sizes alone, not scored), "
+        f"{covered:,} lines Dynamo traced in {labels.covered_files()} files.",
+        "",
+        f"    covered-line precision: {ratio(s['right'], s['right'] + s['false'])}",
+        f"    break-site recall: {ratio(s['found'], s['sites'])}",
+        f"    recompile recall: {ratio(s['rc_found'], s['rc_sites'])}",
+        "",
+        f"Default rules: {s['right']} findings right, {s['false']} false alarms, {s['unverified']} unverified "
+        f"(on lines no compiled model ran); break sites found {s['found']} of {s['sites']}; recompile sites "
+        f"found {s['rc_found']} of {s['rc_sites']}. Reproduce: `{command}`.",
+        "",
+        "| rule | findings | right | false alarms | unverified | precision |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    for code, c in sorted(s["per_rule"].items()):
+        tag = " (preview)" if code in preview_codes else ""
+        out.append(f"| {code}{tag} | {sum(c.values())} | {c['right']} | {c['false alarm']} | {c['unverified']} | "
+                   f"{ratio(c['right'], c['right'] + c['false alarm'])} |")
+    out += ["", "| Dynamo's break (gb_type) | sites | found | recall |", "|---|---:|---:|---:|"]
+    for gb, c in sorted(s["per_gb"].items(), key=lambda kv: -kv[1]["sites"]):
+        out.append(f"| {gb} | {c['sites']} | {c['found']} | {ratio(c['found'], c['sites'])} |")
+    return "\n".join(out)
+
+
+def listing(labels, s, what):
+    out = []
+    if what in ("misses", "all"):
+        out.append("\nmissed break sites:")
+        for (file, line), site in s["misses"]:
+            gb = ", ".join(f"{g} x{n}" for g, n in site["gb"].most_common())
+            text = _line(labels, file, line)
+            out.append(f"  {file}:{line}  [{gb}{', skipped' if site['skipped'] else ''}] "
+                       f"{len(site['models'])} models  | {text}")
+        out.append("\nrecompile sites:")
+        for (file, line), site in sorted(labels.recompiles.items()):
+            out.append(f"  {file}:{line}  {dict(site['guards'])}  | {_line(labels, file, line)}")
+    if what in ("false-alarms", "all"):
+        out.append("\nfalse alarms:")
+        for verdict, f in s["verdicts"]:
+            if verdict == "false alarm":
+                out.append(f"  {f['file']}:{f['line']}  {f['code']} {f['message'][:110]}")
+    return "\n".join(out)
+
+
+def _line(labels, file, line):
+    try:
+        return (labels.tree / file).read_text(encoding="utf-8").splitlines()[line - 1].strip()[:90]
+    except (OSError, IndexError):
+        return ""
+
+
+def write_doc(path, text):
+    doc = Path(path).read_text(encoding="utf-8")
+    start, end = "<!-- zoo:start -->", "<!-- zoo:end -->"
+    block = f"{start}\n{text}\n{end}"
+    if start in doc:
+        doc = re.sub(re.escape(start) + ".*?" + re.escape(end), lambda _: block, doc, flags=re.S)
+    else:
+        title, _, rest = doc.partition("\n")
+        doc = f"{title}\n\n## Real code: the transformers zoo (`bench/zoo/score.py`)\n\n{block}\n{rest}"
+    Path(path).write_text(doc, encoding="utf-8")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--results", help="zoo results file (default: the newest under bench/zoo/results/)")
+    ap.add_argument("--findings", help="a dynlint JSON report to score instead of running dynlint")
+    ap.add_argument("--list", choices=("misses", "false-alarms", "all"), help="also list these")
+    ap.add_argument("--write", metavar="DOC", help="put the tables in this markdown file (between zoo markers)")
+    args = ap.parse_args()
+    results = args.results or sorted(glob.glob(str(HERE / "results" / "*.jsonl")))[-1]
+    tree = ensure_tree()
+    labels = Labels(results, tree)
+    if args.findings:
+        report = json.loads(Path(args.findings).read_text())
+    else:
+        with tempfile.TemporaryDirectory() as tmp:
+            report = run_dynlint(tree, Path(tmp) / "report.json")
+    preview = set(report.get("preview_codes", ()))
+    s = score(labels, load_findings(report), preview)
+    text = render(labels, s, preview, "python bench/zoo/score.py")
+    print(text)
+    if args.list:
+        print(listing(labels, s, args.list))
+    if args.write:
+        write_doc(args.write, text)
+
+
+if __name__ == "__main__":
+    main()
