@@ -205,9 +205,9 @@ class Tensors:
         self.strict = strict
         self._envs: Dict[int, Dict[str, object]] = {}
         self._self_tensor_attrs: Optional[Set[str]] = None
-        self._active: Set[str] = set()
-        self._assumed: Dict[str, Optional[str]] = {}
-        self._hit: Set[str] = set()
+        self._active: Set[object] = set()          # keys of names being judged (`_reaching`)
+        self._assumed: Dict[object, Optional[str]] = {}
+        self._hit: Set[object] = set()
         self._float_assumed: Dict[Tuple[int, str], int] = {}   # (env, name) -> level assumed while judging it
         self._within: List[cst.FunctionDef] = []     # helpers of this file being judged (`within`)
         self._within_cls: List[str] = []             # ... and the class of each ("" for a function)
@@ -287,7 +287,7 @@ class Tensors:
                     return self.is_bool(node.func.value, depth + 1)
             return False
         if isinstance(node, cst.Name):
-            entry = self._env().get(node.value)
+            entry, _ = self._reaching(self._env(), node.value, node)
             if not isinstance(entry, list) or not entry:
                 return False
             return all(not isinstance(v, (str, tuple)) and self.is_bool(v, depth + 1) for v in entry)
@@ -317,7 +317,7 @@ class Tensors:
             return any(self.is_scalar(s, depth + 1) for s in sides) and \
                 all(self.is_scalar(s, depth + 1) or self.kind(s) == VALUE for s in sides)
         if isinstance(node, cst.Name):
-            entry = self._env().get(node.value)
+            entry, _ = self._reaching(self._env(), node.value, node)
             if not isinstance(entry, list) or not entry:
                 return False
             return all(not isinstance(v, (str, tuple)) and self.is_scalar(v, depth + 1) for v in entry)
@@ -671,26 +671,46 @@ class Tensors:
             if isinstance(star, cst.Param):
                 env[star.name.value] = VALUE
         collector = _Assignments()
-        walk(fn.body, collector.enter, lambda node: None)
+        walk(fn.body, collector.enter, collector.leave)
         # a parameter the body uses as a tensor (`x.shape`, `x.view(...)`) is one; so is an optional
         # parameter (`mask=None`, `Optional[Tensor]`) used that way
         optional = {p.name.value for p in ordered + list(params.kwonly_params) if _optional_param(p)}
         for name in collector.evidence:
             if env.get(name) == WEAK or (env.get(name) == UNKNOWN and name in optional):
                 env[name] = TENSOR
+        where: Dict[str, List[Where]] = {}
         for name, values in collector.values.items():
+            where[name] = collector.where[name]
             if name in env and isinstance(env[name], str):
                 values = [env[name]] + values
+                where[name] = [ENTRY] + where[name]
             env[name] = values
+        env[" where"], env[" uses"] = where, collector.uses
         return env
 
-    def _name_kind(self, name: str) -> str:
+    def _reaching(self, env, name: str, use: Optional[cst.CSTNode]):
+        """The bindings of `name` that reach `use` (`reaching`) and a key naming that set (the name itself when it
+        is all of them)."""
+        entry = env.get(name)
+        if not isinstance(entry, list) or use is None:
+            return entry, name
+        defs = env[" where"].get(name)
+        at = env[" uses"].get(id(use))
+        if not defs or at is None or len(defs) != len(entry):
+            return entry, name
+        keep = reaching(defs, at)
+        if len(keep) == len(entry):
+            return entry, name
+        return [entry[i] for i in keep], (name, tuple(keep))
+
+    def _name_kind(self, name: str, use: Optional[cst.CSTNode] = None) -> str:
         if name in ("True", "False", "None"):
             return VALUE
         env = self._env()
+        entry, key = self._reaching(env, name, use)
         memo = env.setdefault(" memo", {})
-        if name in memo:
-            return memo[name]
+        if key in memo:
+            return memo[key]
         # Judgements made mid-recursion are not memoised (they rest on assumptions), so long chains of
         # assignments that refer to each other can take exponential time: past a budget, say "unknown"
         # (no warning) rather than spend minutes on one function.
@@ -698,13 +718,13 @@ class Tensors:
         if budget[0] <= 0:
             return UNKNOWN
         budget[0] -= 1
-        kind = self._compute_name_kind(env, name)
+        kind = self._compute_name_kind(entry, key)
         if not self._active:              # results computed mid-recursion depend on assumptions
-            memo[name] = kind
+            memo[key] = kind
         return kind
 
-    def _compute_name_kind(self, env, name: str) -> str:
-        entry = env.get(name)
+    def _compute_name_kind(self, entry, name) -> str:
+        """The kind of a name whose reaching bindings are `entry`; `name`: the key of that set (`_reaching`)."""
         if entry is None:
             return UNKNOWN
         if isinstance(entry, str):
@@ -805,7 +825,7 @@ class Tensors:
     # ---- expressions -----------------------------------------------------------------------------
     def _kind(self, node: cst.CSTNode) -> str:
         if isinstance(node, cst.Name):
-            return self._name_kind(node.value)
+            return self._name_kind(node.value, node)
         if isinstance(node, (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.ConcatenatedString,
                              cst.FormattedString, cst.Tuple, cst.List, cst.Dict, cst.Set, cst.ListComp,
                              cst.DictComp, cst.SetComp, cst.Ellipsis)):
@@ -969,20 +989,94 @@ def _device(ctx, node: cst.CSTNode) -> bool:
         or (isinstance(node, cst.Call) and (ctx.qualify(node.func) or "") == "torch.device")
 
 
+class Where:
+    """Where a binding or a use sits in its function, enough to tell which bindings reach a use: `order`, the
+    statement's place in the text; `blocks`, the ids of the suites around it, outermost first; `loops`, the ids of
+    the `for` / `while` loops around it; `sure`: a binding that runs whenever its statement does (not one in a
+    comprehension or a walrus inside an expression), so it hides the bindings before it from what follows."""
+    __slots__ = ("order", "blocks", "loops", "sure")
+
+    def __init__(self, order: int, blocks: tuple, loops: tuple, sure: bool = True):
+        self.order, self.blocks, self.loops, self.sure = order, blocks, loops, sure
+
+
+ENTRY = Where(-1, (), ())                   # a parameter: bound before the body runs
+
+
+def reaching(defs: List[Where], use: Optional[Where]) -> List[int]:
+    """The indices of the bindings in `defs` that can reach `use` (flow-sensitive, structured): the last binding
+    before the use in a suite around it (it runs on every path to the use and hides the ones before it), the
+    bindings between that one and the use, and the bindings later in a loop around the use that does not also
+    hold that last binding (they reach it through the loop's next iteration). Without a `use`: all of them."""
+    if use is None:
+        return list(range(len(defs)))
+    last = -1
+    for i, d in enumerate(defs):
+        if d.sure and d.order < use.order and use.blocks[:len(d.blocks)] == d.blocks and \
+                (last < 0 or d.order >= defs[last].order):
+            last = i
+    floor = defs[last].order if last >= 0 else -2
+    hidden = set(defs[last].loops) if last >= 0 else set()
+    out = []
+    for i, d in enumerate(defs):
+        if i == last or floor < d.order < use.order or (not d.sure and d.order == use.order):
+            out.append(i)
+        elif d.order >= use.order and any(lp in use.loops and lp not in hidden for lp in d.loops):
+            out.append(i)
+    return out
+
+
 class _Assignments:
-    """Collect name -> assigned value nodes in a function body (not in nested functions)."""
+    """Collect name -> assigned value nodes in a function body (not in nested functions), with where each binding
+    and each use of a name is (`Where`), for `reaching`."""
 
     def __init__(self):
         self.values: Dict[str, list] = {}
+        self.where: Dict[str, List[Where]] = {}
+        self.uses: Dict[int, Where] = {}          # id(Name node) -> where it is read
         self.evidence: Set[str] = set()     # names used the way only tensors are: x.shape, x.view(...)
+        self._order = 0
+        self._blocks: List[int] = []
+        self._loops: List[int] = []
+        self._expr: List[int] = []          # comprehensions, `and` / `or`, `a if c else b` being walked
+        self._head: Optional[Where] = None  # where a `for` / `with` / `except` binds its targets
+
+    def here(self, sure: bool = True) -> Where:
+        return Where(self._order, tuple(self._blocks), tuple(self._loops), sure and not self._expr)
 
     def enter(self, node: cst.CSTNode) -> bool:
+        if isinstance(node, (cst.BaseSmallStatement, cst.BaseCompoundStatement)):
+            self._order += 1
+            self._head = None
+        elif isinstance(node, cst.BaseSuite):
+            self._blocks.append(id(node))
+        elif isinstance(node, (cst.CompFor, cst.BooleanOperation, cst.IfExp)):
+            self._expr.append(id(node))
+        elif isinstance(node, cst.Name):
+            self.uses[id(node)] = self.here()
+        if isinstance(node, (cst.For, cst.While)):
+            self._loops.append(id(node))
+        if isinstance(node, (cst.For, cst.With, cst.ExceptHandler)):
+            # its targets are bound inside its body (a loop may run no time, an exception may not be raised)
+            self._head = Where(self._order, tuple(self._blocks) + (id(node.body),), tuple(self._loops))
         visit = getattr(self, "visit_" + type(node).__name__, None)
         return visit(node) if visit else True
 
+    def leave(self, node: cst.CSTNode) -> None:
+        if isinstance(node, cst.BaseSuite):
+            self._blocks.pop()
+        elif isinstance(node, (cst.CompFor, cst.BooleanOperation, cst.IfExp)):
+            self._expr.pop()
+        if isinstance(node, (cst.For, cst.While)):
+            self._loops.pop()
+
+    def _add(self, name: str, value, where: Optional[Where] = None) -> None:
+        self.values.setdefault(name, []).append(value)
+        self.where.setdefault(name, []).append(where or self._head or self.here())
+
     def _bind(self, target: cst.CSTNode, value) -> None:
         if isinstance(target, cst.Name):
-            self.values.setdefault(target.value, []).append(value)
+            self._add(target.value, value)
         elif isinstance(target, (cst.Tuple, cst.List)):
             elems = [e.value for e in target.elements]
             if isinstance(value, (cst.Tuple, cst.List)) and len(value.elements) == len(elems):
@@ -1043,13 +1137,13 @@ class _Assignments:
         if isinstance(target, cst.Name) and not isinstance(iterable, (cst.Call, cst.List, cst.Tuple)) or \
                 isinstance(target, cst.Name) and isinstance(iterable, cst.Call) and \
                 not (isinstance(iterable.func, cst.Name) and iterable.func.value in CONTAINER_BUILTINS):
-            self.values.setdefault(target.value, []).append(("iter", iterable))
+            self._add(target.value, ("iter", iterable), self._head)
         else:
             self._bind_unknown(target)
 
     def _bind_unknown(self, target) -> None:
         if isinstance(target, cst.Name):
-            self.values.setdefault(target.value, []).append(UNKNOWN)
+            self._add(target.value, UNKNOWN, self._head)
         elif isinstance(target, (cst.Tuple, cst.List)):
             for e in target.elements:
                 self._bind_unknown(e.value)
@@ -1066,4 +1160,5 @@ class _Assignments:
             self._bind_unknown(node.name.name)
 
     def visit_CompFor(self, node: cst.CompFor) -> None:
+        self._head = self.here(False)
         self._bind_element(node.target, node.iter)

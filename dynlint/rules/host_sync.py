@@ -255,7 +255,15 @@ class TensorTolistCall(TorchRule):
         @torch.compile
         def rebuild(x):
             return torch.tensor(x.tolist()) * 2
-    """, "rebuild(torch.ones(3))")]
+    """, "rebuild(torch.ones(3))"), Example("""
+        import torch
+
+        @torch.compile
+        def route(gates):
+            weights = gates.sum(0)
+            weights = weights.tolist()      # the name is a tensor here, a list after
+            return gates * max(weights)
+    """, "route(torch.ones(4, 2))")]
     VALID = [Example("""
         import torch
 
