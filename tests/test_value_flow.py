@@ -88,3 +88,51 @@ def test_a_binding_inside_a_loop_body_does_not_hide_the_one_before_the_loop():
 ])
 def test_bindings_inside_an_expression_reach_their_uses(body):
     assert "DYN201" in {c for _, c in codes(body)}
+
+
+NET = '''
+import torch
+from torch import nn
+
+
+class Block(nn.Module):
+    def forward(self, hidden_states, height, width):
+        pad = torch.zeros(height, width)
+        return hidden_states.view(-1, height, width) + pad
+{extra}
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.blocks = nn.ModuleList([Block() for _ in range(2)])
+
+    def forward(self, x):
+        b, h, w = x.shape
+        for block in self.blocks:
+            x = block(x, {height}, w)
+        return x
+'''
+
+
+def sizes_warned(height="h", extra=""):
+    result = api.check_source(NET.format(height=height, extra=extra), select=("DYN403",))
+    return sorted(f.line for f in result.findings)
+
+
+def test_a_forward_parameter_takes_the_kind_its_callers_pass():
+    # `height` is an int from `x.shape` at the one call: not the tensor its name-less guess would make it
+    assert sizes_warned() == []
+    # a tensor at the call: the sizes are tensors (each call reported once, at its first line)
+    assert sizes_warned(height="x.sum()") == [8, 9]
+
+
+def test_callers_that_disagree_leave_the_parameter_unknown():
+    # not known (an int at one call, unknown at the other): no warning, and no guess either
+    src = NET.format(height="h", extra="").replace(
+        "            x = block(x, h, w)", "            x = block(x, h, w)\n        x = self.blocks[0](x, self.n, w)")
+    assert api.check_source(src, select=("DYN403",)).findings == []
+
+
+def test_a_class_used_where_this_file_cannot_see_keeps_the_guess():
+    # Block escapes (named outside the calls that build it): its callers are not all in view
+    assert sizes_warned(height="h", extra="\nREGISTRY = [Block]\n") == [8, 9]

@@ -13,8 +13,11 @@ assignments agree on. Kinds:
 """
 from __future__ import annotations
 
+import collections
+import functools
 import io
 import re
+import tokenize
 from contextlib import contextmanager
 from typing import Dict, List, Optional, Set, Tuple
 
@@ -204,7 +207,6 @@ class Tensors:
         # uses it as one (`x.shape`, `x.view(...)`); what a fix needs before it rewrites `int(t)` as `t.long()`
         self.strict = strict
         self._envs: Dict[int, Dict[str, object]] = {}
-        self._self_tensor_attrs: Optional[Set[str]] = None
         self._active: Set[object] = set()          # keys of names being judged (`_reaching`)
         self._assumed: Dict[object, Optional[str]] = {}
         self._hit: Set[object] = set()
@@ -214,6 +216,8 @@ class Tensors:
         self._helpers: Dict[str, int] = {}           # helper name -> level of what it returns
         # helper name -> (its def, its return values), or None; the defs stay alive: environments are keyed by id()
         self._helper_defs: Dict[str, Optional[Tuple[cst.FunctionDef, List[cst.BaseExpression]]]] = {}
+        self._callers: Dict[Tuple[str, str], Optional[Dict[str, str]]] = {}   # (class, method) -> param kinds
+        self._self_attrs: Dict[str, Set[str]] = {}                             # class -> its tensor attributes
 
     @classmethod
     def of(cls, ctx) -> "Tensors":
@@ -519,10 +523,6 @@ class Tensors:
         with self.within(fn, cls):
             return how(node)
 
-    def _foreign_self(self) -> bool:
-        """Inside a function of this file other than the unit's own: `self` there is not the unit's class."""
-        return bool(self._within_cls) and self._within_cls[-1] != self.ctx.class_name
-
     def bindings(self, name: str) -> Optional[List[Tuple[cst.BaseExpression, Optional[cst.FunctionDef], str]]]:
         """Every value the local `name` is bound to, each with the function to judge it in (None: this one) and
         that function's class: its assignments, and for `a, b = f(x)` / `a, b = self.sub(x)` the element of
@@ -657,9 +657,92 @@ class Tensors:
                 return UNKNOWN
             return VALUE if isinstance(p.default, (cst.Integer, cst.Float, cst.SimpleString, cst.Name,
                                                    cst.Tuple, cst.List, cst.UnaryOperation)) else UNKNOWN
+        given = (self._from_callers(fn) or {}).get(name)
+        if given is not None:
+            return given
         if fn.name.value == "forward" and not INT_LIKE_PARAM.search(name) and not self.strict:
             return TENSOR
         return WEAK
+
+    def _self_class(self) -> str:
+        """The class whose `self` is in view: that of the function judged `within`, else the unit's."""
+        return self._within_cls[-1] if self._within_cls else self.ctx.class_name
+
+    def _from_callers(self, fn: cst.FunctionDef) -> Optional[Dict[str, str]]:
+        """The kinds of a method's plain parameters (no annotation, no default) from every call of it in this file:
+        `self.block(x, h, w)` where `__init__` made `block` an instance of the method's class (directly, in a
+        ModuleList, called in a loop over it, or indexed), for `forward`; `self.method(x, h)` in the class itself,
+        for its other methods. A parameter is what all the arguments passed to it are (`combine`): a tensor, a
+        Python value, or unknown when they disagree or one is not known; unknown stays unknown. None (not known:
+        the parameter keeps its default) when the class may be used where this file cannot see: subclassed, named
+        anywhere but in the calls that build it, imported by another file, or a call passes `*args` / `**kw`."""
+        cls = self._self_class()
+        ix, project = self.ctx.index, self.ctx.project
+        if not cls or ix is None or project is None or cls not in ix.classes:
+            return None
+        key = (cls, fn.name.value)
+        if key in self._callers:
+            return self._callers[key]
+        self._callers[key] = None                       # a call chain back to itself: not known
+        if len(self._within) < 4:                       # callers' callers are judged too, to a depth
+            self._callers[key] = self._read_callers(fn, cls)
+        return self._callers[key]
+
+    def _read_callers(self, fn: cst.FunctionDef, cls: str) -> Optional[Dict[str, str]]:
+        ix, project = self.ctx.index, self.ctx.project
+        method = fn.name.value
+        ordered = list(fn.params.posonly_params) + list(fn.params.params)
+        plain = [p.name.value for p in ordered[1:] + list(fn.params.kwonly_params)
+                 if p.annotation is None and p.default is None]
+        if not plain or not ordered or ordered[0].name.value != "self" or fn.params.star_arg is not None and \
+                isinstance(fn.params.star_arg, cst.Param):
+            return None
+        qual = f"{ix.module}.{cls}"
+        if any(qual in other.imports.values() for other in project.by_path.values() if other is not ix) or \
+                any((ix.path, cls) in project.bases(path, name)
+                    for path, other in project.by_path.items() for name in other.classes):
+            return None
+        if method == "forward":
+            named, called = _name_uses(self.ctx.source or "")
+            built = called[cls]
+            if named[cls] != built + 1:                  # `class C(...)` and the calls that build it, nothing else
+                return None
+            holders = {(c, attr) for c, info in ix.classes.items() for attr in info.attrs
+                       if (ix.path, cls) in [(p, ci.name) for p, ci in project.attr_classes(ix.path, c, attr)]}
+            if sum(ix.classes[c].attrs[attr].count(cls) for c, attr in holders) != built:
+                return None                              # built somewhere else too
+        else:
+            holders = {(cls, method)}
+        kinds: Dict[str, List[str]] = {name: [] for name in plain}
+        for info in ix.functions.values():
+            if not any(site.kind == "self" and (info.cls, site.target) in holders for site in info.calls):
+                continue
+            caller = self._helper_def(info)
+            if caller is None:
+                return None
+            for call in _calls_through(caller, {attr for c, attr in holders if c == info.cls}):
+                if any(a.star for a in call.args):
+                    return None
+                bound: Dict[str, cst.BaseExpression] = {}
+                names = [p.name.value for p in ordered[1:]]
+                for i, a in enumerate(a for a in call.args if a.keyword is None):
+                    if i < len(names):
+                        bound[names[i]] = a.value
+                for a in call.args:
+                    if a.keyword is not None:
+                        bound[a.keyword.value] = a.value
+                with self.within(caller, info.cls):
+                    for name in plain:
+                        if name in bound:
+                            kinds[name].append(self.kind(bound[name]))
+        out = {}
+        for name, found in kinds.items():
+            if found:
+                result = found[0]
+                for k in found[1:]:
+                    result = combine(result, k)
+                out[name] = result
+        return out
 
     def _build_env(self, fn: cst.FunctionDef) -> Dict[str, object]:
         env: Dict[str, object] = {}
@@ -782,33 +865,31 @@ class Tensors:
         return k if k in (TENSOR, WEAK) else UNKNOWN
 
     def _self_attr_kind(self, attr: str) -> str:
-        if self._foreign_self():
+        cls = self._self_class()
+        project, ix = self.ctx.project, self.ctx.index
+        if not (cls and ix and project and cls in ix.classes):
             return UNKNOWN
-        if self._self_tensor_attrs is None:
-            self._self_tensor_attrs = set()
-            project, ix, cls = self.ctx.project, self.ctx.index, self.ctx.class_name
-            if cls and ix and project and cls in ix.classes:
-                for p, c in [(ix.path, cls), *project.bases(ix.path, cls)]:
-                    info = project.by_path[p].classes.get(c)
-                    if not info:
-                        continue
-                    self._self_tensor_attrs.update(info.registered)
-                    for a, ctors in info.attrs.items():
-                        q = [project.by_path[p].qualify(x) for x in ctors]
-                        if q and (q[0] in TENSOR_CTORS or
-                                  (q[0].startswith("torch.") and self._torch_call(q[0]) == TENSOR)):
-                            self._self_tensor_attrs.add(a)
-                # a subclass of nn.Linear / nn.Conv2d / nn.LayerNorm ... inherits its parameters
-                for base in project.external_bases(ix.path, cls):
-                    head, _, last = base.rpartition(".")
-                    if head.startswith("torch.nn") and last in PARAMETRISED_LAYERS:
-                        self._self_tensor_attrs.update(INHERITED_PARAMS)
-        return TENSOR if attr in self._self_tensor_attrs else UNKNOWN
+        if cls not in self._self_attrs:
+            found = self._self_attrs[cls] = set()
+            for p, c in [(ix.path, cls), *project.bases(ix.path, cls)]:
+                info = project.by_path[p].classes.get(c)
+                if not info:
+                    continue
+                found.update(info.registered)
+                for a, ctors in info.attrs.items():
+                    q = [project.by_path[p].qualify(x) for x in ctors]
+                    if q and (q[0] in TENSOR_CTORS or
+                              (q[0].startswith("torch.") and self._torch_call(q[0]) == TENSOR)):
+                        found.add(a)
+            # a subclass of nn.Linear / nn.Conv2d / nn.LayerNorm ... inherits its parameters
+            for base in project.external_bases(ix.path, cls):
+                head, _, last = base.rpartition(".")
+                if head.startswith("torch.nn") and last in PARAMETRISED_LAYERS:
+                    found.update(INHERITED_PARAMS)
+        return TENSOR if attr in self._self_attrs[cls] else UNKNOWN
 
     def _submodule(self, attr: str) -> bool:
-        if self._foreign_self():
-            return False
-        project, ix, cls = self.ctx.project, self.ctx.index, self.ctx.class_name
+        project, ix, cls = self.ctx.project, self.ctx.index, self._self_class()
         if not (cls and ix and project and cls in ix.classes):
             return False
         for p, c in [(ix.path, cls), *project.bases(ix.path, cls)]:
@@ -927,6 +1008,57 @@ class Tensors:
             return TENSOR            # torch.cat, torch.where, torch.isnan, ...
         # torch.nn.Linear(...), torch.cuda.*, torch.distributed.*, torch._C.*, torch.Generator(...): not known
         return UNKNOWN
+
+
+@functools.lru_cache(maxsize=8)
+def _name_uses(source: str) -> Tuple[collections.Counter, collections.Counter]:
+    """How often each name occurs in the code (not in strings or comments), and how often called (`name(`)."""
+    named: collections.Counter = collections.Counter()
+    called: collections.Counter = collections.Counter()
+    before = prev = None
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(source).readline):
+            if prev is not None and prev.type == tokenize.NAME and tok.string == "(" and \
+                    not (before is not None and before.string in ("class", "def")):
+                called[prev.string] += 1
+            if tok.type == tokenize.NAME:
+                named[tok.string] += 1
+            before, prev = prev, tok
+    except (tokenize.TokenError, SyntaxError):
+        return collections.Counter(), collections.Counter({"": 1})     # nothing matches
+    return named, called
+
+
+def _calls_through(fn: cst.FunctionDef, attrs: Set[str]) -> List[cst.Call]:
+    """The calls in `fn` of `self.<attr>(...)`, `self.<attr>[i](...)` and of a loop variable over `self.<attr>`
+    (`for layer in self.layers:` / `enumerate(self.layers)`), for the attributes `attrs`."""
+    def holder(e) -> Optional[str]:
+        if isinstance(e, cst.Attribute) and isinstance(e.value, cst.Name) and e.value.value == "self":
+            return e.attr.value
+        return None
+
+    loops: Dict[str, str] = {}
+    calls: List[cst.Call] = []
+
+    def enter(node: cst.CSTNode) -> bool:
+        if isinstance(node, (cst.FunctionDef, cst.Lambda, cst.ClassDef)) and node is not fn:
+            return False
+        if isinstance(node, cst.For):
+            it, target = node.iter, node.target
+            if isinstance(it, cst.Call) and isinstance(it.func, cst.Name) and it.func.value == "enumerate" and \
+                    it.args and isinstance(target, cst.Tuple) and len(target.elements) == 2:
+                it, target = it.args[0].value, target.elements[1].value
+            if isinstance(target, cst.Name) and holder(it) in attrs:
+                loops[target.value] = holder(it)
+        elif isinstance(node, cst.Call):
+            f = node.func
+            if holder(f) in attrs or (isinstance(f, cst.Subscript) and holder(f.value) in attrs) or \
+                    (isinstance(f, cst.Name) and f.value in loops):
+                calls.append(node)
+        return True
+
+    walk(fn, enter, lambda node: None)
+    return calls
 
 
 def parse_lines(ctx, start: int, end: int, indent: int) -> Optional[cst.Module]:

@@ -175,7 +175,27 @@ class SizeFromTensorValue(TorchRule):
         def padding_mask(lengths, tokens):
             positions = torch.arange(tokens.shape[1])
             return positions[None, :] < lengths[:, None]
-    """, "padding_mask(torch.tensor([2, 3]), torch.ones(2, 3))")]
+    """, "padding_mask(torch.tensor([2, 3]), torch.ones(2, 3))"), Example("""
+        import torch
+        from torch import nn
+
+
+        class Block(nn.Module):
+            def forward(self, hidden_states, height, width):     # every caller passes ints from a shape
+                return hidden_states.reshape(-1, height, width) + torch.zeros(height, width)
+
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.blocks = nn.ModuleList([Block() for _ in range(2)])
+
+            def forward(self, x):
+                h, w = x.shape[-2:]
+                for block in self.blocks:
+                    x = block(x, h, w)
+                return x
+    """, "torch.compile(Net())(torch.randn(2, 3, 4))")]
 
     def _sizes(self, args):
         for a in args:
@@ -187,7 +207,7 @@ class SizeFromTensorValue(TorchRule):
     def _check(self, node: cst.Call, args) -> None:
         for a in self._sizes(args):
             if self.tensors.kind(a) == TENSOR:
-                self.report(a, expr=source_of(a))
+                self.report(node, expr=source_of(a))      # Dynamo breaks at the call (its first line)
                 return
 
     def visit_Call(self, node: cst.Call) -> None:
