@@ -11,7 +11,7 @@ from dynlint.core.cache import open_cache
 from dynlint.core.codes import ENGINE_CODES
 from dynlint.core.config import Config, load_config
 from dynlint.core.files import discover
-from dynlint.rules import all_rules
+from dynlint.rules import active_rules, all_rules
 
 
 def known_codes() -> list:
@@ -24,7 +24,7 @@ def check(paths: Sequence[str], config: Optional[Config] = None, debug: bool = F
     """Check files/folders like `dynlint check PATHS` (configuration from the nearest pyproject.toml).
     progress: optional `progress(stage, done, total)` callback (see dynlint/report/progress.py)."""
     config = config or load_config(paths, known_codes())
-    rules = [r for r in all_rules() if config.enabled(r.code)]     # per-file ignores filter findings later
+    rules = active_rules(config)     # per-file ignores filter findings later
     store = open_cache(config.root, config.fingerprint(), [r.code for r in rules], config.cache_dir) if cache else None
     notices: list = []
     result = engine.run(discover(paths, config, notices), config, rules, regions=regions, debug=debug, jobs=jobs,
@@ -37,7 +37,7 @@ def fix(paths: Sequence[str], config: Config, unsafe: bool = False, debug: bool 
         cache: bool = False, progress=None):
     """Check with the fixes applied in memory, in passes (core/fixer.py); nothing is written. A FixOutcome."""
     from dynlint.core import fixer  # only for --fix/--diff: a pre-commit check starts 5 ms sooner without it
-    rules = [r for r in all_rules() if config.enabled(r.code)]
+    rules = active_rules(config)
     # a cache of its own: findings cached by a dynlint without fixes would carry none
     store = open_cache(config.root, config.fingerprint() + "|fix", [r.code for r in rules], config.cache_dir) \
         if cache else None

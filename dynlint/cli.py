@@ -18,7 +18,7 @@ from dynlint.core.version import __version__
 from dynlint.report import progress
 from dynlint.report import text as text_format
 from dynlint.report.display import printable
-from dynlint.rules import all_rules
+from dynlint.rules import PREVIEW_BELOW, all_rules, is_preview, precision
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
@@ -95,6 +95,8 @@ def build_parser() -> argparse.ArgumentParser:
     sel.add_argument("--ignore", type=_codes, default=None, metavar="CODE,...", help="codes or prefixes to disable")
     sel.add_argument("--extend-ignore", type=_codes, default=[], metavar="CODE,...",
                      help="codes or prefixes to disable in addition")
+    sel.add_argument("--preview", action="store_true", default=None,
+                     help="run the preview rules too: those below 0.9 precision on real code (see `dynlint rules`)")
     sel.add_argument("--exclude", type=_globs, metavar="GLOB,...",
                      help="files and folders to skip, replacing the configuration's exclude")
     sel.add_argument("--extend-exclude", type=_globs, default=[], metavar="GLOB,...",
@@ -145,12 +147,19 @@ def _codes_documented() -> dict:
 
 def cmd_rules(out) -> int:
     kinds = {"run": "run problem"}
-    rows = [("code", "name", "family", "predicts", "fix")]
+
+    def measured(code):
+        m = precision(code)
+        return f"{m[0]:.2f} ({m[1]}/{m[1] + m[2]})" + (" preview" if is_preview(code) else "") if m else "-"
+
+    rows = [("code", "name", "family", "predicts", "fix", "precision on real code")]
     rows += [(r.code, r.name, r.family(), kinds.get(r.scope, "recompile" if r.recompiles else "graph break"),
-              r.fix_safety or "-") for _, r in sorted(_codes_documented().items())]
-    w = [max(len(row[i]) for row in rows) for i in range(4)]
-    for code, name, fam, kind, fix in rows:
-        out.write(f"{code:<{w[0]}}  {name:<{w[1]}}  {fam:<{w[2]}}  {kind:<{w[3]}}  {fix}\n")
+              r.fix_safety or "-", measured(r.code)) for _, r in sorted(_codes_documented().items())]
+    w = [max(len(row[i]) for row in rows) for i in range(5)]
+    for row in rows:
+        out.write("  ".join(f"{v:<{w[i]}}" for i, v in enumerate(row[:5])) + f"  {row[5]}\n")
+    out.write(f"\nPrecision on real code: findings Dynamo confirmed / findings on code it traced, on the model zoo "
+              f"(bench/zoo/). Preview rules (below {PREVIEW_BELOW}) run only with --preview.\n")
     return EXIT_CLEAN
 
 
@@ -218,6 +227,8 @@ def _configuration(args):
         cli_table["regions"] = args.regions
     if args.max_file_size is not None:
         cli_table["max-file-size"] = args.max_file_size
+    if args.preview:
+        cli_table["preview"] = True
     config = apply_table(config, cli_table, known, where="the command line")
     if args.device:
         config = config.with_(device=args.device)

@@ -142,10 +142,17 @@ def test_regions_flag(cli, tmp_path):
 def test_rules_and_rule_commands(cli):
     r = cli("rules")
     assert r.returncode == 0 and "DYN101  tensor-condition-in-branch" in r.stdout
-    header, *rows = r.stdout.splitlines()
-    assert header.split() == ["code", "name", "family", "predicts", "fix"]
-    fixes = {row.split()[0]: row.split()[-1] for row in rows}
+    header, *rows = r.stdout.split("\n\n")[0].splitlines()
+    assert header.split() == ["code", "name", "family", "predicts", "fix", "precision", "on", "real", "code"]
+    at, measured_at = header.index("fix"), header.index("precision")
+    fixes = {row.split()[0]: row[at:measured_at].strip() for row in rows}
     assert fixes["DYN301"] == "safe" and fixes["DYN000"] == "-"          # the fix column: safe, unsafe or none
+    from dynlint.rules import is_preview, precision
+    for row in rows:                    # the measured precision, as rules/measured.py has it, and preview below 0.9
+        code, shown = row.split()[0], row[measured_at:].strip()
+        m = precision(code)
+        assert shown == ("-" if m is None else f"{m[0]:.2f} ({m[1]}/{m[1] + m[2]})" +
+                         (" preview" if is_preview(code) else "")), row
     r = cli("rule", "dyn101")
     assert r.returncode == 0
     for section in ("What it does", "Why is this bad?", "Example", "Use instead", "Data-dependent branching"):
@@ -282,3 +289,14 @@ def test_config_flag_reads_a_standalone_file(cli, tmp_path):
     write_tree(tmp_path, {"m.py": BAD, "ci/lint.toml": "select = ['DYN3']\n"})
     r = cli("check", ".", "-q", "--no-cache", "--config", "ci/lint.toml", cwd=tmp_path)
     assert [line.split()[1] for line in finding_lines(r.stdout)] == ["DYN301"], r.stdout + r.stderr
+
+
+def test_preview_from_the_flag_or_the_configuration(cli, tmp_path):
+    write_tree(tmp_path, {"pyproject.toml": "[tool.dynlint]\n", "t.py": "x = 1\n"})
+    assert "preview = False" in cli("check", ".", "--show-settings", cwd=tmp_path).stdout
+    assert "preview = True" in cli("check", ".", "--preview", "--show-settings", cwd=tmp_path).stdout
+    (tmp_path / "pyproject.toml").write_text("[tool.dynlint]\npreview = true\n")
+    assert "preview = True" in cli("check", ".", "--show-settings", cwd=tmp_path).stdout
+    (tmp_path / "pyproject.toml").write_text("[tool.dynlint]\npreview = \"yes\"\n")
+    r = cli("check", ".", cwd=tmp_path)
+    assert r.returncode == 2 and "'preview' must be true or false" in r.stderr

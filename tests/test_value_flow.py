@@ -136,3 +136,36 @@ def test_callers_that_disagree_leave_the_parameter_unknown():
 def test_a_class_used_where_this_file_cannot_see_keeps_the_guess():
     # Block escapes (named outside the calls that build it): its callers are not all in view
     assert sizes_warned(height="h", extra="\nREGISTRY = [Block]\n") == [8, 9]
+
+
+def test_the_elements_of_a_parameter_only_guessed_to_be_a_tensor_are_not_tensors():
+    src = '''
+import torch
+from torch import nn
+
+
+class Stage(nn.Module):
+    def forward(self, hidden_states, input_dimensions):
+        height, width = input_dimensions
+        return hidden_states.view(-1, height, width)
+'''
+    assert api.check_source(src, select=("DYN403",)).findings == []
+    # a parameter the body uses as a tensor is one, and so are its rows
+    src = src.replace("hidden_states.view(-1, height, width)", "hidden_states.view(-1, height, width) + "
+                      "input_dimensions.sum()")
+    assert api.check_source(src, select=("DYN403",)).findings != []
+
+
+def test_a_rule_measured_below_the_preview_bar_runs_only_under_preview(monkeypatch, tmp_path):
+    from pathlib import Path
+
+    from dynlint.core.config import Config
+    from dynlint.rules import measured
+
+    (tmp_path / "m.py").write_text("import torch\n\n@torch.compile\ndef f(x):\n    print(x)\n    return x\n")
+    config = Config(root=Path(tmp_path).resolve())
+    found = [f.code for f in api.check([str(tmp_path)], config).findings]
+    assert "DYN301" in found
+    monkeypatch.setitem(measured.MEASURED, "DYN301", {"right": 8, "false": 2, "unverified": 0, "sites": 8})
+    assert "DYN301" not in [f.code for f in api.check([str(tmp_path)], config).findings]
+    assert "DYN301" in [f.code for f in api.check([str(tmp_path)], config.with_(preview=True)).findings]

@@ -44,6 +44,8 @@ ROOT = HERE.parent.parent
 sys.path.insert(0, str(HERE.parent))
 from speed import ensure_tree  # noqa: E402  (bench/speed.py: the transformers tree of the same release)
 
+from dynlint.rules import PREVIEW_BELOW  # noqa: E402  (a rule below this precision is a preview rule)
+
 
 # ---- labels --------------------------------------------------------------------------------------------
 def parse_ranges(text):
@@ -137,16 +139,11 @@ def load_findings(report):
 
 
 # ---- scoring -------------------------------------------------------------------------------------------
-def score(labels, findings, preview_codes=()):
-    spans = collections.defaultdict(list)
-    for f in findings:
-        spans[f["file"]].append(f)
 
-    def found(key):
-        return [f for f in spans.get(key[0], []) if f["line"] <= key[1] <= f["end_line"]]
 
-    per_rule = collections.defaultdict(lambda: collections.Counter())
+def score(labels, findings):
     verdicts = []
+    per_rule = collections.defaultdict(collections.Counter)
     for f in findings:
         span = range(f["line"], f["end_line"] + 1)
         if any((f["file"], n) in labels.breaks or (f["file"], n) in labels.recompiles for n in span):
@@ -157,69 +154,101 @@ def score(labels, findings, preview_codes=()):
             verdict = "unverified"
         per_rule[f["code"]][verdict] += 1
         verdicts.append((verdict, f))
+    preview = {code for code, c in per_rule.items()
+               if c["right"] + c["false alarm"] and c["right"] / (c["right"] + c["false alarm"]) < PREVIEW_BELOW}
+    s = {"per_rule": per_rule, "verdicts": verdicts, "preview": preview}
+    for name, chosen in (("all", findings), ("default", [f for f in findings if f["code"] not in preview])):
+        s[name] = _totals(labels, chosen, [v for v, f in verdicts if f["code"] not in preview or name == "all"])
+    for (file, line), site in labels.breaks.items():
+        for f in findings:
+            if f["file"] == file and f["line"] <= line <= f["end_line"]:
+                per_rule[f["code"]]["sites"] += 1
+    return s
+
+
+def _totals(labels, findings, verdicts):
+    spans = collections.defaultdict(list)
+    for f in findings:
+        spans[f["file"]].append(f)
+
+    def found(key):
+        return any(f["line"] <= key[1] <= f["end_line"] for f in spans.get(key[0], ()))
 
     per_gb = collections.defaultdict(collections.Counter)
     misses = []
     for key, site in sorted(labels.breaks.items()):
         gb = site["gb"].most_common(1)[0][0]
-        hit = found(key)
         per_gb[gb]["sites"] += 1
-        per_gb[gb]["found"] += bool(hit)
-        if not hit:
+        per_gb[gb]["found"] += found(key)
+        if not found(key):
             misses.append((key, site))
-    rc_found = sum(bool(found(key)) for key in labels.recompiles)
-    default = [v for v, f in verdicts if f["code"] not in preview_codes]
-    return {
-        "right": default.count("right"), "false": default.count("false alarm"),
-        "unverified": default.count("unverified"),
-        "sites": len(labels.breaks), "found": len(labels.breaks) - len(misses),
-        "rc_sites": len(labels.recompiles), "rc_found": rc_found,
-        "per_rule": per_rule, "per_gb": per_gb, "misses": misses, "verdicts": verdicts,
-    }
+    return {"right": verdicts.count("right"), "false": verdicts.count("false alarm"),
+            "unverified": verdicts.count("unverified"), "sites": len(labels.breaks),
+            "found": len(labels.breaks) - len(misses), "rc_sites": len(labels.recompiles),
+            "rc_found": sum(found(key) for key in labels.recompiles), "per_gb": per_gb, "misses": misses}
 
 
 def ratio(a, b):
     return f"{a / b:.2f}" if b else "n/a"
 
 
-def render(labels, s, preview_codes, command):
+def render(labels, s, command):
     h = labels.header
     models = {r["model"] for r in labels.records}
     ran = {r["model"] for r in labels.ran}
-    covered = labels.covered_lines()
+    d, a = s["default"], s["all"]
     out = [
         f"Zoo: transformers {h['transformers']}, torch {h['torch']}, Python {h['python']}: {len(labels.records)} "
         f"records of {len(models)} model types, {len(labels.ran)} compiled ({len(ran)} model types); "
-        f"{s['sites']} break sites, {s['rc_sites']} recompile sites with a guard line "
+        f"{d['sites']} break sites, {d['rc_sites']} recompile sites with a guard line "
         f"({labels.size_recompiles} recompiles on tensor sizes alone, not scored), "
-        f"{covered:,} lines Dynamo traced in {labels.covered_files()} files.",
+        f"{labels.covered_lines():,} lines Dynamo traced in {labels.covered_files()} files.",
         "",
-        f"    covered-line precision: {ratio(s['right'], s['right'] + s['false'])}",
-        f"    break-site recall: {ratio(s['found'], s['sites'])}",
-        f"    recompile recall: {ratio(s['rc_found'], s['rc_sites'])}",
+        f"    covered-line precision: {ratio(d['right'], d['right'] + d['false'])}",
+        f"    break-site recall: {ratio(d['found'], d['sites'])}",
+        f"    recompile recall: {ratio(d['rc_found'], d['rc_sites'])}",
         "",
-        f"Default rules: {s['right']} findings right, {s['false']} false alarms, {s['unverified']} unverified "
-        f"(on lines no compiled model ran); break sites found {s['found']} of {s['sites']}; recompile sites "
-        f"found {s['rc_found']} of {s['rc_sites']}. Reproduce: `{command}`.",
+        f"Default rules: {d['right']} findings right, {d['false']} false alarms, {d['unverified']} unverified (on "
+        f"code no compiled model traced); break sites found {d['found']} of {d['sites']}, recompile sites "
+        f"{d['rc_found']} of {d['rc_sites']}. With the preview rules too (`--preview`): precision "
+        f"{ratio(a['right'], a['right'] + a['false'])} ({a['right']} right, {a['false']} false alarms), break-site "
+        f"recall {ratio(a['found'], a['sites'])}. Preview rules (precision below {PREVIEW_BELOW}): "
+        f"{', '.join(sorted(s['preview'])) or 'none'}. Reproduce: `{command}`.",
         "",
-        "| rule | findings | right | false alarms | unverified | precision |",
-        "|---|---:|---:|---:|---:|---:|",
+        "| rule | findings | right | false alarms | unverified | precision | break sites found |",
+        "|---|---:|---:|---:|---:|---:|---:|",
     ]
     for code, c in sorted(s["per_rule"].items()):
-        tag = " (preview)" if code in preview_codes else ""
-        out.append(f"| {code}{tag} | {sum(c.values())} | {c['right']} | {c['false alarm']} | {c['unverified']} | "
-                   f"{ratio(c['right'], c['right'] + c['false alarm'])} |")
-    out += ["", "| Dynamo's break (gb_type) | sites | found | recall |", "|---|---:|---:|---:|"]
-    for gb, c in sorted(s["per_gb"].items(), key=lambda kv: -kv[1]["sites"]):
+        tag = " (preview)" if code in s["preview"] else ""
+        n = c["right"] + c["false alarm"] + c["unverified"]
+        out.append(f"| {code}{tag} | {n} | {c['right']} | {c['false alarm']} | {c['unverified']} | "
+                   f"{ratio(c['right'], c['right'] + c['false alarm'])} | {c['sites']} |")
+    out += ["", "| Dynamo's break (gb_type) | sites | found (default rules) | recall |", "|---|---:|---:|---:|"]
+    for gb, c in sorted(d["per_gb"].items(), key=lambda kv: (-kv[1]["sites"], kv[0])):
         out.append(f"| {gb} | {c['sites']} | {c['found']} | {ratio(c['found'], c['sites'])} |")
     return "\n".join(out)
+
+
+def write_measured(path, labels, s):
+    """dynlint/rules/measured.py: each rule's counts, read by `dynlint rules` and the choice of preview rules."""
+    h = labels.header
+    lines = ['"""What each rule\'s findings were on real code: written by `python bench/zoo/score.py --write '
+             'docs/accuracy.md`',
+             f"from the zoo (bench/zoo/: transformers {h['transformers']}, torch {h['torch']}), read by `dynlint "
+             'rules` and by the choice',
+             'of preview rules. Data only."""', "", "MEASURED: dict = {"]
+    for code, c in sorted(s["per_rule"].items()):
+        lines.append(f'    "{code}": {{"right": {c["right"]}, "false": {c["false alarm"]}, '
+                     f'"unverified": {c["unverified"]}, "sites": {c["sites"]}}},')
+    lines.append("}")
+    Path(path).write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
 def listing(labels, s, what):
     out = []
     if what in ("misses", "all"):
         out.append("\nmissed break sites:")
-        for (file, line), site in s["misses"]:
+        for (file, line), site in s["default"]["misses"]:
             gb = ", ".join(f"{g} x{n}" for g, n in site["gb"].most_common())
             text = _line(labels, file, line)
             out.append(f"  {file}:{line}  [{gb}{', skipped' if site['skipped'] else ''}] "
@@ -269,14 +298,14 @@ def main():
     else:
         with tempfile.TemporaryDirectory() as tmp:
             report = run_dynlint(tree, Path(tmp) / "report.json")
-    preview = set(report.get("preview_codes", ()))
-    s = score(labels, load_findings(report), preview)
-    text = render(labels, s, preview, "python bench/zoo/score.py")
+    s = score(labels, load_findings(report))
+    text = render(labels, s, "python bench/zoo/score.py")
     print(text)
     if args.list:
         print(listing(labels, s, args.list))
     if args.write:
         write_doc(args.write, text)
+        write_measured(ROOT / "dynlint" / "rules" / "measured.py", labels, s)
 
 
 if __name__ == "__main__":

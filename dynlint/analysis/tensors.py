@@ -137,6 +137,17 @@ VALUE_ANNOTATIONS = frozenset({"int", "float", "bool", "str", "bytes", "torch.dt
                                "torch.Size", "list", "dict", "tuple", "List", "Dict", "Tuple", "typing.List",
                                "Sequence", "typing.Sequence", "Callable"})
 TENSOR_CTORS = ("torch.nn.Parameter", "torch.nn.parameter.Parameter")
+# NumPy draws Dynamo traces as torch random ops (torch._numpy.random): draw -> index of its `size` parameter. With
+# a size the draw is an array, which Dynamo holds as a tensor (so its `.item()` is a host read); without, a scalar.
+NP_TRACED_DRAWS = {"rand": 0, "randn": 0, "random": 0, "random_sample": 0, "sample": 0, "uniform": 2,
+                   "normal": 2, "randint": 2}
+
+
+def np_sized_draw(node: cst.Call, fn: str) -> bool:
+    """`np.random.<fn>(...)` is given a size (so it draws an array)."""
+    positional = [a for a in node.args if a.keyword is None and not a.star]
+    return any(a.keyword is not None and a.keyword.value == "size" for a in node.args) or \
+        len(positional) > NP_TRACED_DRAWS[fn] or any(a.star for a in node.args)
 
 # ---- floating point: which values are floating-point tensors (`Tensors.floating`). Every entry below is checked
 # against torch in tests/test_fixes.py (`test_float_*`, `test_dtype_*`), for integer, boolean and float inputs.
@@ -761,6 +772,12 @@ class Tensors:
         for name in collector.evidence:
             if env.get(name) == WEAK or (env.get(name) == UNKNOWN and name in optional):
                 env[name] = TENSOR
+        # `forward`'s parameters taken for tensors by the name guess alone (`_param_kind`): their elements are not
+        # (`height, width = input_dimensions` is two ints as often as not)
+        callers = self._from_callers(fn) or {}
+        env[" guessed"] = {p.name.value for p in ordered + list(params.kwonly_params)
+                           if env.get(p.name.value) == TENSOR and p.annotation is None and p.default is None and
+                           p.name.value not in callers and p.name.value not in collector.evidence}
         where: Dict[str, List[Where]] = {}
         for name, values in collector.values.items():
             where[name] = collector.where[name]
@@ -855,7 +872,10 @@ class Tensors:
         return WEAK if entry[0] == "iter" and kind == TENSOR else kind
 
     def _unpacked(self, whole: cst.CSTNode) -> str:
-        """One element of `a, b = whole`: a tensor when the whole is (t.chunk(2), torch.split(...))."""
+        """One element of `a, b = whole`: a tensor when the whole is (t.chunk(2), torch.split(...)), not known
+        when the whole is a parameter only guessed to be a tensor."""
+        if isinstance(whole, cst.Name) and whole.value in self._env().get(" guessed", ()):
+            return UNKNOWN
         k = self._kind(whole)
         if k == VALUE:
             # `b, t = x.shape` holds sizes; `a, b = zip(...)` / `sorted(...)` may hold anything
@@ -967,6 +987,8 @@ class Tensors:
             q = self.ctx.qualify(func)
             if q and q.startswith("torch."):
                 return self._torch_call(q)
+            if q and q.startswith("numpy.random.") and q[13:] in NP_TRACED_DRAWS:
+                return TENSOR if np_sized_draw(node, q[13:]) else VALUE
             recv = func.value
             if isinstance(recv, cst.Name) and recv.value == "self":
                 if self._submodule(method):

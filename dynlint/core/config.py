@@ -22,7 +22,7 @@ DEFAULT_EXCLUDE = (".git", ".hg", ".svn", ".venv", "venv", "env", ".env", ".tox"
                    ".pytest_cache", ".ruff_cache", ".dynlint_cache", "__pypackages__")
 REGION_MODES = ("auto", "explicit", "all")
 KNOWN_KEYS = {"select", "ignore", "extend-select", "extend-ignore", "per-file-ignores", "exclude",
-              "extend-exclude", "regions", "verify", "cache-dir", "jobs", "max-file-size"}
+              "extend-exclude", "regions", "verify", "cache-dir", "jobs", "max-file-size", "preview"}
 VERIFY_KEYS = {"examples", "device", "timeout"}
 
 
@@ -39,6 +39,7 @@ class Config:
     exclude: Tuple[str, ...] = ()
     extend_exclude: Tuple[str, ...] = ()
     regions: str = "auto"
+    preview: bool = False              # run the preview rules too (ruff's --preview)
     examples: Tuple[str, ...] = ("**/dynlint_examples.py",)
     device: str = "auto"
     timeout: float = 300.0
@@ -60,7 +61,7 @@ class Config:
 
     def fingerprint(self) -> str:
         """Stable text of everything that changes findings (cache key)."""
-        return repr((self.select, self.ignore, self.per_file_ignores, self.regions))
+        return repr((self.select, self.ignore, self.per_file_ignores, self.regions, self.preview))
 
 
 def _path_matches(path: str, pattern: str) -> bool:
@@ -202,6 +203,10 @@ def _apply_table(cfg: Config, table: dict, known_codes: Sequence[str]) -> Config
         if table["regions"] not in REGION_MODES:
             raise ConfigError(f"unknown value {table['regions']!r} for 'regions' (expected one of {', '.join(REGION_MODES)})")
         kw["regions"] = table["regions"]
+    if "preview" in table:
+        if not isinstance(table["preview"], bool):
+            raise ConfigError("'preview' must be true or false")
+        kw["preview"] = table["preview"]
     if "jobs" in table:
         if not isinstance(table["jobs"], int) or table["jobs"] < 0:
             raise ConfigError("'jobs' must be a non-negative integer (0: all cores)")

@@ -17,7 +17,7 @@ from dynlint.core.config import ConfigError
 from dynlint.core.files import repository_root
 from dynlint.core.finding import Finding
 from dynlint.core.version import __version__
-from dynlint.rules import all_rules
+from dynlint.rules import active_rules
 
 try:
     import attr
@@ -85,7 +85,7 @@ def build_log(findings: Sequence[Finding], result, config, verify_doc: Optional[
     root = Path(config.root)
     repo_root, prefix = repository_root(root)
     # the enabled rules, and dynlint's own codes (problems of the run, what --verify saw): each documented once
-    rules = [r for r in all_rules() if config.enabled(r.code)] + list(ENGINE_CODES.values())
+    rules = active_rules(config) + list(ENGINE_CODES.values())
     descriptors = [rule_descriptor(r) for r in rules]
     index = {r.code: i for i, r in enumerate(rules)}
     problems = [f for f in findings if f.code not in TOOL_CODES]

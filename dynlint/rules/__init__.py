@@ -4,17 +4,38 @@ is a new module, with no list to keep."""
 import functools
 import importlib
 import pkgutil
-from typing import List, Type
+from typing import List, Optional, Tuple, Type
 
 from dynlint.core.rule import REGISTRY, Rule
+from dynlint.rules.measured import MEASURED
+
+PREVIEW_BELOW = 0.9      # a rule less precise than this on real code (the zoo) runs only under --preview
 
 
 @functools.lru_cache(maxsize=None)
 def _import_families() -> None:
     for module in pkgutil.walk_packages(__path__, prefix=__name__ + "."):       # sub-packages' modules too
-        importlib.import_module(module.name)
+        if module.name != __name__ + ".measured":
+            importlib.import_module(module.name)
 
 
 def all_rules() -> List[Type[Rule]]:
     _import_families()
     return [REGISTRY[c] for c in sorted(REGISTRY)]
+
+
+def precision(code: str) -> Optional[Tuple[float, int, int]]:
+    """The rule's measured precision on real code, with its right findings and false alarms (rules/measured.py,
+    written by bench/zoo/score.py); None where none of its findings could be judged."""
+    right, false = MEASURED.get(code, {}).get("right", 0), MEASURED.get(code, {}).get("false", 0)
+    return (right / (right + false), right, false) if right + false else None
+
+
+def is_preview(code: str) -> bool:
+    measured = precision(code)
+    return measured is not None and measured[0] < PREVIEW_BELOW
+
+
+def active_rules(config) -> List[Type[Rule]]:
+    """The rules a check runs: those the configuration selects, preview rules only with `preview` on."""
+    return [r for r in all_rules() if config.enabled(r.code) and (config.preview or not is_preview(r.code))]

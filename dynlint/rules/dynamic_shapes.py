@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from dynlint.analysis.tensors import TENSOR, WEAK
+from dynlint.analysis.tensors import NP_TRACED_DRAWS, TENSOR, WEAK, np_sized_draw
 from dynlint.core.rule import Example, register
 from dynlint.rules.common import TorchRule, call_args, source_of
 from dynlint.rules.host_sync import SPLITS
@@ -279,9 +279,6 @@ class SplitSizesFromTensor(TorchRule):
                 return
 
 
-NP_TRACED_DRAWS = {   # torch._numpy.random: draw -> index of its `size` parameter (None: no size, always scalar)
-    "rand": 0, "randn": 0, "random": 0, "random_sample": 0, "sample": 0, "uniform": 2, "normal": 2, "randint": 2,
-}
 NP_TRACED_OTHER = frozenset({"seed", "shuffle"})
 
 
@@ -341,9 +338,7 @@ class NumpyRandomInCompiledCode(TorchRule):
             return
         pos, kw = call_args(node)
         if fn in NP_TRACED_DRAWS:
-            at = NP_TRACED_DRAWS[fn]
-            sized = "size" in kw or len(pos) > at or any(a.star for a in node.args)
-            if not sized:
+            if not np_sized_draw(node, fn):
                 self.report(node, call=f"np.random.{fn}()", why="without a `size` returns a Python scalar")
         elif fn == "choice":
             self.report(node, call="np.random.choice()", why="checks its probabilities on the host")

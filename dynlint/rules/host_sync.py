@@ -36,12 +36,14 @@ class TensorItemCall(TorchRule):
     name = "tensor-item-call"
     message = "`.item()` copies a tensor value to the host and breaks the graph"
     fix = "Keep the value as a 0-d tensor (drop `.item()`), or set `torch._dynamo.config.capture_scalar_outputs = True`"
-    gb_types = (ITEM,)
+    gb_types = (ITEM, DATA_OP)
     fullgraph_raises = False         # fullgraph=True silently turns on scalar capture
     why = """
         `.item()` needs the concrete value, which does not exist while Dynamo traces symbolically. With the
         default `capture_scalar_outputs=False` Dynamo ends the graph there and resumes afterwards: a host
-        sync on every call and a split graph. Arithmetic on the 0-d tensor itself stays in the graph.
+        sync on every call and a split graph. Arithmetic on the 0-d tensor itself stays in the graph. A NumPy
+        array drawn in traced code (`np.random.rand(1)`) is a tensor to Dynamo: its `.item()` breaks too
+        (`Data dependent operator`).
     """
     INVALID = [Example("""
         import torch
@@ -50,7 +52,15 @@ class TensorItemCall(TorchRule):
         def scale(x):
             peak = x.abs().max().item()
             return x / peak
-    """, "scale(torch.arange(1.0, 5.0))")]
+    """, "scale(torch.arange(1.0, 5.0))"), Example("""
+        import numpy as np
+        import torch
+
+        @torch.compile
+        def jitter(x):
+            eps = np.random.rand(1).item()
+            return x * eps
+    """, "jitter(torch.ones(3))")]
     VALID = [Example("""
         import torch
 
