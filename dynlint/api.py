@@ -48,13 +48,15 @@ def fix(paths: Sequence[str], config: Config, unsafe: bool = False, debug: bool 
     return outcome
 
 
-def check_source(source: str, filename: str = "example.py", regions: str = "auto", select=("DYN",)) -> engine.Result:
-    """Check one piece of source as a single-file project (no configuration file is read)."""
+def check_source(source: str, filename: str = "example.py", regions: str = "auto", select=("DYN",),
+                 preview: bool = False) -> engine.Result:
+    """Check one piece of source as a single-file project (no configuration file is read); `preview`: the preview
+    rules too."""
     with tempfile.TemporaryDirectory() as d:
         path = Path(d) / filename
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(source, encoding="utf-8")
-        config = Config(root=Path(d).resolve(), regions=regions, select=tuple(select))
+        config = Config(root=Path(d).resolve(), regions=regions, select=tuple(select), preview=preview)
         return check([str(path)], config)
 
 

@@ -150,7 +150,7 @@ def cmd_rules(out) -> int:
 
     def measured(code):
         m = precision(code)
-        return f"{m[0]:.2f} ({m[1]}/{m[1] + m[2]})" + (" preview" if is_preview(code) else "") if m else "-"
+        return (f"{m[0]:.2f} ({m[1]}/{m[1] + m[2]})" if m else "-") + (" preview" if is_preview(code) else "")
 
     rows = [("code", "name", "family", "predicts", "fix", "precision on real code")]
     rows += [(r.code, r.name, r.family(), kinds.get(r.scope, "recompile" if r.recompiles else "graph break"),

@@ -53,7 +53,7 @@ def parse_markers(path: Path) -> Dict[int, Tuple[str, Set[str], str]]:
 
 def static_findings(path: Path):
     """dynlint's findings for one file, linted as a project of its own."""
-    config = Config(root=path.parent.resolve(), regions="auto", select=("DYN",))
+    config = Config(root=path.parent.resolve(), regions="auto", select=("DYN",), preview=True)  # every rule
     return check([str(path)], config).findings
 
 

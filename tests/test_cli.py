@@ -151,8 +151,9 @@ def test_rules_and_rule_commands(cli):
     for row in rows:                    # the measured precision, as rules/measured.py has it, and preview below 0.9
         code, shown = row.split()[0], row[measured_at:].strip()
         m = precision(code)
-        assert shown == ("-" if m is None else f"{m[0]:.2f} ({m[1]}/{m[1] + m[2]})" +
-                         (" preview" if is_preview(code) else "")), row
+        assert shown == ("-" if m is None else f"{m[0]:.2f} ({m[1]}/{m[1] + m[2]})") + \
+            (" preview" if is_preview(code) else ""), row
+    assert next(row for row in rows if row.startswith("DYN502")).endswith("preview")    # marked by the rule itself
     r = cli("rule", "dyn101")
     assert r.returncode == 0
     for section in ("What it does", "Why is this bad?", "Example", "Use instead", "Data-dependent branching"):

@@ -12,7 +12,7 @@ CASES = [(r, kind, i, ex) for kind in ("INVALID", "VALID") for r, i, ex in examp
 
 @pytest.mark.parametrize("rule,kind,i,example", CASES, ids=[f"{r.code}-{k}-{i}" for r, k, i, _ in CASES])
 def test_example(rule, kind, i, example):
-    findings = check_source(example.code).findings
+    findings = check_source(example.code, preview=True).findings
     codes = [f.code for f in findings]
     if kind == "INVALID":
         assert rule.code in codes, f"{rule.code} did not fire on its INVALID example {i}:\n{example.code}"

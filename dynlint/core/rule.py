@@ -75,6 +75,9 @@ class Rule:
     precision: ClassVar[str] = "high"      # SARIF precision: very-high | high | medium | low
     scope: ClassVar[str] = "region"
     tags: ClassVar[Tuple[str, ...]] = ()
+    # A preview rule runs only with --preview: set here when its finding depends on what the code cannot show
+    # (how callers vary a value); rules measured below 0.9 precision on real code are preview too (rules/)
+    preview: ClassVar[str] = ""           # why, when set
     why: ClassVar[str] = ""                # "Why is this bad?"
     VALID: ClassVar[Sequence[Example]] = ()
     INVALID: ClassVar[Sequence[Example]] = ()
@@ -144,6 +147,8 @@ class Rule:
             lines += ["", f"*{kind}:* " + ", ".join(f"`{t}`" for t in cls.gb_types)]
         elif cls.recompiles:
             lines += ["", "*Predicts:* recompiles (guard failures), not graph breaks"]
+        if cls.preview:
+            lines += ["", f"*Preview rule:* runs only with `--preview`: {cls.preview}."]
         lines += ["", "### What it does", "", cls.summary(), "", "### Why is this bad?", "", textwrap.dedent(cls.why).strip()]
         if cls.INVALID:
             lines += ["", "### Example", "", "```python", cls.INVALID[0].code.rstrip(), "```"]

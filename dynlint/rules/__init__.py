@@ -32,8 +32,10 @@ def precision(code: str) -> Optional[Tuple[float, int, int]]:
 
 
 def is_preview(code: str) -> bool:
+    """Off unless --preview: marked so by the rule itself, or measured below PREVIEW_BELOW on real code."""
+    _import_families()
     measured = precision(code)
-    return measured is not None and measured[0] < PREVIEW_BELOW
+    return bool(getattr(REGISTRY.get(code), "preview", "")) or (measured is not None and measured[0] < PREVIEW_BELOW)
 
 
 def active_rules(config) -> List[Type[Rule]]:

@@ -151,6 +151,8 @@ class RangeOverIntArgument(TorchRule):
     message = "`range({var})` over an argument of the compiled function: every new value of `{var}` recompiles"
     fix = "Loop over a size Dynamo can keep symbolic (a tensor dimension), pass a fixed bound, or move the loop into the caller"
     recompiles = True
+    preview = ("a recompile needs callers that pass different values; one that always passes the same count "
+               "(a config's `order`) compiles once, and the code here cannot tell which")
     why = """
         A Python loop is unrolled while tracing, so Dynamo must know exactly how many iterations to trace: it
         specialises on `n` (`n == 3`). Unlike other int arguments, which become dynamic after one recompile,

@@ -344,6 +344,73 @@ class CustomOpWithoutFake(TorchRule):
 
 
 @register
+class RecurrentModuleCall(TorchRule):
+    """Checks for calls of `nn.LSTM` / `nn.GRU` / `nn.RNN` submodules in traced code (`self.rnn(x)`, where
+    `__init__` made `rnn` one, in this class or a base)."""
+    code = "DYN606"
+    name = "recurrent-module-call"
+    message = "`{call}` calls a `{cls}`, which Dynamo does not trace: it skips the whole function"
+    fix = "Compile the layers around the recurrent module (or set `torch._dynamo.config.allow_rnn = True`, experimental)"
+    gb_types = ("Attempted to wrap RNN, GRU, or LSTM",)
+    why = """
+        Dynamo refuses to wrap `nn.RNN`, `nn.GRU` and `nn.LSTM` (`Attempted to wrap RNN, GRU, or LSTM`, unless
+        the experimental `torch._dynamo.config.allow_rnn` is set). The break cannot be resumed, so the whole
+        function that calls the module runs eagerly: everything else in it loses its graph too.
+    """
+    INVALID = [Example("""
+        import torch
+        from torch import nn
+
+
+        class Tagger(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.proj = nn.Linear(4, 4)
+                self.rnn = nn.LSTM(4, 4, batch_first=True)
+
+            def forward(self, x):
+                out, _ = self.rnn(self.proj(x))
+                return out.relu()
+    """, "torch.compile(Tagger())(torch.randn(2, 3, 4))")]
+    VALID = [Example("""
+        import torch
+        from torch import nn
+
+
+        class Tagger(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.proj = nn.Linear(4, 4)
+                self.rnn = nn.LSTM(4, 4, batch_first=True)
+                self.head = torch.compile(nn.Linear(4, 2))
+
+            def forward(self, x):
+                out, _ = self.rnn(self.proj(x))
+                return self.head(out)
+    """, "Tagger()(torch.randn(2, 3, 4))")]
+
+    RECURRENT = {f"torch.nn.{c}": c for c in ("LSTM", "GRU", "RNN")}
+    RECURRENT.update({f"torch.nn.modules.rnn.{c}": c for c in ("LSTM", "GRU", "RNN")})
+
+    def visit_Call(self, node: cst.Call) -> None:
+        f = node.func
+        if not (isinstance(f, cst.Attribute) and isinstance(f.value, cst.Name) and f.value.value == "self"):
+            return
+        ix, project, cls = self.ctx.index, self.ctx.project, self.ctx.class_name
+        if not (ix and project and cls):
+            return
+        for p, c in [(ix.path, cls), *project.bases(ix.path, cls)]:
+            info = project.by_path[p].classes.get(c)
+            ctors = info.attrs.get(f.attr.value, []) if info else []
+            kinds = {self.RECURRENT.get(project.by_path[p].qualify(x) or "") for x in ctors}
+            if ctors and None not in kinds:         # every value it is given is a recurrent module
+                self.report(node, call=source_of(node), cls="/".join(sorted(kinds)))
+                return
+            if ctors:
+                return
+
+
+@register
 class UnsupportedContextManager(TorchRule):
     """Checks for `with` blocks over context managers Dynamo cannot trace: locks (`threading.Lock()`, a
     `self.lock` built from one), `contextlib.redirect_stdout`, `tempfile.TemporaryDirectory()`."""
