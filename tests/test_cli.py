@@ -301,3 +301,20 @@ def test_preview_from_the_flag_or_the_configuration(cli, tmp_path):
     (tmp_path / "pyproject.toml").write_text("[tool.dynlint]\npreview = \"yes\"\n")
     r = cli("check", ".", cwd=tmp_path)
     assert r.returncode == 2 and "'preview' must be true or false" in r.stderr
+
+
+def test_compiled_entry_points_from_the_configuration(cli, tmp_path):
+    # a library whose users compile `Sampler.step` from outside it: declared, it is checked like a torch.compile
+    # target (and what it calls with it)
+    step = ("import torch\n\n\nclass Sampler:\n    def step(self, sample, t):\n        return sample * _scale(t)\n\n\n"
+            "def _scale(t):\n    return t.sum().item()\n")
+    write_tree(tmp_path, {"pyproject.toml": "[tool.dynlint]\n", "pkg/__init__.py": "",
+                          "pkg/samplers/__init__.py": "", "pkg/samplers/ddim.py": step})
+    assert cli("check", ".", cwd=tmp_path).returncode == 0
+    (tmp_path / "pyproject.toml").write_text('[tool.dynlint]\ncompiled = ["pkg.samplers.*:*.step"]\n')
+    r = cli("check", ".", cwd=tmp_path)
+    assert r.returncode == 1 and "pkg/samplers/ddim.py:10:12: DYN201" in r.stdout, r.stdout
+    assert "reached through: Sampler.step -> _scale" in r.stdout
+    (tmp_path / "pyproject.toml").write_text('[tool.dynlint]\ncompiled = ["pkg.samplers.Sampler.step"]\n')
+    r = cli("check", ".", cwd=tmp_path)
+    assert r.returncode == 2 and "'compiled' must be a list of \"module:function\" patterns" in r.stderr

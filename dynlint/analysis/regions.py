@@ -1,15 +1,17 @@
 """Compile regions: the functions torch.compile will trace.
 
 Roots are (a) functions decorated with torch.compile in any spelling, (b) what is passed to
-`torch.compile(...)`, (c) in `auto` mode the `forward` of every nn.Module subclass; then (d) everything
+`torch.compile(...)`, (c) in `auto` mode the `forward` of every nn.Module subclass, (e) the entry points the
+configuration declares (`compiled = ["pkg.schedulers.*:*.step"]`: compiled by code outside the project); then (d) everything
 those call, across the project's files. Functions marked `torch.compiler.disable` are never traced.
 The result maps each region function to the call chain that reaches it from a root, as shown to users:
 a long chain keeps its root and its last functions (SHOWN_CHAIN in all), so what is kept stays bounded.
 """
 from __future__ import annotations
 
+import fnmatch
 from collections import deque
-from typing import Dict, List, Optional, Set, Tuple
+from typing import Dict, List, Optional, Sequence, Set, Tuple
 
 from dynlint.analysis.names import COMPILE, DISABLE, OPAQUE, is_module_base, strip_call
 from dynlint.core.index import CallSite, FunctionInfo, ModuleIndex
@@ -92,7 +94,14 @@ def _compile_sites(fn: Optional[FunctionInfo], calls: List[CallSite], ix: Module
             yield fn, c.args[0]
 
 
-def roots(project: Project, mode: str = "auto") -> Dict[FuncRef, Chain]:
+def declared(entries: Sequence[str], module: str, qualname: str) -> bool:
+    """Is `module:qualname` one of the configuration's `compiled` entry points (`pkg.schedulers.*:*.step`:
+    shell-style patterns for the dotted module and the function's qualified name)?"""
+    return any(fnmatch.fnmatchcase(module, m) and fnmatch.fnmatchcase(qualname, f)
+               for m, _, f in (e.partition(":") for e in entries))
+
+
+def roots(project: Project, mode: str = "auto", entries: Sequence[str] = ()) -> Dict[FuncRef, Chain]:
     out: Dict[FuncRef, Chain] = {}
     for ix in project.by_path.values():
         for q, fn in ix.functions.items():
@@ -101,7 +110,7 @@ def roots(project: Project, mode: str = "auto") -> Dict[FuncRef, Chain]:
             decorated = any(_is_compile(ix, d) for d in fn.decorators)
             forward = (mode == "auto" and fn.cls and q == f"{fn.cls}.forward"
                        and is_module_class(project, ix.path, fn.cls))
-            if decorated or forward or mode == "all":
+            if decorated or forward or mode == "all" or (entries and declared(entries, ix.module, q)):
                 out[(ix.path, q)] = (q,)
         sites = list(_compile_sites(None, ix.module_calls, ix))
         for fn in ix.functions.values():
@@ -161,9 +170,10 @@ def extend(chain: Chain, name: str, length: int) -> Chain:
     return (chain[0], f"... {length - 1 - tail} more ...") + chain[-(tail - 1):] + (name,)
 
 
-def find_regions(project: Project, mode: str = "auto") -> Dict[FuncRef, Chain]:
-    """Every traced function -> the shortest call chain from a root (breadth-first), as shown (`extend`)."""
-    regions = roots(project, mode)
+def find_regions(project: Project, mode: str = "auto", entries: Sequence[str] = ()) -> Dict[FuncRef, Chain]:
+    """Every traced function -> the shortest call chain from a root (breadth-first), as shown (`extend`);
+    `entries`: the configuration's `compiled` entry points, roots too."""
+    regions = roots(project, mode, entries)
     length = dict.fromkeys(regions, 1)
     nested: Dict[str, Dict[str, List[str]]] = {}
     queue = deque(regions)

@@ -22,7 +22,7 @@ DEFAULT_EXCLUDE = (".git", ".hg", ".svn", ".venv", "venv", "env", ".env", ".tox"
                    ".pytest_cache", ".ruff_cache", ".dynlint_cache", "__pypackages__")
 REGION_MODES = ("auto", "explicit", "all")
 KNOWN_KEYS = {"select", "ignore", "extend-select", "extend-ignore", "per-file-ignores", "exclude",
-              "extend-exclude", "regions", "verify", "cache-dir", "jobs", "max-file-size", "preview"}
+              "extend-exclude", "regions", "verify", "cache-dir", "jobs", "max-file-size", "preview", "compiled"}
 VERIFY_KEYS = {"examples", "device", "timeout"}
 
 
@@ -40,6 +40,7 @@ class Config:
     extend_exclude: Tuple[str, ...] = ()
     regions: str = "auto"
     preview: bool = False              # run the preview rules too (ruff's --preview)
+    compiled: Tuple[str, ...] = ()     # entry points compiled from outside: "module.glob:qualname.glob"
     examples: Tuple[str, ...] = ("**/dynlint_examples.py",)
     device: str = "auto"
     timeout: float = 300.0
@@ -61,7 +62,7 @@ class Config:
 
     def fingerprint(self) -> str:
         """Stable text of everything that changes findings (cache key)."""
-        return repr((self.select, self.ignore, self.per_file_ignores, self.regions, self.preview))
+        return repr((self.select, self.ignore, self.per_file_ignores, self.regions, self.preview, self.compiled))
 
 
 def _path_matches(path: str, pattern: str) -> bool:
@@ -203,6 +204,13 @@ def _apply_table(cfg: Config, table: dict, known_codes: Sequence[str]) -> Config
         if table["regions"] not in REGION_MODES:
             raise ConfigError(f"unknown value {table['regions']!r} for 'regions' (expected one of {', '.join(REGION_MODES)})")
         kw["regions"] = table["regions"]
+    if "compiled" in table:
+        v = table["compiled"]
+        if not isinstance(v, list) or not all(isinstance(x, str) and x.count(":") == 1 and all(x.split(":"))
+                                              for x in v):
+            raise ConfigError("'compiled' must be a list of \"module:function\" patterns, "
+                              "e.g. [\"pkg.schedulers.*:*.step\"]")
+        kw["compiled"] = tuple(v)
     if "preview" in table:
         if not isinstance(table["preview"], bool):
             raise ConfigError("'preview' must be true or false")

@@ -459,7 +459,7 @@ class RegionAnalysis(Protocol):
     """Which functions torch.compile traces, and which lines set it up: torch knowledge, so the caller brings it
     (dynlint.analysis.regions); the engine only plans the work around it."""
 
-    def find_regions(self, project: Project, mode: str) -> Dict[Tuple[str, str], Tuple[str, ...]]: ...
+    def find_regions(self, project: Project, mode: str, entries: Sequence[str]) -> Dict[Tuple[str, str], Tuple[str, ...]]: ...
 
     def site_lines(self, ix: ModuleIndex) -> Set[int]: ...
 
@@ -509,7 +509,7 @@ def run(files: Iterable[Tuple[Path, str]], config: Config, rules: Sequence[Type]
 
     # 2. the whole-project view: regions and sites (reused while no file's index shape changed)
     findings: List[Finding] = []
-    project_key = digest(repr((config.regions, codes, [(rel, entries[rel].index_digest) for rel in indexed])).encode())
+    project_key = digest(repr((config.regions, config.compiled, codes, [(rel, entries[rel].index_digest) for rel in indexed])).encode())
     site_rules = any(r.scope == "site" for r in rules)
 
     def site_map(pairs) -> Dict[str, Set[int]]:
@@ -530,7 +530,7 @@ def run(files: Iterable[Tuple[Path, str]], config: Config, rules: Sequence[Type]
             cache.dirty = True
     else:
         try:
-            found = regions.find_regions(project, config.regions)
+            found = regions.find_regions(project, config.regions, config.compiled)
             sites = site_map(project.by_path.items())
         except Exception as e:      # a bug of ours in the whole-project pass: say so (exit 2), report what we have
             findings.append(internal_error(".", "the region analysis", e, debug))
