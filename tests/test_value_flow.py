@@ -169,3 +169,77 @@ def test_a_rule_measured_below_the_preview_bar_runs_only_under_preview(monkeypat
     monkeypatch.setitem(measured.MEASURED, "DYN301", {"right": 8, "false": 2, "unverified": 0, "sites": 8})
     assert "DYN301" not in [f.code for f in api.check([str(tmp_path)], config).findings]
     assert "DYN301" in [f.code for f in api.check([str(tmp_path)], config.with_(preview=True)).findings]
+
+
+def test_a_project_helper_that_returns_a_compiling_check_counts_as_one(tmp_path):
+    # transformers' is_torchdynamo_compiling() / is_tracing(x), in another module of the project
+    from pathlib import Path
+
+    from dynlint.core.config import Config
+
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "utils.py").write_text(
+        "def is_compiling() -> bool:\n    try:\n        import torch\n\n        if hasattr(torch, 'compiler'):\n"
+        "            return torch.compiler.is_compiling()\n        return False\n    except Exception:\n"
+        "        return False\n\n\ndef is_tracing(tensor=None) -> bool:\n"
+        "    tracing = is_compiling() or is_jit_tracing()\n    if tensor is not None:\n"
+        "        tracing |= hasattr(tensor, 'proxy')\n    return tracing\n\n\ndef is_jit_tracing():\n"
+        "    return False\n\n\ndef sometimes(x):\n    return x is None and is_compiling()\n")
+    (tmp_path / "pkg" / "model.py").write_text(
+        "import torch\nfrom torch import nn\n\nfrom .utils import is_compiling, is_tracing, sometimes\n\n\n"
+        "class M(nn.Module):\n    def forward(self, x):\n"
+        "        if not is_tracing(x) and (x[:, -1] == 0).all():\n            return None\n"      # 9
+        "        if not is_compiling():\n            if x.sum() > 0:\n                x = x + 1\n"    # 11-12
+        "        if is_compiling() or x.max() > 3:\n            x = x * 2\n"                         # 14
+        "        if not sometimes(x) and x.mean() > 0:\n            x = x / 2\n"                    # 16
+        "        if x.min() > 0:\n            x = x - 1\n        return x\n")                       # 18
+    result = api.check([str(tmp_path)], Config(root=Path(tmp_path).resolve()))
+    # `sometimes` is not only a compiling check (`x is None and ...`): not known, so its branch is still checked
+    assert sorted(f.line for f in result.findings if f.code == "DYN101") == [16, 18]
+
+
+def test_torch_arithmetic_on_python_numbers_is_not_known_to_be_a_tensor():
+    # Dynamo folds `torch.div(n, 2)` of static sizes to a constant (no break) and traces it as a tensor only once
+    # sizes are dynamic: no warning either way; on a tensor operand it is a tensor
+    assert codes("""
+        chunks = torch.div(x.size(1), 2, rounding_mode="trunc")
+        return x.view(x.size(0), chunks, 2)
+    """, select=("DYN403",)) == []
+    assert codes("""
+        chunks = torch.div(x.sum(), 2, rounding_mode="trunc")
+        return x.view(x.size(0), chunks, 2)
+    """, select=("DYN403",)) == [(2, "DYN403")]
+
+
+SKIPPING_LOOP = '''
+import torch
+from torch import nn
+
+
+class Encoder(nn.Module):
+    def forward(self, x):
+        for i in range(3):
+            p = torch.rand([])
+            skip = self.training and p < 0.1     # a tensor when training
+            if not skip or i == 0:
+                x = x + 1
+            if skip:
+                x = x * 0
+            if x.sum() > 0:
+                x = x - 1
+        return x
+'''
+
+
+def test_nothing_later_in_a_loop_body_is_reported_after_a_break_that_skips_the_frame(tmp_path):
+    # the first `if` breaks inside the loop, so Dynamo runs the whole function eagerly: the other two never break
+    path = tmp_path / "encoder.py"
+    path.write_text(SKIPPING_LOOP)
+    static = sorted(f.line for f in api.check_source(SKIPPING_LOOP).findings)
+    assert static == [11]
+    pytest.importorskip("torch")
+    from dynlint.compiler.harness import observe
+
+    seen = observe(str(path), ["torch.compile(Encoder().train(), backend='eager')(torch.ones(3))"])
+    assert sorted(seen.break_lines(str(path))) == [11]

@@ -137,6 +137,11 @@ VALUE_ANNOTATIONS = frozenset({"int", "float", "bool", "str", "bytes", "torch.dt
                                "torch.Size", "list", "dict", "tuple", "List", "Dict", "Tuple", "typing.List",
                                "Sequence", "typing.Sequence", "Callable"})
 TENSOR_CTORS = ("torch.nn.Parameter", "torch.nn.parameter.Parameter")
+# torch arithmetic that Dynamo folds to a constant when its operands are Python numbers known while tracing
+# (`torch.div(seq_len, w, rounding_mode="trunc")` on static sizes: no tensor, no break) but traces as a tensor
+# when they are dynamic sizes: not known to be a tensor either way.
+SCALAR_MATH = frozenset(f"torch.{n}" for n in ("div", "floor_divide", "true_divide", "remainder", "fmod", "mul",
+                                                "add", "sub", "pow"))
 # NumPy draws Dynamo traces as torch random ops (torch._numpy.random): draw -> index of its `size` parameter. With
 # a size the draw is an array, which Dynamo holds as a tensor (so its `.item()` is a host read); without, a scalar.
 NP_TRACED_DRAWS = {"rand": 0, "randn": 0, "random": 0, "random_sample": 0, "sample": 0, "uniform": 2,
@@ -985,6 +990,8 @@ class Tensors:
         if isinstance(func, cst.Attribute):
             method = func.attr.value
             q = self.ctx.qualify(func)
+            if q in SCALAR_MATH and self._python_numbers(node):
+                return WEAK
             if q and q.startswith("torch."):
                 return self._torch_call(q)
             if q and q.startswith("numpy.random.") and q[13:] in NP_TRACED_DRAWS:
@@ -1010,6 +1017,8 @@ class Tensors:
             # an unknown callable fed a tensor (a submodule held in a local, a project helper) probably
             # returns one
             return WEAK if any(self._kind(a.value) in (TENSOR, WEAK) for a in node.args) else UNKNOWN
+        if q in SCALAR_MATH and self._python_numbers(node):
+            return WEAK
         if q.startswith("torch."):
             return self._torch_call(q)
         if q in VALUE_BUILTINS:
@@ -1018,6 +1027,11 @@ class Tensors:
             kinds = [self._kind(a.value) for a in node.args]
             return TENSOR if TENSOR in kinds else (VALUE if kinds and all(k == VALUE for k in kinds) else UNKNOWN)
         return UNKNOWN
+
+    def _python_numbers(self, node: cst.Call) -> bool:
+        """No positional argument is known to be a tensor (they may all be Python numbers: sizes, constants)."""
+        positional = [a for a in node.args if a.keyword is None]
+        return bool(positional) and all(not a.star and self._kind(a.value) != TENSOR for a in positional)
 
     @staticmethod
     def _torch_call(q: str) -> str:

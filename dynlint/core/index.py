@@ -17,6 +17,47 @@ from typing import Dict, List, Optional, Tuple
 DEEP_LIMIT = 1000
 
 
+def _true_if_any(fn) -> Tuple[str, ...]:
+    """FunctionInfo.true_if_any of one `def`."""
+    def calls(e) -> List[str]:
+        parts = e.values if isinstance(e, ast.BoolOp) and isinstance(e.op, ast.Or) else [e]
+        return [d for d in (dotted_name(p.func) for p in parts if isinstance(p, ast.Call)) if d]
+
+    first: Dict[str, Optional[ast.expr]] = {}
+    returns: List[ast.expr] = []
+
+    def visit(nodes, handler: bool) -> bool:
+        for n in nodes:
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+                continue
+            if isinstance(n, ast.Return) and not handler:
+                returns.append(n.value)
+            elif isinstance(n, ast.Assign):
+                for t in n.targets:         # a name bound twice is not known
+                    if isinstance(t, ast.Name):
+                        first[t.id] = None if t.id in first else n.value
+            elif isinstance(n, ast.Try):
+                visit(n.body + n.orelse + n.finalbody, handler)
+                for h in n.handlers:
+                    visit(h.body, True)
+                continue
+            if not isinstance(n, ast.Try):
+                visit([c for c in ast.iter_child_nodes(n) if isinstance(c, ast.stmt)], handler)
+        return True
+
+    visit(fn.body, False)
+    found: List[str] = []
+    for r in returns:
+        if isinstance(r, ast.Constant) and r.value is False:
+            continue        # a fallback where the check is unavailable (`if hasattr(torch, "compiler"): ...`)
+        r = first.get(r.id, r) if isinstance(r, ast.Name) else r
+        got = calls(r) if r is not None else []
+        if not got:
+            return ()
+        found += got
+    return tuple(found)
+
+
 @dataclass
 class CallSite:
     kind: str            # "name": dotted callee; "self": self.<target>; "var": a local bound to an instance
@@ -41,6 +82,10 @@ class FunctionInfo:
     # local name -> dotted constructor, for `m = Model(...)` (used to resolve `torch.compile(m)`)
     instances: Dict[str, List[str]] = field(default_factory=dict)
     nested_in: str = ""  # qualname of the enclosing function, if nested
+    # The calls whose truth the function returns (`return a() or b()`, `t = a() or b(); ...; t |= c(); return t`;
+    # returns in `except` handlers and `return False` fallbacks aside): true when any of them is. Empty when it
+    # returns anything else.
+    true_if_any: Tuple[str, ...] = ()
 
 
 @dataclass
@@ -221,6 +266,7 @@ class _Indexer(ast.NodeVisitor):
             nested_in=self.func_stack[-1].qualname if self.func_stack else "",
         )
         self.ix.functions[qual] = info
+        info.true_if_any = _true_if_any(node)
         if cls and len(self.stack) == 1 and cls in self.ix.classes:
             self.ix.classes[cls].methods.append(node.name)
         self.stack.append(("def", node.name))

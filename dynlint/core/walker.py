@@ -76,6 +76,9 @@ class Context:
         self.findings: List[Finding] = []
         self._qualified: Dict[cst.CSTNode, Optional[str]] = {}     # libcst nodes hash by identity
         self.current: Optional[cst.CSTNode] = None      # the node being visited (or left)
+        # id(loop) -> id(statement of its body) where a reported break makes Dynamo skip the whole frame on
+        # every iteration: nothing later in that body is traced (rules/common.py, TorchRule.report)
+        self.skipping: Dict[int, int] = {}
         self._ast = None                                # the unit's `ast` tree, for fast_position
         self._wrapper: Optional[MetadataWrapper] = None
         self._positions = None

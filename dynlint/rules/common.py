@@ -7,6 +7,7 @@ from typing import ClassVar, Optional, Sequence, Set
 import libcst as cst
 
 from dynlint.analysis.names import COMPILING_FALSE, COMPILING_TRUE
+from dynlint.core.walker import dotted, walk
 from dynlint.analysis.regions import compiled_in
 from dynlint.analysis.tensors import Tensors
 from dynlint.core.rule import Rule
@@ -73,29 +74,73 @@ class TorchRule(Rule):
 
     def dead_under_dynamo(self, node: cst.CSTNode) -> bool:
         """Inside a branch Dynamo never traces: `if not torch.compiler.is_compiling(): ...`, the body of
-        `if torch.jit.is_scripting():`, the `else` of `if torch.compiler.is_compiling():`."""
-        chain = list(self.ctx.parents) + [node]
+        `if torch.jit.is_scripting():`, the `else` of `if torch.compiler.is_compiling():`, the `b` of
+        `not is_compiling() and b` (a project helper that returns such a check counts as the check)."""
+        current = getattr(self.ctx, "current", None)          # the node being visited (an `if`, reporting its test)
+        chain = list(self.ctx.parents) + ([current] if current is not None and current is not node else []) + [node]
         for parent, child in zip(chain, chain[1:]):
             if isinstance(parent, (cst.If, cst.IfExp)):
                 value = self._value_under_dynamo(parent.test)
                 if value is False and child is parent.body or value is True and child is parent.orelse:
                     return True
+            if isinstance(parent, (cst.If, cst.IfExp, cst.While)) and self._unevaluated(parent.test, node):
+                return True
+            if isinstance(parent, cst.BooleanOperation) and self._unevaluated(parent, child):
+                return True
         return False
 
-    def _value_under_dynamo(self, test: cst.BaseExpression) -> Optional[bool]:
+    def _unevaluated(self, expr: cst.BaseExpression, node: cst.CSTNode) -> bool:
+        """`node` is in an operand of `expr` that Dynamo never evaluates: the `b` of `False and b`, `True or b`."""
+        stack = [expr]
+        while stack:
+            e = stack.pop()
+            if isinstance(e, cst.BooleanOperation):
+                value = self._value_under_dynamo(e.left)
+                if value is not None and value is (not isinstance(e.operator, cst.And)) and _contains(e.right, node):
+                    return True
+                stack += [e.left, e.right]
+            elif isinstance(e, cst.UnaryOperation):
+                stack.append(e.expression)
+        return False
+
+    def _value_under_dynamo(self, test: cst.BaseExpression, depth: int = 0) -> Optional[bool]:
         if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
-            inner = self._value_under_dynamo(test.expression)
+            inner = self._value_under_dynamo(test.expression, depth)
             return None if inner is None else not inner
-        if isinstance(test, cst.Call) and not test.args:
+        if isinstance(test, cst.BooleanOperation):
+            left, right = self._value_under_dynamo(test.left, depth), self._value_under_dynamo(test.right, depth)
+            stop = isinstance(test.operator, cst.Or)          # `True or ...` / `False and ...`
+            if stop in (left, right):
+                return stop
+            return None if None in (left, right) else not stop
+        if isinstance(test, cst.Call):
             name = self.ctx.qualify(test.func) or ""
-            if name in COMPILING_TRUE:
+            if not test.args and name in COMPILING_TRUE:
                 return True
-            if name in COMPILING_FALSE:
+            if not test.args and name in COMPILING_FALSE:
                 return False
+            return True if self._returns_compiling(self.ctx.index, dotted(test.func), depth) else None
         return None
 
+    def _returns_compiling(self, ix, name: Optional[str], depth: int) -> bool:
+        """A project function that returns a check true while Dynamo traces (`FunctionInfo.true_if_any`), to a
+        depth: transformers' `is_torchdynamo_compiling()` returns `torch.compiler.is_compiling()`."""
+        project = self.ctx.project
+        if not name or ix is None or project is None or depth > 3:
+            return False
+        found = project.resolve(ix, name)
+        if not found or found[0] != "function":
+            return False
+        path, q = found[1]
+        fix = project.by_path[path]
+        for call in fix.functions[q].true_if_any:
+            if (fix.qualify(call) or "") in COMPILING_TRUE or self._returns_compiling(fix, call, depth + 1):
+                return True
+        return False
+
     def report(self, node: cst.CSTNode, message: Optional[str] = None, **fmt) -> None:
-        if self.scope == "region" and (self.in_untraced_function() or self.dead_under_dynamo(node)):
+        if self.scope == "region" and (self.in_untraced_function() or self.dead_under_dynamo(node) or
+                                       self._after_skip(node)):
             return
         message = message or self.format_message(**fmt)
         gb_types: Sequence[str] = self.gb_types
@@ -105,7 +150,51 @@ class TorchRule(Rule):
                 kind, extra = where
                 message += f" — inside {kind}, so Dynamo skips the whole function and runs it eagerly"
                 gb_types = tuple(gb_types) + ((extra,) if extra else ())
+                self._mark_skip(node)
         self.ctx.report(self, node, message, gb_types, autofix=self.plan_fix(node))
+
+    def _chain(self, node: cst.CSTNode) -> list:
+        current = self.ctx.current
+        return list(self.ctx.parents) + ([current] if current is not None and current is not node else []) + [node]
+
+    def _loop_statement(self, chain: list, loop: cst.CSTNode) -> Optional[cst.CSTNode]:
+        """The statement of `loop`'s body that holds the end of `chain`."""
+        at = next((i for i, n in enumerate(chain) if n is loop), None)
+        if at is None or len(chain) < at + 3 or chain[at + 1] is not loop.body:
+            return None
+        return chain[at + 2]
+
+    def _mark_skip(self, node: cst.CSTNode) -> None:
+        """A break at `node` skips the frame; when it runs on every iteration of the innermost loop (in a plain
+        statement of the loop's body, or in the first operand of an `if` test there), remember it."""
+        loop = next((b for b in reversed(self.ctx.blocks) if isinstance(b, (cst.For, cst.While))), None)
+        chain = self._chain(node)
+        stmt = self._loop_statement(chain, loop) if loop is not None else None
+        if stmt is None:
+            return
+        if isinstance(stmt, cst.If):
+            first = stmt.test
+            while isinstance(first, (cst.BooleanOperation, cst.UnaryOperation)):
+                first = first.left if isinstance(first, cst.BooleanOperation) else first.expression
+            if not (first is node or _contains(first, node)):
+                return
+        elif not isinstance(stmt, cst.SimpleStatementLine):
+            return
+        self.ctx.skipping.setdefault(id(loop), id(stmt))
+
+    def _after_skip(self, node: cst.CSTNode) -> bool:
+        """Later in a loop body than a break that skips the frame on every iteration (`_mark_skip`): Dynamo
+        never traces it, so it never breaks there (the first break is the one to fix)."""
+        if not self.ctx.skipping:
+            return False
+        chain = self._chain(node)
+        for block in self.ctx.blocks:
+            mark = self.ctx.skipping.get(id(block))
+            if mark is not None:
+                stmt = self._loop_statement(chain, block)
+                if stmt is not None and id(stmt) != mark:
+                    return True
+        return False
 
     def _whole_frame_skip(self, node: cst.CSTNode):
         """(description, extra gb_type) when a break at `node` makes Dynamo skip the frame."""
@@ -154,6 +243,12 @@ class NamedCallRule(TorchRule):
 NOT_TRACED_DECORATORS = ("torch.library.custom_op", "torch.library.register_fake", "torch.library.impl_abstract",
                          "torch.library.register_kernel", "torch.library.impl", "torch.compiler.allow_in_graph",
                          "torch._dynamo.allow_in_graph")
+
+
+def _contains(tree: cst.CSTNode, node: cst.CSTNode) -> bool:
+    found = []
+    walk(tree, lambda n: not found and (found.append(n) if n is node else True), lambda n: None)
+    return bool(found)
 
 
 def source_of(node: cst.CSTNode, limit: int = 60) -> str:

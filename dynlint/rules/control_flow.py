@@ -117,6 +117,23 @@ class TensorConditionInBranch(TorchRule):
         Example("""
             import torch
 
+
+            def is_compiling() -> bool:             # a project's own check: it returns torch's
+                try:
+                    return torch.compiler.is_compiling()
+                except Exception:
+                    return False
+
+
+            @torch.compile
+            def clamp(x):
+                if not is_compiling() and (x < 0).any():    # not evaluated while Dynamo traces
+                    raise ValueError("negative input")
+                return x.clamp(min=0)
+        """, "clamp(torch.ones(3))"),
+        Example("""
+            import torch
+
             @torch.compile
             def check(x):
                 assert x.sum() > 0, "needs positive input"
@@ -385,7 +402,9 @@ class TensorConditionInBranch(TorchRule):
         # the walk stands at the `if` (not yet among the parents): judge it, so that the `elif` of
         # `if torch.compiler.is_compiling():` counts as never traced
         owner = getattr(self, "_owner", None)
-        return super().dead_under_dynamo(owner if isinstance(owner, cst.If) else node)
+        if isinstance(owner, cst.If):       # or the operand is one Dynamo never evaluates (`not compiling() and b`)
+            return super().dead_under_dynamo(owner) or self._unevaluated(owner.test, node)
+        return super().dead_under_dynamo(node)
 
     def autofix(self, node: cst.CSTNode):
         owner = getattr(self, "_owner", None)
