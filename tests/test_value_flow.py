@@ -243,3 +243,14 @@ def test_nothing_later_in_a_loop_body_is_reported_after_a_break_that_skips_the_f
 
     seen = observe(str(path), ["torch.compile(Encoder().train(), backend='eager')(torch.ones(3))"])
     assert sorted(seen.break_lines(str(path))) == [11]
+
+
+def test_isinstance_tensor_proves_a_tensor_inside_its_branch():
+    src = ("import torch\n\n\ndef check(cond):\n    if isinstance(cond, torch.Tensor):\n        return cond.item()\n"
+           "    return bool(cond)\n\n\n@torch.compile\ndef f(x):\n    return x * check(x.sum() > 0)\n")
+    assert [(f.line, f.code) for f in api.check_source(src).findings] == [(6, "DYN201")]
+    # after a branch that returns, the parameter is not a tensor (line 7 used to be DYN202); after one that does
+    # not, it is what it was (`.item()` of a parameter is evidence enough)
+    assert [(f.line, f.code) for f in api.check_source(src.replace(
+        "        return cond.item()\n    return bool(cond)", "        pass\n    return cond.item()")).findings] == \
+        [(7, "DYN201")]

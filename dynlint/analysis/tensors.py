@@ -302,15 +302,20 @@ class Tensors:
                     return True
                 if m == "to" and recv and node.args and (self.ctx.qualify(node.args[0].value) or "") == "torch.bool":
                     return True
+                if m == "to" and recv and node.args and all(_device(self.ctx, a.value) for a in node.args):
+                    return self.is_bool(node.func.value, depth + 1)         # moved, still a mask
                 if m in ("clone", "detach", "contiguous", "view", "reshape", "flatten", "squeeze", "unsqueeze",
                          "expand", "expand_as", "t", "transpose", "permute") and recv:
                     return self.is_bool(node.func.value, depth + 1)
             return False
         if isinstance(node, cst.Name):
-            entry, _ = self._reaching(self._env(), node.value, node)
+            env = self._env()
+            entry, _ = self._reaching(env, node.value, node)
             if not isinstance(entry, list) or not entry:
                 return False
-            return all(not isinstance(v, (str, tuple)) and self.is_bool(v, depth + 1) for v in entry)
+            bools = node.value in env.get(" bools", ())
+            return all((bools and isinstance(v, str)) or (not isinstance(v, (str, tuple)) and
+                                                            self.is_bool(v, depth + 1)) for v in entry)
         return False
 
     def is_scalar(self, node: cst.CSTNode, depth: int = 0) -> bool:
@@ -779,6 +784,9 @@ class Tensors:
                 env[name] = TENSOR
         # `forward`'s parameters taken for tensors by the name guess alone (`_param_kind`): their elements are not
         # (`height, width = input_dimensions` is two ints as often as not)
+        # parameters annotated as boolean tensors (`mask: torch.BoolTensor | None`) are masks
+        env[" bools"] = {p.name.value for p in ordered + list(params.kwonly_params) if p.annotation is not None and
+                         "BoolTensor" in cst.Module([]).code_for_node(p.annotation.annotation)}
         callers = self._from_callers(fn) or {}
         env[" guessed"] = {p.name.value for p in ordered + list(params.kwonly_params)
                            if env.get(p.name.value) == TENSOR and p.annotation is None and p.default is None and
@@ -790,7 +798,8 @@ class Tensors:
                 values = [env[name]] + values
                 where[name] = [ENTRY] + where[name]
             env[name] = values
-        env[" where"], env[" uses"] = where, collector.uses
+        env[" where"], env[" uses"], env[" narrowed"] = where, collector.uses, collector.narrowed
+        env[" not tensor"] = collector.not_tensor
         return env
 
     def _reaching(self, env, name: str, use: Optional[cst.CSTNode]):
@@ -812,6 +821,10 @@ class Tensors:
         if name in ("True", "False", "None"):
             return VALUE
         env = self._env()
+        if use is not None and id(use) in env.get(" narrowed", ()):
+            return TENSOR                   # inside `if isinstance(name, torch.Tensor):`
+        if use is not None and id(use) in env.get(" not tensor", ()):
+            return UNKNOWN                  # in its `else`, or after it when it returns: something else
         entry, key = self._reaching(env, name, use)
         memo = env.setdefault(" memo", {})
         if key in memo:
@@ -1194,6 +1207,34 @@ def reaching(defs: List[Where], use: Optional[Where]) -> List[int]:
     return out
 
 
+def _isinstance_tensor(test: cst.BaseExpression) -> str:
+    """The name that `isinstance(name, torch.Tensor)` (as the test, or the first operand of an `and`) proves a
+    tensor; "" for any other test."""
+    while isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+        test = test.left
+    if isinstance(test, cst.Call) and isinstance(test.func, cst.Name) and test.func.value == "isinstance" and \
+            len(test.args) == 2 and isinstance(test.args[0].value, cst.Name):
+        kind = cst.Module([]).code_for_node(test.args[1].value)
+        if kind in ("torch.Tensor", "Tensor", "nn.Parameter", "torch.nn.Parameter"):
+            return test.args[0].value.value
+    return ""
+
+
+def _simple_isinstance(test: cst.BaseExpression) -> bool:
+    """The test is `isinstance(name, torch.Tensor)` alone (so its failing means: not a tensor)."""
+    return not isinstance(test, cst.BooleanOperation) and bool(_isinstance_tensor(test))
+
+
+def _ends_flow(body: cst.BaseSuite) -> bool:
+    """The suite always leaves the function (its last statement returns or raises)."""
+    last = body.body[-1] if isinstance(body, cst.IndentedBlock) and body.body else None
+    if isinstance(body, cst.SimpleStatementSuite):
+        last = body
+    small = last.body[-1] if isinstance(last, (cst.SimpleStatementLine, cst.SimpleStatementSuite)) and last.body \
+        else None
+    return isinstance(small, (cst.Return, cst.Raise))
+
+
 class _Assignments:
     """Collect name -> assigned value nodes in a function body (not in nested functions), with where each binding
     and each use of a name is (`Where`), for `reaching`."""
@@ -1208,6 +1249,11 @@ class _Assignments:
         self._loops: List[int] = []
         self._expr: List[int] = []          # comprehensions, `and` / `or`, `a if c else b` being walked
         self._head: Optional[Where] = None  # where a `for` / `with` / `except` binds its targets
+        self.narrowed: Set[int] = set()     # id(Name) read inside `if isinstance(name, torch.Tensor):`
+        self.not_tensor: Set[int] = set()   # ... in its `else`, or after it when its body returns or raises
+        self._narrow: Dict[int, Tuple[str, bool]] = {}   # id(suite) -> (name its `if` test decides, a tensor?)
+        self._tensors: List[str] = []       # names proven tensors where the walk stands (one per suite)
+        self._others: List[List[str]] = []  # names proven not tensors (per suite)
 
     def here(self, sure: bool = True) -> Where:
         return Where(self._order, tuple(self._blocks), tuple(self._loops), sure and not self._expr)
@@ -1218,10 +1264,23 @@ class _Assignments:
             self._head = None
         elif isinstance(node, cst.BaseSuite):
             self._blocks.append(id(node))
+            name, tensor = self._narrow.get(id(node), ("", True))
+            self._tensors.append(name if tensor else "")
+            self._others.append([name] if name and not tensor else [])
         elif isinstance(node, (cst.CompFor, cst.BooleanOperation, cst.IfExp)):
             self._expr.append(id(node))
         elif isinstance(node, cst.Name):
             self.uses[id(node)] = self.here()
+            if node.value in self._tensors:
+                self.narrowed.add(id(node))
+            elif any(node.value in names for names in self._others):
+                self.not_tensor.add(id(node))
+        if isinstance(node, cst.If):
+            name = _isinstance_tensor(node.test)
+            if name:
+                self._narrow[id(node.body)] = (name, True)
+                if isinstance(node.orelse, cst.Else) and _simple_isinstance(node.test):
+                    self._narrow[id(node.orelse.body)] = (name, False)
         if isinstance(node, (cst.For, cst.While)):
             self._loops.append(id(node))
         if isinstance(node, (cst.For, cst.With, cst.ExceptHandler)):
@@ -1233,6 +1292,11 @@ class _Assignments:
     def leave(self, node: cst.CSTNode) -> None:
         if isinstance(node, cst.BaseSuite):
             self._blocks.pop()
+            self._tensors.pop()
+            self._others.pop()
+        elif isinstance(node, cst.If) and node.orelse is None and _simple_isinstance(node.test) and \
+                _ends_flow(node.body) and self._others:
+            self._others[-1].append(_isinstance_tensor(node.test))     # `if isinstance(x, Tensor): return ...`
         elif isinstance(node, (cst.CompFor, cst.BooleanOperation, cst.IfExp)):
             self._expr.pop()
         if isinstance(node, (cst.For, cst.While)):

@@ -605,6 +605,56 @@ class TorchAssertOnTensor(TorchRule):
 
 
 @register
+class TensorCheckCall(TorchRule):
+    """Checks for `torch._check_tensor_all(cond, msg)` and `torch._check_tensor_all_with(error, cond, msg)` where
+    `cond` is a tensor value."""
+    code = "DYN106"
+    name = "tensor-check-call"
+    message = "`{fn}` reads the tensor condition with `.item()`: Dynamo breaks the graph"
+    fix = "Use a plain `assert cond.all()` (traced as an asynchronous assertion), or check outside the compiled code"
+    gb_types = (ITEM,)
+    fullgraph_raises = False         # fullgraph=True silently turns on scalar capture
+    why = """
+        `torch._check_tensor_all` and `torch._check_tensor_all_with` test a tensor condition by reading it
+        on the host (`cond.all().item()`), which Dynamo cannot do while tracing with the default
+        `capture_scalar_outputs=False`: it ends the graph there (`Unsupported Tensor.item() call`). Libraries
+        call them from helpers that accept a tensor or a bool, so the break sits in the helper.
+    """
+    INVALID = [Example("""
+        import torch
+
+
+        def check(cond, msg):
+            if isinstance(cond, torch.Tensor):
+                torch._check_tensor_all_with(ValueError, cond, lambda: msg)
+            else:
+                torch._check_with(ValueError, cond, lambda: msg)
+
+
+        @torch.compile
+        def normalise(x):
+            check(x > 0, "negative input")
+            return x / x.sum()
+    """, "normalise(torch.ones(4))")]
+    VALID = [Example("""
+        import torch
+
+        @torch.compile
+        def normalise(x):
+            assert (x > 0).all(), "negative input"
+            return x / x.sum()
+    """, "normalise(torch.ones(4))")]
+
+    CHECKS = {"torch._check_tensor_all": 0, "torch._check_tensor_all_with": 1}     # -> where the condition is
+
+    def visit_Call(self, node: cst.Call) -> None:
+        name = self.call_name(node) or ""
+        at = self.CHECKS.get(name)
+        if at is not None and len(node.args) > at and self.tensors.is_tensor(node.args[at].value):
+            self.report(node, fn=name)
+
+
+@register
 class PythonAnyAllOnTensor(TorchRule):
     """Checks for the Python builtins `any()` and `all()` applied to a tensor or to a generator of tensor
     conditions."""

@@ -115,6 +115,8 @@ class BooleanMaskIndexing(TorchRule):
         def clamp_negative(x, labels):
             x = x.clone()
             x[x < 0] = 0
+            low, high = x < 0.5, x > 2
+            x[low], x[high] = 0.5, 2.0
             valid = labels != -100
             idx = labels.clamp(min=0)
             return (x * valid).sum() / valid.sum(), x[idx]
@@ -125,7 +127,10 @@ class BooleanMaskIndexing(TorchRule):
             return
         if self.tensors.kind(node.value) not in (TENSOR, WEAK):
             return
-        if isinstance(self.ctx.parent(0), cst.AssignTarget):
+        level = 0
+        while isinstance(self.ctx.parent(level), (cst.Element, cst.StarredElement, cst.Tuple, cst.List)):
+            level += 1      # `a[mask], b[mask] = ...`
+        if isinstance(self.ctx.parent(level), cst.AssignTarget):
             return          # x[mask] = v writes through the mask: no new shape (x[mask] += v reads it first)
         self.report(node)
 
