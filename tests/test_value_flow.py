@@ -254,3 +254,12 @@ def test_isinstance_tensor_proves_a_tensor_inside_its_branch():
     assert [(f.line, f.code) for f in api.check_source(src.replace(
         "        return cond.item()\n    return bool(cond)", "        pass\n    return cond.item()")).findings] == \
         [(7, "DYN201")]
+
+
+def test_a_helper_parameter_takes_the_kind_its_callers_pass():
+    src = ('import torch\n\n\ndef gate(x, n):\n    return torch.tanh(x[:, :n])\n\n\n@torch.compile\n'
+           'def f(x):\n    return gate(x, {n})\n')
+    # an int tensor as the bound (vits' `torch.IntTensor([hidden])`): Dynamo reads it with .item()
+    assert [(f.line, f.code) for f in api.check_source(src.format(n="torch.IntTensor([2])")).findings] == \
+        [(5, "DYN207")]
+    assert api.check_source(src.format(n="x.shape[1] // 2")).findings == []

@@ -3,9 +3,10 @@
 COMPILE = frozenset({"torch.compile", "torch._dynamo.optimize"})
 DISABLE = frozenset({"torch.compiler.disable", "torch._dynamo.disable", "torch._disable_dynamo",
                      "torch._dynamo.eval_frame.disable"})
-# Functions Dynamo treats as one opaque op: their bodies are not traced.
+# Functions Dynamo treats as one opaque op: their bodies are not traced. (Not `torch.jit.script`: Dynamo traces
+# a scripted function's Python source, and breaks inside it.)
 OPAQUE = frozenset({"torch.library.custom_op", "torch.library.register_fake", "torch.library.impl",
-                    "torch._dynamo.allow_in_graph", "torch.compiler.allow_in_graph", "torch.jit.script",
+                    "torch._dynamo.allow_in_graph", "torch.compiler.allow_in_graph",
                     "torch._library.custom_ops.custom_op"})
 # Calls that tell whether the code runs under Dynamo (true while tracing) or under another tracer (false).
 COMPILING_TRUE = frozenset({"torch.compiler.is_compiling", "torch._dynamo.is_compiling",

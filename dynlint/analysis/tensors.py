@@ -679,8 +679,8 @@ class Tensors:
             return VALUE if isinstance(p.default, (cst.Integer, cst.Float, cst.SimpleString, cst.Name,
                                                    cst.Tuple, cst.List, cst.UnaryOperation)) else UNKNOWN
         given = (self._from_callers(fn) or {}).get(name)
-        if given is not None:
-            return given
+        if given is not None and (given != UNKNOWN or fn.name.value == "forward"):
+            return given        # (callers that disagree leave a helper's parameter as weak as it was)
         if fn.name.value == "forward" and not INT_LIKE_PARAM.search(name) and not self.strict:
             return TENSOR
         return WEAK
@@ -693,14 +693,18 @@ class Tensors:
         """The kinds of a method's plain parameters (no annotation, no default) from every call of it in this file:
         `self.block(x, h, w)` where `__init__` made `block` an instance of the method's class (directly, in a
         ModuleList, called in a loop over it, or indexed), for `forward`; `self.method(x, h)` in the class itself,
-        for its other methods. A parameter is what all the arguments passed to it are (`combine`): a tensor, a
+        for its other methods; `helper(x, n)` for a function of the file's top level. A parameter is what all the arguments passed to it are (`combine`): a tensor, a
         Python value, or unknown when they disagree or one is not known; unknown stays unknown. None (not known:
         the parameter keeps its default) when the class may be used where this file cannot see: subclassed, named
         anywhere but in the calls that build it, imported by another file, or a call passes `*args` / `**kw`."""
         cls = self._self_class()
         ix, project = self.ctx.index, self.ctx.project
-        if not cls or ix is None or project is None or cls not in ix.classes:
+        if ix is None or project is None or (cls and cls not in ix.classes):
             return None
+        if not cls:
+            info = ix.functions.get(fn.name.value)
+            if info is None or info.cls or info.nested_in:
+                return None                             # a function of this file's top level only
         key = (cls, fn.name.value)
         if key in self._callers:
             return self._callers[key]
@@ -713,17 +717,25 @@ class Tensors:
         ix, project = self.ctx.index, self.ctx.project
         method = fn.name.value
         ordered = list(fn.params.posonly_params) + list(fn.params.params)
-        plain = [p.name.value for p in ordered[1:] + list(fn.params.kwonly_params)
+        skip = 1 if cls else 0                           # `self`
+        plain = [p.name.value for p in ordered[skip:] + list(fn.params.kwonly_params)
                  if p.annotation is None and p.default is None]
-        if not plain or not ordered or ordered[0].name.value != "self" or fn.params.star_arg is not None and \
+        if not plain or len(ordered) < skip or (cls and ordered[0].name.value != "self") or \
                 isinstance(fn.params.star_arg, cst.Param):
             return None
-        qual = f"{ix.module}.{cls}"
+        qual = f"{ix.module}.{cls or method}"
         if any(qual in other.imports.values() for other in project.by_path.values() if other is not ix) or \
-                any((ix.path, cls) in project.bases(path, name)
-                    for path, other in project.by_path.items() for name in other.classes):
+                (cls and any((ix.path, cls) in project.bases(path, name)
+                             for path, other in project.by_path.items() for name in other.classes)):
             return None
-        if method == "forward":
+        names: Set[str] = set()
+        if not cls:                                      # a function: called by its name in this file, only there
+            named, called = _name_uses(self.ctx.source or "")
+            if named[method] != called[method] + 1 or any(c.target == method for c in ix.module_calls):
+                return None
+            holders: Set[Tuple[str, str]] = set()
+            names = {method}
+        elif method == "forward":
             named, called = _name_uses(self.ctx.source or "")
             built = called[cls]
             if named[cls] != built + 1:                  # `class C(...)` and the calls that build it, nothing else
@@ -736,19 +748,20 @@ class Tensors:
             holders = {(cls, method)}
         kinds: Dict[str, List[str]] = {name: [] for name in plain}
         for info in ix.functions.values():
-            if not any(site.kind == "self" and (info.cls, site.target) in holders for site in info.calls):
+            if not any((site.kind == "self" and (info.cls, site.target) in holders) or
+                       (site.kind == "name" and site.target in names) for site in info.calls):
                 continue
             caller = self._helper_def(info)
             if caller is None:
                 return None
-            for call in _calls_through(caller, {attr for c, attr in holders if c == info.cls}):
+            for call in _calls_through(caller, {attr for c, attr in holders if c == info.cls}, names):
                 if any(a.star for a in call.args):
                     return None
                 bound: Dict[str, cst.BaseExpression] = {}
-                names = [p.name.value for p in ordered[1:]]
+                positions = [p.name.value for p in ordered[skip:]]
                 for i, a in enumerate(a for a in call.args if a.keyword is None):
-                    if i < len(names):
-                        bound[names[i]] = a.value
+                    if i < len(positions):
+                        bound[positions[i]] = a.value
                 for a in call.args:
                     if a.keyword is not None:
                         bound[a.keyword.value] = a.value
@@ -884,10 +897,9 @@ class Tensors:
         return result
 
     def _element(self, entry) -> str:
-        """An ("unpack", whole) or ("iter", whole) binding. Elements met by iteration are WEAK: a list of
-        tensors and a list of strings look alike, so only tensor-only methods count as evidence."""
-        kind = self._unpacked(entry[1])
-        return WEAK if entry[0] == "iter" and kind == TENSOR else kind
+        """An ("unpack", whole) or ("iter", whole) binding: the rows of a tensor are tensors. (A parameter only
+        guessed to be a tensor, which may as well be a list of anything, gives unknown elements: `_unpacked`.)"""
+        return self._unpacked(entry[1])
 
     def _unpacked(self, whole: cst.CSTNode) -> str:
         """One element of `a, b = whole`: a tensor when the whole is (t.chunk(2), torch.split(...)), not known
@@ -1078,9 +1090,9 @@ def _name_uses(source: str) -> Tuple[collections.Counter, collections.Counter]:
     return named, called
 
 
-def _calls_through(fn: cst.FunctionDef, attrs: Set[str]) -> List[cst.Call]:
+def _calls_through(fn: cst.FunctionDef, attrs: Set[str], names: Set[str] = frozenset()) -> List[cst.Call]:
     """The calls in `fn` of `self.<attr>(...)`, `self.<attr>[i](...)` and of a loop variable over `self.<attr>`
-    (`for layer in self.layers:` / `enumerate(self.layers)`), for the attributes `attrs`."""
+    (`for layer in self.layers:` / `enumerate(self.layers)`), for the attributes `attrs`; and of `name(...)`."""
     def holder(e) -> Optional[str]:
         if isinstance(e, cst.Attribute) and isinstance(e.value, cst.Name) and e.value.value == "self":
             return e.attr.value
@@ -1102,7 +1114,7 @@ def _calls_through(fn: cst.FunctionDef, attrs: Set[str]) -> List[cst.Call]:
         elif isinstance(node, cst.Call):
             f = node.func
             if holder(f) in attrs or (isinstance(f, cst.Subscript) and holder(f.value) in attrs) or \
-                    (isinstance(f, cst.Name) and f.value in loops):
+                    (isinstance(f, cst.Name) and (f.value in loops or f.value in names)):
                 calls.append(node)
         return True
 
@@ -1360,9 +1372,19 @@ class _Assignments:
                 len(node.target.elements) == 2:
             # for i, row in enumerate(x): i is an int, row is an element of x
             self._bind(node.target.elements[0].value, VALUE)
-            self._bind_element(node.target.elements[1].value, it.args[0].value)
+            self._bind_zipped(node.target.elements[1].value, it.args[0].value)
         else:
-            self._bind_element(node.target, it)
+            self._bind_zipped(node.target, it)
+
+    def _bind_zipped(self, target, iterable) -> None:
+        """`for a, b in zip(x, y)`: `a` is an element of `x`, `b` of `y`."""
+        if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name) and \
+                iterable.func.value == "zip" and isinstance(target, (cst.Tuple, cst.List)) and \
+                len(target.elements) == len(iterable.args) and not any(a.star or a.keyword for a in iterable.args):
+            for t, a in zip(target.elements, iterable.args):
+                self._bind_element(t.value, a.value)
+        else:
+            self._bind_element(target, iterable)
 
     def _bind_element(self, target, iterable) -> None:
         """`for row in x`: rows of a tensor are tensors (judged lazily, like `a, b = x.chunk(2)`)."""

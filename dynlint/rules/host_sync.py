@@ -457,7 +457,18 @@ class TensorSliceBound(TorchRule):
         def best_prefix(scores):
             n = scores.argmax()
             return scores[:n].sum() + 1
-    """, "best_prefix(torch.tensor([0.0, 1.0, 3.0, 2.0]))")]
+    """, "best_prefix(torch.tensor([0.0, 1.0, 3.0, 2.0]))"), Example("""
+        import torch
+
+        @torch.compile
+        def block_mask(sizes, n: int):
+            mask = torch.zeros(n, n)
+            ends = torch.tensor(sizes).cumsum(-1)
+            starts = torch.tensor([0] + sizes[:-1]).cumsum(-1)
+            for start, end in zip(starts, ends):        # 0-d tensors
+                mask[start:end, start:end] = 1
+            return mask
+    """, "block_mask([2, 3], 5)")]
     VALID = [Example("""
         import torch
 
