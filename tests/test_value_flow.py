@@ -263,3 +263,31 @@ def test_a_helper_parameter_takes_the_kind_its_callers_pass():
     assert [(f.line, f.code) for f in api.check_source(src.format(n="torch.IntTensor([2])")).findings] == \
         [(5, "DYN207")]
     assert api.check_source(src.format(n="x.shape[1] // 2")).findings == []
+
+
+def test_unpacking_what_a_method_of_the_class_returns():
+    # longformer: `padding_len, input_ids, attention_mask = self._pad_to_window_size(...)`, then
+    # `(attention_mask > 0).flatten().any().item()`
+    src = '''
+import torch
+from torch import nn
+
+
+class Encoder(nn.Module):
+    def _pad(self, x, mask):
+        pad = (8 - x.shape[1] % 8) % 8
+        if pad > 0:
+            mask = nn.functional.pad(mask, (0, pad))
+        return pad, x, mask
+
+    def forward(self, x, attention_mask=None):
+        if attention_mask is None:
+            attention_mask = torch.ones_like(x)
+        padding_len, x, attention_mask = self._pad(x, attention_mask)
+        flag = (attention_mask > 0).flatten().any().item()
+        if padding_len > 0:
+            x = x[:, :-padding_len]
+        return x * flag
+'''
+    # the mask is a tensor (its `.item()` breaks); the padding length an int (no DYN101, no DYN207)
+    assert [(f.line, f.code) for f in api.check_source(src).findings] == [(17, "DYN201")]

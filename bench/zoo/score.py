@@ -44,7 +44,7 @@ ROOT = HERE.parent.parent
 sys.path.insert(0, str(HERE.parent))
 from speed import ensure_tree  # noqa: E402  (bench/speed.py: the transformers tree of the same release)
 
-from dynlint.rules import PREVIEW_BELOW  # noqa: E402  (a rule below this precision is a preview rule)
+from dynlint.rules import PREVIEW_BELOW, all_rules, measured_low  # noqa: E402
 
 
 # ---- labels --------------------------------------------------------------------------------------------
@@ -154,8 +154,8 @@ def score(labels, findings):
             verdict = "unverified"
         per_rule[f["code"]][verdict] += 1
         verdicts.append((verdict, f))
-    preview = {code for code, c in per_rule.items()
-               if c["right"] + c["false alarm"] and c["right"] / (c["right"] + c["false alarm"]) < PREVIEW_BELOW}
+    preview = {code for code, c in per_rule.items() if measured_low(c["right"], c["false alarm"])} | \
+        {r.code for r in all_rules() if r.preview}                # as dynlint.rules.is_preview
     s = {"per_rule": per_rule, "verdicts": verdicts, "preview": preview}
     for name, chosen in (("all", findings), ("default", [f for f in findings if f["code"] not in preview])):
         s[name] = _totals(labels, chosen, [v for v, f in verdicts if f["code"] not in preview or name == "all"])
@@ -212,7 +212,8 @@ def render(labels, s, command):
         f"code no compiled model traced); break sites found {d['found']} of {d['sites']}, recompile sites "
         f"{d['rc_found']} of {d['rc_sites']}. With the preview rules too (`--preview`): precision "
         f"{ratio(a['right'], a['right'] + a['false'])} ({a['right']} right, {a['false']} false alarms), break-site "
-        f"recall {ratio(a['found'], a['sites'])}. Preview rules (precision below {PREVIEW_BELOW}): "
+        f"recall {ratio(a['found'], a['sites'])}. Preview rules (precision below {PREVIEW_BELOW} with two false "
+        f"alarms or none right, or marked so by the rule): "
         f"{', '.join(sorted(s['preview'])) or 'none'}. Reproduce: `{command}`.",
         "",
         "| rule | findings | right | false alarms | unverified | precision | break sites found |",

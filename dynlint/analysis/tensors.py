@@ -587,6 +587,15 @@ class Tensors:
         info = ix.classes.get(cls) if ix is not None and cls else None
         attr = func.attr.value
         ctors = info.attrs.get(attr, []) if info is not None else []
+        method = ix.functions.get(f"{cls}.{attr}") if info is not None and not ctors else None
+        if method is not None and not method.decorators and project is not None and \
+                not any((ix.path, cls) in project.bases(path, name)
+                        for path, other in project.by_path.items() for name in other.classes):
+            key = f"{cls}.{attr}"                          # `self.method(...)`: a method of this class, not overridden
+            if key not in self._helper_defs:
+                self._helper_defs[key] = self._read_helper(method)
+            found = self._helper_defs[key]
+            return (found[0], found[1], cls) if found is not None else None
         if len(ctors) != 1 or ctors[0] not in ix.classes or project is None or \
                 any(ctors[0] in names for names in (ix.imports, ix.assigned_calls, ix.module_instances)) or \
                 "_forward_hook" in (self.ctx.source or "") or "_forward_pre_hook" in (self.ctx.source or "") or \
@@ -849,7 +858,7 @@ class Tensors:
         if budget[0] <= 0:
             return UNKNOWN
         budget[0] -= 1
-        kind = self._compute_name_kind(entry, key)
+        kind = self._compute_name_kind(entry, (id(env), key))     # a name of another function is another name
         if not self._active:              # results computed mid-recursion depend on assumptions
             memo[key] = kind
         return kind
@@ -898,7 +907,19 @@ class Tensors:
 
     def _element(self, entry) -> str:
         """An ("unpack", whole) or ("iter", whole) binding: the rows of a tensor are tensors. (A parameter only
-        guessed to be a tensor, which may as well be a list of anything, gives unknown elements: `_unpacked`.)"""
+        guessed to be a tensor, which may as well be a list of anything, gives unknown elements: `_unpacked`.)
+        `a, b = self.method(x)` / `self.sub(x)` / `helper(x)`: the element of every `return a, b` there."""
+        if entry[0] == "unpack" and len(entry) == 4 and entry[2] is not None and isinstance(entry[1], cst.Call):
+            found = self.callee(entry[1].func)
+            if found is not None:
+                fn, returns, cls = found
+                if returns and all(isinstance(r, cst.Tuple) and len(r.elements) == entry[3] and
+                                   not any(isinstance(e, cst.StarredElement) for e in r.elements) for r in returns):
+                    kinds = [self.judged(r.elements[entry[2]].value, fn, cls, self._kind) for r in returns]
+                    result = kinds[0]
+                    for k in kinds[1:]:
+                        result = combine(result, k)
+                    return result
         return self._unpacked(entry[1])
 
     def _unpacked(self, whole: cst.CSTNode) -> str:
