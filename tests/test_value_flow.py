@@ -291,3 +291,11 @@ class Encoder(nn.Module):
 '''
     # the mask is a tensor (its `.item()` breaks); the padding length an int (no DYN101, no DYN207)
     assert [(f.line, f.code) for f in api.check_source(src).findings] == [(17, "DYN201")]
+
+
+def test_a_parameter_annotated_as_a_bool_tensor_is_a_mask():
+    src = ("import torch\nfrom torch import nn\n\n\nclass Embed(nn.Module):\n"
+           "    def forward(self, ids: torch.Tensor, keep: torch.BoolTensor) -> torch.Tensor:\n"
+           "        return ids[keep.view(-1)]\n")
+    assert [(f.line, f.code) for f in api.check_source(src).findings] == [(7, "DYN402")]
+    assert api.check_source(src.replace("torch.BoolTensor", "torch.LongTensor")).findings == []

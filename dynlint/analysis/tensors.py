@@ -311,9 +311,11 @@ class Tensors:
         if isinstance(node, cst.Name):
             env = self._env()
             entry, _ = self._reaching(env, node.value, node)
+            bools = node.value in env.get(" bools", ())
+            if isinstance(entry, str):
+                return bools                 # a parameter never rebound
             if not isinstance(entry, list) or not entry:
                 return False
-            bools = node.value in env.get(" bools", ())
             return all((bools and isinstance(v, str)) or (not isinstance(v, (str, tuple)) and
                                                             self.is_bool(v, depth + 1)) for v in entry)
         return False
