@@ -60,10 +60,11 @@ def check_source(source: str, filename: str = "example.py", regions: str = "auto
         return check([str(path)], config)
 
 
-def fix_source(source: str, unsafe: bool = False, filename: str = "example.py", select=("DYN",)) -> str:
+def fix_source(source: str, unsafe: bool = False, filename: str = "example.py", select=("DYN",),
+               preview: bool = False) -> str:
     """The fixed text of one piece of source, checked as a single-file project (the fix examples' tests)."""
     with tempfile.TemporaryDirectory() as d:
         path = Path(d) / filename
         path.write_text(source, encoding="utf-8")
-        config = Config(root=Path(d).resolve(), select=tuple(select))
+        config = Config(root=Path(d).resolve(), select=tuple(select), preview=preview)
         return fix([str(path)], config, unsafe=unsafe).after.get(filename, source)

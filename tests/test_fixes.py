@@ -56,18 +56,18 @@ def test_fixable_rules_have_examples():
 
 @pytest.mark.parametrize("rule,i,example", EXAMPLES, ids=_ids(EXAMPLES))
 def test_fix_example_text(rule, i, example):
-    assert rule.code in {f.code for f in check_source(example.before).findings}, "the example must need the fix"
-    fixed = fix_source(example.before, unsafe=example.safety == "unsafe")
+    assert rule.code in {f.code for f in check_source(example.before, preview=True).findings}, "the example must need the fix"
+    fixed = fix_source(example.before, unsafe=example.safety == "unsafe", preview=True)
     assert fixed == example.after
     if example.safety == "unsafe":
-        assert fix_source(example.before) == example.before, "the safe tier must leave an unsafe example alone"
-    assert fix_source(fixed, unsafe=True) == fixed, "fixing again must change nothing"
-    assert rule.code not in {f.code for f in check_source(fixed).findings}
+        assert fix_source(example.before, preview=True) == example.before, "the safe tier must leave an unsafe example alone"
+    assert fix_source(fixed, unsafe=True, preview=True) == fixed, "fixing again must change nothing"
+    assert rule.code not in {f.code for f in check_source(fixed, preview=True).findings}
 
 
 def test_findings_carry_their_fix_in_json():
     example = next(ex for r, _, ex in EXAMPLES if r.code == "DYN301")
-    f = next(f for f in check_source(example.before).findings if f.code == "DYN301")
+    f = next(f for f in check_source(example.before, preview=True).findings if f.code == "DYN301")
     assert f.autofix is not None and f.autofix.safety == "safe" and f.autofix.edits
     d = json.loads(json.dumps(f.to_dict()))
     assert d["autofix"]["safety"] == "safe" and "is_compiling" in d["autofix"]["edits"][0]["code"]
@@ -91,7 +91,7 @@ def test_fix_example_under_dynamo(rule, i, example, tmp_path):
     before, after = tmp_path / "before.py", tmp_path / "after.py"
     before.write_text(example.before, encoding="utf-8")
     after.write_text(example.after, encoding="utf-8")
-    lines = {f.line for f in check_source(example.before).findings if f.code == rule.code}
+    lines = {f.line for f in check_source(example.before, preview=True).findings if f.code == rule.code}
 
     reference = fe.run_file(before, example.calls, compiled=False)
     original = fe.run_file(before, example.calls, compiled=True)

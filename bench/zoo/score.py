@@ -212,8 +212,8 @@ def render(labels, s, command):
         f"code no compiled model traced); break sites found {d['found']} of {d['sites']}, recompile sites "
         f"{d['rc_found']} of {d['rc_sites']}. With the preview rules too (`--preview`): precision "
         f"{ratio(a['right'], a['right'] + a['false'])} ({a['right']} right, {a['false']} false alarms), break-site "
-        f"recall {ratio(a['found'], a['sites'])}. Preview rules (precision below {PREVIEW_BELOW} with two false "
-        f"alarms or none right, or marked so by the rule): "
+        f"recall {ratio(a['found'], a['sites'])}. Preview rules (precision below {PREVIEW_BELOW} with at least two "
+        f"false alarms, or marked so by the rule): "
         f"{', '.join(sorted(s['preview'])) or 'none'}. Reproduce: `{command}`.",
         "",
         "| rule | findings | right | false alarms | unverified | precision | break sites found |",

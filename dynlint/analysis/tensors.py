@@ -14,10 +14,9 @@ assignments agree on. Kinds:
 from __future__ import annotations
 
 import collections
-import functools
 import io
 import re
-import tokenize
+import weakref
 from contextlib import contextmanager
 from typing import Dict, List, Optional, Set, Tuple
 
@@ -591,8 +590,7 @@ class Tensors:
         ctors = info.attrs.get(attr, []) if info is not None else []
         method = ix.functions.get(f"{cls}.{attr}") if info is not None and not ctors else None
         if method is not None and not method.decorators and project is not None and \
-                not any((ix.path, cls) in project.bases(path, name)
-                        for path, other in project.by_path.items() for name in other.classes):
+                (ix.path, cls) not in _project_facts(project)[1]:
             key = f"{cls}.{attr}"                          # `self.method(...)`: a method of this class, not overridden
             if key not in self._helper_defs:
                 self._helper_defs[key] = self._read_helper(method)
@@ -649,10 +647,14 @@ class Tensors:
         return fn, [r.value for r in returns]
 
     def _helper_def(self, info) -> Optional[cst.FunctionDef]:
-        """The helper's `def`, parsed from this file's source (`parse_lines`)."""
-        module = parse_lines(self.ctx, info.start, info.end, info.indent)
-        fn = module.body[0] if module is not None and len(module.body) == 1 else None
-        return fn if isinstance(fn, cst.FunctionDef) and fn.name.value == info.qualname.rsplit(".", 1)[-1] else None
+        """The helper's `def`, parsed from this file's source (`parse_lines`; once per file and function)."""
+        parsed = _PARSED.get(self.ctx.index, dict) if self.ctx.index is not None else {}
+        if info.qualname not in parsed:
+            module = parse_lines(self.ctx, info.start, info.end, info.indent)
+            fn = module.body[0] if module is not None and len(module.body) == 1 else None
+            parsed[info.qualname] = fn if isinstance(fn, cst.FunctionDef) and \
+                fn.name.value == info.qualname.rsplit(".", 1)[-1] else None
+        return parsed[info.qualname]
 
     # ---- environment -----------------------------------------------------------------------------
     def _env(self) -> Dict[str, object]:
@@ -719,9 +721,15 @@ class Tensors:
         key = (cls, fn.name.value)
         if key in self._callers:
             return self._callers[key]
+        shared = _CALLERS.get(ix, dict)                 # the same for every unit of the file: judged once
+        if (key, self.strict) in shared:
+            self._callers[key] = shared[(key, self.strict)]
+            return self._callers[key]
         self._callers[key] = None                       # a call chain back to itself: not known
         if len(self._within) < 4:                       # callers' callers are judged too, to a depth
             self._callers[key] = self._read_callers(fn, cls)
+            if not self._within:                        # (judged from the top: not cut short by the depth)
+                shared[(key, self.strict)] = self._callers[key]
         return self._callers[key]
 
     def _read_callers(self, fn: cst.FunctionDef, cls: str) -> Optional[Dict[str, str]]:
@@ -735,33 +743,31 @@ class Tensors:
                 isinstance(fn.params.star_arg, cst.Param):
             return None
         qual = f"{ix.module}.{cls or method}"
-        if any(qual in other.imports.values() for other in project.by_path.values() if other is not ix) or \
-                (cls and any((ix.path, cls) in project.bases(path, name)
-                             for path, other in project.by_path.items() for name in other.classes)):
+        imported, subclassed = _project_facts(project)
+        if qual in imported or (cls and (ix.path, cls) in subclassed):
             return None
         names: Set[str] = set()
-        if not cls:                                      # a function: called by its name in this file, only there
-            named, called = _name_uses(self.ctx.source or "")
-            if named[method] != called[method] + 1 or any(c.target == method for c in ix.module_calls):
-                return None
-            holders: Set[Tuple[str, str]] = set()
+        holders_of, sites = _file_facts(project, ix)
+        holders = holders_of.get(cls, set()) if method == "forward" else {(cls, method)} if cls else set()
+        if not cls:
             names = {method}
-        elif method == "forward":
-            named, called = _name_uses(self.ctx.source or "")
-            built = called[cls]
-            if named[cls] != built + 1:                  # `class C(...)` and the calls that build it, nothing else
+        callers = {q for key in [("self", c, attr) for c, attr in holders] + [("name", "", n) for n in names]
+                   for q in sites.get(key, ())}
+        if not callers:
+            return {}
+        refs = {n: (named, called) for n, named, called in getattr(ix, "refs", ())}
+        if not cls:                                      # a function: called by its name in this file, only there
+            if len(set(refs.get(method, (0, 0)))) != 1 or any(c.target == method for c in ix.module_calls):
                 return None
-            holders = {(c, attr) for c, info in ix.classes.items() for attr in info.attrs
-                       if (ix.path, cls) in [(p, ci.name) for p, ci in project.attr_classes(ix.path, c, attr)]}
+        elif method == "forward":
+            named, built = refs.get(cls, (0, 0))
+            if named != built:                           # the calls that build it, nothing else
+                return None
             if sum(ix.classes[c].attrs[attr].count(cls) for c, attr in holders) != built:
                 return None                              # built somewhere else too
-        else:
-            holders = {(cls, method)}
         kinds: Dict[str, List[str]] = {name: [] for name in plain}
-        for info in ix.functions.values():
-            if not any((site.kind == "self" and (info.cls, site.target) in holders) or
-                       (site.kind == "name" and site.target in names) for site in info.calls):
-                continue
+        for q in sorted(callers):
+            info = ix.functions[q]
             caller = self._helper_def(info)
             if caller is None:
                 return None
@@ -1094,23 +1100,59 @@ class Tensors:
         return UNKNOWN
 
 
-@functools.lru_cache(maxsize=8)
-def _name_uses(source: str) -> Tuple[collections.Counter, collections.Counter]:
-    """How often each name occurs in the code (not in strings or comments), and how often called (`name(`)."""
-    named: collections.Counter = collections.Counter()
-    called: collections.Counter = collections.Counter()
-    before = prev = None
-    try:
-        for tok in tokenize.generate_tokens(io.StringIO(source).readline):
-            if prev is not None and prev.type == tokenize.NAME and tok.string == "(" and \
-                    not (before is not None and before.string in ("class", "def")):
-                called[prev.string] += 1
-            if tok.type == tokenize.NAME:
-                named[tok.string] += 1
-            before, prev = prev, tok
-    except (tokenize.TokenError, SyntaxError):
-        return collections.Counter(), collections.Counter({"": 1})     # nothing matches
-    return named, called
+_FACTS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+class _PerFile:
+    """A small cache keyed by a file's index object (unhashable: a dataclass), holding the newest few."""
+
+    def __init__(self, size: int = 64):
+        self.size, self.items = size, collections.OrderedDict()
+
+    def get(self, ix, make):
+        entry = self.items.get(id(ix))
+        if entry is None or entry[0] is not ix:
+            entry = self.items[id(ix)] = (ix, make())
+            while len(self.items) > self.size:
+                self.items.popitem(last=False)
+        return entry[1]
+
+
+_FILE_FACTS = _PerFile()
+_CALLERS = _PerFile()        # file index -> {((class, method), strict): parameter kinds from the callers}
+_PARSED = _PerFile()         # file index -> {qualname: its def}
+
+
+def _file_facts(project, ix):
+    """Once per file: class -> the (class, attribute) pairs of this file holding an instance of it, and
+    ("self", class, attribute) / ("name", "", function) -> the functions of this file calling through it."""
+    return _FILE_FACTS.get(ix, lambda: _read_file_facts(project, ix))
+
+
+def _read_file_facts(project, ix):
+    holders: Dict[str, Set[Tuple[str, str]]] = {}
+    for c, info in ix.classes.items():
+        for attr in info.attrs:
+            for p, ci in project.attr_classes(ix.path, c, attr):
+                if p == ix.path:
+                    holders.setdefault(ci.name, set()).add((c, attr))
+    sites: Dict[Tuple[str, str, str], Set[str]] = {}
+    for q, fn in ix.functions.items():
+        for site in fn.calls:
+            if site.kind == "self":
+                sites.setdefault(("self", fn.cls, site.target), set()).add(q)
+            elif site.kind == "name":
+                sites.setdefault(("name", "", site.target), set()).add(q)
+    return holders, sites
+
+
+def _project_facts(project) -> Tuple[Set[str], Set[Tuple[str, str]]]:
+    """Once per project: every dotted name some file imports, and every class some class derives from."""
+    facts = _FACTS.get(project)
+    if facts is None:
+        imported = {v for ix in project.by_path.values() for v in ix.imports.values()}
+        subclassed = {b for path, ix in project.by_path.items() for name in ix.classes
+                      for b in project.bases(path, name)}
+        facts = _FACTS[project] = (imported, subclassed)
+    return facts
 
 
 def _calls_through(fn: cst.FunctionDef, attrs: Set[str], names: Set[str] = frozenset()) -> List[cst.Call]:
@@ -1270,6 +1312,31 @@ def _ends_flow(body: cst.BaseSuite) -> bool:
     return isinstance(small, (cst.Return, cst.Raise))
 
 
+# What a node type is to `_Assignments` (found once per type: libcst's base classes are ABCs, slow to test)
+_STMT, _SUITE, _EXPR, _NAME, _IF, _LOOP, _HEAD = 1, 2, 4, 8, 16, 32, 64
+_ROLES: Dict[type, int] = {}
+_VISITS: Dict[type, object] = {}
+
+
+def _role(cls: type) -> int:
+    role = 0
+    if issubclass(cls, (cst.BaseSmallStatement, cst.BaseCompoundStatement)):
+        role |= _STMT
+    elif issubclass(cls, cst.BaseSuite):
+        role |= _SUITE
+    elif issubclass(cls, (cst.CompFor, cst.BooleanOperation, cst.IfExp)):
+        role |= _EXPR
+    elif issubclass(cls, cst.Name):
+        role |= _NAME
+    if issubclass(cls, cst.If):
+        role |= _IF
+    if issubclass(cls, (cst.For, cst.While)):
+        role |= _LOOP
+    if issubclass(cls, (cst.For, cst.With, cst.ExceptHandler)):
+        role |= _HEAD
+    return role
+
+
 class _Assignments:
     """Collect name -> assigned value nodes in a function body (not in nested functions), with where each binding
     and each use of a name is (`Where`), for `reaching`."""
@@ -1294,47 +1361,54 @@ class _Assignments:
         return Where(self._order, tuple(self._blocks), tuple(self._loops), sure and not self._expr)
 
     def enter(self, node: cst.CSTNode) -> bool:
-        if isinstance(node, (cst.BaseSmallStatement, cst.BaseCompoundStatement)):
+        cls = type(node)
+        role = _ROLES.get(cls)
+        if role is None:
+            role = _ROLES[cls] = _role(cls)
+        if role & _STMT:
             self._order += 1
             self._head = None
-        elif isinstance(node, cst.BaseSuite):
+        elif role & _SUITE:
             self._blocks.append(id(node))
             name, tensor = self._narrow.get(id(node), ("", True))
             self._tensors.append(name if tensor else "")
             self._others.append([name] if name and not tensor else [])
-        elif isinstance(node, (cst.CompFor, cst.BooleanOperation, cst.IfExp)):
+        elif role & _EXPR:
             self._expr.append(id(node))
-        elif isinstance(node, cst.Name):
+        elif role & _NAME:
             self.uses[id(node)] = self.here()
             if node.value in self._tensors:
                 self.narrowed.add(id(node))
             elif any(node.value in names for names in self._others):
                 self.not_tensor.add(id(node))
-        if isinstance(node, cst.If):
+        if role & _IF:
             name = _isinstance_tensor(node.test)
             if name:
                 self._narrow[id(node.body)] = (name, True)
                 if isinstance(node.orelse, cst.Else) and _simple_isinstance(node.test):
                     self._narrow[id(node.orelse.body)] = (name, False)
-        if isinstance(node, (cst.For, cst.While)):
+        if role & _LOOP:
             self._loops.append(id(node))
-        if isinstance(node, (cst.For, cst.With, cst.ExceptHandler)):
+        if role & _HEAD:
             # its targets are bound inside its body (a loop may run no time, an exception may not be raised)
             self._head = Where(self._order, tuple(self._blocks) + (id(node.body),), tuple(self._loops))
-        visit = getattr(self, "visit_" + type(node).__name__, None)
-        return visit(node) if visit else True
+        visit = _VISITS.get(cls)
+        if visit is None:
+            visit = _VISITS[cls] = getattr(_Assignments, "visit_" + cls.__name__, False)
+        return visit(self, node) if visit else True
 
     def leave(self, node: cst.CSTNode) -> None:
-        if isinstance(node, cst.BaseSuite):
+        role = _ROLES[type(node)]
+        if role & _SUITE:
             self._blocks.pop()
             self._tensors.pop()
             self._others.pop()
-        elif isinstance(node, cst.If) and node.orelse is None and _simple_isinstance(node.test) and \
+        elif role & _IF and node.orelse is None and _simple_isinstance(node.test) and \
                 _ends_flow(node.body) and self._others:
             self._others[-1].append(_isinstance_tensor(node.test))     # `if isinstance(x, Tensor): return ...`
-        elif isinstance(node, (cst.CompFor, cst.BooleanOperation, cst.IfExp)):
+        elif role & _EXPR:
             self._expr.pop()
-        if isinstance(node, (cst.For, cst.While)):
+        if role & _LOOP:
             self._loops.pop()
 
     def _add(self, name: str, value, where: Optional[Where] = None) -> None:

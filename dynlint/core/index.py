@@ -9,6 +9,7 @@ Everything here is plain data (JSON-serialisable) so it can be cached.
 from __future__ import annotations
 
 import ast
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Tuple
 
@@ -119,6 +120,9 @@ class ModuleIndex:
     # DEEP_LIMIT: libcst's native parser would overflow the C stack (a segfault) on them. A tuple default, so
     # indexes pickled before this field existed still read it.
     deep: Tuple[Tuple[int, int, str], ...] = ()
+    # (name, times named, times called) for the file's own top-level functions and classes: a name used only
+    # in calls (`Block(...)`, `helper(x)`) never escapes the file's view
+    refs: Tuple[Tuple[str, int, int], ...] = ()
 
     def shape(self) -> tuple:
         """The index without its line numbers: all that the whole-project pass and the checks of other files
@@ -182,6 +186,8 @@ class _Indexer(ast.NodeVisitor):
         self.func_stack: List[FunctionInfo] = []
         self.top: Tuple[int, int] = (0, 0)
         self.loop_vars: List[Dict[str, str]] = [{}]   # loop variable -> "self.<attr>"
+        self.named: Counter = Counter()                # name -> times it occurs as a name (`ModuleIndex.refs`)
+        self.called: Counter = Counter()               # ... as the callee of a call
 
     # ---- imports (module level and inside functions alike: both are common in model code) ----
     def visit_Import(self, node: ast.Import) -> None:
@@ -223,6 +229,10 @@ class _Indexer(ast.NodeVisitor):
             node = stack.pop()
             if isinstance(node, ast.Call):
                 self._call(node)
+                if isinstance(node.func, ast.Name):
+                    self.called[node.func.id] += 1
+            elif isinstance(node, ast.Name):
+                self.named[node.id] += 1
             elif isinstance(node, ast.BoolOp) and len(node.values) > DEEP_LIMIT:
                 self.ix.deep += ((node.lineno, len(node.values), f"`{type(node.op).__name__.lower()}` chain"),)
             stack.extend(reversed(list(ast.iter_child_nodes(node))))
@@ -371,4 +381,6 @@ def build_index(tree: ast.Module, path: str, module: str, is_package: bool) -> M
         v.top = (start, stmt.end_lineno or stmt.lineno)
         ix.top_spans.append(v.top)
         v.visit(stmt)
+    own = [q for q in ix.functions if "." not in q] + list(ix.classes)
+    ix.refs = tuple((n, v.named[n], v.called[n]) for n in own if v.named[n])
     return ix
