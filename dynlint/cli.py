@@ -18,7 +18,7 @@ from dynlint.core.version import __version__
 from dynlint.report import progress
 from dynlint.report import text as text_format
 from dynlint.report.display import printable
-from dynlint.rules import PREVIEW_BELOW, all_rules, is_preview, precision
+from dynlint.rules import PREVIEW_BELOW, all_rules, is_preview, precision, recall
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
@@ -152,14 +152,19 @@ def cmd_rules(out) -> int:
         m = precision(code)
         return (f"{m[0]:.2f} ({m[1]}/{m[1] + m[2]})" if m else "-") + (" preview" if is_preview(code) else "")
 
-    rows = [("code", "name", "family", "predicts", "fix", "precision on real code")]
+    def found(code):
+        m = recall(code)
+        return f"{m[0]:.2f} ({m[1]}/{m[2]})" if m else "-"
+
+    rows = [("code", "name", "family", "predicts", "fix", "recall", "precision on real code")]
     rows += [(r.code, r.name, r.family(), kinds.get(r.scope, "recompile" if r.recompiles else "graph break"),
-              r.fix_safety or "-", measured(r.code)) for _, r in sorted(_codes_documented().items())]
-    w = [max(len(row[i]) for row in rows) for i in range(5)]
+              r.fix_safety or "-", found(r.code), measured(r.code)) for _, r in sorted(_codes_documented().items())]
+    w = [max(len(row[i]) for row in rows) for i in range(6)]
     for row in rows:
-        out.write("  ".join(f"{v:<{w[i]}}" for i, v in enumerate(row[:5])) + f"  {row[5]}\n")
-    out.write(f"\nPrecision on real code: findings Dynamo confirmed / findings on code it traced, on the model zoo "
-              f"(bench/zoo/). Preview rules (below {PREVIEW_BELOW}) run only with --preview.\n")
+        out.write("  ".join(f"{v:<{w[i]}}" for i, v in enumerate(row[:6])) + f"  {row[6]}\n")
+    out.write(f"\nOn real code (the model zoo, bench/zoo/): recall = break sites of the kinds a rule predicts that its "
+              f"findings cover; precision = findings Dynamo confirmed / findings on code it traced. Preview rules "
+              f"(below {PREVIEW_BELOW} on two false alarms or more) run only with --preview.\n")
     return EXIT_CLEAN
 
 

@@ -143,9 +143,14 @@ def test_rules_and_rule_commands(cli):
     r = cli("rules")
     assert r.returncode == 0 and "DYN101  tensor-condition-in-branch" in r.stdout
     header, *rows = r.stdout.split("\n\n")[0].splitlines()
-    assert header.split() == ["code", "name", "family", "predicts", "fix", "precision", "on", "real", "code"]
-    at, measured_at = header.index("fix"), header.index("precision")
-    fixes = {row.split()[0]: row[at:measured_at].strip() for row in rows}
+    assert header.split() == ["code", "name", "family", "predicts", "fix", "recall", "precision", "on", "real",
+                              "code"]
+    at, recall_at, measured_at = header.index("fix"), header.index("recall"), header.index("precision")
+    fixes = {row.split()[0]: row[at:recall_at].strip() for row in rows}
+    from dynlint.rules import recall
+    for row in rows:                    # the measured recall, as rules/measured.py has it
+        m = recall(row.split()[0])
+        assert row[recall_at:measured_at].strip() == ("-" if m is None else f"{m[0]:.2f} ({m[1]}/{m[2]})"), row
     assert fixes["DYN301"] == "safe" and fixes["DYN000"] == "-"          # the fix column: safe, unsafe or none
     from dynlint.rules import is_preview, precision
     for row in rows:                    # the measured precision, as rules/measured.py has it, and preview below 0.9

@@ -159,10 +159,15 @@ def score(labels, findings):
     s = {"per_rule": per_rule, "verdicts": verdicts, "preview": preview}
     for name, chosen in (("all", findings), ("default", [f for f in findings if f["code"] not in preview])):
         s[name] = _totals(labels, chosen, [v for v, f in verdicts if f["code"] not in preview or name == "all"])
+    rules = all_rules()
     for (file, line), site in labels.breaks.items():
-        for f in findings:
-            if f["file"] == file and f["line"] <= line <= f["end_line"]:
-                per_rule[f["code"]]["sites"] += 1
+        covering = {f["code"] for f in findings if f["file"] == file and f["line"] <= line <= f["end_line"]}
+        for code in covering:
+            per_rule[code]["sites"] += 1
+        for r in rules:                  # recall per rule: the sites of the break kinds it predicts
+            if set(site["gb"]) & set(r.gb_types):
+                per_rule[r.code]["of"] += 1
+                per_rule[r.code]["kind_found"] += r.code in covering
     return s
 
 
@@ -216,14 +221,20 @@ def render(labels, s, command):
         f"false alarms, or marked so by the rule): "
         f"{', '.join(sorted(s['preview'])) or 'none'}. Reproduce: `{command}`.",
         "",
-        "| rule | findings | right | false alarms | unverified | precision | break sites found |",
-        "|---|---:|---:|---:|---:|---:|---:|",
+        "Per rule: *break sites found* counts the sites inside its findings; *recall* is over the sites of the "
+        "break kinds (gb_types) it predicts.",
+        "",
+        "| rule | findings | right | false alarms | unverified | precision | break sites found | recall |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for code, c in sorted(s["per_rule"].items()):
         tag = " (preview)" if code in s["preview"] else ""
         n = c["right"] + c["false alarm"] + c["unverified"]
+        if not n and not c["of"]:
+            continue
         out.append(f"| {code}{tag} | {n} | {c['right']} | {c['false alarm']} | {c['unverified']} | "
-                   f"{ratio(c['right'], c['right'] + c['false alarm'])} | {c['sites']} |")
+                   f"{ratio(c['right'], c['right'] + c['false alarm'])} | {c['sites']} | "
+                   f"{ratio(c['kind_found'], c['of'])} ({c['kind_found']}/{c['of']}) |")
     out += ["", "| Dynamo's break (gb_type) | sites | found (default rules) | recall |", "|---|---:|---:|---:|"]
     for gb, c in sorted(d["per_gb"].items(), key=lambda kv: (-kv[1]["sites"], kv[0])):
         out.append(f"| {gb} | {c['sites']} | {c['found']} | {ratio(c['found'], c['sites'])} |")
@@ -239,8 +250,10 @@ def write_measured(path, labels, s):
              'rules` and by the choice',
              'of preview rules. Data only."""', "", "MEASURED: dict = {"]
     for code, c in sorted(s["per_rule"].items()):
-        lines.append(f'    "{code}": {{"right": {c["right"]}, "false": {c["false alarm"]}, '
-                     f'"unverified": {c["unverified"]}, "sites": {c["sites"]}}},')
+        if c["right"] + c["false alarm"] + c["unverified"] + c["of"]:
+            lines.append(f'    "{code}": {{"right": {c["right"]}, "false": {c["false alarm"]}, '
+                         f'"unverified": {c["unverified"]}, "sites": {c["sites"]}, "of": {c["of"]}, '
+                         f'"kind_found": {c["kind_found"]}}},')
     lines.append("}")
     Path(path).write_text("\n".join(lines) + "\n", encoding="utf-8")
 

@@ -31,6 +31,13 @@ def precision(code: str) -> Optional[Tuple[float, int, int]]:
     return (right / (right + false), right, false) if right + false else None
 
 
+def recall(code: str) -> Optional[Tuple[float, int, int]]:
+    """The rule's measured recall on real code: of the zoo's break sites of the kinds it predicts, the share inside
+    its findings, with the counts; None where the zoo has none of those."""
+    m = MEASURED.get(code, {})
+    return (m["kind_found"] / m["of"], m["kind_found"], m["of"]) if m.get("of") else None
+
+
 def measured_low(right: int, false: int) -> bool:
     """Precision below PREVIEW_BELOW on real code, on evidence enough: a single false alarm (6 right and 1 wrong
     is 0.86; 0 right and 1 wrong is 0) does not turn a rule off; two do."""
