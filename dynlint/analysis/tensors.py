@@ -1144,14 +1144,31 @@ def _read_file_facts(project, ix):
     return holders, sites
 
 
-def _project_facts(project) -> Tuple[Set[str], Set[Tuple[str, str]]]:
-    """Once per project: every dotted name some file imports, and every class some class derives from."""
+class _Subclassed:
+    """`(path, cls) in subclassed`: some class of the project derives from it. Resolves only the classes whose
+    bases are spelled with that name (an edit re-checks one file: no pass over every class of the project)."""
+
+    def __init__(self, project):
+        self.project, self.answers = project, {}
+        self.by_name: Dict[str, List[Tuple[str, str]]] = {}
+        for path, ix in project.by_path.items():
+            for name, info in ix.classes.items():
+                for base in info.bases:
+                    self.by_name.setdefault(base.rsplit(".", 1)[-1].split("[", 1)[0], []).append((path, name))
+
+    def __contains__(self, ref) -> bool:
+        if ref not in self.answers:
+            self.answers[ref] = any(ref in self.project.bases(path, name)
+                                    for path, name in self.by_name.get(ref[1], ()))
+        return self.answers[ref]
+
+
+def _project_facts(project):
+    """Once per project: every dotted name some file imports, and which classes some class derives from."""
     facts = _FACTS.get(project)
     if facts is None:
         imported = {v for ix in project.by_path.values() for v in ix.imports.values()}
-        subclassed = {b for path, ix in project.by_path.items() for name in ix.classes
-                      for b in project.bases(path, name)}
-        facts = _FACTS[project] = (imported, subclassed)
+        facts = _FACTS[project] = (imported, _Subclassed(project))
     return facts
 
 
