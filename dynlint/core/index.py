@@ -27,9 +27,9 @@ def _true_if_any(fn) -> Tuple[str, ...]:
     first: Dict[str, Optional[ast.expr]] = {}
     returns: List[ast.expr] = []
 
-    def visit(nodes, handler: bool) -> bool:
+    def visit(nodes, handler: bool) -> None:
         for n in nodes:
-            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 continue
             if isinstance(n, ast.Return) and not handler:
                 returns.append(n.value)
@@ -37,14 +37,12 @@ def _true_if_any(fn) -> Tuple[str, ...]:
                 for t in n.targets:         # a name bound twice is not known
                     if isinstance(t, ast.Name):
                         first[t.id] = None if t.id in first else n.value
-            elif isinstance(n, ast.Try):
+            if isinstance(n, ast.Try):
                 visit(n.body + n.orelse + n.finalbody, handler)
                 for h in n.handlers:
                     visit(h.body, True)
-                continue
-            if not isinstance(n, ast.Try):
+            else:
                 visit([c for c in ast.iter_child_nodes(n) if isinstance(c, ast.stmt)], handler)
-        return True
 
     visit(fn.body, False)
     found: List[str] = []

@@ -76,8 +76,7 @@ class TorchRule(Rule):
         """Inside a branch Dynamo never traces: `if not torch.compiler.is_compiling(): ...`, the body of
         `if torch.jit.is_scripting():`, the `else` of `if torch.compiler.is_compiling():`, the `b` of
         `not is_compiling() and b` (a project helper that returns such a check counts as the check)."""
-        current = getattr(self.ctx, "current", None)          # the node being visited (an `if`, reporting its test)
-        chain = list(self.ctx.parents) + ([current] if current is not None and current is not node else []) + [node]
+        chain = self._chain(node)
         for parent, child in zip(chain, chain[1:]):
             if isinstance(parent, (cst.If, cst.IfExp)):
                 value = self._value_under_dynamo(parent.test)
@@ -154,6 +153,7 @@ class TorchRule(Rule):
         self.ctx.report(self, node, message, gb_types, autofix=self.plan_fix(node))
 
     def _chain(self, node: cst.CSTNode) -> list:
+        """The ancestors of `node`, the node being visited (an `if`, reporting its test) included, and `node`."""
         current = self.ctx.current
         return list(self.ctx.parents) + ([current] if current is not None and current is not node else []) + [node]
 
