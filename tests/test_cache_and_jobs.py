@@ -46,6 +46,39 @@ def test_callee_change_in_another_file_is_seen(cli, project):
     assert findings(cli, project) == []
 
 
+BLOCK = textwrap.dedent("""
+    import torch
+    from torch import nn
+
+    class Block(nn.Module):
+        def forward(self, hidden_states, height, width):
+            return hidden_states.view(-1, height, width) + torch.zeros(height, width)
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.block = Block()
+
+        def forward(self, x):
+            b, h, w = x.shape
+            return self.block(x, h, w)
+""")
+
+
+@pytest.mark.parametrize("other", [
+    "import pkg.net as net\n\nclass Wide(net.Block):\n    pass\n",     # a subclass, by a dotted base
+    "from pkg.net import Block\n\nREGISTRY = [Block]\n",              # imported: its callers are not all in view
+])
+def test_what_another_file_does_with_a_class_reaches_the_cached_findings_of_its_file(cli, tmp_path, other):
+    """`height` is an int at the one call in view; a file that does not import net.py can still make that
+    call not the only one (subclass it, import it): net.py's cached findings must not outlive it."""
+    root = write_tree(tmp_path, {"pyproject.toml": "[tool.dynlint]\n", "pkg/__init__.py": "", "pkg/net.py": BLOCK})
+    assert findings(cli, root) == []
+    (root / "pkg/other.py").write_text(other)
+    assert {c for _, _, c in findings(cli, root)} == {"DYN403"}
+    assert findings(cli, root) == findings(cli, root, "--no-cache")
+
+
 def test_edit_of_a_checked_file_is_seen(cli, project):
     findings(cli, project)
     (project / "pkg/model.py").write_text(PROJECT["pkg/model.py"].replace("return rotate(x)", "return x.item()"))

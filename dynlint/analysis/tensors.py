@@ -16,7 +16,6 @@ from __future__ import annotations
 import collections
 import io
 import re
-import weakref
 from contextlib import contextmanager
 from typing import Dict, List, Optional, Set, Tuple
 
@@ -590,7 +589,7 @@ class Tensors:
         ctors = info.attrs.get(attr, []) if info is not None else []
         method = ix.functions.get(f"{cls}.{attr}") if info is not None and not ctors else None
         if method is not None and not method.decorators and project is not None and \
-                (ix.path, cls) not in _project_facts(project)[1]:
+                not project.subclassed(ix.path, cls):
             key = f"{cls}.{attr}"                          # `self.method(...)`: a method of this class, not overridden
             if key not in self._helper_defs:
                 self._helper_defs[key] = self._read_helper(method)
@@ -619,8 +618,7 @@ class Tensors:
     def _overridden(self, cls: str, attr: str) -> bool:
         """A subclass of `cls` anywhere in the project sets `self.<attr>` to something of its own."""
         project, path = self.ctx.project, self.ctx.index.path
-        return any(attr in info.attrs and (path, cls) in project.bases(p, name)
-                   for p, mix in project.by_path.items() for name, info in mix.classes.items())
+        return any(attr in project.class_info(p, name).attrs for p, name in project.subclasses(path, cls))
 
     def _read_helper(self, info) -> Optional[Tuple[cst.FunctionDef, List[cst.BaseExpression]]]:
         fn = self._helper_def(info)
@@ -743,8 +741,7 @@ class Tensors:
                 isinstance(fn.params.star_arg, cst.Param):
             return None
         qual = f"{ix.module}.{cls or method}"
-        imported, subclassed = _project_facts(project)
-        if qual in imported or (cls and (ix.path, cls) in subclassed):
+        if project.imported(qual) or (cls and project.subclassed(ix.path, cls)):
             return None
         names: Set[str] = set()
         holders_of, sites = _file_facts(project, ix)
@@ -1100,7 +1097,6 @@ class Tensors:
         return UNKNOWN
 
 
-_FACTS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 class _PerFile:
     """A small cache keyed by a file's index object (unhashable: a dataclass), holding the newest few."""
 
@@ -1142,34 +1138,6 @@ def _read_file_facts(project, ix):
             elif site.kind == "name":
                 sites.setdefault(("name", "", site.target), set()).add(q)
     return holders, sites
-
-
-class _Subclassed:
-    """`(path, cls) in subclassed`: some class of the project derives from it. Resolves only the classes whose
-    bases are spelled with that name (an edit re-checks one file: no pass over every class of the project)."""
-
-    def __init__(self, project):
-        self.project, self.answers = project, {}
-        self.by_name: Dict[str, List[Tuple[str, str]]] = {}
-        for path, ix in project.by_path.items():
-            for name, info in ix.classes.items():
-                for base in info.bases:
-                    self.by_name.setdefault(base.rsplit(".", 1)[-1].split("[", 1)[0], []).append((path, name))
-
-    def __contains__(self, ref) -> bool:
-        if ref not in self.answers:
-            self.answers[ref] = any(ref in self.project.bases(path, name)
-                                    for path, name in self.by_name.get(ref[1], ()))
-        return self.answers[ref]
-
-
-def _project_facts(project):
-    """Once per project: every dotted name some file imports, and which classes some class derives from."""
-    facts = _FACTS.get(project)
-    if facts is None:
-        imported = {v for ix in project.by_path.values() for v in ix.imports.values()}
-        facts = _FACTS[project] = (imported, _Subclassed(project))
-    return facts
 
 
 def _calls_through(fn: cst.FunctionDef, attrs: Set[str], names: Set[str] = frozenset()) -> List[cst.Call]:

@@ -138,6 +138,7 @@ class Entry:
     index_digest: str                 # of its index's shape, ModuleIndex.shape ("" when it could not be indexed)
     module: str
     imports: Tuple[str, ...]          # dotted import targets, to find the project files it depends on
+    classes: tuple = ()               # project.class_bases: its classes and the names of their bases
     error: object = None              # its DYN000 finding, if it could not be parsed
 
 
@@ -259,8 +260,8 @@ class Indexes(Mapping):
         return len(self._rels)
 
 
-def check_key(file_digest: str, regions: dict, sites, dep_digests) -> str:
-    text = repr((file_digest, sorted(regions.items()), sorted(sites), sorted(dep_digests)))
+def check_key(file_digest: str, regions: dict, sites, dep_digests, outside=()) -> str:
+    text = repr((file_digest, sorted(regions.items()), sorted(sites), sorted(dep_digests), outside))
     return digest(text.encode())
 
 

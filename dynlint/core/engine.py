@@ -31,7 +31,7 @@ from dynlint.core.codes import INTERNAL_ERROR, PARSE_ERROR
 from dynlint.core.config import Config
 from dynlint.core.finding import FileError, Finding, parse_error_finding
 from dynlint.core.index import DEEP_LIMIT, ModuleIndex, build_index
-from dynlint.core.project import Project
+from dynlint.core.project import Facts, Project, class_bases
 from dynlint.core.suppressions import Suppressions
 from dynlint.core.walker import Unit, internal_error, walk_unit
 
@@ -492,7 +492,7 @@ def run(files: Iterable[Tuple[Path, str]], config: Config, rules: Sequence[Type]
         ix = sf.index
         entries[rel] = Entry(digest=sf.digest, index_digest=index_digest,
                              module=ix.module if ix else "", imports=tuple(sorted(set(ix.imports.values()))) if ix
-                             else (), error=sf.error)
+                             else (), classes=class_bases(ix) if ix else (), error=sf.error)
         if cache is not None and stamp[1] >= 0 and not (sf.error and sf.error.code == INTERNAL_ERROR):
             cache.files[rel] = (stamp, entries[rel])
             if ix:
@@ -505,7 +505,8 @@ def run(files: Iterable[Tuple[Path, str]], config: Config, rules: Sequence[Type]
         modules.setdefault(entries[rel].module, rel)
     paths = dict((rel, path) for path, rel in files)
     indexes = Indexes(indexed, fresh, cache, reload=lambda rel: load(Path(paths[rel]), rel, max_bytes))
-    project = Project(by_path=indexes, modules=modules)
+    facts = Facts({rel: (entries[rel].module, entries[rel].imports, entries[rel].classes) for rel in indexed})
+    project = Project(by_path=indexes, modules=modules, facts=facts)
 
     # 2. the whole-project view: regions and sites (reused while no file's index shape changed)
     findings: List[Finding] = []
@@ -556,7 +557,7 @@ def run(files: Iterable[Tuple[Path, str]], config: Config, rules: Sequence[Type]
         regs, st = by_file.get(rel, {}), sorted(sites.get(rel, ()))
         if cache is not None:
             deps = [entries[d].index_digest for d in _imported_files(modules, e.imports)]
-            keys[rel] = check_key(e.digest, regs, st, deps)
+            keys[rel] = check_key(e.digest, regs, st, deps, facts.outside(rel, e.module))
             hit = cache.checks.get(rel)
             if hit and hit[0] == keys[rel]:
                 findings += hit[1]

@@ -4,7 +4,7 @@ walk class hierarchies. Plain Python semantics; nothing here knows about torch.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Dict, FrozenSet, Iterable, Iterator, List, Optional, Tuple
+from typing import Dict, FrozenSet, Iterable, Iterator, List, Optional, Sequence, Set, Tuple
 
 from dynlint.core.index import ClassInfo, FunctionInfo, ModuleIndex
 
@@ -27,12 +27,63 @@ class _ByModule(Mapping):
         return len(self._modules)
 
 
+def class_bases(ix: ModuleIndex) -> Tuple[Tuple[str, Tuple[str, ...]], ...]:
+    """Each class of a file with the last part of its bases' names as the file imports them
+    (`from a import Foo as Bar; class X(Bar[int])` -> ("X", ("Foo",))): enough to tell, without loading other
+    files' indexes, which classes may derive from a given one."""
+    return tuple((name, tuple(ix.qualify(b).split("[", 1)[0].rsplit(".", 1)[-1] for b in info.bases))
+                 for name, info in ix.classes.items())
+
+
+class Facts:
+    """What the whole project imports and which classes name which bases, read from every file's summary
+    (the cache keeps it without the file's index): rel -> (module, dotted imports, class_bases)."""
+
+    def __init__(self, files: Mapping[str, Tuple[str, Sequence[str], Sequence[Tuple[str, Sequence[str]]]]]):
+        self.imported: Set[str] = set()
+        self.by_parent: Dict[str, Set[str]] = {}              # "pkg.mod" -> {"pkg.mod.Name", ...} imported
+        self.named: Dict[str, List[Tuple[str, str]]] = {}     # base name -> (rel, class) naming it as a base
+        self.classes: Dict[str, List[str]] = {}
+        for rel, (_, imports, classes) in files.items():
+            self.imported.update(imports)
+            for target in imports:
+                self.by_parent.setdefault(target.rpartition(".")[0], set()).add(target)
+            self.classes[rel] = [name for name, _ in classes]
+            for name, bases in classes:
+                for base in bases:
+                    self.named.setdefault(base, []).append((rel, name))
+
+    @classmethod
+    def of(cls, indexes: Iterable[ModuleIndex]) -> "Facts":
+        return cls({ix.path: (ix.module, tuple(ix.imports.values()), class_bases(ix)) for ix in indexes})
+
+    def maybe_derived(self, names: Iterable[str]) -> Iterator[Tuple[str, str]]:
+        """The classes that may derive from classes named `names`, directly or not (by name only: a superset),
+        nearest first."""
+        seen, todo = set(), list(names)
+        while todo:
+            for ref in self.named.get(todo.pop(0), ()):
+                if ref not in seen:
+                    seen.add(ref)
+                    yield ref
+                    todo.append(ref[1].rsplit(".", 1)[-1])
+
+    def outside(self, rel: str, module: str) -> tuple:
+        """What other files say about this one's names (its imported names, the classes that may derive from
+        its own): part of the file's check key, since its findings depend on them."""
+        return (sorted(self.by_parent.get(module, ())),
+                sorted(self.maybe_derived(c.rsplit(".", 1)[-1] for c in self.classes.get(rel, ()))))
+
+
 class Project:
     def __init__(self, indexes: Iterable[ModuleIndex] = (), *, by_path: Optional[Mapping] = None,
-                 modules: Optional[Dict[str, str]] = None):
-        """From indexes, or from a (lazy) mapping rel -> index plus module name -> rel."""
+                 modules: Optional[Dict[str, str]] = None, facts: Optional[Facts] = None):
+        """From indexes, or from a (lazy) mapping rel -> index plus module name -> rel (and the project's
+        Facts, so that no question below needs every file's index)."""
         self._resolved: Dict[Tuple[str, str, str], object] = {}
         self._bases: Dict[Tuple[str, str], List[Tuple[str, str]]] = {}
+        self._subclassed: Dict[Tuple[str, str], bool] = {}
+        self._facts = facts
         if by_path is not None:
             self.by_path = by_path
             self.by_module = _ByModule(by_path, modules or {})
@@ -42,6 +93,30 @@ class Project:
         for ix in indexes:
             self.by_path[ix.path] = ix
             self.by_module.setdefault(ix.module, ix)
+
+    @property
+    def facts(self) -> Facts:
+        if self._facts is None:
+            self._facts = Facts.of(self.by_path.values())
+        return self._facts
+
+    def imported(self, dotted: str) -> bool:
+        """Some file of the project imports exactly `dotted`."""
+        return dotted in self.facts.imported
+
+    def subclasses(self, path: str, cls: str) -> Iterator[Tuple[str, str]]:
+        """The project classes deriving from `cls` (path, name), directly or not, lazily. Loads only the
+        indexes of the files whose classes name a base like it."""
+        key = (path, cls)
+        for ref in self.facts.maybe_derived([cls.rsplit(".", 1)[-1]]):
+            if ref[0] in self.by_path and key in self.bases(*ref):
+                yield ref
+
+    def subclassed(self, path: str, cls: str) -> bool:
+        key = (path, cls)
+        if key not in self._subclassed:
+            self._subclassed[key] = next(self.subclasses(path, cls), None) is not None
+        return self._subclassed[key]
 
     def function(self, ref: FuncRef) -> FunctionInfo:
         return self.by_path[ref[0]].functions[ref[1]]
