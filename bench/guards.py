@@ -43,6 +43,7 @@ class Probe:
     source: str                   # its imports, then (indented) the code that defines run(i)
     distinct: int = CALLS         # how many distinct values the calls pass
     config: Dict[str, object] = field(default_factory=dict)     # torch._dynamo.config for this probe
+    model: Optional[str] = None   # the entry of dynlint/analysis/guards.py's BEHAVIOUR it measures
 
 
 FN = "import torch\n"
@@ -58,7 +59,7 @@ PROBES: List[Probe] = [
 
         def run(i):
             f(torch.ones(3), i + 1)
-    """),
+    """, model="int argument"),
     Probe("int argument", "an int argument used as `range(n)`", FN + """
 
         @torch.compile
@@ -69,7 +70,7 @@ PROBES: List[Probe] = [
 
         def run(i):
             f(torch.ones(3), i + 1)
-    """),
+    """, model="int argument in range"),
     Probe("int argument", "an int argument indexing a tensor (`x[n]`)", FN + """
 
         @torch.compile
@@ -164,7 +165,7 @@ PROBES: List[Probe] = [
 
         def run(i):
             f(torch.ones(3), "n" * (i + 1))
-    """),
+    """, model="str argument"),
     Probe("None or tensor", "an argument that is None, then a tensor, alternating", FN + """
 
         @torch.compile
@@ -215,7 +216,7 @@ PROBES: List[Probe] = [
         def run(i):
             history.append(torch.ones(3))
             f(torch.ones(3), history)
-    """),
+    """, model="growing list argument"),
     Probe("tuple argument", "an int item of a tuple argument, a new value each call", FN + """
 
         @torch.compile
@@ -279,7 +280,7 @@ PROBES: List[Probe] = [
 
         def run(i):
             m(torch.ones(3))
-    """),
+    """, model="module int attribute"),
     Probe("module attribute", "an int attribute of an nn.Module, `self.calls += 1`, "
           "`allow_unspec_int_on_nn_module=True`", MOD + """
 
@@ -314,7 +315,7 @@ PROBES: List[Probe] = [
         def run(i):
             model.step = i
             m(torch.ones(3))
-    """),
+    """, model="module int attribute"),
     Probe("module attribute", "an int attribute of an nn.Module set by the training loop, read in forward, "
           "`torch.compile(dynamic=True)`", MOD + """
 
@@ -367,7 +368,7 @@ PROBES: List[Probe] = [
         def run(i):
             model.scale = 0.5 + i
             m(torch.ones(3))
-    """),
+    """, model="module float attribute"),
     Probe("module attribute", "a bool attribute of an nn.Module flipped between calls", MOD + """
 
         class M(nn.Module):
@@ -384,7 +385,7 @@ PROBES: List[Probe] = [
         def run(i):
             model.use_bias = bool(i % 2)
             m(torch.ones(3))
-    """, distinct=2),
+    """, distinct=2, model="module bool attribute"),
     Probe("module attribute", "a plain tensor attribute of an nn.Module replaced between calls (same shape)",
           MOD + """
 
@@ -420,7 +421,7 @@ PROBES: List[Probe] = [
 
         def run(i):
             m(torch.ones(3))
-    """, distinct=1),
+    """, distinct=1, model="module attribute reset each call"),
     Probe("module attribute", "a list attribute appended to in forward, never read", MOD + """
 
         class M(nn.Module):
@@ -436,7 +437,7 @@ PROBES: List[Probe] = [
 
         def run(i):
             m(torch.ones(3))
-    """),
+    """, model="module list attribute"),
     Probe("module attribute", "a dict cache on the module filled in forward, keyed by a size", MOD + """
 
         class M(nn.Module):
@@ -527,7 +528,7 @@ PROBES: List[Probe] = [
 
         def run(i):
             step(torch.ones(3))
-    """),
+    """, model="object int attribute"),
     Probe("object attribute", "an int attribute of a plain object, `self.count += 1`, never read otherwise",
           FN + """
 
@@ -544,7 +545,7 @@ PROBES: List[Probe] = [
 
         def run(i):
             step(torch.ones(3))
-    """),
+    """, model="object int attribute"),
     Probe("object attribute", "an int attribute of a plain object that starts as None (`if self.i is None`)",
           FN + """
 
@@ -594,7 +595,7 @@ PROBES: List[Probe] = [
 
         def run(i):
             f(torch.ones(3))
-    """),
+    """, model="global int"),
     Probe("global", "a global float set between calls, read in the compiled function", FN + """
 
         SCALE = 1.0
@@ -619,7 +620,7 @@ PROBES: List[Probe] = [
 
         def run(i):
             f(torch.ones(3))
-    """),
+    """, model="global list"),
     Probe("closure", "a closure int, `nonlocal calls; calls += 1` in the compiled function", FN + """
 
         def make():
@@ -636,7 +637,7 @@ PROBES: List[Probe] = [
 
         def run(i):
             f(torch.ones(3))
-    """),
+    """, model="closure int"),
     Probe("closure", "a closure int used as `range(calls)`, changed in the compiled function", FN + """
 
         def make():
@@ -655,7 +656,7 @@ PROBES: List[Probe] = [
 
         def run(i):
             f(torch.ones(3))
-    """),
+    """, model="closure int in range"),
     # ---- global state of torch
     Probe("grad mode", "`torch.no_grad()` around every other call", FN + """
 

@@ -2,8 +2,11 @@
 containers) and Python attributes of an nn.Module. Dynamo guards on them, so each change recompiles."""
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
+from dynlint.analysis.guards import hazard
 from dynlint.analysis.regions import is_module_class
 from dynlint.analysis.tensors import TENSOR, VALUE
 from dynlint.core.rule import Example, FixExample, register
@@ -43,8 +46,9 @@ class MutableGlobalState(TorchRule):
         Dynamo does not break here: it replays the mutation after the graph and installs guards on the
         state it read (`G['COUNT'] == 3`, `len(G['HISTORY']) == 2`). The next call fails those guards and
         recompiles: a growing list or a global counter recompiles on every call until
-        `recompile_limit` (8) is hit, after which the function silently runs eagerly. A `nonlocal` counter
-        recompiles once, then becomes dynamic.
+        `recompile_limit` (8) is hit, after which the function silently runs eagerly. A `nonlocal` int
+        counter recompiles once, then becomes dynamic: not reported, unless it is a `range(...)` bound (every
+        value recompiles). Measured per kind of value in docs/guards.md.
     """
     INVALID = [
         Example("""
@@ -84,7 +88,19 @@ class MutableGlobalState(TorchRule):
             y = scaled(x)
             SEEN.append(y.detach())
             return y
-    """, "for _ in range(4): record(torch.ones(3))")]
+    """, "for _ in range(4): record(torch.ones(3))"), Example("""
+        import torch
+
+        def make_counted():
+            calls = 0
+
+            @torch.compile
+            def counted(x):
+                nonlocal calls
+                calls += 1          # a closure int: one recompile, then a dynamic int
+                return x * 2
+            return counted
+    """)]
 
     _BUILTINS = frozenset(dir(__import__("builtins")))
 
@@ -117,6 +133,9 @@ class MutableGlobalState(TorchRule):
         target = node.target
         if isinstance(target, cst.Name):
             where = self._state(target.value)
+            if where == "closure" and _number(node.value) and not hazard(
+                    "closure int in range" if _in_range(self.ctx.function, target.value) else "closure int"):
+                return          # a closure counter: one recompile, then a dynamic int
             if where in ("global", "closure"):
                 self.report(node, expr=source_of(node), where=where)
         elif isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name):
@@ -168,7 +187,10 @@ class ModulePythonStateMutation(TorchRule):
         on their value (`self.steps == 3`). Changing them inside `forward` means the next call fails the
         guard and recompiles — on every call for a counter, until `recompile_limit` (8) makes the module run
         eagerly. A list attribute that grows is guarded on its length the same way. A tensor buffer updated
-        in place (`self.steps += 1` on a buffer) is traced into the graph and does not recompile.
+        in place (`self.steps += 1` on a buffer) is traced into the graph and does not recompile. Not
+        reported: float attributes (one recompile, then a graph input), bools (one graph per value), and an
+        attribute that `forward` or a method it calls sets afresh (`self.mult = 1`) before changing it. Measured per
+        kind of value in docs/guards.md.
     """
     INVALID = [
         Example("""
@@ -243,7 +265,39 @@ class ModulePythonStateMutation(TorchRule):
                 return x * 2
 
         model = torch.compile(Counter())
-    """, "for _ in range(4): model(torch.ones(3))")]
+    """, "for _ in range(4): model(torch.ones(3))"), Example("""
+        import torch
+
+        class Pooler(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.mult = None
+
+            def start(self):
+                self.mult = 1           # set afresh before each call reads it: the guard always sees 1
+
+            def forward(self, x):
+                self.start()
+                self.mult *= 2
+                return x * self.mult
+
+        model = torch.compile(Pooler())
+    """, "for _ in range(4): model(torch.ones(3))"), Example("""
+        import torch
+
+        class Annealed(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.temperature = 1.0
+                self.flip = False
+
+            def forward(self, x):
+                self.temperature *= 0.5         # a float: one recompile, then a graph input
+                self.flip = not self.flip       # a bool: one graph per value, both kept
+                return x * 2
+
+        model = torch.compile(Annealed())
+    """)]
 
     def _module_attr(self, node: cst.CSTNode):
         """`self.<attr>` in a method of an nn.Module class, not a tensor or submodule: the attribute name."""
@@ -260,8 +314,34 @@ class ModulePythonStateMutation(TorchRule):
         return self.ctx.analysis(in_module_class)
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
-        if self._module_attr(node.target) and self.tensors.kind(node.value) == VALUE:
+        attr = self._module_attr(node.target)
+        if attr and self.tensors.kind(node.value) == VALUE and hazard(self._kind(attr, node.value)):
             self.report(node, expr=source_of(node))
+
+    def _kind(self, attr: str, value: cst.BaseExpression) -> str:
+        """The guard model's kind of `self.<attr>` changed by `value`: an int, a float, a bool, or one that
+        `forward` or a method it calls sets afresh (each call starts from the same value)."""
+        ix, cls, text = self.ctx.index, self.ctx.class_name, self.ctx.source or ""
+        lines = text.splitlines()
+        assigned = re.compile(rf"\bself\.{re.escape(attr)}\s*=(?!=)\s*(.*)")
+        float_init, bool_init = _float(value), _bool(value)
+        fns = {q: info for q, info in (ix.functions.items() if ix is not None and cls else ()) if info.cls == cls}
+        fwd = fns.get(f"{cls}.forward")
+        forward = "\n".join(lines[fwd.start - 1:fwd.end]) if fwd else ""
+        for q, info in fns.items():
+            name = q.rsplit(".", 1)[-1]
+            each_call = name == "forward" or f"self.{name}(" in forward
+            for line in lines[info.start - 1:info.end]:
+                m = assigned.search(line)
+                if m and name == "__init__":
+                    init = m.group(1).split("#")[0].strip()
+                    float_init = float_init or bool(_FLOAT.fullmatch(init))
+                    bool_init = bool_init or init in ("True", "False")
+                elif m and each_call and f"self.{attr}" not in m.group(1):
+                    return "module attribute reset each call"
+        if bool_init:
+            return "module bool attribute"
+        return "module float attribute" if float_init else "module int attribute"
 
     def autofix(self, node: cst.CSTNode):
         return counter_to_buffer(self.ctx, node) if isinstance(node, cst.AugAssign) else None
@@ -274,7 +354,7 @@ class ModulePythonStateMutation(TorchRule):
             reads_itself = any(isinstance(n, cst.Attribute) and n.attr.value == attr and
                                isinstance(n.value, cst.Name) and n.value.value == "self"
                                for n in _walk(node.value))
-            if reads_itself:
+            if reads_itself and hazard(self._kind(attr, node.value)):
                 self.report(node, expr=source_of(node))
                 return
 
@@ -282,6 +362,33 @@ class ModulePythonStateMutation(TorchRule):
         func = node.func
         if isinstance(func, cst.Attribute) and func.attr.value in MUTATORS and self._module_attr(func.value):
             self.report(node, expr=source_of(node))
+
+
+_FLOAT = re.compile(r"-?(\d+\.\d*|\.\d+|\d+(\.\d*)?[eE][-+]?\d+)")
+
+
+def _number(node: cst.BaseExpression) -> bool:
+    node = node.expression if isinstance(node, cst.UnaryOperation) else node
+    return isinstance(node, (cst.Integer, cst.Float))
+
+
+def _float(node: cst.BaseExpression) -> bool:
+    node = node.expression if isinstance(node, cst.UnaryOperation) else node
+    return isinstance(node, cst.Float)
+
+
+def _bool(node: cst.BaseExpression) -> bool:
+    """`not ...`, `True`, `False`: a bool."""
+    return (isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not)) or \
+        (isinstance(node, cst.Name) and node.value in ("True", "False"))
+
+
+def _in_range(fn, name: str) -> bool:
+    """`name` is an argument of a `range(...)` call in `fn`."""
+    return fn is not None and any(isinstance(n, cst.Call) and isinstance(n.func, cst.Name) and
+                                  n.func.value == "range" and any(isinstance(a.value, cst.Name) and
+                                                                  a.value.value == name for a in n.args)
+                                  for n in _walk(fn))
 
 
 def _walk(node: cst.CSTNode):
