@@ -1,12 +1,17 @@
 """The guard model: how Dynamo's guards react when a Python value that compiled code reads changes between
-calls, per kind of value. The recompile rules report a change only where it recompiles on every new value
-(until `recompile_limit` makes the function run eagerly); a value that recompiles once and then becomes
-dynamic, or once per value of a pair, is the expected cost of compiling, not a hazard.
+calls, per kind of value. The recompile rules report state that code changes (an attribute, a global, a
+closure cell) wherever the change recompiles at all, and say how often: on every new value (until
+`recompile_limit` makes the function run eagerly: a hazard) or once (then the value is dynamic, or both
+values are cached). An int argument that varies is the exception: it recompiles once and becomes dynamic
+together with the sizes, the expected cost of a first new input, so it is reported only where it recompiles
+on every value.
 
 Measured on torch 2.13 by bench/guards.py (the table in docs/guards.md); tests/test_guards.py runs each
 entry's probe under real Dynamo and checks the behaviour written here.
 """
 from __future__ import annotations
+
+import re
 
 EVERY_CHANGE = "every change"     # one recompile per new value, up to recompile_limit
 ONCE = "once"                     # one recompile, then a dynamic value (or both values cached)
@@ -15,22 +20,62 @@ NEVER = "never"
 
 BEHAVIOUR = {
     "module int attribute": EVERY_CHANGE,      # `self.calls += 1` in forward, `model.step = i` in the loop
+    "module int attribute, unspecialised": ONCE,   # with `allow_unspec_int_on_nn_module = True`
     "module float attribute": ONCE,
     "module bool attribute": ONCE,             # flipped: one graph per value, both kept
     "module list attribute": EVERY_CHANGE,     # appended to in forward, read or not
     "module attribute reset each call": NEVER,  # `self.mult = 1` before `self.mult *= 2`
     "object int attribute": ONCE,              # a plain object's counter: a sampler's `self.step_index += 1`
+    "object list attribute": EVERY_CHANGE,     # appended to in a compiled method
     "global int": EVERY_CHANGE,                # `global n; n += 1`
     "global list": EVERY_CHANGE,               # appended to, read or not
+    "global dict store": ONCE,                 # `CACHE["last"] = y`: empty, then not
     "closure int": ONCE,                       # `nonlocal calls; calls += 1`
     "closure int in range": EVERY_CHANGE,      # `for _ in range(calls)`
     "int argument": ONCE,
+    "float argument": ONCE,
+    "bool argument": ONCE,                     # one graph per value, both kept
+    "None or tensor argument": ONCE,           # one graph each
+    "dtype argument": ONCE,                    # one graph per dtype
+    "dict argument": ONCE,                     # an int value in it: then dynamic
+    "tuple argument": ONCE,                    # an int item of it: then dynamic
     "int argument in range": EVERY_CHANGE,
     "str argument": EVERY_CHANGE,              # a new string each call
     "growing list argument": EVERY_CHANGE,     # a history list passed and iterated
 }
 
 
+_UNSPEC = re.compile(r"allow_unspec_int_on_nn_module\s*=\s*True")
+
+
+def module_int(source: str) -> str:
+    """The kind of a module's int attribute in a file: unspecialised when the file turns on Dynamo's
+    `allow_unspec_int_on_nn_module` (config assignment or `config.patch`)."""
+    return "module int attribute, unspecialised" if _UNSPEC.search(source) else "module int attribute"
+
+
 def hazard(kind: str) -> bool:
     """Does a change of this kind of value recompile on every new value?"""
     return BEHAVIOUR[kind] == EVERY_CHANGE
+
+
+# the kinds whose one recompile is the expected cost of a new input: an int argument becomes dynamic together
+# with the sizes of the first new shape
+EXPECTED = frozenset({"int argument"})
+
+
+def recompiles(kind: str) -> bool:
+    """Is a change of this kind of value worth a finding: it recompiles, and not only as a new input would?"""
+    return BEHAVIOUR[kind] != NEVER and (kind not in EXPECTED or hazard(kind))
+
+
+EFFECT = {
+    EVERY_CHANGE: "every new value recompiles, up to the recompile limit",
+    ONCE: "the first change recompiles, then the value is dynamic or both graphs are kept",
+    A_FEW: "it recompiles a few times (once per branch it takes)",
+}
+
+
+def effect(kind: str) -> str:
+    """How a change of this kind of value recompiles, in the words of a finding's message."""
+    return EFFECT[BEHAVIOUR[kind]]

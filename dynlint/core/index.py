@@ -98,6 +98,10 @@ class ClassInfo:
     attrs: Dict[str, List[str]] = field(default_factory=dict)
     # attributes registered as buffers/parameters: self.register_buffer("name", ...)
     registered: List[str] = field(default_factory=list)
+    # attributes `__init__` sets to an int literal, and the `self.<attr>` that `forward` (and the methods it
+    # calls as `self.m(...)`) reads: the Python ints a compiled forward guards on
+    ints: List[str] = field(default_factory=list)
+    reads: List[str] = field(default_factory=list)
 
 
 @dataclass
@@ -130,7 +134,7 @@ class ModuleIndex:
         return (self.module, self.imports, self.module_instances, self.assigned_calls, calls(self.module_calls),
                 {q: (f.cls, f.decorators, calls(f.calls), f.params, f.instances, f.nested_in)
                  for q, f in self.functions.items()},
-                {n: (c.bases, c.methods, c.attrs, c.registered) for n, c in self.classes.items()})
+                {n: (c.bases, c.methods, c.attrs, c.registered, c.ints, c.reads) for n, c in self.classes.items()})
 
     def qualify(self, dotted: str) -> str:
         """Resolve the head of a dotted name through this module's imports and local definitions."""
@@ -142,6 +146,32 @@ class ModuleIndex:
         else:
             return dotted
         return f"{full}.{rest}" if rest else full
+
+
+def _self_attr(node) -> Optional[str]:
+    return node.attr if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and \
+        node.value.id == "self" else None
+
+
+def _ints_and_reads(node: ast.ClassDef) -> Tuple[List[str], List[str]]:
+    """ClassInfo.ints and ClassInfo.reads of a class."""
+    methods = {m.name: m for m in node.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    ints = []
+    for n in ast.walk(methods["__init__"]) if "__init__" in methods else ():
+        if isinstance(n, ast.Assign) and len(n.targets) == 1 and _self_attr(n.targets[0]) and \
+                isinstance(n.value, ast.Constant) and type(n.value.value) is int:
+            ints.append(_self_attr(n.targets[0]))
+    reads, seen, todo = set(), set(), ["forward"] if "forward" in methods else []
+    while todo:
+        name = todo.pop()
+        seen.add(name)
+        for n in ast.walk(methods[name]):
+            attr = _self_attr(n)
+            if attr and isinstance(n.ctx, ast.Load):
+                reads.add(attr)
+            if isinstance(n, ast.Call) and _self_attr(n.func) in methods and _self_attr(n.func) not in seen:
+                todo.append(_self_attr(n.func))
+    return sorted(set(ints)), sorted(reads)
 
 
 def _constant_text(value) -> str:
@@ -256,6 +286,7 @@ class _Indexer(ast.NodeVisitor):
             info = ClassInfo(name=node.name, bases=[b for b in map(dotted_name, node.bases) if b],
                              start=min([node.lineno] + [d.lineno for d in node.decorator_list]),
                              end=node.end_lineno or node.lineno)
+            info.ints, info.reads = _ints_and_reads(node)
             self.ix.classes[node.name] = info
         self.stack.append(("class", node.name))
         self.generic_visit(node)

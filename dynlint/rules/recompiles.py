@@ -6,10 +6,12 @@ code shapes that make the guarded values change.
 """
 from __future__ import annotations
 
+import re
 from typing import List, Optional, Set, Tuple
 
 import libcst as cst
 
+from dynlint.analysis.guards import effect, module_int, recompiles
 from dynlint.analysis.names import COMPILE
 from dynlint.analysis.tensors import TENSOR
 from dynlint.core.rule import Example, register
@@ -50,6 +52,25 @@ def _loop_scalar_kind(loop: cst.For, name: str) -> Optional[str]:
     return None
 
 
+def _constant(node: cst.BaseExpression) -> bool:
+    """A literal number, string, bool or None: the same value each time it is evaluated."""
+    node = node.expression if isinstance(node, cst.UnaryOperation) else node
+    return isinstance(node, (cst.Integer, cst.Float, cst.SimpleString)) or \
+        (isinstance(node, cst.Name) and node.value in ("True", "False", "None"))
+
+
+def _float_expr(node: cst.CSTNode) -> bool:
+    """Arithmetic with a float literal or a true division: a float."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, cst.Float) or (isinstance(n, cst.BinaryOperation) and isinstance(n.operator, cst.Divide)):
+            return True
+        if isinstance(n, (cst.BinaryOperation, cst.UnaryOperation)):
+            stack.extend(children(n))
+    return False
+
+
 def _names_in(node: cst.CSTNode) -> Set[str]:
     out = set()
     stack = [node]
@@ -63,8 +84,8 @@ def _names_in(node: cst.CSTNode) -> Set[str]:
 
 @register
 class VaryingScalarArgument(TorchRule):
-    """Checks for calls of a compiled function inside a loop that pass the loop variable — a Python int,
-    float, bool or string that changes every iteration."""
+    """Checks for calls of a compiled function inside a loop that pass the loop variable: a float, bool or
+    string that changes every iteration (an int becomes dynamic with the sizes: not reported)."""
     code = "DYN501"
     name = "varying-scalar-argument"
     message = "compiled `{callee}` gets the loop variable `{var}` ({kind}): {effect}"
@@ -75,19 +96,20 @@ class VaryingScalarArgument(TorchRule):
         Dynamo guards on the value of every Python scalar argument (`step == 3`, `mode == 'train'`). A new
         int or float recompiles once, after which Dynamo makes it dynamic (a SymInt/SymFloat); a new bool
         compiles one graph per value; a new string recompiles on every value until `recompile_limit` (8)
-        is hit, after which the function silently runs eagerly.
+        is hit, after which the function silently runs eagerly. An int loop variable is not reported: it
+        recompiles once and becomes dynamic, as the sizes of a first new input do (docs/guards.md).
     """
     INVALID = [
         Example("""
             import torch
 
             @torch.compile
-            def scale(x, factor):
-                return x * factor
+            def scale(x, temperature):
+                return x / temperature
 
             def run(x):
-                for factor in range(4):
-                    x = scale(x, factor)
+                for temperature in [0.5, 1.0, 2.0]:
+                    x = scale(x, temperature)
                 return x
         """, "run(torch.ones(3))"),
         Example("""
@@ -114,33 +136,161 @@ class VaryingScalarArgument(TorchRule):
             for step in range(4):
                 x = scale(x, torch.tensor(float(step)))
             return x
-    """, "run(torch.ones(3))")]
+    """, "run(torch.ones(3))"), Example("""
+        import torch
 
-    EFFECT = {
-        "int": "the first new value recompiles, then the argument becomes dynamic",
-        "float": "the first new value recompiles, then the argument becomes dynamic",
-        "bool": "each value compiles its own graph",
-        "str": "every new value recompiles, up to the recompile limit",
-        "value": "new values recompile",
-    }
+        @torch.compile
+        def scale(x, factor):
+            return x * factor
+
+        def run(x):
+            for factor in range(4):
+                x = scale(x, factor)        # an int: one recompile, then a dynamic int
+            return x
+    """)]
+
+    GUARD = {"int": "int argument", "float": "float argument", "bool": "bool argument", "str": "str argument",
+             "None or tensor": "None or tensor argument", "dtype": "dtype argument", "dict": "dict argument",
+             "tuple": "tuple argument"}
+
+    def _bounds_range(self, callee: str, call: cst.Call, arg: cst.Arg) -> bool:
+        """The parameter of `callee` (a function of this file) that `arg` binds is a `range(...)` bound."""
+        ix = self.ctx.index
+        info = ix.functions.get(callee) if ix is not None else None
+        if info is None:
+            return False
+        if arg.keyword is not None:
+            param = arg.keyword.value
+        else:
+            i = [a for a in call.args if a.keyword is None].index(arg)
+            param = info.params[i] if i < len(info.params) else None
+        text = "\n".join((self.ctx.source or "").splitlines()[info.def_line - 1:info.end])
+        return param is not None and re.search(rf"\brange\((\s*[^()]*,)?\s*{re.escape(param)}\s*[,)]", text) is not None
 
     def visit_Call(self, node: cst.Call) -> None:
         if not isinstance(node.func, cst.Name) or node.func.value not in self.compiled_names():
             return
         loops = [b for b in self.ctx.blocks if isinstance(b, cst.For)]
-        if not loops:
-            return
         for arg in node.args:
             value = arg.value
-            if not isinstance(value, (cst.Name, cst.BinaryOperation, cst.FormattedString)) or \
+            if arg.star or isinstance(value, (cst.Integer, cst.Float, cst.SimpleString)) or \
                     self.tensors.kind(value) == TENSOR:
                 continue
-            for var in _names_in(value) if not isinstance(value, cst.Name) else {value.value}:
-                for loop in reversed(loops):
-                    kind = _loop_scalar_kind(loop, var)
+            found = self._varying(value, loops)
+            if found is None:
+                continue
+            var, var_kind = found
+            kind = _value_kind(value, var_kind)
+            if kind is None:
+                continue            # built from the loop variable in a way not known here (`batches[i]`)
+            guard = self.GUARD.get(kind)
+            if guard == "int argument" and self._bounds_range(node.func.value, node, arg):
+                guard = "int argument in range"
+            if guard and not recompiles(guard):
+                return          # an int: one recompile, then dynamic with the sizes
+            self.report(value, callee=node.func.value, var=var, kind=kind,
+                        effect=effect(guard) if guard else "new values recompile")
+            return
+
+    def _varying(self, value: cst.BaseExpression, loops) -> Optional[Tuple[str, str]]:
+        """(name, kind of its values) of a name in `value` that changes between calls: the variable of an
+        enclosing loop, or a parameter of the enclosing function that a loop of this file passes its loop
+        variable to (`for step in range(n): train_step(step)`)."""
+        names = {value.value} if isinstance(value, cst.Name) else _names_in(value)
+        for var in sorted(names):
+            for loop in reversed(loops):
+                kind = _loop_scalar_kind(loop, var)
+                if kind:
+                    return var, kind
+        fn = next((f for f in reversed(self.ctx.functions) if isinstance(f, cst.FunctionDef)), None)
+        ix = self.ctx.index
+        if fn is None or ix is None or len(self.ctx.functions) > 1 or self.ctx.class_name:
+            return None
+        params = [p.name.value for p in fn.params.params]
+        lines = (self.ctx.source or "").splitlines()
+        calls = list(ix.module_calls) + [c for f in ix.functions.values() for c in f.calls]
+        for var in sorted(names & set(params)):
+            i = params.index(var)
+            for c in calls:
+                if c.kind == "name" and c.target == fn.name.value and i < len(c.args) and c.args[i]:
+                    kind = _caller_loop_kind(lines, c.line, c.args[i])
                     if kind:
-                        self.report(arg.value, callee=node.func.value, var=var, kind=kind, effect=self.EFFECT[kind])
-                        return
+                        return var, kind
+        return None
+
+
+_FOR = re.compile(r"\s*for\s+(.+?)\s+in\s+(.+):")
+
+
+def _caller_loop_kind(lines: List[str], line: int, name: str) -> Optional[str]:
+    """The kind of values `name` takes at line `line` when it is the variable of the loop around that line
+    (found by indentation): 'int' for range/enumerate, 'str'/'float' for a literal list of them."""
+    if not 0 < line <= len(lines):
+        return None
+    indent = len(lines[line - 1]) - len(lines[line - 1].lstrip())
+    for text in reversed(lines[:line - 1]):
+        stripped = text.lstrip()
+        if not stripped or stripped.startswith("#") or len(text) - len(stripped) >= indent:
+            continue
+        indent = len(text) - len(stripped)
+        m = _FOR.match(text)
+        if m:
+            targets = [t.strip() for t in m.group(1).strip("()").split(",")]
+            it = m.group(2).strip()
+            if name not in targets:
+                return None
+            if it.startswith(("range(", "enumerate(")):
+                return "int" if it.startswith("range(") or targets.index(name) == 0 else None
+            if it[:1] in "[(" and re.fullmatch(r"[\[(]\s*(['\"][^'\"]*['\"]\s*,?\s*)+[\])]", it):
+                return "str"
+            if it[:1] in "[(" and re.fullmatch(r"[\[(]\s*(-?\d*\.\d+\s*,?\s*)+[\])]", it):
+                return "float"
+            return None
+        if indent == 0:
+            return None
+    return None
+
+
+def _value_kind(value: cst.BaseExpression, var_kind: str) -> Optional[str]:
+    """The kind of an argument built from a varying name of kind `var_kind`; None when not known."""
+    if isinstance(value, cst.Name):
+        return var_kind
+    if isinstance(value, cst.Dict) and all(isinstance(e, cst.DictElement) for e in value.elements):
+        return "dict" if all(_value_kind(e.value, var_kind) in ("int", "float", None) for e in value.elements) \
+            and any(_value_kind(e.value, var_kind) for e in value.elements) else None
+    if isinstance(value, cst.Tuple):
+        kinds = [_value_kind(e.value, var_kind) for e in value.elements]
+        return "tuple" if any(kinds) and all(k in ("int", "float", None) for k in kinds) else None
+    if isinstance(value, (cst.Comparison, cst.BooleanOperation)) or \
+            (isinstance(value, cst.UnaryOperation) and isinstance(value.operator, cst.Not)):
+        return "bool"
+    if isinstance(value, cst.IfExp) and any(isinstance(b, cst.Name) and b.value == "None"
+                                                   for b in (value.body, value.orelse)):
+        return "None or tensor"
+    if isinstance(value, cst.Subscript) and isinstance(value.value, (cst.Tuple, cst.List)):
+        items = [e.value for e in value.value.elements]
+        if items and all(isinstance(e, cst.SimpleString) for e in items):
+            return "str"
+        if items and all(isinstance(e, cst.Attribute) and isinstance(e.value, cst.Name) and e.value.value == "torch"
+                         for e in items):
+            return "dtype"
+        return None
+    if _float_expr(value):
+        return "float"            # `step * 0.5`: a float made of the int
+    if _has_string(value):
+        return "str"
+    return var_kind if isinstance(value, (cst.BinaryOperation, cst.UnaryOperation)) else None
+
+
+def _has_string(node: cst.CSTNode) -> bool:
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, (cst.SimpleString, cst.FormattedString)):
+            return True
+        if isinstance(n, (cst.BinaryOperation, cst.UnaryOperation)):
+            stack.extend(children(n))
+    return False
 
 
 @register
@@ -514,3 +664,191 @@ class ArgumentSetChangesBetweenCalls(_SiteBookkeeping):
         if a[1] != b[1]:
             return f"keywords {list(b[1]) or 'none'} instead of {list(a[1]) or 'none'}"
         return "`None` in other places"
+
+
+@register
+class ModuleIntAttributeSetBetweenCalls(_SiteBookkeeping):
+    """Checks for a training loop (or any repeated code) that changes an int attribute of a compiled module
+    whose `forward` reads it: `model.step = step`, `model.global_step += 1`."""
+    code = "DYN506"
+    name = "module-int-attribute-set-between-calls"
+    message = ("`{expr}` changes `{attr}`, an int attribute that the compiled `{cls}.forward` reads: Dynamo "
+               "specialises on a module's int attributes, so {effect}")
+    fix = ("Pass the value to `forward` as an argument (an int argument becomes dynamic after one recompile), or "
+           "keep it in a tensor buffer updated in place (`model.step.fill_(step)`)")
+    recompiles = True
+    why = """
+        Integer attributes of an `nn.Module` are static to Dynamo: the graph is specialised on their value
+        and guarded (`self.step == 3`). Changing one between calls (a warm-up schedule's step counter set by
+        the training loop) fails that guard on every new value, so the model recompiles each step until
+        `recompile_limit` (8) makes it run eagerly, silently. The same int passed as an argument recompiles
+        once and then becomes dynamic; a tensor buffer is a graph input and never recompiles. An attribute
+        that `forward` never reads is not guarded (docs/guards.md).
+    """
+    INVALID = [Example("""
+        import torch
+
+        class Net(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.proj = torch.nn.Linear(4, 4)
+                self.step = 0
+
+            def forward(self, x):
+                warmup = min(1.0, (self.step + 1) / 100)
+                return self.proj(x) * warmup
+
+        def fit(x):
+            model = torch.compile(Net())
+            for step in range(10):
+                model.step = step
+                model(x).sum().backward()
+    """, "fit(torch.ones(2, 4))")]
+    VALID = [Example("""
+        import torch
+
+        class Net(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.proj = torch.nn.Linear(4, 4)
+                self.step = 0
+
+            def forward(self, x):
+                return self.proj(x) * 2
+
+        def fit(x):
+            model = torch.compile(Net())
+            for step in range(10):
+                model.step = step       # forward never reads it: not guarded
+                model(x).sum().backward()
+    """, "fit(torch.ones(2, 4))")]
+
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self._loops = 0
+
+    def visit_For(self, node) -> None:
+        self._loops += 1
+
+    def leave_For(self, node) -> None:
+        self._loops -= 1
+
+    visit_While, leave_While = visit_For, leave_For
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        super().visit_Assign(node)
+        # a new value each time it runs: not a constant, in a loop or in a function (which a loop calls)
+        if not _constant(node.value) and (self._loops or any(isinstance(f, cst.FunctionDef)
+                                                             for f in self.ctx.functions)):
+            for t in node.targets:
+                self._check(node, t.target)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._check(node, node.target)
+
+    def _check(self, node, target) -> None:
+        if not (isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name)):
+            return
+        name, attr = target.value.value, target.attr.value
+        if name == "self" or self.tensors.kind(node.value) == TENSOR:
+            return
+        for _path, info in self.module_classes(name):
+            kind = module_int(self.ctx.source or "")
+            if attr in info.ints and attr in info.reads and recompiles(kind):
+                self.report(node, expr=source_of(node), attr=f"{name}.{attr}", cls=info.name, effect=effect(kind))
+                return
+
+
+@register
+class GrowingListArgument(_SiteBookkeeping):
+    """Checks for a list that grows between calls and is passed to a compiled function each time: a history
+    appended to in the loop that calls it, or a module-level list appended to before each call."""
+    code = "DYN507"
+    name = "growing-list-argument"
+    message = ("`{name}` grows by `{grow}` before each call of compiled `{callee}`: Dynamo guards on the length "
+               "of a list argument, so every new length recompiles")
+    fix = ("Pass a tensor (`torch.stack(history)`, or a preallocated buffer filled in place), or a list of a fixed "
+           "length (the last k items)")
+    recompiles = True
+    why = """
+        A list argument is unpacked into its items: Dynamo traces one graph input per element and guards on
+        the list's length (`len(past) == 3`). A list that grows by one item per call fails that guard every
+        time, so each call recompiles until `recompile_limit` (8), after which the function runs eagerly.
+        A list created afresh with the same length each call does not recompile (docs/guards.md).
+    """
+    INVALID = [Example("""
+        import torch
+
+        @torch.compile
+        def smooth(x, past):
+            for p in past:
+                x = x + 0.1 * p
+            return x
+
+        def run(x):
+            history = []
+            for _ in range(10):
+                history.append(x)
+                x = smooth(x, history)
+            return x
+    """, "run(torch.ones(3))")]
+    VALID = [Example("""
+        import torch
+
+        @torch.compile
+        def smooth(x, past):
+            for p in past:
+                x = x + 0.1 * p
+            return x
+
+        def run(x):
+            history = []
+            for _ in range(10):
+                history.append(x)
+                x = smooth(x, history[-2:])      # a fixed length once it has two items
+            return x
+    """)]
+
+    GROW = frozenset({"append", "extend", "insert", "appendleft"})
+
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self._grown = {}            # list name -> (the growing call, the loop it is in or None)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value in self.GROW and isinstance(func.value, cst.Name):
+            loops = [b for b in self.ctx.blocks if isinstance(b, (cst.For, cst.While))]
+            self._grown[func.value.value] = (func.attr.value, loops[-1] if loops else None)
+            return
+        if not isinstance(func, cst.Name) or func.value not in self.compiled_names():
+            return
+        for arg in node.args:
+            name = arg.value.value if isinstance(arg.value, cst.Name) and not arg.star else None
+            if name in self._grown and self._grows_between_calls(name):
+                grow, _ = self._grown[name]
+                self.report(arg.value, name=name, grow=f"{name}.{grow}()", callee=func.value)
+                return
+
+    def _grows_between_calls(self, name: str) -> bool:
+        """Bound outside the loop that grows it (and this call is in that loop), or not bound in this function
+        at all (a module-level list or a parameter: each call of the function grows it further)."""
+        _, loop = self._grown[name]
+        fn = next((f for f in reversed(self.ctx.functions) if isinstance(f, cst.FunctionDef)), None)
+        if fn is None:
+            return loop is not None and loop in self.ctx.blocks
+        if not self.tensors.bound_in(fn, name) or name in (p.name.value for p in fn.params.params):
+            return True
+        return loop is not None and loop in self.ctx.blocks and not _binds(loop, name)
+
+
+def _binds(loop: cst.CSTNode, name: str) -> bool:
+    """`name = ...` somewhere inside `loop` (a list made afresh on each iteration)."""
+    stack = [loop]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, cst.Assign) and any(isinstance(t.target, cst.Name) and t.target.value == name
+                                             for t in n.targets):
+            return True
+        stack.extend(children(n))
+    return False

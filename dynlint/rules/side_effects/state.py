@@ -6,7 +6,7 @@ import re
 
 import libcst as cst
 
-from dynlint.analysis.guards import hazard
+from dynlint.analysis.guards import effect, module_int, recompiles
 from dynlint.analysis.regions import is_module_class
 from dynlint.analysis.tensors import TENSOR, VALUE
 from dynlint.core.rule import Example, FixExample, register
@@ -39,7 +39,7 @@ class MutableGlobalState(TorchRule):
     counters, `HISTORY.append(x)`, `CACHE[key] = value` on containers the function does not own."""
     code = "DYN305"
     name = "mutable-global-state"
-    message = "`{expr}` mutates {where} state: Dynamo guards on it, so calls recompile as it changes"
+    message = "`{expr}` mutates {where} state: Dynamo guards on it, so {effect}"
     fix = "Return the value and let the caller keep the state, or keep counters in a tensor buffer"
     recompiles = True
     why = """
@@ -47,8 +47,8 @@ class MutableGlobalState(TorchRule):
         state it read (`G['COUNT'] == 3`, `len(G['HISTORY']) == 2`). The next call fails those guards and
         recompiles: a growing list or a global counter recompiles on every call until
         `recompile_limit` (8) is hit, after which the function silently runs eagerly. A `nonlocal` int
-        counter recompiles once, then becomes dynamic: not reported, unless it is a `range(...)` bound (every
-        value recompiles). Measured per kind of value in docs/guards.md.
+        counter recompiles once, then becomes dynamic (unless it bounds a `range(...)`: then every value
+        recompiles). Measured per kind of value in docs/guards.md.
     """
     INVALID = [
         Example("""
@@ -88,19 +88,7 @@ class MutableGlobalState(TorchRule):
             y = scaled(x)
             SEEN.append(y.detach())
             return y
-    """, "for _ in range(4): record(torch.ones(3))"), Example("""
-        import torch
-
-        def make_counted():
-            calls = 0
-
-            @torch.compile
-            def counted(x):
-                nonlocal calls
-                calls += 1          # a closure int: one recompile, then a dynamic int
-                return x * 2
-            return counted
-    """)]
+    """, "for _ in range(4): record(torch.ones(3))")]
 
     _BUILTINS = frozenset(dir(__import__("builtins")))
 
@@ -133,27 +121,28 @@ class MutableGlobalState(TorchRule):
         target = node.target
         if isinstance(target, cst.Name):
             where = self._state(target.value)
-            if where == "closure" and _number(node.value) and not hazard(
-                    "closure int in range" if _in_range(self.ctx.function, target.value) else "closure int"):
-                return          # a closure counter: one recompile, then a dynamic int
             if where in ("global", "closure"):
-                self.report(node, expr=source_of(node), where=where)
+                kind = "closure int" if where == "closure" and _number(node.value) else "global int"
+                if where == "closure" and _in_range(self.ctx.function, target.value):
+                    kind = "closure int in range"
+                self.report(node, expr=source_of(node), where=where, effect=effect(kind))
         elif isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name):
             where = self._state(target.value.value)
             if where:
-                self.report(node, expr=source_of(node), where=where)
+                self.report(node, expr=source_of(node), where=where, effect=effect("global int"))
 
     def visit_Assign(self, node: cst.Assign) -> None:
         for t in node.targets:
             target = t.target
-            if isinstance(target, cst.Name) and self._state(target.value) in ("global", "closure") and \
-                    self.tensors.kind(node.value) != TENSOR:
-                self.report(node, expr=source_of(node), where=self._state(target.value))
+            where = self._state(target.value) if isinstance(target, cst.Name) else None
+            if where in ("global", "closure") and self.tensors.kind(node.value) != TENSOR:
+                kind = "closure int" if where == "closure" else "global int"
+                self.report(node, expr=source_of(node), where=where, effect=effect(kind))
                 return
             if isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name):
                 where = self._state(target.value.value)
                 if where:
-                    self.report(node, expr=source_of(node), where=where)
+                    self.report(node, expr=source_of(node), where=where, effect=effect("global dict store"))
                     return
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -161,16 +150,17 @@ class MutableGlobalState(TorchRule):
         if isinstance(func, cst.Attribute) and func.attr.value in MUTATORS and isinstance(func.value, cst.Name):
             where = self._state(func.value.value)
             if where:
-                self.report(node, expr=source_of(node), where=where)
+                self.report(node, expr=source_of(node), where=where, effect=effect("global list"))
 
 
 @register
 class ModulePythonStateMutation(TorchRule):
-    """Checks for `nn.Module` methods that update Python-valued attributes while traced: `self.steps += 1`,
-    `self.flag = not self.flag`, `self.history.append(...)`."""
+    """Checks for traced methods that update Python-valued attributes of their object: `self.steps += 1`,
+    `self.flag = not self.flag`, `self.history.append(...)` in an `nn.Module`, a sampler's
+    `self.step_index += 1`."""
     code = "DYN306"
     name = "module-python-state-mutation"
-    message = "`{expr}` changes a Python attribute of the module: Dynamo guards on it, so every new value recompiles"
+    message = "`{expr}` changes a Python attribute of the {owner}: Dynamo guards on it, so {effect}"
     fix = "Keep counters in a registered buffer (`self.register_buffer('steps', torch.tensor(0), persistent=False)`) or outside the module"
     recompiles = True
     fix_safety = "unsafe"
@@ -188,8 +178,9 @@ class ModulePythonStateMutation(TorchRule):
         guard and recompiles — on every call for a counter, until `recompile_limit` (8) makes the module run
         eagerly. A list attribute that grows is guarded on its length the same way. A tensor buffer updated
         in place (`self.steps += 1` on a buffer) is traced into the graph and does not recompile. Not
-        reported: float attributes (one recompile, then a graph input), bools (one graph per value), and an
-        attribute that `forward` or a method it calls sets afresh (`self.mult = 1`) before changing it. Measured per
+        reported: an attribute that `forward` or a method it calls sets afresh (`self.mult = 1`) before changing
+        it. A float attribute recompiles once, then is a graph input; a bool, one graph per value; an int
+        attribute of a plain object (a sampler's step index), once, then it is dynamic. Measured per
         kind of value in docs/guards.md.
     """
     INVALID = [
@@ -282,28 +273,15 @@ class ModulePythonStateMutation(TorchRule):
                 return x * self.mult
 
         model = torch.compile(Pooler())
-    """, "for _ in range(4): model(torch.ones(3))"), Example("""
-        import torch
-
-        class Annealed(torch.nn.Module):
-            def __init__(self):
-                super().__init__()
-                self.temperature = 1.0
-                self.flip = False
-
-            def forward(self, x):
-                self.temperature *= 0.5         # a float: one recompile, then a graph input
-                self.flip = not self.flip       # a bool: one graph per value, both kept
-                return x * 2
-
-        model = torch.compile(Annealed())
-    """)]
+    """, "for _ in range(4): model(torch.ones(3))")]
 
     def _module_attr(self, node: cst.CSTNode):
-        """`self.<attr>` in a method of an nn.Module class, not a tensor or submodule: the attribute name."""
+        """`self.<attr>` in a method of a class of the file (an nn.Module or a plain object: a sampler), not a
+        tensor or submodule: the attribute name."""
         if not (isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self"):
             return None
-        if not self._in_module():
+        ix, cls = self.ctx.index, self.ctx.class_name
+        if not (cls and ix is not None and cls in ix.classes):
             return None
         attr = node.attr.value
         if attr == "training" or self.tensors.kind(node) == TENSOR or self.tensors._submodule(attr):
@@ -315,8 +293,13 @@ class ModulePythonStateMutation(TorchRule):
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
         attr = self._module_attr(node.target)
-        if attr and self.tensors.kind(node.value) == VALUE and hazard(self._kind(attr, node.value)):
-            self.report(node, expr=source_of(node))
+        if attr and self.tensors.kind(node.value) == VALUE:
+            self._report(node, self._kind(attr, node.value))
+
+    def _report(self, node, kind: str) -> None:
+        if recompiles(kind):
+            self.report(node, expr=source_of(node), effect=effect(kind),
+                        owner="object" if kind.startswith("object") else "module")
 
     def _kind(self, attr: str, value: cst.BaseExpression) -> str:
         """The guard model's kind of `self.<attr>` changed by `value`: an int, a float, a bool, or one that
@@ -330,7 +313,9 @@ class ModulePythonStateMutation(TorchRule):
         forward = "\n".join(lines[fwd.start - 1:fwd.end]) if fwd else ""
         for q, info in fns.items():
             name = q.rsplit(".", 1)[-1]
-            each_call = name == "forward" or f"self.{name}(" in forward
+            # forward calls it; or the class has no forward (a helper whose methods other modules call:
+            # not known when, so not reported)
+            each_call = fwd is None or name == "forward" or f"self.{name}(" in forward
             for line in lines[info.start - 1:info.end]:
                 m = assigned.search(line)
                 if m and name == "__init__":
@@ -339,12 +324,14 @@ class ModulePythonStateMutation(TorchRule):
                     bool_init = bool_init or init in ("True", "False")
                 elif m and each_call and f"self.{attr}" not in m.group(1):
                     return "module attribute reset each call"
+        if not self._in_module():
+            return "object int attribute"       # a plain object's number: specialised once, then dynamic
         if bool_init:
             return "module bool attribute"
-        return "module float attribute" if float_init else "module int attribute"
+        return "module float attribute" if float_init else module_int(text)
 
     def autofix(self, node: cst.CSTNode):
-        return counter_to_buffer(self.ctx, node) if isinstance(node, cst.AugAssign) else None
+        return counter_to_buffer(self.ctx, node) if isinstance(node, cst.AugAssign) and self._in_module() else None
 
     def visit_Assign(self, node: cst.Assign) -> None:
         for t in node.targets:
@@ -354,14 +341,14 @@ class ModulePythonStateMutation(TorchRule):
             reads_itself = any(isinstance(n, cst.Attribute) and n.attr.value == attr and
                                isinstance(n.value, cst.Name) and n.value.value == "self"
                                for n in _walk(node.value))
-            if reads_itself and hazard(self._kind(attr, node.value)):
-                self.report(node, expr=source_of(node))
+            if reads_itself:
+                self._report(node, self._kind(attr, node.value))
                 return
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
         if isinstance(func, cst.Attribute) and func.attr.value in MUTATORS and self._module_attr(func.value):
-            self.report(node, expr=source_of(node))
+            self._report(node, "module list attribute" if self._in_module() else "object list attribute")
 
 
 _FLOAT = re.compile(r"-?(\d+\.\d*|\.\d+|\d+(\.\d*)?[eE][-+]?\d+)")

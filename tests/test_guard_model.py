@@ -1,0 +1,108 @@
+"""The recompile rules follow values that change between calls the way the guard model says they recompile
+(dynlint/analysis/guards.py, measured in docs/guards.md): through the functions a loop calls, into module
+attributes a training loop sets, into lists that grow. Each case states what Dynamo does with it."""
+import textwrap
+
+import pytest
+
+from dynlint import api
+
+COMPILED = '''
+import torch
+from torch import nn
+
+
+@torch.compile
+def f(x, v):
+    return x * 2 if v is None else x * v
+'''
+
+
+def codes(src: str, select=("DYN5",)) -> list:
+    result = api.check_source(textwrap.dedent(COMPILED + src), select=select)
+    return sorted(f.code for f in result.findings)
+
+
+@pytest.mark.parametrize("arg,found", [
+    ("0.5 + i", ["DYN501"]),                # a new float each call: one recompile (then a graph input)
+    ("i % 2 == 0", ["DYN501"]),             # a bool: one graph per value
+    ('"mode" * (i + 1)', ["DYN501"]),       # a new string each call: every value recompiles
+    ("None if i % 2 else torch.ones(3)", ["DYN501"]),
+    ("i", []),                              # an int: dynamic after one recompile, like a new size
+    ("batches[i]", []),                     # a tensor (or not known): nothing said
+])
+def test_an_argument_made_of_a_parameter_that_a_loop_varies(arg, found):
+    src = f'''
+batches = [torch.ones(3) for _ in range(4)]
+
+
+def step(i):
+    return f(torch.ones(3), {arg})
+
+
+for i in range(4):
+    step(i)
+'''
+    assert codes(src) == found
+
+
+def test_a_parameter_that_no_loop_varies_is_not_reported():
+    src = '''
+def step(i):
+    return f(torch.ones(3), 0.5 + i)
+
+
+step(3)
+'''
+    assert codes(src) == []
+
+
+NET = '''
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(4, 4)
+        self.step = 0
+
+    def forward(self, x):
+        return self.proj(x) * {use}
+
+
+def fit(x):
+    model = torch.compile(Net())
+    for step in range(10):
+        {assign}
+        model(x)
+'''
+
+
+@pytest.mark.parametrize("use,assign,found", [
+    ("min(1.0, self.step / 100)", "model.step = step", ["DYN506"]),     # a module's int: every value recompiles
+    ("min(1.0, self.step / 100)", "model.step += 1", ["DYN506"]),
+    ("min(1.0, self.step / 100)", "model.step = 0", []),                 # the same value every time
+    ("2", "model.step = step", []),                                      # forward never reads it: not guarded
+])
+def test_a_module_int_attribute_set_between_calls(use, assign, found):
+    assert codes(NET.format(use=use, assign=assign)) == found
+
+
+@pytest.mark.parametrize("body,found", [
+    ("history.append(x)\n        x = f(x, history)", ["DYN507"]),       # one item longer each call
+    ("history = [x]\n        x = f(x, history)", []),                   # made afresh, the same length
+])
+def test_a_list_that_grows_between_calls(body, found):
+    src = f'''
+@torch.compile
+def g(x, past):
+    for p in past:
+        x = x + p
+    return x
+
+
+def run(x):
+    history = []
+    for _ in range(5):
+        {body}
+    return x
+'''.replace("f(x, history)", "g(x, history)")
+    assert codes(src) == found
