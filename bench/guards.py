@@ -719,6 +719,7 @@ class Outcome:
     first_guard: str
     limit: bool
     error: Optional[str]
+    reasons: List[str] = field(default_factory=list)      # every recompile's first failing guard, in order
 
     @property
     def behaviour(self) -> str:
@@ -744,10 +745,10 @@ def measure(probe: Probe) -> Outcome:
         with torch._dynamo.config.patch(**probe.config) if probe.config else contextlib.nullcontext():
             torch._dynamo.reset()
             obs = harness.observe(path, [f"for i in range({CALLS}):\n    run(i)"])
-    guard = obs.recompiles[0].reason if obs.recompiles else ""
-    guard = re.sub(r"\s+", " ", guard.split("  #")[0]).strip()
+    reasons = [re.sub(r"\s+", " ", rc.reason.split("  #")[0]).strip() for rc in obs.recompiles]
     error = f"{type(obs.error).__name__}: {obs.error}" if obs.error else None
-    return Outcome(probe, len(obs.recompiles), guard, obs.hit_recompile_limit, error)
+    return Outcome(probe, len(obs.recompiles), reasons[0] if reasons else "", obs.hit_recompile_limit, error,
+                   reasons)
 
 
 def table(outcomes: List[Outcome]) -> str:

@@ -91,6 +91,7 @@ def test_unpredicted_recompiles_are_grouped_per_guard_site():
     by_line = {f.line: f for f in by_code(out, "DYN902")}
     assert set(by_line) == {12, 10}                    # the guard's line; the function's first line
     assert "(2 recompiles)" in by_line[12].message and "mode == 'a'" in by_line[12].message
+    assert "`mode` was 'a', then 'bb'" in by_line[12].message          # what changed, in the user's words
     assert dict(by_line[12].properties)["reasons"] == ("mode == 'a'", "mode == 'bb'")
     assert by_line[10].name == "unpredicted-recompile" and "size mismatch" in by_line[10].message
 

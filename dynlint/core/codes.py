@@ -54,7 +54,7 @@ class UnpredictedRecompile(Rule):
     """`--verify` saw a function compile again because a guard failed, where no static finding predicted it."""
     code = "DYN902"
     name = "unpredicted-recompile"
-    message = "recompile of {function} that dynlint did not predict: guard failed: {guard}"
+    message = "recompile of {function} that dynlint did not predict: {change} (guard failed: {guard})"
     scope = "run"
     fix = ("Keep what changed between calls out of the compiled code's guards: pass it as a tensor, mark it "
            "dynamic, or keep it constant across calls.")

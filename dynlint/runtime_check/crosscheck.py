@@ -12,6 +12,7 @@ an eager/compiled output mismatch becomes DYN903 at the example's definition.
 from __future__ import annotations
 
 import os
+import re
 from typing import Callable, Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple
 
 from dynlint.compiler.records import GraphBreak, Recompile
@@ -211,7 +212,8 @@ def unpredicted_recompiles(items: Sequence[Tuple[ExampleResult, Recompile]],
         findings.append(Finding(
             path=path, line=line, column=0, end_line=line, code=UNPREDICTED_RECOMPILE[0],
             name=UNPREDICTED_RECOMPILE[1],
-            message=f"recompile of {function} that dynlint did not predict{more}: guard failed: {rc.reason}",
+            message=f"recompile of {function} that dynlint did not predict{more}: "
+                    f"{in_words([x.reason for _, x in group])} (guard failed: {rc.reason})",
             fix=_REPORT_FIX, severity="warning", status=CONFIRMED,
             properties=(
                 ("examples", tuple(sorted({x.name for x, _ in group}))),
@@ -221,6 +223,54 @@ def unpredicted_recompiles(items: Sequence[Tuple[ExampleResult, Recompile]],
                 ("guard_source", next((g.source for g in rc.failures if g.source), "")),
             ) + ((("links", tuple(links[id(x)] for _, x in group)),) if links else ())))
     return findings
+
+
+_EQ = re.compile(r"^(?P<what>.+?) == (?P<value>.+)$")
+_IS = re.compile(r"^(?P<what>.+?) is (?P<neg>not )?None$")
+_LEN = re.compile(r"^len\((?P<what>.+)\) == (?P<n>\d+)$")
+_EMPTY = re.compile(r"^not (?P<what>[\w.\[\]'\"]+)$")
+_TENSOR = re.compile(r"^tensor '(?P<what>.+?)' (?P<prop>dtype|requires_grad|size|stride|device|rank)\w* mismatch"
+                     r"(?:[^.]*)\. expected (?P<old>.+?), actual (?P<new>.+)$")
+_GLOBAL = re.compile(r"^GLOBAL_STATE changed: (?P<what>.+)$")
+_TYPE = re.compile(r"^expected type of '(?P<what>.+?)' to be a (?P<old>.+?) type, ' but found <class '(?P<new>\w+)'>")
+_KEY = re.compile(r"^(?P<neg>not )?___dict_contains\((?P<key>.+?), (?P<what>.+)\)$")
+_GRAD = re.compile(r"^tensor '(?P<what>.+?)' requires_grad mismatch\. expected requires_grad=(?P<old>\d)")
+_GLOBAL_NAME = re.compile(r"G\['(\w+)'\]")         # Dynamo's spelling of a module global
+_SAID = (
+    (_LEN, lambda m: f"`{m['what']}` had {m['n']} item{'' if m['n'] == '1' else 's'} when compiled, then "
+                     f"another number"),
+    (_IS, lambda m: f"`{m['what']}` was {'not ' if m['neg'] else ''}None when compiled, then "
+                    f"{'None' if m['neg'] else 'not None'}"),
+    (_EMPTY, lambda m: f"`{m['what']}` was empty when compiled, then not"),
+    (_KEY, lambda m: f"`{m['what']}` {'had no' if m['neg'] else 'had the'} key {m['key']} when compiled, then "
+                     f"{'it had' if m['neg'] else 'not'}"),
+    (_TYPE, lambda m: f"`{m['what']}` was a {m['old']} when compiled, then {m['new']}"),
+    (_GRAD, lambda m: f"`{m['what']}.requires_grad` was {bool(int(m['old']))} when compiled, then "
+                      f"{not int(m['old'])}"),
+    (_TENSOR, lambda m: f"the {m['prop']} of tensor `{m['what']}` was {m['old']}, then {m['new']}"),
+    (_GLOBAL, lambda m: f"{m['what'].replace('_', ' ')} changed between calls"),
+)
+
+
+def in_words(reasons: Sequence[str]) -> str:
+    """What changed between calls, said from the failing guards of one site, oldest first: a guard holds the
+    value the cached graph was compiled for (`self.step == 3` failing means it is no longer 3)."""
+    reasons = [_GLOBAL_NAME.sub(r"\1", r) for r in reasons]
+    first = reasons[0] if reasons else ""
+    for pattern, say in _SAID:
+        m = pattern.match(first)
+        if m:
+            return say(m)
+    eq = [_EQ.match(r) for r in reasons]
+    if eq and all(eq) and len({m["what"] for m in eq}) == 1 and not first.startswith("___"):
+        values = list(dict.fromkeys(m["value"] for m in eq))
+        if len(values) == 1:
+            return f"`{eq[0]['what']}` was {values[0]} when compiled, then changed"
+        shown = ", then ".join(values[:4]) + (", ..." if len(values) > 4 else "")
+        return f"`{eq[0]['what']}` was {shown}: a new value each time"
+    if first.startswith("___check_obj_id("):
+        return f"`{first[len('___check_obj_id('):].split(',')[0]}` was another object"
+    return "a guarded value changed"
 
 
 def _guard_kind(reason: str) -> str:
