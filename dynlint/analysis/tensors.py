@@ -23,7 +23,7 @@ import libcst as cst
 
 from dynlint.analysis.names import is_module_base
 from dynlint.analysis.regions import is_module_class
-from dynlint.core.walker import walk
+from dynlint.core.walker import parse, walk
 
 TENSOR, VALUE, WEAK, UNKNOWN = "tensor", "value", "weak", "unknown"
 
@@ -1187,7 +1187,7 @@ def parse_lines(ctx, start: int, end: int, indent: int) -> Optional[cst.Module]:
     if "\f" in text:
         return None
     try:
-        return cst.parse_module(text)
+        return parse(text)
     except (cst.ParserSyntaxError, RecursionError):
         return None
 

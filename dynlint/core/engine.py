@@ -33,7 +33,7 @@ from dynlint.core.finding import FileError, Finding, parse_error_finding
 from dynlint.core.index import DEEP_LIMIT, ModuleIndex, build_index
 from dynlint.core.project import Facts, Project, class_bases
 from dynlint.core.suppressions import Suppressions
-from dynlint.core.walker import Unit, internal_error, walk_unit
+from dynlint.core.walker import Unit, internal_error, parse, walk_unit
 
 
 @dataclass
@@ -294,7 +294,7 @@ def check_unit(sf: SourceFile, unit: Unit, rules: Sequence[Type], regions: Dict[
         return [parse_error_finding(
             sf.path, f"expression too deeply nested to analyse ({what} of {n} parts > {DEEP_LIMIT})", line)]
     try:
-        module = cst.parse_module(unit.text)
+        module = parse(unit.text)
     except cst.ParserSyntaxError as e:
         return [parse_error_finding(sf.path, f"libcst: {e.message}", e.raw_line + unit.line_offset,
                                     e.raw_column + unit.col_offset)]

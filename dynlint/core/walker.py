@@ -31,6 +31,13 @@ class Unit:
 T = TypeVar("T")
 
 
+@functools.lru_cache(maxsize=64)
+def parse(text: str) -> cst.Module:
+    """libcst's parse of a unit's text, shared: a def the analysis reads to judge its callers (a caller's
+    `forward`) is usually a unit of the same file too, parsed once for both (libcst trees are immutable)."""
+    return cst.parse_module(text)
+
+
 def dotted(node: cst.CSTNode) -> Optional[str]:
     """`a.b.c` for Name/Attribute chains, else None."""
     parts = []

@@ -117,6 +117,16 @@ def _mentions_random(source: str) -> bool:
     return "random" in source
 
 
+def _draws_here(ctx) -> bool:
+    """An analysis (ctx.analysis): the unit can call a RANDOM_TRACED function, by its name or through a name
+    the file imports it as."""
+    text = ctx.unit.text
+    names = {q.rsplit(".", 1)[-1] for q in RANDOM_TRACED}
+    if ctx.index is not None:
+        names |= {local for local, target in ctx.index.imports.items() if target in RANDOM_TRACED}
+    return any(n in text for n in names)
+
+
 @register
 class PythonRandomValueAsNumber(TorchRule):
     """Checks for values drawn with `random.randint`, `random.randrange` or `random.uniform` that are then
@@ -178,7 +188,7 @@ class PythonRandomValueAsNumber(TorchRule):
         return sources.pop() if len(sources) == 1 and sources <= RANDOM_TRACED else None
 
     def visit_Name(self, node: cst.Name) -> None:
-        if not _mentions_random(self.ctx.source):
+        if not _mentions_random(self.ctx.source) or not self.ctx.analysis(_draws_here):
             return
         parent = self.ctx.parent()
         if isinstance(parent, (cst.AssignTarget, cst.Param)) or \
