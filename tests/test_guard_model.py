@@ -76,6 +76,13 @@ def fit(x):
 '''
 
 
+def test_int_attributes_set_under_compound_statements_of_init_are_seen():
+    src = NET.format(use="min(1.0, self.step / 100)", assign="model.step = step").replace(
+        "        self.step = 0\n", "        with torch.no_grad():\n            if True:\n                self.step = 0\n"
+        "        try:\n            pass\n        finally:\n            self.other = 1\n")
+    assert codes(src) == ["DYN506"]
+
+
 @pytest.mark.parametrize("use,assign,found", [
     ("min(1.0, self.step / 100)", "model.step = step", ["DYN506"]),     # a module's int: every value recompiles
     ("min(1.0, self.step / 100)", "model.step += 1", ["DYN506"]),

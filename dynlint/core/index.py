@@ -98,7 +98,7 @@ class ClassInfo:
     attrs: Dict[str, List[str]] = field(default_factory=dict)
     # attributes registered as buffers/parameters: self.register_buffer("name", ...)
     registered: List[str] = field(default_factory=list)
-    # attributes `__init__` sets to an int literal, and the `self.<attr>` that `forward` (and the methods it
+    # attributes `__init__` sets to an int literal, and those of them that `forward` (and the methods it
     # calls as `self.m(...)`) reads: the Python ints a compiled forward guards on
     ints: List[str] = field(default_factory=list)
     reads: List[str] = field(default_factory=list)
@@ -154,24 +154,31 @@ def _self_attr(node) -> Optional[str]:
 
 
 def _ints_and_reads(node: ast.ClassDef) -> Tuple[List[str], List[str]]:
-    """ClassInfo.ints and ClassInfo.reads of a class."""
+    """ClassInfo.ints and ClassInfo.reads of a class (reads only of the ints: all that is asked of them).
+    `__init__`'s statements are scanned without their expressions, and forward walked only when there are
+    ints: indexing every class of a large project must stay cheap."""
     methods = {m.name: m for m in node.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))}
-    ints = []
-    for n in ast.walk(methods["__init__"]) if "__init__" in methods else ():
-        if isinstance(n, ast.Assign) and len(n.targets) == 1 and _self_attr(n.targets[0]) and \
-                isinstance(n.value, ast.Constant) and type(n.value.value) is int:
-            ints.append(_self_attr(n.targets[0]))
-    reads, seen, todo = set(), set(), ["forward"] if "forward" in methods else []
+    ints, stack = set(), list(methods["__init__"].body) if "__init__" in methods else []
+    while stack:
+        n = stack.pop()
+        if isinstance(n, ast.Assign):
+            if len(n.targets) == 1 and _self_attr(n.targets[0]) and isinstance(n.value, ast.Constant) and \
+                    type(n.value.value) is int:
+                ints.add(_self_attr(n.targets[0]))
+        elif isinstance(n, (ast.If, ast.For, ast.While, ast.With, ast.Try)):
+            stack += n.body + getattr(n, "orelse", []) + getattr(n, "finalbody", []) + \
+                [s for h in getattr(n, "handlers", []) for s in h.body]
+    reads, seen, todo = set(), set(), ["forward"] if ints and "forward" in methods else []
     while todo:
         name = todo.pop()
         seen.add(name)
         for n in ast.walk(methods[name]):
             attr = _self_attr(n)
-            if attr and isinstance(n.ctx, ast.Load):
+            if attr in ints and isinstance(n.ctx, ast.Load):
                 reads.add(attr)
-            if isinstance(n, ast.Call) and _self_attr(n.func) in methods and _self_attr(n.func) not in seen:
+            elif isinstance(n, ast.Call) and _self_attr(n.func) in methods and _self_attr(n.func) not in seen:
                 todo.append(_self_attr(n.func))
-    return sorted(set(ints)), sorted(reads)
+    return sorted(ints), sorted(reads)
 
 
 def _constant_text(value) -> str:
