@@ -951,6 +951,28 @@ def test_diff_prints_and_writes_nothing(cli, project):
     assert {p: p.read_bytes() for p in project.rglob("*.py")} == before
 
 
+def test_paths_are_shown_from_the_working_folder_so_a_diff_applies_there(cli, project):
+    """The configuration sits in a sub-folder of the repository; from the repository's root, the text output
+    and the diff name files from there (as ruff does), and `git apply` takes the diff."""
+    import shutil
+    import subprocess
+
+    repo = project.parent / "repo"
+    shutil.copytree(project, repo / "sub")
+    git = shutil.which("git")
+    r = cli("check", "sub", "--no-cache", cwd=repo)
+    assert "sub/pkg/model.py:" in r.stdout and "\npkg/model.py:" not in "\n" + r.stdout
+    r = cli("check", "sub", "--diff", "--no-cache", cwd=repo)
+    assert r.stdout.startswith("--- a/sub/pkg/model.py\n+++ b/sub/pkg/model.py\n"), r.stdout[:200]
+    r2 = cli("check", ".", "--no-cache", cwd=repo / "sub" / "pkg")       # below the configuration: ../ free
+    assert "model.py:" in r2.stdout and "pkg/model.py" not in r2.stdout
+    if git:
+        subprocess.run([git, "init", "-q"], cwd=repo, check=True)
+        applied = subprocess.run([git, "apply", "--check", "-"], cwd=repo, input=r.stdout, text=True,
+                                 capture_output=True)
+        assert applied.returncode == 0, applied.stderr
+
+
 def test_diff_unsafe_and_clean(cli, project):
     r = cli("check", "pkg/model.py", "--diff", "--unsafe-fixes", "--no-cache", cwd=project)
     assert r.returncode == 1 and "+        torch._assert_async(" in r.stdout

@@ -96,6 +96,21 @@ def test_unpredicted_recompiles_are_grouped_per_guard_site():
     assert by_line[10].name == "unpredicted-recompile" and "size mismatch" in by_line[10].message
 
 
+def test_a_recompile_that_follows_from_a_reported_break_says_so_and_points_at_its_fix():
+    """`s = x.sum().item()` breaks (DYN201 reported); the resumed code guards the float it returned."""
+    failure = GuardFailure("0/0", "___stack0 == 0.0", "return x * s", "m.py", 6)
+    rc = Recompile(function="f", code_name="torch_dynamo_resume_in_f_at_5", path="m.py", line=5,
+                   failures=(failure,))
+    item = Finding(path="m.py", line=5, column=8, code="DYN201", message="m", fix="Keep it a tensor",
+                   gb_types=(BRANCH,))
+    (f,) = by_code(cross_check([item], [result(recompiles=[rc], executed=[5, 6])]), "DYN902")
+    assert "after the graph break at line 5 that dynlint reported (DYN201)" in f.message
+    assert "bug report" not in f.fix and "Keep it a tensor" in f.fix
+    # without that finding it is a missed prediction, said as such
+    (f,) = by_code(cross_check([], [result(recompiles=[rc])]), "DYN902")
+    assert "did not predict" in f.message and "bug report" in f.fix
+
+
 def test_break_outside_user_code_is_reported_at_the_compiled_function():
     library = brk(0, PRINT, path="")
     (missed,) = by_code(cross_check([], [result(breaks=[library])]), "DYN901")

@@ -90,6 +90,15 @@ def relpath(path: Path, root: Path) -> str:
         return _printable(path.absolute().as_posix())
 
 
+def shown(root: Path, rel: str) -> str:
+    """How the text output and `--diff` name a project file: relative to the working folder, as ruff does
+    (so a diff made at a repository's root applies there, whichever folder holds the configuration)."""
+    try:
+        return _printable(Path(os.path.relpath(root / rel)).as_posix())
+    except ValueError:                              # another drive (Windows): no relative path exists
+        return _printable((root / rel).as_posix())
+
+
 def _printable(rel: str) -> str:
     """A file name that is not valid UTF-8 reaches us with its bytes as lone surrogates, which no report can
     encode: show them as `\\xff` (distinct names stay distinct; the file itself is opened by its real name)."""

@@ -28,7 +28,7 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from dynlint.core import engine
-from dynlint.core.files import write_atomic
+from dynlint.core.files import shown, write_atomic
 from dynlint.core.finding import Finding, Fix
 
 MAX_PASSES = 4
@@ -240,7 +240,8 @@ class FixOutcome:
         return sum(self.applied.values())
 
     def diff(self) -> str:
-        return "".join(unified_diff(rel, self.before[rel], self.after[rel]) for rel in sorted(self.after))
+        return "".join(unified_diff(shown(self.root, rel) if self.root else rel, self.before[rel], self.after[rel])
+                       for rel in sorted(self.after))
 
     def write(self) -> List[str]:
         """Write every changed file; the list of those that could not be written (and why)."""

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import os
 from collections import Counter
-from typing import Dict, List, Sequence
+from typing import Callable, Dict, List, Sequence
 
 from dynlint.core.codes import PARSE_ERROR
-from dynlint.core.files import display_lines
+from dynlint.core.files import display_lines, shown
 from dynlint.core.finding import Finding
 from dynlint.report.display import clip, printable
 
@@ -30,12 +30,14 @@ class _Style:
 
 
 def render(findings: Sequence[Finding], files: int, sources: Dict[str, List[str]], colour: bool = False,
-           quiet: bool = False, statistics: bool = False, fixed_note: str = "") -> str:
+           quiet: bool = False, statistics: bool = False, fixed_note: str = "",
+           name: Callable[[str], str] = lambda rel: rel) -> str:
+    """`name`: how a finding's project-relative path is shown (relative to the working folder, in a run)."""
     s = _Style(colour)
     out: List[str] = []
     for f in () if statistics else findings:     # --statistics: the table alone, as ruff prints it
         status = f" [{f.status}]" if f.status else ""
-        path = printable(f.path)
+        path = printable(name(f.path))
         if path.lstrip().startswith("::"):      # at a line's start, GitHub Actions would run it as a command
             path = "./" + path
         message, *more = f.message.split("\n")         # more: a traceback (--debug)
@@ -92,4 +94,4 @@ def render_report(report, options) -> str:
                 sources[f.path] = display_lines(report.config.root / f.path, report.config.max_file_size)
     body = report.verify_text + "\n" if report.verify_text else ""
     return body + render(report.findings, len(report.files), sources, colour=options.colour, quiet=options.quiet,
-                         statistics=options.statistics)
+                         statistics=options.statistics, name=lambda rel: shown(report.config.root, rel))

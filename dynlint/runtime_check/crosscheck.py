@@ -80,7 +80,9 @@ def cross_check(findings: Iterable[Finding], results: Sequence[ExampleResult],
         else:
             out.append(f.with_(status=UNVERIFIED))
     out += unpredicted_breaks([breaks[i] for i in range(len(breaks)) if i not in used_breaks], links)
-    out += unpredicted_recompiles([recompiles[i] for i in range(len(recompiles)) if i not in used_recompiles], links)
+    reported_breaks = [f for f in out if f.code not in _NOT_PREDICTIONS and not recompile_rule(f.code)]
+    out += unpredicted_recompiles([recompiles[i] for i in range(len(recompiles)) if i not in used_recompiles], links,
+                                  reported_breaks)
     out += output_mismatches(results)
     return sorted(out, key=lambda f: f.sort_key)
 
@@ -194,8 +196,23 @@ def _expected_shape_recompile(rc: Recompile, all_items: Sequence[Tuple[ExampleRe
     return len(same) <= 1
 
 
+_RESUME = re.compile(r"torch_dynamo_resume_in_\w+?_at_(?P<line>\d+)$")
+
+
+def _after_break(rc: Recompile, reported: Sequence[Finding]) -> Optional[Finding]:
+    """The reported break finding whose break made the function Dynamo recompiled: a resume function (it
+    starts at the break's line) guarding a value the break left on the stack (`___stack0 == 2.5`: what
+    `.item()` returned, now a Python number of the resumed code)."""
+    m = _RESUME.match(rc.code_name or "")
+    if not m or "___stack" not in rc.reason:
+        return None
+    line = int(m["line"])
+    return next((f for f in reported if f.path == rc.path and f.line <= line <= max(f.line, f.end_line)), None)
+
+
 def unpredicted_recompiles(items: Sequence[Tuple[ExampleResult, Recompile]],
-                           links: Optional[Dict[int, Tuple[str, str, int]]] = None) -> List[Finding]:
+                           links: Optional[Dict[int, Tuple[str, str, int]]] = None,
+                           reported_breaks: Sequence[Finding] = ()) -> List[Finding]:
     grouped: Dict[Tuple[str, int, str, str], List[Tuple[ExampleResult, Recompile]]] = {}
     items = [(r, rc) for r, rc in items if not _expected_shape_recompile(rc, items)]
     for r, rc in items:
@@ -209,12 +226,19 @@ def unpredicted_recompiles(items: Sequence[Tuple[ExampleResult, Recompile]],
     for (path, line, function, _), group in grouped.items():
         r, rc = group[0]
         more = f" ({len(group)} recompiles)" if len(group) > 1 else ""
+        cause = _after_break(rc, reported_breaks)
+        if cause is not None:
+            message = (f"recompile of {function}{more} after the graph break at line {cause.line} that dynlint "
+                       f"reported ({cause.code}): the value the break hands back is a Python value of the code "
+                       f"Dynamo resumes, guarded on, so a new value recompiles (guard failed: {rc.reason})")
+            fix = f"Remove the break at line {cause.line} ({cause.code}): {cause.fix}"
+        else:
+            message = (f"recompile of {function} that dynlint did not predict{more}: "
+                       f"{in_words([x.reason for _, x in group])} (guard failed: {rc.reason})")
+            fix = _REPORT_FIX
         findings.append(Finding(
             path=path, line=line, column=0, end_line=line, code=UNPREDICTED_RECOMPILE[0],
-            name=UNPREDICTED_RECOMPILE[1],
-            message=f"recompile of {function} that dynlint did not predict{more}: "
-                    f"{in_words([x.reason for _, x in group])} (guard failed: {rc.reason})",
-            fix=_REPORT_FIX, severity="warning", status=CONFIRMED,
+            name=UNPREDICTED_RECOMPILE[1], message=message, fix=fix, severity="warning", status=CONFIRMED,
             properties=(
                 ("examples", tuple(sorted({x.name for x, _ in group}))),
                 ("reasons", tuple(dict.fromkeys(x.reason for _, x in group))),
