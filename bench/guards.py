@@ -458,7 +458,7 @@ PROBES: List[Probe] = [
 
         def run(i):
             m(torch.ones(4, 3))
-    """, distinct=1),
+    """, distinct=1, model="module dict cache"),
     Probe("module attribute", "a submodule created lazily on the first forward", MOD + """
 
         class M(nn.Module):
@@ -475,7 +475,7 @@ PROBES: List[Probe] = [
 
         def run(i):
             m(torch.ones(2, 3))
-    """, distinct=1),
+    """, distinct=1, model="module lazy submodule"),
     Probe("module training", "`model.train()` / `model.eval()` alternating", MOD + """
 
         model = nn.Sequential(nn.Linear(3, 3), nn.Dropout(0.1))

@@ -113,3 +113,30 @@ def run(x):
     return x
 '''.replace("f(x, history)", "g(x, history)")
     assert codes(src) == found
+
+
+LAZY = '''
+class M(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = None
+        self.cache = {init}
+
+    def forward(self, x):
+        if self.proj is None:
+            self.proj = nn.Linear(x.shape[-1], 3)
+        n = x.shape[0]
+        if n not in self.cache:
+            self.cache[n] = torch.arange(n)
+        return self.proj(x) + self.cache[n][:, None]
+'''
+
+
+def test_a_submodule_made_by_forward_and_a_dict_cache_it_fills_recompile_once_each():
+    result = api.check_source(textwrap.dedent(COMPILED + LAZY.format(init="{}")), select=("DYN306",))
+    said = {f.line: f.message for f in result.findings}
+    assert [n for n in said] == [18, 21]
+    assert "the call that creates it recompiles once" in said[18] and "each new key recompiles once" in said[21]
+    # not known to be a dict (a tensor buffer indexed in place is traced into the graph): nothing said
+    result = api.check_source(textwrap.dedent(COMPILED + LAZY.format(init="torch.zeros(8, 8)")), select=("DYN306",))
+    assert [f.line for f in result.findings] == [18]

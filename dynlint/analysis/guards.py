@@ -25,6 +25,8 @@ BEHAVIOUR = {
     "module bool attribute": ONCE,             # flipped: one graph per value, both kept
     "module list attribute": EVERY_CHANGE,     # appended to in forward, read or not
     "module attribute reset each call": NEVER,  # `self.mult = 1` before `self.mult *= 2`
+    "module dict cache": ONCE,                 # `self.cache[key] = ...` in forward: once per new key
+    "module lazy submodule": ONCE,             # `self.proj = nn.Linear(...)` on the first forward
     "object int attribute": ONCE,              # a plain object's counter: a sampler's `self.step_index += 1`
     "object list attribute": EVERY_CHANGE,     # appended to in a compiled method
     "global int": EVERY_CHANGE,                # `global n; n += 1`
@@ -76,6 +78,12 @@ EFFECT = {
 }
 
 
+KIND_EFFECT = {
+    "module dict cache": "each new key recompiles once",
+    "module lazy submodule": "the call that creates it recompiles once",
+}
+
+
 def effect(kind: str) -> str:
     """How a change of this kind of value recompiles, in the words of a finding's message."""
-    return EFFECT[BEHAVIOUR[kind]]
+    return KIND_EFFECT.get(kind) or EFFECT[BEHAVIOUR[kind]]

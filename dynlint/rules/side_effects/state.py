@@ -330,12 +330,44 @@ class ModulePythonStateMutation(TorchRule):
             return "module bool attribute"
         return "module float attribute" if float_init else module_int(text)
 
+    def _init_sets(self, attr: str, value: "re.Pattern") -> bool:
+        """`__init__` of the class sets `self.<attr>` to something `value` matches (`{}`, `dict()`)."""
+        ix, cls = self.ctx.index, self.ctx.class_name
+        info = ix.functions.get(f"{cls}.__init__") if ix is not None and cls else None
+        if info is None:
+            return False
+        assigned = re.compile(rf"\bself\.{re.escape(attr)}\s*(?::[^=]+)?=(?!=)\s*(.*)")
+        for line in (self.ctx.source or "").splitlines()[info.start - 1:info.end]:
+            m = assigned.search(line)
+            if m and value.fullmatch(m.group(1).split("#")[0].strip()):
+                return True
+        return False
+
+    def _builds_module(self, call: cst.Call) -> bool:
+        """A call that builds an nn.Module: a `torch.nn` layer, or a module class of the project."""
+        q = self.call_name(call) or ""
+        if q.startswith("torch.nn.") and q.rsplit(".", 1)[-1][:1].isupper() and ".functional." not in q:
+            return q.rsplit(".", 1)[-1] not in ("Parameter", "Buffer")
+        project, ix = self.ctx.project, self.ctx.index
+        r = project.resolve(ix, q) if project is not None and ix is not None and q else None
+        return bool(r and r[0] == "class" and is_module_class(project, r[1][0], r[1][1].name))
+
     def autofix(self, node: cst.CSTNode):
         return counter_to_buffer(self.ctx, node) if isinstance(node, cst.AugAssign) and self._in_module() else None
 
     def visit_Assign(self, node: cst.Assign) -> None:
         for t in node.targets:
-            attr = self._module_attr(t.target)
+            target = t.target
+            if isinstance(target, cst.Subscript) and self._module_attr(target.value) and \
+                    self._init_sets(target.value.attr.value, _DICT):
+                self._report(node, "module dict cache")        # a cache filled by forward: once per new key
+                return
+            if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and \
+                    target.value.value == "self" and self._in_module() and isinstance(node.value, cst.Call) and \
+                    self._builds_module(node.value):
+                self._report(node, "module lazy submodule")     # a submodule made by forward, on its first call
+                return
+            attr = self._module_attr(target)
             if not attr or self.tensors.kind(node.value) == TENSOR:
                 continue
             reads_itself = any(isinstance(n, cst.Attribute) and n.attr.value == attr and
@@ -352,6 +384,7 @@ class ModulePythonStateMutation(TorchRule):
 
 
 _FLOAT = re.compile(r"-?(\d+\.\d*|\.\d+|\d+(\.\d*)?[eE][-+]?\d+)")
+_DICT = re.compile(r"\{\}|dict\(\)|(collections\.)?OrderedDict\(\)")
 
 
 def _number(node: cst.BaseExpression) -> bool:
