@@ -140,3 +140,23 @@ def test_a_submodule_made_by_forward_and_a_dict_cache_it_fills_recompile_once_ea
     # not known to be a dict (a tensor buffer indexed in place is traced into the graph): nothing said
     result = api.check_source(textwrap.dedent(COMPILED + LAZY.format(init="torch.zeros(8, 8)")), select=("DYN306",))
     assert [f.line for f in result.findings] == [18]
+
+
+@pytest.mark.parametrize("first,second,found", [
+    ("0.7", "1.0", ["DYN508"]),          # a float: the second value recompiles (then it is a graph input)
+    ('"gelu"', '"relu"', ["DYN508"]),    # a string: one graph per value
+    ("True", "False", ["DYN508"]),
+    ("0.7", "0.7", []),                  # the same value: one graph
+    ("2", "3", []),                      # an int: dynamic after one recompile, like a new size
+])
+def test_constants_that_differ_between_call_sites(first, second, found):
+    src = f'''
+def evaluate(x):
+    a = f(x, v={first})
+    return a
+
+
+def train(x):
+    return f(x, v={second})
+'''
+    assert codes(src) == found

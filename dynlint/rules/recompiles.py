@@ -6,6 +6,7 @@ code shapes that make the guarded values change.
 """
 from __future__ import annotations
 
+import ast
 import re
 from typing import List, Optional, Set, Tuple
 
@@ -852,3 +853,91 @@ def _binds(loop: cst.CSTNode, name: str) -> bool:
             return True
         stack.extend(children(n))
     return False
+
+
+@register
+class ScalarArgumentDiffersBetweenCallSites(_SiteBookkeeping):
+    """Checks for a compiled function that call sites of the file pass different float, string or bool
+    constants for the same keyword (`temperature=0.7` here, `temperature=1.0` there; `act="gelu"` and
+    `act="relu"`)."""
+    code = "DYN508"
+    name = "scalar-argument-differs-between-call-sites"
+    message = ("compiled `{callee}` gets `{keyword}={value}` here and `{keyword}={other}` at line {line}: a {kind} "
+               "argument is guarded on its value, so {effect}")
+    fix = ("Pass the value as a tensor (`torch.tensor(0.7)`) when it changes, or compile one function per "
+           "setting (`functools.partial` before `torch.compile`)")
+    recompiles = True
+    severity = "note"
+    why = """
+        Dynamo guards on the value of a float, string or bool argument (`temperature == 0.7`). Call sites that
+        pass different constants make the second one fail the guard and compile again: a float then becomes
+        a graph input (one recompile), a string or a bool compiles one graph per value. Ints are not reported:
+        they become dynamic with the sizes of a first new input (docs/guards.md).
+    """
+    INVALID = [Example("""
+        import torch
+
+        @torch.compile
+        def sample(logits, temperature=1.0):
+            return torch.softmax(logits / temperature, dim=-1)
+
+        def generate(logits):
+            greedy = sample(logits, temperature=0.1)
+            creative = sample(logits, temperature=1.3)
+            return greedy, creative
+    """, "generate(torch.ones(4))")]
+    VALID = [Example("""
+        import torch
+
+        @torch.compile
+        def sample(logits, temperature=1.0):
+            return torch.softmax(logits / temperature, dim=-1)
+
+        def generate(logits):
+            greedy = sample(logits, temperature=torch.tensor(0.1))
+            creative = sample(logits, temperature=torch.tensor(1.3))
+            return greedy, creative
+    """, "generate(torch.ones(4))")]
+
+    KINDS = {float: ("float", "float argument"), str: ("string", "str argument"), bool: ("bool", "bool argument")}
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if not isinstance(node.func, cst.Name) or node.func.value not in self.compiled_names():
+            return
+        line = self.ctx.position(node)[0] if any(a.keyword is not None for a in node.args) else 0
+        for arg in node.args:
+            if arg.keyword is None or not isinstance(arg.value, (cst.Float, cst.SimpleString, cst.Name)):
+                continue
+            value = _literal(arg.value)
+            kind = self.KINDS.get(type(value))
+            if kind is None:
+                continue
+            for other_line, other in self.ctx.analysis(_constant_keywords, node.func.value, arg.keyword.value):
+                if other_line < line and type(other) is type(value) and other != value and \
+                        recompiles(kind[1]):
+                    self.report(arg, callee=node.func.value, keyword=arg.keyword.value, value=repr(value),
+                                other=repr(other), line=other_line, kind=kind[0], effect=effect(kind[1]))
+                    return
+
+
+def _literal(node: cst.BaseExpression):
+    if isinstance(node, cst.Name):
+        return {"True": True, "False": False}.get(node.value)
+    try:
+        return ast.literal_eval(node.value)
+    except (ValueError, SyntaxError):
+        return None
+
+
+def _constant_keywords(ctx, callee: str, keyword: str) -> List[Tuple[int, object]]:
+    """An analysis: the (line, value) of every constant `keyword=` that the file's calls of `callee` pass."""
+    ix = ctx.index
+    calls = (list(ix.module_calls) + [c for f in ix.functions.values() for c in f.calls]) if ix is not None else []
+    out = []
+    for c in calls:
+        if c.kind == "name" and c.target == callee and keyword in c.kwargs:
+            try:
+                out.append((c.line, ast.literal_eval(c.kwargs[keyword])))
+            except (ValueError, SyntaxError):
+                continue
+    return sorted(out)
