@@ -7,13 +7,13 @@ import difflib
 import gc
 import os
 import sys
-from typing import List, Optional, Sequence
+from typing import List, Optional, Sequence, Tuple
 
 from dynlint import api
 from dynlint import report as report_formats
 from dynlint.core.codes import ENGINE_CODES, RUNTIME_CODES
-from dynlint.core.config import REGION_MODES, ConfigError, apply_table, load_config
-from dynlint.core.files import write_atomic
+from dynlint.core.config import REGION_MODES, Config, ConfigError, apply_table, load_config
+from dynlint.core.files import discover, shown, write_atomic
 from dynlint.core.version import __version__
 from dynlint.report import progress
 from dynlint.report import text as text_format
@@ -113,7 +113,10 @@ def build_parser() -> argparse.ArgumentParser:
     out.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
     out.add_argument("--debug", action="store_true", help="show tracebacks of internal errors")
     out.add_argument("--show-settings", action="store_true",
-                     help="print the configuration file read and the resolved settings, then exit")
+                     help="print the configuration file read and the resolved settings (each with where it came "
+                          "from), then exit")
+    out.add_argument("--show-files", action="store_true",
+                     help="print the files that would be checked, then those left out and why, then exit")
     fixes = c.add_argument_group("fixes")
     fixes.add_argument("--fix", action="store_true", help="apply the safe automatic fixes, then report what is left")
     fixes.add_argument("--unsafe-fixes", action="store_true",
@@ -188,7 +191,9 @@ def cmd_check(args) -> int:
     try:
         config = _configuration(args)
         if args.show_settings:
-            return _show_settings(config)
+            return _show_settings(config, args.cli_fields)
+        if args.show_files:
+            return _show_files(args.paths, config)
         # a repository's `jobs = 100000` must not start that many processes: the configuration is capped at the cores
         jobs = args.jobs or min(config.jobs or cores(), cores())
         if args.diff:
@@ -235,6 +240,9 @@ def _configuration(args):
     if args.preview:
         cli_table["preview"] = True
     config = apply_table(config, cli_table, known, where="the command line")
+    args.cli_fields = {k.replace("-", "_").replace("extend_select", "select") for k in cli_table} | \
+        {name for name, flag in (("device", args.device), ("timeout", args.verify_timeout),
+                                 ("cache_dir", args.cache_dir)) if flag}
     if args.device:
         config = config.with_(device=args.device)
     if args.verify_timeout:
@@ -244,12 +252,32 @@ def _configuration(args):
     return config
 
 
-def _show_settings(config) -> int:
-    """Where the configuration came from and what it resolved to (the command line's flags applied)."""
+def _show_settings(config, cli_fields=frozenset()) -> int:
+    """Where the configuration came from and what it resolved to (the command line's flags applied), each
+    value with its origin: the command line, the configuration file, or dynlint's default."""
     sys.stdout.write(f"Settings path: {config.source or '(none: defaults)'}\nProject root: {config.root}\n")
+    defaults = Config(root=config.root)
     for field in dataclasses.fields(config):
         if field.name not in ("root", "source"):
-            sys.stdout.write(f"{field.name.replace('_', '-')} = {getattr(config, field.name)!r}\n")
+            value = getattr(config, field.name)
+            origin = "command line" if field.name in cli_fields else \
+                "default" if value == getattr(defaults, field.name) else (config.source or "configuration")
+            sys.stdout.write(f"{field.name.replace('_', '-')} = {value!r}  # {origin}\n")
+    return EXIT_CLEAN
+
+
+def _show_files(paths, config) -> int:
+    """`--show-files`: the files a check would read (named from the working folder), then what the walk left
+    out and why (exclude patterns, folder names skipped by default, .gitignore, files it cannot read)."""
+    notices: List[str] = []
+    left_out: List[Tuple[str, str]] = []
+    for _path, rel in discover(paths, config, notices, left_out):
+        sys.stdout.write(printable(shown(config.root, rel)) + "\n")
+    for rel, why in left_out:
+        sys.stdout.write(f"left out: {printable(shown(config.root, rel.rstrip('/')))}{'/' if rel.endswith('/') else ''}"
+                         f": {why}\n")
+    for notice in notices:
+        sys.stdout.write(f"left out: {printable(notice.removeprefix('skipped '))}\n")
     return EXIT_CLEAN
 
 

@@ -291,6 +291,39 @@ def test_a_standalone_dynlint_toml_with_top_level_keys(cli, tmp_path, name):
     assert r.returncode == 2 and f"{name}: unknown key 'selct'" in r.stderr
 
 
+def test_show_settings_says_where_each_value_came_from(cli, tmp_path):
+    write_tree(tmp_path, {"pyproject.toml": "[tool.dynlint]\nregions = 'all'\n", "t.py": "x = 1\n"})
+    shown = cli("check", ".", "--show-settings", "--select", "DYN1", cwd=tmp_path).stdout
+    assert "select = ('DYN1',)  # command line" in shown
+    assert f"regions = 'all'  # {tmp_path.resolve() / 'pyproject.toml'}" in shown
+    assert "preview = False  # default" in shown
+
+
+def test_show_files_lists_what_is_checked_and_what_is_left_out_and_why(cli, tmp_path):
+    write_tree(tmp_path, {"pyproject.toml": "[tool.dynlint]\nextend-exclude = ['gen/*']\n", "pkg/a.py": "",
+                          "env/rl.py": "", "gen/out.py": "", ".gitignore": "pkg/scratch.py\n",
+                          "pkg/scratch.py": ""})
+    r = cli("check", ".", "--show-files", cwd=tmp_path)
+    assert r.returncode == 0
+    lines = r.stdout.splitlines()
+    assert lines[0] == "pkg/a.py" and not any(line.endswith(".py") and ":" not in line for line in lines[1:])
+    assert "left out: env/: excluded by `exclude` / `extend-exclude` (dynlint's default `exclude`; setting " \
+           "`exclude` replaces it)" in lines
+    assert "left out: gen/out.py: excluded by `exclude` / `extend-exclude`" in lines
+    assert "left out: pkg/scratch.py: ignored by git (.gitignore)" in lines
+
+
+def test_setting_exclude_replaces_the_default_folder_names(cli, tmp_path):
+    """As ruff: `exclude = []` walks `env/` and `build/` too (an RL project's environments live in env/);
+    version control and dynlint's own cache are never walked."""
+    write_tree(tmp_path, {"pyproject.toml": "[tool.dynlint]\nexclude = []\n", "env/cartpole.py": BAD,
+                          "build/gen.py": "", ".dynlint_cache/x.py": BAD, ".git/hooks/h.py": BAD})
+    assert cli("check", ".", "--show-files", cwd=tmp_path).stdout.split("\nleft out")[0].split() == [
+        "build/gen.py", "env/cartpole.py"]
+    r = cli("check", ".", "-q", "--no-cache", cwd=tmp_path)
+    assert {line.split(":")[0] for line in finding_lines(r.stdout)} == {"env/cartpole.py"}
+
+
 def test_config_flag_reads_a_standalone_file(cli, tmp_path):
     write_tree(tmp_path, {"m.py": BAD, "ci/lint.toml": "select = ['DYN3']\n"})
     r = cli("check", ".", "-q", "--no-cache", "--config", "ci/lint.toml", cwd=tmp_path)

@@ -17,9 +17,13 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-DEFAULT_EXCLUDE = (".git", ".hg", ".svn", ".venv", "venv", "env", ".env", ".tox", ".nox", "__pycache__",
-                   "build", "dist", "node_modules", "site-packages", ".eggs", "*.egg-info", ".mypy_cache",
-                   ".pytest_cache", ".ruff_cache", ".dynlint_cache", "__pypackages__")
+# folders no walk enters, whatever the configuration says (version control, dynlint's own cache)
+NEVER_WALKED = (".git", ".hg", ".svn", ".dynlint_cache")
+# what `exclude` is until a configuration sets it (as ruff: setting `exclude` replaces these, `extend-exclude`
+# adds to them); a name without `/` matches a folder of that name at any depth
+DEFAULT_EXCLUDE = (".venv", "venv", "env", ".env", ".tox", ".nox", "__pycache__", "build", "dist", "node_modules",
+                   "site-packages", ".eggs", "*.egg-info", ".mypy_cache", ".pytest_cache", ".ruff_cache",
+                   "__pypackages__")
 REGION_MODES = ("auto", "explicit", "all")
 KNOWN_KEYS = {"select", "ignore", "extend-select", "extend-ignore", "per-file-ignores", "exclude",
               "extend-exclude", "regions", "verify", "cache-dir", "jobs", "max-file-size", "preview", "compiled"}
@@ -36,7 +40,7 @@ class Config:
     select: Tuple[str, ...] = ("DYN",)
     ignore: Tuple[str, ...] = ()
     per_file_ignores: Tuple[Tuple[str, Tuple[str, ...]], ...] = ()
-    exclude: Tuple[str, ...] = ()
+    exclude: Tuple[str, ...] = DEFAULT_EXCLUDE
     extend_exclude: Tuple[str, ...] = ()
     regions: str = "auto"
     preview: bool = False              # run the preview rules too (ruff's --preview)

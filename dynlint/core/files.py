@@ -12,7 +12,7 @@ import tempfile
 from pathlib import Path
 from typing import Iterator, List, Optional, Sequence, Tuple
 
-from dynlint.core.config import DEFAULT_EXCLUDE, Config
+from dynlint.core.config import DEFAULT_EXCLUDE, NEVER_WALKED, Config
 
 MAX_IGNORE_PATTERNS = 1000       # per .gitignore: matching costs each file every pattern (git's own limit: none)
 MAX_IGNORE_BYTES = 1 << 20
@@ -135,9 +135,11 @@ def not_checkable(path: Path, root: Path, may_link: bool = True) -> Optional[str
     return None if stat.S_ISREG(mode) else "not a regular file (a FIFO, device or socket)"
 
 
-def discover(paths: Sequence[str], config: Config, notices: Optional[List[str]] = None) -> Iterator[Tuple[Path, str]]:
+def discover(paths: Sequence[str], config: Config, notices: Optional[List[str]] = None,
+             left_out: Optional[List[Tuple[str, str]]] = None) -> Iterator[Tuple[Path, str]]:
     """Yield (path, project-relative path) for every Python file to check, each once, in sorted order.
-    What is skipped unread (see `not_checkable`) is said in `notices`."""
+    What is skipped unread (see `not_checkable`) is said in `notices`; `left_out`, when given, gets (relative
+    path, why) of every file and folder the walk leaves out (`--show-files`)."""
     root = config.root
     notices = [] if notices is None else notices
     user_ex = config.exclude + config.extend_exclude
@@ -186,18 +188,26 @@ def discover(paths: Sequence[str], config: Config, notices: Optional[List[str]] 
                 ignores += [g] if g else []
 
             def skip(child: Path, is_dir: bool) -> bool:
+                why = reason(child, is_dir)
+                if why and left_out is not None:
+                    left_out.append((child_rel(child) + ("/" if is_dir else ""), why))
+                return bool(why)
+
+            def reason(child: Path, is_dir: bool) -> str:
                 rel = child_rel(child)
                 if _excluded(rel, walk_ex):
-                    return True
-                if is_dir and any(fnmatch.fnmatch(child.name, pat) for pat in DEFAULT_EXCLUDE):
-                    return True
+                    return "excluded by `exclude` / `extend-exclude`" + \
+                        (" (dynlint's default `exclude`; setting `exclude` replaces it)"
+                         if _excluded(rel, DEFAULT_EXCLUDE) and config.exclude == DEFAULT_EXCLUDE else "")
+                if is_dir and child.name in NEVER_WALKED:
+                    return "version control or dynlint's cache: never walked"
                 if is_dir and (child / "pyvenv.cfg").exists():     # any virtual environment
-                    return True
+                    return "a virtual environment"
                 verdict = None
                 for g in ignores:
                     v = g.ignored(child, is_dir)
                     verdict = v if v is not None else verdict
-                return bool(verdict)
+                return "ignored by git (.gitignore)" if verdict else ""
 
             dirnames[:] = sorted(n for n in dirnames if not skip(d / n, True))
             for n in dirnames:
