@@ -254,9 +254,11 @@ def test_documented_workflow_runs_and_uploads(tmp_path):
     assert job["permissions"]["security-events"] == "write"
     steps = {s.get("name", s.get("uses")): s for s in job["steps"]}
     upload = steps["Upload to code scanning"]
-    assert upload["uses"] == "github/codeql-action/upload-sarif@v3"
+    assert re.fullmatch(r"github/codeql-action/upload-sarif@[0-9a-f]{40}", upload["uses"])    # pinned by commit
+    assert all(re.fullmatch(r"[\w-]+/[\w/-]+@[0-9a-f]{40}", s["uses"]) for s in job["steps"] if "uses" in s)
     assert upload["with"]["sarif_file"] == "dynlint.sarif" and "always()" in upload["if"]
-    assert "dynlint[sarif]" in steps["Install dynlint"]["run"]
+    assert upload["with"]["category"] and "pull_request" in upload["continue-on-error"]
+    assert steps["Install dynlint"]["run"] == 'pip install "$DYNLINT"' and "dynlint[sarif]" in workflow["env"]["DYNLINT"]
     command = steps["Run dynlint"]["run"]
     assert re.fullmatch(r"dynlint check --format sarif --output dynlint\.sarif --exit-zero", command)
 
