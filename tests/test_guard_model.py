@@ -76,6 +76,19 @@ def fit(x):
 '''
 
 
+@pytest.mark.parametrize("method,found", [
+    ("def advance(self):\n        self.step += 1", ["DYN506"]),         # changes what forward reads
+    ("def advance(self):\n        self.other = 1", []),                 # not an int forward reads
+])
+def test_a_method_the_loop_calls_that_changes_an_int_attribute_forward_reads(method, found):
+    src = NET.format(use="min(1.0, self.step / 100)", assign="model.advance()").replace(
+        "    def forward(self, x):", f"    {method}\n\n    def forward(self, x):")
+    assert codes(src) == found
+    if found:
+        (f,) = api.check_source(textwrap.dedent(COMPILED + src), select=("DYN506",)).findings
+        assert "`model.step` (in `Net.advance`)" in f.message
+
+
 def test_int_attributes_set_under_compound_statements_of_init_are_seen():
     src = NET.format(use="min(1.0, self.step / 100)", assign="model.step = step").replace(
         "        self.step = 0\n", "        with torch.no_grad():\n            if True:\n                self.step = 0\n"

@@ -102,6 +102,9 @@ class ClassInfo:
     # calls as `self.m(...)`) reads: the Python ints a compiled forward guards on
     ints: List[str] = field(default_factory=list)
     reads: List[str] = field(default_factory=list)
+    # method -> those read ints it changes (`self.step = step`, `self.step += 1`): the methods a training loop
+    # or a scheduler calls between compiled calls (neither __init__ nor what forward calls)
+    setters: Dict[str, List[str]] = field(default_factory=dict)
 
 
 @dataclass
@@ -134,7 +137,8 @@ class ModuleIndex:
         return (self.module, self.imports, self.module_instances, self.assigned_calls, calls(self.module_calls),
                 {q: (f.cls, f.decorators, calls(f.calls), f.params, f.instances, f.nested_in)
                  for q, f in self.functions.items()},
-                {n: (c.bases, c.methods, c.attrs, c.registered, c.ints, c.reads) for n, c in self.classes.items()})
+                {n: (c.bases, c.methods, c.attrs, c.registered, c.ints, c.reads, c.setters)
+                 for n, c in self.classes.items()})
 
     def qualify(self, dotted: str) -> str:
         """Resolve the head of a dotted name through this module's imports and local definitions."""
@@ -153,8 +157,8 @@ def _self_attr(node) -> Optional[str]:
         node.value.id == "self" else None
 
 
-def _ints_and_reads(node: ast.ClassDef) -> Tuple[List[str], List[str]]:
-    """ClassInfo.ints and ClassInfo.reads of a class (reads only of the ints: all that is asked of them).
+def _ints_and_reads(node: ast.ClassDef) -> Tuple[List[str], List[str], Dict[str, List[str]]]:
+    """ClassInfo.ints, .reads and .setters of a class (reads only of the ints: all that is asked of them).
     `__init__`'s statements are scanned without their expressions, and forward walked only when there are
     ints: indexing every class of a large project must stay cheap."""
     methods = {m.name: m for m in node.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))}
@@ -178,7 +182,15 @@ def _ints_and_reads(node: ast.ClassDef) -> Tuple[List[str], List[str]]:
                 reads.add(attr)
             elif isinstance(n, ast.Call) and _self_attr(n.func) in methods and _self_attr(n.func) not in seen:
                 todo.append(_self_attr(n.func))
-    return sorted(ints), sorted(reads)
+    setters: Dict[str, List[str]] = {}
+    for name, method in methods.items() if reads else ():
+        if name in seen or name == "__init__":
+            continue
+        changed = {_self_attr(t) for n in ast.walk(method) if isinstance(n, (ast.Assign, ast.AugAssign))
+                   for t in (n.targets if isinstance(n, ast.Assign) else [n.target])} & reads
+        if changed:
+            setters[name] = sorted(changed)
+    return sorted(ints), sorted(reads), setters
 
 
 def _constant_text(value) -> str:
@@ -293,7 +305,7 @@ class _Indexer(ast.NodeVisitor):
             info = ClassInfo(name=node.name, bases=[b for b in map(dotted_name, node.bases) if b],
                              start=min([node.lineno] + [d.lineno for d in node.decorator_list]),
                              end=node.end_lineno or node.lineno)
-            info.ints, info.reads = _ints_and_reads(node)
+            info.ints, info.reads, info.setters = _ints_and_reads(node)
             self.ix.classes[node.name] = info
         self.stack.append(("class", node.name))
         self.generic_visit(node)

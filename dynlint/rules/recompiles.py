@@ -14,6 +14,7 @@ import libcst as cst
 
 from dynlint.analysis.guards import effect, module_int, recompiles
 from dynlint.analysis.names import COMPILE
+from dynlint.analysis.regions import is_module_class
 from dynlint.analysis.tensors import TENSOR
 from dynlint.core.rule import Example, register
 from dynlint.core.walker import children
@@ -670,11 +671,12 @@ class ArgumentSetChangesBetweenCalls(_SiteBookkeeping):
 @register
 class ModuleIntAttributeSetBetweenCalls(_SiteBookkeeping):
     """Checks for a training loop (or any repeated code) that changes an int attribute of a compiled module
-    whose `forward` reads it: `model.step = step`, `model.global_step += 1`."""
+    whose `forward` reads it: `model.step = step`, `model.global_step += 1`, or a call of a method of the
+    module that does (`model.advance()`, a scheduler's `set_step(i)`)."""
     code = "DYN506"
     name = "module-int-attribute-set-between-calls"
-    message = ("`{expr}` changes `{attr}`, an int attribute that the compiled `{cls}.forward` reads: Dynamo "
-               "specialises on a module's int attributes, so {effect}")
+    message = ("`{expr}` changes `{attr}`{how}, an int attribute that the compiled `{cls}.forward` reads: "
+               "Dynamo specialises on a module's int attributes, so {effect}")
     fix = ("Pass the value to `forward` as an argument (an int argument becomes dynamic after one recompile), or "
            "keep it in a tensor buffer updated in place (`model.step.fill_(step)`)")
     recompiles = True
@@ -747,6 +749,21 @@ class ModuleIntAttributeSetBetweenCalls(_SiteBookkeeping):
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
         self._check(node, node.target)
 
+    def visit_Call(self, node: cst.Call) -> None:
+        """`model.advance()` in a loop, where `Net.advance` changes an int attribute forward reads."""
+        func = node.func
+        if not (self._loops or any(isinstance(f, cst.FunctionDef) for f in self.ctx.functions)) or \
+                not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)) or func.value.value == "self":
+            return
+        name, method = func.value.value, func.attr.value
+        kind = module_int(self.ctx.source or "")
+        for path, info in self.module_classes(name):
+            attrs = info.setters.get(method)
+            if attrs and recompiles(kind) and is_module_class(self.ctx.project, path, info.name):
+                self.report(node, expr=source_of(node), attr=f"{name}.{attrs[0]}", cls=info.name,
+                            effect=effect(kind), how=f" (in `{info.name}.{method}`)")
+                return
+
     def _check(self, node, target) -> None:
         if not (isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name)):
             return
@@ -755,8 +772,10 @@ class ModuleIntAttributeSetBetweenCalls(_SiteBookkeeping):
             return
         for _path, info in self.module_classes(name):
             kind = module_int(self.ctx.source or "")
-            if attr in info.ints and attr in info.reads and recompiles(kind):
-                self.report(node, expr=source_of(node), attr=f"{name}.{attr}", cls=info.name, effect=effect(kind))
+            if attr in info.ints and attr in info.reads and recompiles(kind) and \
+                    is_module_class(self.ctx.project, _path, info.name):
+                self.report(node, expr=source_of(node), attr=f"{name}.{attr}", cls=info.name, effect=effect(kind),
+                            how="")
                 return
 
 
