@@ -322,6 +322,11 @@ def test_setting_exclude_replaces_the_default_folder_names(cli, tmp_path):
         "build/gen.py", "env/cartpole.py"]
     r = cli("check", ".", "-q", "--no-cache", cwd=tmp_path)
     assert {line.split(":")[0] for line in finding_lines(r.stdout)} == {"env/cartpole.py"}
+    # with the default exclude, the folder is not walked, but a file of it named explicitly is checked
+    (tmp_path / "pyproject.toml").write_text("[tool.dynlint]\n")
+    assert cli("check", ".", "-q", "--no-cache", cwd=tmp_path).returncode == 0
+    r = cli("check", "env/cartpole.py", "-q", "--no-cache", cwd=tmp_path)
+    assert {line.split(":")[0] for line in finding_lines(r.stdout)} == {"env/cartpole.py"}
 
 
 def test_config_flag_reads_a_standalone_file(cli, tmp_path):

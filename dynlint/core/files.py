@@ -143,6 +143,8 @@ def discover(paths: Sequence[str], config: Config, notices: Optional[List[str]] 
     root = config.root
     notices = [] if notices is None else notices
     user_ex = config.exclude + config.extend_exclude
+    # a file named explicitly: the configuration's own globs apply, not the default folder names
+    named_ex = (() if config.exclude == DEFAULT_EXCLUDE else config.exclude) + config.extend_exclude
     seen = set()
     found: List[Tuple[Path, str]] = []
 
@@ -156,7 +158,7 @@ def discover(paths: Sequence[str], config: Config, notices: Optional[List[str]] 
         path = Path(p)
         if path.is_file() or (path.is_symlink() and not path.is_dir()) or not path.exists():
             rel = relpath(path, root)
-            if not _excluded(rel, user_ex) and rel not in seen and not skipped(path, rel):
+            if not _excluded(rel, named_ex) and rel not in seen and not skipped(path, rel):
                 seen.add(rel)
                 found.append((path, rel))
             continue
