@@ -101,6 +101,10 @@ def build_parser() -> argparse.ArgumentParser:
                      help="files and folders to skip, replacing the configuration's exclude")
     sel.add_argument("--extend-exclude", type=_globs, default=[], metavar="GLOB,...",
                      help="files and folders to skip in addition")
+    sel.add_argument("--force-exclude", action="store_true",
+                     help="apply the excludes to files named on the command line too (pre-commit names every file)")
+    sel.add_argument("--no-respect-gitignore", action="store_true",
+                     help="check files that .gitignore and .git/info/exclude ignore")
     sel.add_argument("--regions", choices=REGION_MODES, help="which code counts as compiled (default: auto)")
     sel.add_argument("--config", metavar="PYPROJECT", help="use this pyproject.toml")
     out = c.add_argument_group("output")
@@ -239,6 +243,10 @@ def _configuration(args):
         cli_table["max-file-size"] = args.max_file_size
     if args.preview:
         cli_table["preview"] = True
+    if args.force_exclude:
+        cli_table["force-exclude"] = True
+    if args.no_respect_gitignore:
+        cli_table["respect-gitignore"] = False
     config = apply_table(config, cli_table, known, where="the command line")
     args.cli_fields = {k.replace("-", "_").replace("extend_select", "select") for k in cli_table} | \
         {name for name, flag in (("device", args.device), ("timeout", args.verify_timeout),

@@ -322,11 +322,25 @@ def test_setting_exclude_replaces_the_default_folder_names(cli, tmp_path):
         "build/gen.py", "env/cartpole.py"]
     r = cli("check", ".", "-q", "--no-cache", cwd=tmp_path)
     assert {line.split(":")[0] for line in finding_lines(r.stdout)} == {"env/cartpole.py"}
-    # with the default exclude, the folder is not walked, but a file of it named explicitly is checked
+    # with the default exclude, the folder is not walked, but a file of it named explicitly is checked (as
+    # ruff), unless --force-exclude (what the pre-commit hook passes) or `force-exclude = true`
     (tmp_path / "pyproject.toml").write_text("[tool.dynlint]\n")
     assert cli("check", ".", "-q", "--no-cache", cwd=tmp_path).returncode == 0
     r = cli("check", "env/cartpole.py", "-q", "--no-cache", cwd=tmp_path)
     assert {line.split(":")[0] for line in finding_lines(r.stdout)} == {"env/cartpole.py"}
+    assert cli("check", "env/cartpole.py", "--force-exclude", "--no-cache", cwd=tmp_path).returncode == 0
+    (tmp_path / "pyproject.toml").write_text("[tool.dynlint]\nforce-exclude = true\n")
+    assert cli("check", "env/cartpole.py", "--no-cache", cwd=tmp_path).returncode == 0
+
+
+def test_respect_gitignore_can_be_turned_off(cli, tmp_path):
+    write_tree(tmp_path, {"pyproject.toml": "[tool.dynlint]\n", ".gitignore": "scratch/\n", "scratch/s.py": BAD})
+    assert cli("check", ".", "--show-files", cwd=tmp_path).stdout.splitlines() == [
+        "left out: scratch/: ignored by git (.gitignore)"]
+    assert cli("check", ".", "--show-files", "--no-respect-gitignore", cwd=tmp_path).stdout.splitlines() == [
+        "scratch/s.py"]
+    (tmp_path / "pyproject.toml").write_text("[tool.dynlint]\nrespect-gitignore = false\n")
+    assert cli("check", ".", "-q", "--no-cache", cwd=tmp_path).returncode == 1
 
 
 def test_config_flag_reads_a_standalone_file(cli, tmp_path):

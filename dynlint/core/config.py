@@ -26,7 +26,8 @@ DEFAULT_EXCLUDE = (".venv", "venv", "env", ".env", ".tox", ".nox", "__pycache__"
                    "__pypackages__")
 REGION_MODES = ("auto", "explicit", "all")
 KNOWN_KEYS = {"select", "ignore", "extend-select", "extend-ignore", "per-file-ignores", "exclude",
-              "extend-exclude", "regions", "verify", "cache-dir", "jobs", "max-file-size", "preview", "compiled"}
+              "extend-exclude", "regions", "verify", "cache-dir", "jobs", "max-file-size", "preview", "compiled",
+              "respect-gitignore", "force-exclude"}
 VERIFY_KEYS = {"examples", "device", "timeout"}
 
 
@@ -42,6 +43,8 @@ class Config:
     per_file_ignores: Tuple[Tuple[str, Tuple[str, ...]], ...] = ()
     exclude: Tuple[str, ...] = DEFAULT_EXCLUDE
     extend_exclude: Tuple[str, ...] = ()
+    respect_gitignore: bool = True     # skip what .gitignore / .git/info/exclude ignore (ruff's respect-gitignore)
+    force_exclude: bool = False        # exclude also files named explicitly (ruff's force-exclude; pre-commit)
     regions: str = "auto"
     preview: bool = False              # run the preview rules too (ruff's --preview)
     compiled: Tuple[str, ...] = ()     # entry points compiled from outside: "module.glob:qualname.glob"
@@ -215,10 +218,11 @@ def _apply_table(cfg: Config, table: dict, known_codes: Sequence[str]) -> Config
             raise ConfigError("'compiled' must be a list of \"module:function\" patterns, "
                               "e.g. [\"pkg.schedulers.*:*.step\"]")
         kw["compiled"] = tuple(v)
-    if "preview" in table:
-        if not isinstance(table["preview"], bool):
-            raise ConfigError("'preview' must be true or false")
-        kw["preview"] = table["preview"]
+    for key in ("preview", "respect-gitignore", "force-exclude"):
+        if key in table:
+            if not isinstance(table[key], bool):
+                raise ConfigError(f"'{key}' must be true or false")
+            kw[key.replace("-", "_")] = table[key]
     if "jobs" in table:
         if not isinstance(table["jobs"], int) or table["jobs"] < 0:
             raise ConfigError("'jobs' must be a non-negative integer (0: all cores)")

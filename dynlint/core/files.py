@@ -1,7 +1,7 @@
 """Which files to check: walk the given paths, skip excluded and .gitignore'd ones.
 
-Paths named explicitly on the command line are always checked (as ruff does without --force-exclude,
-except that exclude globs from the configuration still apply to them).
+Paths named explicitly on the command line are always checked, as ruff does, unless `force-exclude` is on
+(`--force-exclude`, which the pre-commit hook passes: pre-commit names every file, excluded ones too).
 """
 from __future__ import annotations
 
@@ -143,8 +143,7 @@ def discover(paths: Sequence[str], config: Config, notices: Optional[List[str]] 
     root = config.root
     notices = [] if notices is None else notices
     user_ex = config.exclude + config.extend_exclude
-    # a file named explicitly: the configuration's own globs apply, not the default folder names
-    named_ex = (() if config.exclude == DEFAULT_EXCLUDE else config.exclude) + config.extend_exclude
+    named_ex = user_ex if config.force_exclude else ()       # a file named explicitly
     seen = set()
     found: List[Tuple[Path, str]] = []
 
@@ -167,7 +166,7 @@ def discover(paths: Sequence[str], config: Config, notices: Optional[List[str]] 
             notices.append(f"skipped {relpath(path, root)}: {why}")
             continue
         path = Path(os.path.abspath(path))         # the ignore files above it have absolute folders
-        ignores = _ignores_above(path, root, notices)     # then those met below
+        ignores = _ignores_above(path, root, notices) if config.respect_gitignore else []   # then those below
         # a folder named explicitly is checked even if the configuration excludes it (its own rules still apply)
         walk_ex = () if _excluded(relpath(path, root), user_ex) else user_ex
         dir_rels: dict = {}     # a folder's relative path, so that its plain children need no resolve()
@@ -185,7 +184,7 @@ def discover(paths: Sequence[str], config: Config, notices: Optional[List[str]] 
                 rel_d = relpath(d, root)
                 if not rel_d.startswith(".."):
                     dir_rels[dirpath] = rel_d
-            if ".gitignore" in filenames:
+            if ".gitignore" in filenames and config.respect_gitignore:
                 g = _read_gitignore(d, root, notices)
                 ignores += [g] if g else []
 
