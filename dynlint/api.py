@@ -10,7 +10,7 @@ from dynlint.core import engine
 from dynlint.core.cache import open_cache
 from dynlint.core.codes import ENGINE_CODES
 from dynlint.core.config import Config, load_config
-from dynlint.core.files import discover
+from dynlint.core.files import discover, relpath
 from dynlint.rules import active_rules, all_rules
 
 
@@ -20,16 +20,36 @@ def known_codes() -> list:
 
 
 def check(paths: Sequence[str], config: Optional[Config] = None, debug: bool = False, jobs: int = 1,
-          cache: bool = False, progress=None) -> engine.Result:
+          cache: bool = False, progress=None, buffers=None) -> engine.Result:
     """Check files/folders like `dynlint check PATHS` (configuration from the nearest pyproject.toml).
-    progress: optional `progress(stage, done, total)` callback (see dynlint/report/progress.py)."""
+    progress: optional `progress(stage, done, total)` callback (see dynlint/report/progress.py).
+    buffers: project-relative path -> text to check instead of that file's (see check_buffer)."""
     config = config or load_config(paths, known_codes())
     rules = active_rules(config)     # per-file ignores filter findings later
     store = open_cache(config.root, config.fingerprint(), [r.code for r in rules], config.cache_dir) if cache else None
     notices: list = []
-    result = engine.run(discover(paths, config, notices), config, rules, regions=regions, debug=debug, jobs=jobs,
-                        cache=store, progress=progress)
+    files = discover(paths, config, notices)
+    if buffers:
+        files = [(p, r) for p, r in files if r not in buffers] + \
+            [(config.root / r, r) for r in buffers]
+    result = engine.run(files, config, rules, regions=regions, debug=debug, jobs=jobs, cache=store,
+                        progress=progress, buffers=buffers)
     result.notices = notices + (store.notices if store else [])
+    return result
+
+
+def check_buffer(text, filename: str, config: Optional[Config] = None, debug: bool = False, jobs: int = 1,
+                 cache: bool = False, progress=None) -> engine.Result:
+    """Check `text` as if it were the file `filename` of its project (`dynlint check - --stdin-filename`, an
+    editor's unsaved buffer): the whole project stays in view, so calls between files are followed, and the
+    findings are those of that file. `text`: str, or the bytes as read (their encoding declared as in a file)."""
+    config = config or load_config([filename], known_codes())
+    rel = relpath(Path(filename).absolute(), config.root)
+    data = text.encode("utf-8") if isinstance(text, str) else bytes(text)
+    result = check([str(config.root)], config, debug, jobs, cache, progress, buffers={rel: data})
+    result.findings = [f for f in result.findings if f.path == rel]
+    result.errors = [e for e in result.errors if e.path == rel]
+    result.files = [rel]
     return result
 
 

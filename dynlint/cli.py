@@ -86,7 +86,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     c = sub.add_parser("check", help="check files or folders (default: .)", epilog=EPILOG,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
-    c.add_argument("paths", nargs="*", default=["."], metavar="PATH", help="files or folders (default: .)")
+    c.add_argument("paths", nargs="*", default=["."], metavar="PATH",
+                   help="files or folders (default: .); - reads the text of one file from stdin")
     sel = c.add_argument_group("rule selection")
     sel.add_argument("--select", type=_codes, metavar="CODE,...",
                      help="codes or prefixes to enable, replacing the configuration's (default: DYN)")
@@ -119,6 +120,8 @@ def build_parser() -> argparse.ArgumentParser:
     out.add_argument("--show-settings", action="store_true",
                      help="print the configuration file read and the resolved settings (each with where it came "
                           "from), then exit")
+    out.add_argument("--stdin-filename", metavar="PATH",
+                     help="with -: the file of the project the text on stdin stands for (an editor's buffer)")
     out.add_argument("--show-files", action="store_true",
                      help="print the files that would be checked, then those left out and why, then exit")
     fixes = c.add_argument_group("fixes")
@@ -210,7 +213,10 @@ def cmd_check(args) -> int:
             findings, verify_doc, verify_text = _runtime_pass(args, config, result, fixes)
     except _Stop as stop:
         return stop.status
-    run = report_formats.Report(findings, result.files, result.errors, config, verify_doc, verify_text)
+    buffers = None
+    if getattr(args, "stdin_text", None) is not None:
+        buffers = {result.files[0]: args.stdin_text.decode("utf-8", "replace")} if result.files else None
+    run = report_formats.Report(findings, result.files, result.errors, config, verify_doc, verify_text, buffers)
     if not _write_reports(args, config, run, fix_line):
         return EXIT_USAGE
     if result.internal_errors:
@@ -220,7 +226,22 @@ def cmd_check(args) -> int:
 
 def _configuration(args):
     """[tool.dynlint] of the project, with the command line's flags on top."""
-    for p in args.paths:
+    if "-" in args.paths:
+        if args.paths != ["-"] or not args.stdin_filename:
+            sys.stderr.write("dynlint: error: - reads one file from stdin: give it alone, with --stdin-filename PATH\n")
+            raise _Stop(EXIT_USAGE)
+        if args.fix or args.diff or args.verify:
+            sys.stderr.write("dynlint: error: --fix, --diff and --verify work on files, not on stdin\n")
+            raise _Stop(EXIT_USAGE)
+        args.stdin_text = sys.stdin.buffer.read()
+        args.paths = [args.stdin_filename]
+        if not os.path.isdir(os.path.dirname(os.path.abspath(args.stdin_filename))):
+            sys.stderr.write(f"dynlint: error: no such folder for --stdin-filename: {args.stdin_filename}\n")
+            raise _Stop(EXIT_USAGE)
+    elif args.stdin_filename:
+        sys.stderr.write("dynlint: error: --stdin-filename goes with - (the text on stdin)\n")
+        raise _Stop(EXIT_USAGE)
+    for p in args.paths if getattr(args, "stdin_text", None) is None else ():
         if not os.path.lexists(p):
             sys.stderr.write(f"dynlint: error: no such file or directory: {p}\n")
             raise _Stop(EXIT_USAGE)
@@ -298,6 +319,9 @@ def _fix(args, config, jobs):
 def _static_pass(args, config, jobs):
     """The check, or with --fix the fixes and the check of what is left. Returns (result, the fix summary line,
     and with --fix --verify (FixVerification, the verify report on the code as left))."""
+    if getattr(args, "stdin_text", None) is not None:
+        return api.check_buffer(args.stdin_text, args.paths[0], config, debug=args.debug, jobs=jobs,
+                                cache=not args.no_cache), "", None
     if not args.fix:
         with progress.stage_bars(args.quiet) as bars:
             return api.check(args.paths, config, debug=args.debug, jobs=jobs, cache=not args.no_cache,

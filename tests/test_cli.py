@@ -375,3 +375,35 @@ def test_compiled_entry_points_from_the_configuration(cli, tmp_path):
     (tmp_path / "pyproject.toml").write_text('[tool.dynlint]\ncompiled = ["pkg.samplers.Sampler.step"]\n')
     r = cli("check", ".", cwd=tmp_path)
     assert r.returncode == 2 and "'compiled' must be a list of \"module:function\" patterns" in r.stderr
+
+
+STDIN_PROJECT = {
+    "pyproject.toml": "[tool.dynlint]\n", "pkg/__init__.py": "",
+    "pkg/helpers.py": "def helper(x):\n    return x.flip(0)\n",
+    "pkg/model.py": "import torch.nn as nn\nfrom pkg.helpers import helper\n\n\nclass Net(nn.Module):\n"
+                    "    def forward(self, x):\n        return helper(x)\n",
+}
+
+
+def test_stdin_is_checked_as_that_file_of_the_project(cli, tmp_path):
+    """An editor's unsaved buffer: the helper is checked because Net.forward in another file calls it; only the
+    buffer's findings are reported, with its lines; the file on disk and the cache are left as they were."""
+    root = write_tree(tmp_path, STDIN_PROJECT)
+    buffer = "def helper(x):\n    print(x)\n    return x.flip(0)\n"
+    r = cli("check", "-", "--stdin-filename", "pkg/helpers.py", cwd=root, input=buffer)
+    assert r.returncode == 1, r.stderr
+    assert finding_lines(r.stdout) == ["pkg/helpers.py:2:5: DYN301 `print()` is a side effect Dynamo cannot "
+                                       "trace: it breaks the graph"]
+    assert "print(x)" in r.stdout and "reached through: Net.forward -> helper" in r.stdout
+    assert cli("check", ".", cwd=root).returncode == 0                 # the disk's file, cached or not
+    r = cli("check", "-", "--stdin-filename", "pkg/new.py", "--format", "json", cwd=root,
+            input="import torch\n\n@torch.compile\ndef f(x):\n    return x.item()\n")
+    assert [f["path"] for f in json.loads(r.stdout)["findings"]] == ["pkg/new.py"]     # not on disk yet
+
+
+@pytest.mark.parametrize("args", [["-"], ["--stdin-filename", "a.py"], ["-", "b.py", "--stdin-filename", "a.py"],
+                                  ["-", "--stdin-filename", "a.py", "--fix"]])
+def test_stdin_misuse_is_a_usage_error(cli, tmp_path, args):
+    root = write_tree(tmp_path, STDIN_PROJECT)
+    r = cli("check", *args, cwd=root, input="x = 1\n")
+    assert r.returncode == 2 and "dynlint: error:" in r.stderr

@@ -109,8 +109,18 @@ def _syntax_hint(msg: str, line_text: str) -> str:
     return msg
 
 
-def _read(path: Path, max_bytes: Optional[int]) -> bytes:
+# project-relative path -> the text to check instead of the file's (an editor's unsaved buffer, read from
+# stdin): set by run() for its passes and their worker processes
+_BUFFERS: Dict[str, bytes] = {}
+
+
+def _read(path: Path, max_bytes: Optional[int], rel: str = "") -> bytes:
     """The file's bytes; OSError (with a readable strerror) for what is not a regular file or is too large."""
+    if rel in _BUFFERS:
+        data = _BUFFERS[rel]
+        if max_bytes and len(data) > max_bytes:
+            raise OSError(0, f"too large ({len(data) / 2 ** 20:.1f} MiB > {max_bytes / 2 ** 20:.3g} MiB limit)")
+        return data
     # O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer (for ever)
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
     with os.fdopen(fd, "rb") as f:
@@ -130,7 +140,7 @@ def load(path: Path, rel: str, max_bytes: Optional[int] = None, known: Optional[
     `known`: the file as the index pass saw it; while the bytes are the same, its index is reused."""
     sf = SourceFile(rel)
     try:
-        data = _read(path, max_bytes)
+        data = _read(path, max_bytes, rel)
     except (OSError, ValueError) as e:
         why = getattr(e, "strerror", None) or str(e)
         if path.is_symlink() and not path.exists():
@@ -340,10 +350,13 @@ def check_file(sf: SourceFile, rules: Sequence[Type], regions: Dict[str, Tuple[s
 _WORKER: dict = {}
 
 
-def _init_worker(project: Optional[Project], rules, debug: bool, max_bytes: Optional[int] = None) -> None:
+def _init_worker(project: Optional[Project], rules, debug: bool, max_bytes: Optional[int] = None,
+                 buffers: Optional[Dict[str, bytes]] = None) -> None:
     # rule classes travel by reference (a spawned worker imports their modules, which registers them)
     _WORKER.update(project=project, rules=list(rules), debug=debug, max_bytes=max_bytes,
                    interrupted=False)
+    _BUFFERS.clear()
+    _BUFFERS.update(buffers or {})
 
 
 def _init_pool_worker(*args) -> None:
@@ -369,7 +382,7 @@ def _index_task(item: Tuple[str, str]) -> Tuple[str, Tuple[int, int], str, bytes
     p = Path(path)
     try:
         st = p.stat()
-        stamp = (st.st_mtime_ns, st.st_size)
+        stamp = (st.st_mtime_ns, st.st_size) if rel not in _BUFFERS else (0, -1)     # a buffer: never cached
     except OSError:
         stamp = (0, -1)
     try:
@@ -465,9 +478,16 @@ class RegionAnalysis(Protocol):
 
 
 def run(files: Iterable[Tuple[Path, str]], config: Config, rules: Sequence[Type], *, regions: RegionAnalysis,
-        debug: bool = False, jobs: int = 1, cache=None, progress=None) -> Result:
+        debug: bool = False, jobs: int = 1, cache=None, progress=None,
+        buffers: Optional[Dict[str, bytes]] = None) -> Result:
     """Check files (pairs of path and project-relative path) and return all findings.
-    progress: optional `progress(stage, done, total)` callback ("reading", then "checking"), see report/progress.py."""
+    progress: optional `progress(stage, done, total)` callback ("reading", then "checking"), see report/progress.py.
+    buffers: project-relative path -> text checked instead of that file's (which need not exist on disk)."""
+    # (no wrapper function for the clean-up: the index pass runs here, and a frame more would leave Python's
+    # parser less stack for a deeply nested file)
+    buffers = dict(buffers or {})
+    _BUFFERS.clear()
+    _BUFFERS.update(buffers)
     files = [(str(p), rel) for p, rel in files]
     codes = [r.code for r in rules]
     # 1. an entry per file: from the cache while its stat is unchanged, else indexed now (ast)
@@ -475,7 +495,7 @@ def run(files: Iterable[Tuple[Path, str]], config: Config, rules: Sequence[Type]
     fresh: Dict[str, SourceFile] = {}
     todo = []
     for path, rel in files:
-        hit = cache.files.get(rel) if cache else None
+        hit = cache.files.get(rel) if cache and rel not in buffers else None
         if hit:
             try:
                 st = os.stat(path)
@@ -487,7 +507,8 @@ def run(files: Iterable[Tuple[Path, str]], config: Config, rules: Sequence[Type]
         todo.append((path, rel))
     step = _stepper(progress, "reading", len(files) - len(todo), len(files))
     max_bytes = round(config.max_file_size * 2 ** 20) if config.max_file_size else None
-    for rel, stamp, index_digest, blob in _map(_index_task, todo, jobs, (None, rules, debug, max_bytes), step):
+    for rel, stamp, index_digest, blob in _map(_index_task, todo, jobs, (None, rules, debug, max_bytes, buffers),
+                                               step):
         sf = fresh[rel] = pickle.loads(blob)
         ix = sf.index
         entries[rel] = Entry(digest=sf.digest, index_digest=index_digest,
@@ -564,14 +585,15 @@ def run(files: Iterable[Tuple[Path, str]], config: Config, rules: Sequence[Type]
                 continue
         work.append((paths[rel], indexes.source(rel), regs, set(st)))
     step = _stepper(progress, "checking", 0, len(work))
-    for rel, found in _map(_check_task, work, jobs, (project, rules, debug, max_bytes), step):
+    for rel, found in _map(_check_task, work, jobs, (project, rules, debug, max_bytes, buffers), step):
         findings += found
-        if cache is not None and not any(f.code == INTERNAL_ERROR for f in found):     # never cache a crash
+        if cache is not None and rel not in buffers and not any(f.code == INTERNAL_ERROR for f in found):
             cache.checks[rel] = (keys[rel], found)
             cache.dirty = True
     if cache is not None:
         cache.save(keep=set(rels))
     findings = [f for f in findings if config.enabled(f.code, f.path) or f.code in (PARSE_ERROR, INTERNAL_ERROR)]
+    _BUFFERS.clear()
     return Result(sorted(set(findings), key=lambda f: f.sort_key), rels, errors)
 
 

@@ -30,6 +30,7 @@ class Report:
     config: Config
     verify: Optional[dict] = None
     verify_text: str = ""
+    buffers: Optional[dict] = None      # project-relative path -> the text checked instead of the file (stdin)
 
 
 @dataclass(frozen=True)

@@ -90,7 +90,9 @@ def render_report(report, options) -> str:
     sources: Dict[str, List[str]] = {}
     if not options.quiet:
         for f in report.findings:
-            if f.path not in sources:
+            if f.path in (report.buffers or {}):
+                sources[f.path] = report.buffers[f.path].splitlines(keepends=True)
+            elif f.path not in sources:
                 sources[f.path] = display_lines(report.config.root / f.path, report.config.max_file_size)
     body = report.verify_text + "\n" if report.verify_text else ""
     return body + render(report.findings, len(report.files), sources, colour=options.colour, quiet=options.quiet,
