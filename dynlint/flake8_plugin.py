@@ -5,7 +5,8 @@ in utils.py is traced because model.py's compiled forward calls it). So the firs
 flake8 process sees runs dynlint over the whole project, and every file then reports its own findings
 from that run. flake8 adds 1 to the column a plugin yields; Finding.column is 0-based, so it passes as is.
 flake8 applies `--select`, `--extend-ignore` and `# noqa` on top; dynlint's own configuration and
-suppressions apply too. flake8 imports every plugin at each start, so dynlint's modules are imported inside the
+suppressions apply too. Text flake8 reads from stdin (an editor's buffer, `--stdin-display-name` naming the
+file) is checked as that file of its project. flake8 imports every plugin at each start, so dynlint's modules are imported inside the
 functions, when a file is checked (not to dodge a cycle).
 """
 from __future__ import annotations
@@ -61,15 +62,36 @@ def findings_for(filename: str) -> List[Finding]:
     return [f for f in api.check([filename], load_config([str(root)], api.known_codes())).findings if f.path == rel]
 
 
+def buffer_findings(text: str, filename: str) -> List[Finding]:
+    from dynlint import api
+    from dynlint.core.config import load_config
+
+    root = project_root(Path(filename).absolute())
+    return api.check_buffer(text, filename, load_config([str(root)], api.known_codes())).findings
+
+
 class Flake8Plugin:
     name = "dynlint"
     version = __version__
 
-    def __init__(self, tree: ast.AST, filename: str):
-        self.filename = filename
+    def __init__(self, tree: ast.AST, filename: str, lines: List[str]):
+        self.filename, self.lines = filename, lines
 
     def run(self) -> Iterator[Tuple[int, int, str, type]]:
-        if self.filename in ("-", "stdin") or not Path(self.filename).is_file():
-            return          # dynlint reads files from disk, with their project around them
-        for f in findings_for(self.filename):
+        for f in self._findings():
             yield f.line, f.column, f"{f.code} {f.message}", type(self)
+
+    def _findings(self) -> List[Finding]:
+        """The file's findings from the project run, unless flake8 read other text than the file's: stdin
+        (`flake8 -`, named by `--stdin-display-name` or not at all), an editor's unsaved buffer: then that
+        text, checked as that file of its project."""
+        text = "".join(self.lines)
+        path = Path(self.filename)
+        if self.filename not in ("-", "stdin") and path.is_file():
+            try:
+                same = path.read_text(encoding="utf-8") == text
+            except (OSError, UnicodeError):
+                same = True     # unreadable here: the project run says what is wrong with it
+            if same:
+                return findings_for(self.filename)
+        return buffer_findings(text, "stdin.py" if self.filename in ("-", "stdin") else self.filename)

@@ -79,11 +79,23 @@ def test_parse_errors_are_reported_as_dyn000(project):
     # flake8 itself stops at a syntax error (E999), so ask the plugin directly, as flake8 would.
     broken = project / "broken.py"
     broken.write_text("x = 1\ndef f(:\n    pass\n")
-    findings = list(flake8_plugin.Flake8Plugin(ast.parse(""), str(broken)).run())
+    findings = list(flake8_plugin.Flake8Plugin(ast.parse(""), str(broken), broken.read_text().splitlines(True)).run())
     assert len(findings) == 1
     line, col, text, kind = findings[0]
     assert (line, text.split()[0], kind) == (2, "DYN000", flake8_plugin.Flake8Plugin)
     assert text.startswith("DYN000 cannot parse file")
+
+
+def test_stdin_is_checked_as_the_file_it_stands_for(project):
+    """pylsp and editors pipe the unsaved buffer: `flake8 - --stdin-display-name utils.py`. Its helper is
+    compiled code because model.py's forward calls it, and the buffer's own lines are what is reported."""
+    buffer = (project / "utils.py").read_text(encoding="utf-8").replace("def ", "def unused():\n    pass\n\n\ndef ", 1)
+    r = subprocess.run([sys.executable, "-m", "flake8", "--isolated", "--select", "DYN", "-",
+                        "--stdin-display-name", "utils.py"], cwd=project, input=buffer, capture_output=True,
+                       text=True, timeout=120, env=dict(os.environ, NO_COLOR="1"))
+    assert r.returncode == 1 and not r.stderr, r.stderr
+    lines = [FLAKE8_LINE.fullmatch(line) for line in r.stdout.splitlines()]
+    assert ("utils.py", 10, "DYN201") in {(m["path"], int(m["line"]), m["code"]) for m in lines}   # 6 + 4 lines
 
 
 def test_project_is_checked_once_per_process(project, monkeypatch):
@@ -93,7 +105,9 @@ def test_project_is_checked_once_per_process(project, monkeypatch):
     real_check = api.check
     monkeypatch.setattr(api, "check", lambda *a, **k: calls.append(a) or real_check(*a, **k))
     monkeypatch.setattr(flake8_plugin, "_PROJECTS", {})
-    per_file = {name: list(flake8_plugin.Flake8Plugin(ast.parse(""), str(project / name)).run())
+    def lines(name):
+        return (project / name).read_text(encoding="utf-8").splitlines(keepends=True)
+    per_file = {name: list(flake8_plugin.Flake8Plugin(ast.parse(""), str(project / name), lines(name)).run())
                 for name in ("model.py", "utils.py", "pkg/layers.py", "pkg/__init__.py")}
     assert len(calls) == 1
     assert {(9, 11), (10, 12)} <= {f[:2] for f in per_file["model.py"]}    # 0-based columns, as flake8 wants
