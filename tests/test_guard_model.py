@@ -89,6 +89,16 @@ def test_a_method_the_loop_calls_that_changes_an_int_attribute_forward_reads(met
         assert "`model.step` (in `Net.advance`)" in f.message
 
 
+@pytest.mark.parametrize("init,assign,said", [
+    ("0.5", "model.step = step / 10", "a float attribute"),        # once, then a graph input
+    ("True", "model.step = step % 2 == 0", "a bool attribute"),     # one graph per value
+])
+def test_float_and_bool_module_attributes_set_between_calls_say_how_often(init, assign, said):
+    src = NET.format(use="self.step", assign=assign).replace("self.step = 0\n", f"self.step = {init}\n")
+    (f,) = api.check_source(textwrap.dedent(COMPILED + src), select=("DYN506",)).findings
+    assert said in f.message and "the first change recompiles" in f.message
+
+
 def test_int_attributes_set_under_compound_statements_of_init_are_seen():
     src = NET.format(use="min(1.0, self.step / 100)", assign="model.step = step").replace(
         "        self.step = 0\n", "        with torch.no_grad():\n            if True:\n                self.step = 0\n"

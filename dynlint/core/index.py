@@ -98,11 +98,12 @@ class ClassInfo:
     attrs: Dict[str, List[str]] = field(default_factory=dict)
     # attributes registered as buffers/parameters: self.register_buffer("name", ...)
     registered: List[str] = field(default_factory=list)
-    # attributes `__init__` sets to an int literal, and those of them that `forward` (and the methods it
-    # calls as `self.m(...)`) reads: the Python ints a compiled forward guards on
-    ints: List[str] = field(default_factory=list)
+    # attributes `__init__` sets to an int, float or bool literal (-> "int" / "float" / "bool"), and those of
+    # them that `forward` (and the methods it calls as `self.m(...)`) reads: the Python numbers a compiled
+    # forward guards on
+    scalars: Dict[str, str] = field(default_factory=dict)
     reads: List[str] = field(default_factory=list)
-    # method -> those read ints it changes (`self.step = step`, `self.step += 1`): the methods a training loop
+    # method -> those read scalars it changes (`self.step = step`, `self.step += 1`): the methods a training loop
     # or a scheduler calls between compiled calls (neither __init__ nor what forward calls)
     setters: Dict[str, List[str]] = field(default_factory=dict)
 
@@ -137,7 +138,7 @@ class ModuleIndex:
         return (self.module, self.imports, self.module_instances, self.assigned_calls, calls(self.module_calls),
                 {q: (f.cls, f.decorators, calls(f.calls), f.params, f.instances, f.nested_in)
                  for q, f in self.functions.items()},
-                {n: (c.bases, c.methods, c.attrs, c.registered, c.ints, c.reads, c.setters)
+                {n: (c.bases, c.methods, c.attrs, c.registered, c.scalars, c.reads, c.setters)
                  for n, c in self.classes.items()})
 
     def qualify(self, dotted: str) -> str:
@@ -157,28 +158,31 @@ def _self_attr(node) -> Optional[str]:
         node.value.id == "self" else None
 
 
-def _ints_and_reads(node: ast.ClassDef) -> Tuple[List[str], List[str], Dict[str, List[str]]]:
-    """ClassInfo.ints, .reads and .setters of a class (reads only of the ints: all that is asked of them).
+def _scalars_and_reads(node: ast.ClassDef) -> Tuple[Dict[str, str], List[str], Dict[str, List[str]]]:
+    """ClassInfo.scalars, .reads and .setters of a class (reads only of the scalars: all that is asked).
     `__init__`'s statements are scanned without their expressions, and forward walked only when there are
-    ints: indexing every class of a large project must stay cheap."""
+    some: indexing every class of a large project must stay cheap."""
     methods = {m.name: m for m in node.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))}
-    ints, stack = set(), list(methods["__init__"].body) if "__init__" in methods else []
+    scalars: Dict[str, str] = {}
+    stack = list(methods["__init__"].body) if "__init__" in methods else []
     while stack:
         n = stack.pop()
         if isinstance(n, ast.Assign):
-            if len(n.targets) == 1 and _self_attr(n.targets[0]) and isinstance(n.value, ast.Constant) and \
-                    type(n.value.value) is int:
-                ints.add(_self_attr(n.targets[0]))
+            value = n.value.operand if isinstance(n.value, ast.UnaryOp) and isinstance(n.value.op, ast.USub) \
+                else n.value
+            if len(n.targets) == 1 and _self_attr(n.targets[0]) and isinstance(value, ast.Constant) and \
+                    type(value.value) in (int, float, bool):
+                scalars[_self_attr(n.targets[0])] = type(value.value).__name__
         elif isinstance(n, (ast.If, ast.For, ast.While, ast.With, ast.Try)):
             stack += n.body + getattr(n, "orelse", []) + getattr(n, "finalbody", []) + \
                 [s for h in getattr(n, "handlers", []) for s in h.body]
-    reads, seen, todo = set(), set(), ["forward"] if ints and "forward" in methods else []
+    reads, seen, todo = set(), set(), ["forward"] if scalars and "forward" in methods else []
     while todo:
         name = todo.pop()
         seen.add(name)
         for n in ast.walk(methods[name]):
             attr = _self_attr(n)
-            if attr in ints and isinstance(n.ctx, ast.Load):
+            if attr in scalars and isinstance(n.ctx, ast.Load):
                 reads.add(attr)
             elif isinstance(n, ast.Call) and _self_attr(n.func) in methods and _self_attr(n.func) not in seen:
                 todo.append(_self_attr(n.func))
@@ -190,7 +194,7 @@ def _ints_and_reads(node: ast.ClassDef) -> Tuple[List[str], List[str], Dict[str,
                    for t in (n.targets if isinstance(n, ast.Assign) else [n.target])} & reads
         if changed:
             setters[name] = sorted(changed)
-    return sorted(ints), sorted(reads), setters
+    return dict(sorted(scalars.items())), sorted(reads), setters
 
 
 def _constant_text(value) -> str:
@@ -305,7 +309,7 @@ class _Indexer(ast.NodeVisitor):
             info = ClassInfo(name=node.name, bases=[b for b in map(dotted_name, node.bases) if b],
                              start=min([node.lineno] + [d.lineno for d in node.decorator_list]),
                              end=node.end_lineno or node.lineno)
-            info.ints, info.reads, info.setters = _ints_and_reads(node)
+            info.scalars, info.reads, info.setters = _scalars_and_reads(node)
             self.ix.classes[node.name] = info
         self.stack.append(("class", node.name))
         self.generic_visit(node)

@@ -669,14 +669,14 @@ class ArgumentSetChangesBetweenCalls(_SiteBookkeeping):
 
 
 @register
-class ModuleIntAttributeSetBetweenCalls(_SiteBookkeeping):
-    """Checks for a training loop (or any repeated code) that changes an int attribute of a compiled module
-    whose `forward` reads it: `model.step = step`, `model.global_step += 1`, or a call of a method of the
+class ModuleAttributeSetBetweenCalls(_SiteBookkeeping):
+    """Checks for a training loop (or any repeated code) that changes an int, float or bool attribute of a
+    compiled module whose `forward` reads it: `model.step = step`, `model.global_step += 1`, or a call of a method of the
     module that does (`model.advance()`, a scheduler's `set_step(i)`)."""
     code = "DYN506"
-    name = "module-int-attribute-set-between-calls"
-    message = ("`{expr}` changes `{attr}`{how}, an int attribute that the compiled `{cls}.forward` reads: "
-               "Dynamo specialises on a module's int attributes, so {effect}")
+    name = "module-attribute-set-between-calls"
+    message = ("`{expr}` changes `{attr}`{how}, {what} attribute that the compiled `{cls}.forward` reads: "
+               "Dynamo guards on its value, so {effect}")
     fix = ("Pass the value to `forward` as an argument (an int argument becomes dynamic after one recompile), or "
            "keep it in a tensor buffer updated in place (`model.step.fill_(step)`)")
     recompiles = True
@@ -685,8 +685,9 @@ class ModuleIntAttributeSetBetweenCalls(_SiteBookkeeping):
         and guarded (`self.step == 3`). Changing one between calls (a warm-up schedule's step counter set by
         the training loop) fails that guard on every new value, so the model recompiles each step until
         `recompile_limit` (8) makes it run eagerly, silently. The same int passed as an argument recompiles
-        once and then becomes dynamic; a tensor buffer is a graph input and never recompiles. An attribute
-        that `forward` never reads is not guarded (docs/guards.md).
+        once and then becomes dynamic; a tensor buffer is a graph input and never recompiles. A float
+        attribute recompiles once and is then a graph input, a bool compiles one graph per value (both
+        reported, with how often). An attribute that `forward` never reads is not guarded (docs/guards.md).
     """
     INVALID = [Example("""
         import torch
@@ -756,13 +757,22 @@ class ModuleIntAttributeSetBetweenCalls(_SiteBookkeeping):
                 not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)) or func.value.value == "self":
             return
         name, method = func.value.value, func.attr.value
-        kind = module_int(self.ctx.source or "")
         for path, info in self.module_classes(name):
             attrs = info.setters.get(method)
-            if attrs and recompiles(kind) and is_module_class(self.ctx.project, path, info.name):
-                self.report(node, expr=source_of(node), attr=f"{name}.{attrs[0]}", cls=info.name,
-                            effect=effect(kind), how=f" (in `{info.name}.{method}`)")
+            if attrs and is_module_class(self.ctx.project, path, info.name) and \
+                    self._report(node, name, attrs[0], info, f" (in `{info.name}.{method}`)"):
                 return
+
+    def _report(self, node, name: str, attr: str, info, how: str) -> bool:
+        """Report the change of `name.<attr>` if the guard model says it recompiles."""
+        scalar = info.scalars.get(attr)
+        kind = {"float": "module float attribute", "bool": "module bool attribute"}.get(
+            scalar or "", module_int(self.ctx.source or ""))
+        if scalar is None or attr not in info.reads or not recompiles(kind):
+            return False
+        self.report(node, expr=source_of(node), attr=f"{name}.{attr}", cls=info.name, effect=effect(kind), how=how,
+                    what={"int": "an int", "float": "a float", "bool": "a bool"}[scalar])
+        return True
 
     def _check(self, node, target) -> None:
         if not (isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name)):
@@ -770,12 +780,8 @@ class ModuleIntAttributeSetBetweenCalls(_SiteBookkeeping):
         name, attr = target.value.value, target.attr.value
         if name == "self" or self.tensors.kind(node.value) == TENSOR:
             return
-        for _path, info in self.module_classes(name):
-            kind = module_int(self.ctx.source or "")
-            if attr in info.ints and attr in info.reads and recompiles(kind) and \
-                    is_module_class(self.ctx.project, _path, info.name):
-                self.report(node, expr=source_of(node), attr=f"{name}.{attr}", cls=info.name, effect=effect(kind),
-                            how="")
+        for path, info in self.module_classes(name):
+            if is_module_class(self.ctx.project, path, info.name) and self._report(node, name, attr, info, ""):
                 return
 
 
