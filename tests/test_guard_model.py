@@ -183,3 +183,27 @@ def train(x):
     return f(x, v={second})
 '''
     assert codes(src) == found
+
+
+def test_a_sampler_index_set_lazily_then_advanced_is_reported():
+    """`if self.index is None: self.index = 0` sets a first value once; `self.index += 1` then changes it on
+    every call: a plain object's int, so one recompile after the None check, then dynamic (docs/guards.md)."""
+    src = '''
+class Sampler:
+    def __init__(self):
+        self.sigmas = torch.linspace(1, 0, 20)
+        self.index = None
+
+    def step(self, x):
+        if self.index is None:
+            self.index = 0
+        sigma = self.sigmas[self.index]
+        self.index += 1
+        return x * sigma
+
+
+sampler = Sampler()
+step = torch.compile(sampler.step)
+'''
+    (f,) = api.check_source(textwrap.dedent(COMPILED + src), select=("DYN306",)).findings
+    assert "self.index += 1" in f.message and "attribute of the object" in f.message

@@ -316,8 +316,11 @@ class ModulePythonStateMutation(TorchRule):
             # forward calls it; or the class has no forward (a helper whose methods other modules call:
             # not known when, so not reported)
             each_call = fwd is None or name == "forward" or f"self.{name}(" in forward
-            for line in lines[info.start - 1:info.end]:
+            body = lines[info.start - 1:info.end]
+            for i, line in enumerate(body):
                 m = assigned.search(line)
+                if m and name != "__init__" and i and _guarded_by(body[i - 1], attr):
+                    continue        # `if self.index is None: self.index = 0`: set once, not at every call
                 if m and name == "__init__":
                     init = m.group(1).split("#")[0].strip()
                     float_init = float_init or bool(_FLOAT.fullmatch(init))
@@ -385,6 +388,12 @@ class ModulePythonStateMutation(TorchRule):
 
 _FLOAT = re.compile(r"-?(\d+\.\d*|\.\d+|\d+(\.\d*)?[eE][-+]?\d+)")
 _DICT = re.compile(r"\{\}|dict\(\)|(collections\.)?OrderedDict\(\)")
+
+
+def _guarded_by(line: str, attr: str) -> bool:
+    """`line` is an `if` that tests `self.<attr>` (a lazy first value: `if self.index is None:`)."""
+    stripped = line.strip()
+    return stripped.startswith(("if ", "elif ")) and (f"self.{attr}" in stripped or f'"{attr}"' in stripped)
 
 
 def _number(node: cst.BaseExpression) -> bool:
