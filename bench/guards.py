@@ -52,6 +52,41 @@ class Probe:
 FN = "import torch\n"
 MOD = "import torch\nfrom torch import nn\n"
 
+# module probes run twice, with one thing changed (a config flag, `dynamic=True`)
+COUNTER = MOD + """
+
+        class M(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.calls = 0
+
+            def forward(self, x):
+                self.calls += 1
+                return x * 2
+
+        m = torch.compile(M())
+
+        def run(i):
+            m(torch.ones(3))
+    """
+STEP_SET_BY_LOOP = MOD + """
+
+        class M(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.step = 0
+
+            def forward(self, x):
+                return x * self.step
+
+        model = M()
+        m = torch.compile(model)
+
+        def run(i):
+            model.step = i
+            m(torch.ones(3))
+    """
+
 PROBES: List[Probe] = [
     # ---- arguments
     Probe("int argument", "an int argument, a new value each call", FN + """
@@ -268,75 +303,13 @@ PROBES: List[Probe] = [
             f(torch.ones(3, requires_grad=bool(i % 2)))
     """, distinct=2),
     # ---- module state
-    Probe("module attribute", "an int attribute of an nn.Module, `self.calls += 1` in forward", MOD + """
-
-        class M(nn.Module):
-            def __init__(self):
-                super().__init__()
-                self.calls = 0
-
-            def forward(self, x):
-                self.calls += 1
-                return x * 2
-
-        m = torch.compile(M())
-
-        def run(i):
-            m(torch.ones(3))
-    """, model="module int attribute"),
+    Probe("module attribute", "an int attribute of an nn.Module, `self.calls += 1` in forward", COUNTER, model="module int attribute"),
     Probe("module attribute", "an int attribute of an nn.Module, `self.calls += 1`, "
-          "`allow_unspec_int_on_nn_module=True`", MOD + """
-
-        class M(nn.Module):
-            def __init__(self):
-                super().__init__()
-                self.calls = 0
-
-            def forward(self, x):
-                self.calls += 1
-                return x * 2
-
-        m = torch.compile(M())
-
-        def run(i):
-            m(torch.ones(3))
-    """, config={"allow_unspec_int_on_nn_module": True}, model="module int attribute, unspecialised"),
+          "`allow_unspec_int_on_nn_module=True`", COUNTER, config={"allow_unspec_int_on_nn_module": True}, model="module int attribute, unspecialised"),
     Probe("module attribute", "an int attribute of an nn.Module set by the training loop (`model.step = i`), "
-          "read in forward", MOD + """
-
-        class M(nn.Module):
-            def __init__(self):
-                super().__init__()
-                self.step = 0
-
-            def forward(self, x):
-                return x * self.step
-
-        model = M()
-        m = torch.compile(model)
-
-        def run(i):
-            model.step = i
-            m(torch.ones(3))
-    """, model="module int attribute"),
+          "read in forward", STEP_SET_BY_LOOP, model="module int attribute"),
     Probe("module attribute", "an int attribute of an nn.Module set by the training loop, read in forward, "
-          "`torch.compile(dynamic=True)`", MOD + """
-
-        class M(nn.Module):
-            def __init__(self):
-                super().__init__()
-                self.step = 0
-
-            def forward(self, x):
-                return x * self.step
-
-        model = M()
-        m = torch.compile(model, dynamic=True)
-
-        def run(i):
-            model.step = i
-            m(torch.ones(3))
-    """),
+          "`torch.compile(dynamic=True)`", STEP_SET_BY_LOOP.replace("torch.compile(model)", "torch.compile(model, dynamic=True)")),
     Probe("module attribute", "an int attribute of an nn.Module set by the training loop, never read in forward",
           MOD + """
 

@@ -221,12 +221,9 @@ class VaryingScalarArgument(TorchRule):
         return None
 
 
-_FOR = re.compile(r"\s*for\s+(.+?)\s+in\s+(.+):")
-
-
 def _caller_loop_kind(lines: List[str], line: int, name: str) -> Optional[str]:
-    """The kind of values `name` takes at line `line` when it is the variable of the loop around that line
-    (found by indentation): 'int' for range/enumerate, 'str'/'float' for a literal list of them."""
+    """The kind of values `name` takes at line `line` when it is the variable of the `for` loop around that
+    line (found by indentation; its header parsed and judged as `_loop_scalar_kind` judges any loop)."""
     if not 0 < line <= len(lines):
         return None
     indent = len(lines[line - 1]) - len(lines[line - 1].lstrip())
@@ -235,19 +232,12 @@ def _caller_loop_kind(lines: List[str], line: int, name: str) -> Optional[str]:
         if not stripped or stripped.startswith("#") or len(text) - len(stripped) >= indent:
             continue
         indent = len(text) - len(stripped)
-        m = _FOR.match(text)
-        if m:
-            targets = [t.strip() for t in m.group(1).strip("()").split(",")]
-            it = m.group(2).strip()
-            if name not in targets:
-                return None
-            if it.startswith(("range(", "enumerate(")):
-                return "int" if it.startswith("range(") or targets.index(name) == 0 else None
-            if it[:1] in "[(" and re.fullmatch(r"[\[(]\s*(['\"][^'\"]*['\"]\s*,?\s*)+[\])]", it):
-                return "str"
-            if it[:1] in "[(" and re.fullmatch(r"[\[(]\s*(-?\d*\.\d+\s*,?\s*)+[\])]", it):
-                return "float"
-            return None
+        if stripped.startswith("for ") and stripped.rstrip().endswith(":"):
+            try:
+                loop = cst.parse_statement(stripped.rstrip() + " pass\n")
+            except cst.ParserSyntaxError:
+                return None           # a header over several lines: not known here
+            return _loop_scalar_kind(loop, name) if isinstance(loop, cst.For) else None
         if indent == 0:
             return None
     return None

@@ -302,12 +302,12 @@ class ModulePythonStateMutation(TorchRule):
                         owner="object" if kind.startswith("object") else "module")
 
     def _kind(self, attr: str, value: cst.BaseExpression) -> str:
-        """The guard model's kind of `self.<attr>` changed by `value`: an int, a float, a bool, or one that
-        `forward` or a method it calls sets afresh (each call starts from the same value)."""
+        """The guard model's kind of `self.<attr>` changed by `value`: an int, a float, a bool (as `__init__`
+        sets it, ClassInfo.scalars, or as `value` makes it), or one that `forward` or a method it calls sets
+        afresh (each call starts from the same value)."""
         ix, cls, text = self.ctx.index, self.ctx.class_name, self.ctx.source or ""
         lines = text.splitlines()
         assigned = re.compile(rf"\bself\.{re.escape(attr)}\s*=(?!=)\s*(.*)")
-        float_init, bool_init = _float(value), _bool(value)
         fns = {q: info for q, info in (ix.functions.items() if ix is not None and cls else ()) if info.cls == cls}
         fwd = fns.get(f"{cls}.forward")
         forward = "\n".join(lines[fwd.start - 1:fwd.end]) if fwd else ""
@@ -315,23 +315,20 @@ class ModulePythonStateMutation(TorchRule):
             name = q.rsplit(".", 1)[-1]
             # forward calls it; or the class has no forward (a helper whose methods other modules call:
             # not known when, so not reported)
-            each_call = fwd is None or name == "forward" or f"self.{name}(" in forward
+            if name == "__init__" or not (fwd is None or name == "forward" or f"self.{name}(" in forward):
+                continue
             body = lines[info.start - 1:info.end]
             for i, line in enumerate(body):
                 m = assigned.search(line)
-                if m and name != "__init__" and i and _guarded_by(body[i - 1], attr):
-                    continue        # `if self.index is None: self.index = 0`: set once, not at every call
-                if m and name == "__init__":
-                    init = m.group(1).split("#")[0].strip()
-                    float_init = float_init or bool(_FLOAT.fullmatch(init))
-                    bool_init = bool_init or init in ("True", "False")
-                elif m and each_call and f"self.{attr}" not in m.group(1):
-                    return "module attribute reset each call"
+                if m and f"self.{attr}" not in m.group(1) and not (i and _guarded_by(body[i - 1], attr)):
+                    return "module attribute reset each call"     # (`if self.index is None: self.index = 0`
+                                                                  # sets a first value once: not a reset)
         if not self._in_module():
             return "object int attribute"       # a plain object's number: specialised once, then dynamic
-        if bool_init:
+        scalar = ix.classes[cls].scalars.get(attr) if ix is not None and cls in ix.classes else None
+        if scalar == "bool" or _bool(value):
             return "module bool attribute"
-        return "module float attribute" if float_init else module_int(text)
+        return "module float attribute" if scalar == "float" or _float(value) else module_int(text)
 
     def _init_sets(self, attr: str, value: "re.Pattern") -> bool:
         """`__init__` of the class sets `self.<attr>` to something `value` matches (`{}`, `dict()`)."""
@@ -386,7 +383,6 @@ class ModulePythonStateMutation(TorchRule):
             self._report(node, "module list attribute" if self._in_module() else "object list attribute")
 
 
-_FLOAT = re.compile(r"-?(\d+\.\d*|\.\d+|\d+(\.\d*)?[eE][-+]?\d+)")
 _DICT = re.compile(r"\{\}|dict\(\)|(collections\.)?OrderedDict\(\)")
 
 
