@@ -87,6 +87,42 @@ STEP_SET_BY_LOOP = MOD + """
             m(torch.ones(3))
     """
 
+def layers(init: str, body: str, outer: str = "for layer in self.layers:\n    x = layer(x)") -> str:
+    """A model of 10 layers whose forward breaks the graph (a print), so Dynamo compiles each layer's
+    forward as a frame of its own, entered once per layer: `init` sets up a layer (it gets its index `i`),
+    `body` runs before the break, `outer` is the model's forward. Run under `no_grad` so that the layers'
+    inputs all agree on `requires_grad` (the first layer's input is the user's, the others' are outputs)."""
+    def indent(text: str, n: int) -> str:
+        return textwrap.indent(textwrap.dedent(text).strip("\n"), " " * n)
+    return MOD + f"""
+
+        class Layer(nn.Module):
+            def __init__(self, i):
+                super().__init__()
+{indent(init, 16)}
+
+            def forward(self, x, bias=None, state=None):
+{indent(body, 16)}
+                print("layer")
+                return x * 2
+
+        class M(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.layers = nn.ModuleList([Layer(i) for i in range(10)])
+
+            def forward(self, x):
+{indent(outer, 16)}
+                return x
+
+        m = torch.compile(M())
+
+        def run(i):
+            with torch.no_grad():
+                m(torch.ones(3))
+    """
+
+
 PROBES: List[Probe] = [
     # ---- arguments
     Probe("int argument", "an int argument, a new value each call", FN + """
@@ -661,6 +697,50 @@ PROBES: List[Probe] = [
         def run(i):
             f(torch.ones(3))
     """, model="closure int in range"),
+    # ---- frames of their own: a layer whose forward breaks the graph is compiled once per layer entry
+    Probe("frame", "a layer index (`self.index = i`) read by a layer whose forward breaks the graph",
+          layers("self.index = i", "x = x * self.index"), model="frame int attribute per instance"),
+    Probe("frame", "a flag that differs between layers (`self.flag = i % 2 == 1`), the forward breaks",
+          layers("self.flag = i % 2 == 1", "if self.flag:\n    x = x + 1"), distinct=2,
+          model="frame bool attribute per instance"),
+    Probe("frame", "a string picked per layer (`self.kind = ('a', 'b', 'c')[i % 3]`), the forward breaks",
+          layers("self.kind = ('a', 'b', 'c')[i % 3]", "if self.kind == 'a':\n    x = x + 1"), distinct=3,
+          model="frame value attribute per instance"),
+    Probe("frame", "an argument None for the first layer, a tensor for the others, the forward breaks",
+          layers("pass", "if bias is None:\n    bias = x\nx = x + bias",
+                 "bias = None\nfor layer in self.layers:\n    x = layer(x, bias)\n    bias = x"), distinct=2,
+          model="frame None or tensor"),
+    Probe("frame", "a flag the layer sets on an object all layers share (`state.ready = True`), the forward "
+          "breaks", layers("pass", "if not state.ready:\n    x = x + 1\nstate.ready = True",
+                           "import types\ns = types.SimpleNamespace(ready=False)\nfor layer in self.layers:\n"
+                           "    x = layer(x, state=s)"), distinct=2, model="frame flag it sets"),
+    Probe("frame", "an int argument 1 at one call and 2 at another of a helper that breaks the graph", MOD + """
+
+        class M(nn.Module):
+            def helper(self, x, shift=1):
+                print("helper")
+                return x * shift
+
+            def forward(self, x):
+                return self.helper(x) + self.helper(x, shift=2)
+
+        m = torch.compile(M())
+
+        def run(i):
+            m(torch.ones(3))
+    """, distinct=2, model="frame int argument"),
+    Probe("values after a break", "`sizes = counts.tolist()` (a break) read by `x.split(sizes)`, new counts "
+          "each call", FN + """
+
+        @torch.compile
+        def f(x, route):
+            sizes = torch.bincount(route, minlength=4).tolist()
+            return [part.sum() for part in x.split(sizes)]
+
+        def run(i):
+            torch.manual_seed(i)
+            f(torch.ones(16, 2), torch.randint(0, 4, (16,)))
+    """, model="values after a break"),
     # ---- global state of torch
     Probe("grad mode", "`torch.no_grad()` around every other call", FN + """
 

@@ -11,7 +11,7 @@ from dynlint.core.cache import open_cache
 from dynlint.core.codes import ENGINE_CODES
 from dynlint.core.config import Config, load_config
 from dynlint.core.files import discover, relpath
-from dynlint.rules import active_rules, all_rules
+from dynlint.rules import active_rules, all_rules, checked_rules
 
 
 def known_codes() -> list:
@@ -25,7 +25,7 @@ def check(paths: Sequence[str], config: Optional[Config] = None, debug: bool = F
     progress: optional `progress(stage, done, total)` callback (see dynlint/report/progress.py).
     buffers: project-relative path -> text to check instead of that file's (see check_buffer)."""
     config = config or load_config(paths, known_codes())
-    rules = active_rules(config)     # per-file ignores filter findings later
+    rules = checked_rules(config)     # per-file ignores (and rules run only for the frame pass) filter later
     store = open_cache(config.root, config.fingerprint(), [r.code for r in rules], config.cache_dir) if cache else None
     notices: list = []
     files = discover(paths, config, notices)

@@ -44,6 +44,14 @@ BEHAVIOUR = {
     "int argument in range": EVERY_CHANGE,
     "str argument": EVERY_CHANGE,              # a new string each call
     "growing list argument": EVERY_CHANGE,     # a history list passed and iterated
+    # a function compiled as a frame of its own (a graph break inside it), entered once per layer
+    "frame int attribute per instance": EVERY_CHANGE,   # `self.layer_idx`: a new value for every layer
+    "frame bool attribute per instance": ONCE,          # a flag that differs between layers
+    "frame value attribute per instance": EVERY_CHANGE,  # a string or a config entry picked per layer
+    "frame None or tensor": ONCE,                       # None for the first layer, a tensor for the others
+    "frame int argument": ONCE,                         # `shift=2` at one call, the default 1 at another
+    "frame flag it sets": ONCE,                         # `if not state.ready: ...; state.ready = True`
+    "values after a break": ONCE,                       # `sizes = t.tolist()` read by the resumed code
 }
 
 
@@ -80,6 +88,8 @@ EFFECT = {
 
 KIND_EFFECT = {
     "module dict cache": "each new key recompiles once",
+    "frame value attribute per instance": "each distinct value compiles the frame again",
+    "values after a break": "the first new values recompile the resumed code, then they are dynamic",
     "module lazy submodule": "the call that creates it recompiles once",
 }
 

@@ -1,6 +1,9 @@
 """Names of torch APIs the analysis and the rules match on (fully qualified, however imported)."""
 
 COMPILE = frozenset({"torch.compile", "torch._dynamo.optimize"})
+# what a break finding's message says when the break makes Dynamo run the whole function eagerly (a break in a
+# loop, a `try` or a `with` block; an untraceable module or context manager): analysis/frames.py reads it
+SKIPS_FRAME = "skips the whole function"
 DISABLE = frozenset({"torch.compiler.disable", "torch._dynamo.disable", "torch._disable_dynamo",
                      "torch._dynamo.eval_frame.disable"})
 # Functions Dynamo treats as one opaque op: their bodies are not traced. (Not `torch.jit.script`: Dynamo traces

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import fnmatch
 from collections import deque
-from typing import Dict, List, Optional, Sequence, Set, Tuple
+from typing import Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
+from dynlint.analysis.frames import Frame, Frames
 from dynlint.analysis.names import COMPILE, DISABLE, OPAQUE, is_module_base, strip_call
 from dynlint.core.index import CallSite, FunctionInfo, ModuleIndex
 from dynlint.core.project import FuncRef, Project
@@ -124,6 +125,12 @@ def roots(project: Project, mode: str = "auto", entries: Sequence[str] = ()) -> 
 def callees(project: Project, ref: FuncRef, nested: Dict[str, Dict[str, List[str]]]) -> List[FuncRef]:
     """nested: path -> {function: the functions defined inside it}, filled here once per file (a scan of the
     file's functions per region would make a file of many functions quadratic)."""
+    return [callee for _, callee in call_edges(project, ref, nested)]
+
+
+def call_edges(project: Project, ref: FuncRef, nested: Dict[str, Dict[str, List[str]]]
+               ) -> List[Tuple[Optional[CallSite], FuncRef]]:
+    """What `callees` finds, each with the call site that calls it (None for a function defined inside)."""
     path, q = ref
     ix = project.by_path[path]
     fn = ix.functions[q]
@@ -133,30 +140,30 @@ def callees(project: Project, ref: FuncRef, nested: Dict[str, Dict[str, List[str
             if f.nested_in:
                 nested[path].setdefault(f.nested_in, []).append(n)
     # nested functions defined inside a region are traced with it
-    out: List[FuncRef] = [(path, n) for n in nested[path].get(q, ())]
+    out: List[Tuple[Optional[CallSite], FuncRef]] = [(None, (path, n)) for n in nested[path].get(q, ())]
     for c in fn.calls:
         if c.kind == "name":
             r = project.resolve(ix, c.target, q)
             if r and r[0] == "function":
-                out.append(r[1])
+                out.append((c, r[1]))
         elif c.kind == "self" and fn.cls:
             attr, _, meth = c.target.partition(".")
             if not meth:
                 m = project.method(path, fn.cls, attr)
                 if m:
-                    out.append(m)
+                    out.append((c, m))
                     continue
             for p, cls in project.attr_classes(path, fn.cls, attr):
                 if meth:
                     m = project.method(p, cls.name, meth)
-                    out += [m] if m else []
+                    out += [(c, m)] if m else []
                 else:
-                    out += _forward_of(project, p, cls.name)
+                    out += [(c, f) for f in _forward_of(project, p, cls.name)]
         elif c.kind == "super" and fn.cls:
             for p, base in project.bases(path, fn.cls):
                 m = project.method(p, base, c.target)
                 if m:
-                    out.append(m)
+                    out.append((c, m))
                     break
     return out
 
@@ -189,6 +196,13 @@ def find_regions(project: Project, mode: str = "auto", entries: Sequence[str] = 
             regions[callee] = extend(regions[ref], callee[1], length[callee])
             queue.append(callee)
     return regions
+
+
+def find_frames(project: Project, regions: Iterable[FuncRef], text: Callable[[str], Optional[str]],
+                breaks: Iterable) -> Dict[FuncRef, Frame]:
+    """The region functions that graph breaks make Dynamo compile on their own (analysis/frames.py).
+    text: a file's source by project-relative path; breaks: the graph-break findings."""
+    return Frames(project, regions, text, call_edges).find(breaks)
 
 
 def compiled_in(ix: ModuleIndex) -> Set[str]:

@@ -155,6 +155,7 @@ class Cache:
         self.files: Dict[str, Tuple[Tuple[int, int], Entry]] = {}   # rel -> (stat stamp, entry)
         self.project: Optional[tuple] = None                          # (key, regions by file, sites)
         self.checks: Dict[str, tuple] = {}                            # rel -> (check key, findings)
+        self.frames: Dict[str, tuple] = {}          # rel -> (key, findings of the frame pass), and "" -> the frames
         self.blobs: Dict[str, bytes] = {}                             # rel -> pickled SourceFile (new ones)
         self.dirty = False
         self.notices: List[str] = []
@@ -162,6 +163,7 @@ class Cache:
         data = self._load(self.file) if self.usable else None
         if isinstance(data, dict) and data.get("version") == code_version():
             self.files, self.project, self.checks = data["files"], data["project"], data["checks"]
+            self.frames = data.get("frames", {})
 
     def _check_folder(self) -> bool:
         why = escapes(self.folder, self.root) if self.root is not None else None
@@ -212,6 +214,7 @@ class Cache:
         if keep is not None:
             self.files = {k: v for k, v in self.files.items() if k in keep}
             self.checks = {k: v for k, v in self.checks.items() if k in keep}
+            self.frames = {k: v for k, v in self.frames.items() if k in keep or k == ""}
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
             ignore = self.folder / ".gitignore"
@@ -222,7 +225,8 @@ class Cache:
                 for rel, blob in self.blobs.items():
                     self._write(self._blob_path(rel), blob)
             self._write(self.file, pickle.dumps({"version": code_version(), "files": self.files,
-                                                 "project": self.project, "checks": self.checks},
+                                                 "project": self.project, "checks": self.checks,
+                                                 "frames": self.frames},
                                                 protocol=pickle.HIGHEST_PROTOCOL))
         except OSError as e:
             # a read-only project still gets its report; a link out of the project is refused, and said

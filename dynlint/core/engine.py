@@ -476,6 +476,8 @@ class RegionAnalysis(Protocol):
 
     def site_lines(self, ix: ModuleIndex) -> Set[int]: ...
 
+    def find_frames(self, project: Project, regions, text, breaks: Sequence[Finding]) -> dict: ...
+
 
 def run(files: Iterable[Tuple[Path, str]], config: Config, rules: Sequence[Type], *, regions: RegionAnalysis,
         debug: bool = False, jobs: int = 1, cache=None, progress=None,
@@ -585,16 +587,72 @@ def run(files: Iterable[Tuple[Path, str]], config: Config, rules: Sequence[Type]
                 continue
         work.append((paths[rel], indexes.source(rel), regs, set(st)))
     step = _stepper(progress, "checking", 0, len(work))
-    for rel, found in _map(_check_task, work, jobs, (project, rules, debug, max_bytes, buffers), step):
+    pass_rules = [r for r in rules if r.scope != "frame"]
+    for rel, found in _map(_check_task, work, jobs, (project, pass_rules, debug, max_bytes, buffers), step):
         findings += found
         if cache is not None and rel not in buffers and not any(f.code == INTERNAL_ERROR for f in found):
             cache.checks[rel] = (keys[rel], found)
             cache.dirty = True
+
+    # 4. frames: region functions Dynamo compiles on their own, because something they run breaks the graph
+    frame_rules = [r for r in rules if r.scope == "frame"]
+    if frame_rules and by_file:
+        findings += _frame_pass(regions, project, by_file, findings, config, rules, frame_rules, entries, keys, paths,
+                                indexes, cache, buffers, jobs, debug, max_bytes)
     if cache is not None:
         cache.save(keep=set(rels))
     findings = [f for f in findings if config.enabled(f.code, f.path) or f.code in (PARSE_ERROR, INTERNAL_ERROR)]
     _BUFFERS.clear()
     return Result(sorted(set(findings), key=lambda f: f.sort_key), rels, errors)
+
+
+def _frame_pass(regions: RegionAnalysis, project: Project, by_file, findings: List[Finding], config: Config, rules, frame_rules, entries,
+                keys, paths, indexes, cache, buffers, jobs: int, debug: bool, max_bytes) -> List[Finding]:
+    """The frame rules, over the functions that the check pass's graph breaks make frames of their own."""
+    by_code = {r.code: r for r in rules}
+    # every graph break found, selected or not (an ignored DYN301 still breaks the graph), suppressions aside
+    breaks = sorted({f for f in findings if f.code in by_code and by_code[f.code].scope == "region" and
+                     not by_code[f.code].recompiles and not by_code[f.code].preview}, key=lambda f: f.sort_key)
+    # the frames depend on every file's text (the model reads defs, calls and constructors with `ast`)
+    key = digest(repr(([(f.path, f.line, f.message) for f in breaks],
+                       sorted((rel, entries[rel].digest) for rel in by_file),
+                       sorted((rel, e.digest) for rel, e in entries.items()))).encode())
+    hit = cache.frames.get("") if cache is not None and not buffers else None
+    if hit and hit[0] == key:
+        frames = hit[1]
+    else:
+        def text(rel: str) -> Optional[str]:
+            try:
+                data = buffers[rel] if rel in buffers else _read(Path(paths[rel]), max_bytes, rel) \
+                    if rel in paths else None
+                return decode(data) if data is not None else None
+            except (OSError, UnicodeDecodeError, ValueError):
+                return None
+        try:
+            frames = regions.find_frames(project, [(p, q) for p, qs in by_file.items() for q in qs], text, breaks)
+        except Exception as e:      # a bug of ours in the frame model: say so, keep every other finding
+            return [internal_error(".", "the frame analysis", e, debug)]
+        if cache is not None and not buffers:
+            cache.frames[""] = (key, frames)
+            cache.dirty = True
+    project.frames = frames
+    out: List[Finding] = []
+    work, fkeys = [], {}
+    for rel in sorted({p for p, _ in frames}):
+        regs = {q: by_file[rel][q] for p, q in frames if p == rel}
+        fkeys[rel] = digest(repr((keys.get(rel) or entries[rel].digest, sorted(regs.items()),
+                                  sorted((q, f) for (p, q), f in frames.items() if p == rel))).encode())
+        hit = cache.frames.get(rel) if cache is not None else None
+        if hit and hit[0] == fkeys[rel]:
+            out += hit[1]
+            continue
+        work.append((paths[rel], indexes.source(rel), regs, set()))
+    for rel, found in _map(_check_task, work, jobs, (project, frame_rules, debug, max_bytes, buffers)):
+        out += found
+        if cache is not None and rel not in buffers and not any(f.code == INTERNAL_ERROR for f in found):
+            cache.frames[rel] = (fkeys[rel], found)
+            cache.dirty = True
+    return out
 
 
 def _imported_files(modules: Dict[str, str], imports) -> List[str]:

@@ -84,6 +84,9 @@ class Project:
         self._bases: Dict[Tuple[str, str], List[Tuple[str, str]]] = {}
         self._subclassed: Dict[Tuple[str, str], bool] = {}
         self._facts = facts
+        # (path, qualname) -> analysis/frames.Frame: the functions Dynamo compiles on their own, set by the
+        # engine's frame pass (after the check pass has found the graph breaks) for the frame rules
+        self.frames: Dict[Tuple[str, str], object] = {}
         if by_path is not None:
             self.by_path = by_path
             self.by_module = _ByModule(by_path, modules or {})

@@ -54,3 +54,14 @@ def is_preview(code: str) -> bool:
 def active_rules(config) -> List[Type[Rule]]:
     """The rules a check runs: those the configuration selects, preview rules only with `preview` on."""
     return [r for r in all_rules() if config.enabled(r.code) and (config.preview or not is_preview(r.code))]
+
+
+def checked_rules(config) -> List[Type[Rule]]:
+    """The active rules, and with a frame rule among them (DYN509) every default graph-break rule: the frame
+    pass finds frames from where the graph breaks, whether or not those findings are selected (the engine
+    drops findings of rules the configuration does not select)."""
+    rules = active_rules(config)
+    if any(r.scope == "frame" for r in rules):
+        rules += [r for r in all_rules() if r not in rules and r.scope == "region" and not r.recompiles and
+                  not is_preview(r.code)]
+    return rules

@@ -6,7 +6,7 @@ from typing import ClassVar, Optional, Sequence, Set
 
 import libcst as cst
 
-from dynlint.analysis.names import COMPILING_FALSE, COMPILING_TRUE
+from dynlint.analysis.names import COMPILING_FALSE, COMPILING_TRUE, SKIPS_FRAME
 from dynlint.core.walker import dotted, walk
 from dynlint.analysis.regions import compiled_in
 from dynlint.analysis.tensors import Tensors
@@ -138,7 +138,7 @@ class TorchRule(Rule):
         return False
 
     def report(self, node: cst.CSTNode, message: Optional[str] = None, **fmt) -> None:
-        if self.scope == "region" and (self.in_untraced_function() or self.dead_under_dynamo(node) or
+        if self.scope in ("region", "frame") and (self.in_untraced_function() or self.dead_under_dynamo(node) or
                                        self._after_skip(node)):
             return
         message = message or self.format_message(**fmt)
@@ -147,7 +147,7 @@ class TorchRule(Rule):
             where = self._whole_frame_skip(node)
             if where:
                 kind, extra = where
-                message += f" — inside {kind}, so Dynamo skips the whole function and runs it eagerly"
+                message += f" — inside {kind}, so Dynamo {SKIPS_FRAME} and runs it eagerly"
                 gb_types = tuple(gb_types) + ((extra,) if extra else ())
                 self._mark_skip(node)
         self.ctx.report(self, node, message, gb_types, autofix=self.plan_fix(node))

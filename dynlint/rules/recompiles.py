@@ -17,7 +17,7 @@ from dynlint.analysis.names import COMPILE
 from dynlint.analysis.regions import is_module_class
 from dynlint.analysis.tensors import TENSOR
 from dynlint.core.rule import Example, register
-from dynlint.core.walker import children
+from dynlint.core.walker import children, dotted
 from dynlint.rules.common import TorchRule, call_args, source_of
 
 GRAD_OFF = frozenset({"torch.no_grad", "torch.inference_mode", "torch.set_grad_enabled", "torch.enable_grad"})
@@ -956,3 +956,344 @@ def _constant_keywords(ctx, callee: str, keyword: str) -> List[Tuple[int, object
             except (ValueError, SyntaxError):
                 continue
     return sorted(out)
+
+
+def _root_attr(node: cst.BaseExpression) -> Optional[Tuple[str, str]]:
+    """(name, attr) of `name.attr`, `name.attr[...]`, `name.attr.get(...)`."""
+    while True:
+        if isinstance(node, cst.Subscript):
+            node = node.value
+        elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and \
+                node.func.attr.value in ("get", "__getitem__"):
+            node = node.func.value
+        else:
+            break
+    if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name):
+        return node.value.value, node.attr.value
+    return None
+
+
+@register
+class ValueDiffersBetweenFrameEntries(TorchRule):
+    """Checks for a value that differs between the entries of a function Dynamo compiles as a frame of its
+    own: a function called from compiled code that breaks the graph (itself or in what it calls) is not
+    inlined into its caller's graph but compiled on its own, and guarded on what it reads. A layer's
+    `forward` entered once per layer then compiles again for every layer whose `self.layer_idx` (an int set
+    per instance) differs, once for a flag that differs between layers, for an argument that is None for the
+    first layer and a tensor for the rest, or for a flag the frame itself sets on an object every layer
+    shares."""
+    code = "DYN509"
+    name = "value-differs-between-frame-entries"
+    message = ("{what} differs between the entries of `{func}`, which Dynamo compiles as a frame of its own "
+               "(the graph break at {why} stops it being inlined into its caller): {effect}")
+    fix = ("Remove the graph break (then the function is inlined into its caller's graph, where these values are "
+           "constants of one trace); or keep per-layer numbers out of Python (a buffer tensor), and pass the same "
+           "kind of value at every call")
+    recompiles = True
+    scope = "frame"
+    why = """
+        When traced code calls a function that breaks the graph, Dynamo ends the caller's graph at the call,
+        lets the function run and compiles the function's own frame as it starts, guarded on the Python values
+        it reads: its arguments and the attributes of `self`. The frame is entered again for the next layer
+        (or the next call site); any of those values that differs fails a guard and compiles again. A module's
+        int attribute is specialised, so a layer index recompiles for every layer until `recompile_limit` (8),
+        after which the remaining layers run eagerly on every call; a flag or a None-versus-tensor argument
+        costs one recompile. The cost disappears with the break: an inlined function's values are constants
+        of its caller's one trace (docs/guards.md, "frame" rows).
+    """
+    INVALID = [Example("""
+        import torch
+        from torch import nn
+
+        class Layer(nn.Module):
+            def __init__(self, index):
+                super().__init__()
+                self.index = index
+                self.proj = nn.Linear(4, 4)
+
+            def forward(self, x):
+                print("layer", self.index)
+                return self.proj(x) * self.index
+
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.layers = nn.ModuleList([Layer(i) for i in range(10)])
+
+            def forward(self, x):
+                for layer in self.layers:
+                    x = layer(x)
+                return x
+    """, "torch.compile(Model())(torch.ones(2, 4))"), Example("""
+        import torch
+        from torch import nn
+
+        class Layer(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.proj = nn.Linear(4, 4)
+
+            def forward(self, x, bias=None):
+                if bias is None:
+                    bias = torch.zeros_like(x)
+                print("layer")
+                return self.proj(x) + bias
+
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.layers = nn.ModuleList([Layer() for _ in range(4)])
+
+            def forward(self, x):
+                bias = None
+                for layer in self.layers:
+                    x = layer(x, bias)
+                    bias = x
+                return x
+    """, "torch.compile(Model())(torch.ones(2, 4))")]
+    VALID = [Example("""
+        import torch
+        from torch import nn
+
+        class Layer(nn.Module):
+            def __init__(self, index):
+                super().__init__()
+                self.index = index
+                self.proj = nn.Linear(4, 4)
+
+            def forward(self, x):
+                return self.proj(x) * self.index
+
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.layers = nn.ModuleList([Layer(i) for i in range(10)])
+
+            def forward(self, x):
+                for layer in self.layers:
+                    x = layer(x)
+                return x
+    """, "torch.compile(Model())(torch.ones(2, 4))")]
+
+    KINDS = {"int": "frame int attribute per instance", "bool": "frame bool attribute per instance",
+             "value": "frame value attribute per instance"}
+
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self.done: Set[str] = set()
+        # per frame function: its locals read from an argument's attribute ((function, name) -> (argument,
+        # attribute)), the `if` tests that read one, the attributes of arguments it sets
+        self.locals: dict = {}
+        self.tests: list = []
+        self.writes: Set[tuple] = set()
+
+    def frame(self):
+        project = self.ctx.project
+        return project.frames.get((self.ctx.path, self.ctx.qualname)) if project is not None else None
+
+    def _why(self, frame) -> str:
+        path, line, training = frame.why
+        where = f"line {line}" if path == self.ctx.path else f"{path}:{line}"
+        return f"{where}, in training" if training else where
+
+    def _func(self, frame, qual: str) -> str:
+        """The frame function, as the message names it."""
+        return f"{frame.via}` (this code is inlined into it" if frame.via else qual
+
+    def _report(self, node, key: str, what: str, kind: str, frame) -> None:
+        if key in self.done:
+            return
+        self.done.add(key)
+        self.report(node, what=what, func=self._func(frame, self.ctx.qualname), why=self._why(frame),
+                    effect=effect(kind))
+
+    def visit_Name(self, node: cst.Name) -> None:
+        frame = self.frame()
+        line = dict(frame.ints).get(node.value) if frame is not None and frame.ints else None
+        parent = self.ctx.parents[-1] if self.ctx.parents else None
+        if line is None or isinstance(parent, (cst.Param, cst.AssignTarget)) or (
+                isinstance(parent, cst.Arg) and parent.keyword is node) or (
+                isinstance(parent, cst.Attribute) and parent.attr is node):
+            return
+        self._report(node, node.value, f"`{node.value}` (an int constant that differs between calls, as at line "
+                     f"{line})", "frame int argument", frame)
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        frame = self.frame()
+        if frame is None or not isinstance(node.value, cst.Name) or node.value.value != "self":
+            return
+        kind = dict(frame.per_instance).get(node.attr.value)
+        parent = self.ctx.parents[-1] if self.ctx.parents else None
+        if kind is None or (isinstance(parent, cst.AssignTarget) and parent.target is node):
+            return
+        self._report(node, f"self.{node.attr.value}", f"`self.{node.attr.value}` (set per instance by "
+                     f"`__init__`'s arguments)", self.KINDS[kind], frame)
+
+    def visit_Comparison(self, node: cst.Comparison) -> None:
+        frame = self.frame()
+        if frame is None or not isinstance(node.left, cst.Name) or len(node.comparisons) != 1 or \
+                not isinstance(node.comparisons[0].operator, (cst.Is, cst.IsNot)):
+            return
+        right = node.comparisons[0].comparator
+        line = dict(frame.none_or_value).get(node.left.value)
+        if line is None or not (isinstance(right, cst.Name) and right.value == "None"):
+            return
+        self._report(node, node.left.value, f"`{node.left.value}` (None at one entry, called at line {line}, "
+                     f"not at another)", "frame None or tensor", frame)
+
+    # ---- a flag the frame sets on an object that every entry shares
+    def _params(self) -> Set[str]:
+        fn = self.ctx.function
+        if not isinstance(fn, cst.FunctionDef):
+            return set()
+        ps = fn.params
+        return {p.name.value for p in list(ps.params) + list(ps.kwonly_params) + list(ps.posonly_params)} - {"self"}
+
+    def _flags(self, frame) -> bool:
+        """Look for flags the frame sets: in a frame entered per layer that exists outside training too (a
+        training step runs without the caches whose flags these are)."""
+        return frame is not None and frame.repeated and not frame.why[2]
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        frame = self.frame()
+        if not self._flags(frame):
+            return
+        params = self._params()
+        for t in node.targets:
+            root = _root_attr(t.target)
+            if root and root[0] in params:
+                self.writes.add((self.ctx.qualname, root))
+        root = _root_attr(node.value)
+        if root and root[0] in params and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
+            self.locals[(self.ctx.qualname, node.targets[0].target.value)] = root
+
+    def visit_If(self, node: cst.If) -> None:
+        frame = self.frame()
+        if not self._flags(frame):
+            return
+        params = self._params()
+        for sub in [node.test, *_names_and_attrs(node.test)]:
+            root = _root_attr(sub) if not isinstance(sub, cst.Name) else \
+                self.locals.get((self.ctx.qualname, sub.value))
+            if root and root[0] in params:
+                self.tests.append((node.test, root, self.ctx.qualname, frame))
+                return
+
+    def finish(self, findings) -> None:
+        for test, root, qual, frame in self.tests:
+            if (qual, root) in self.writes and f"{qual}:{'.'.join(root)}" not in self.done:
+                self.done.add(f"{qual}:{'.'.join(root)}")
+                self.ctx.report(self, test, self.format_message(
+                    what=f"`{'.'.join(root)}`, which this code sets for the next entry,", func=self._func(frame, qual),
+                    why=self._why(frame), effect=effect("frame flag it sets")), ())
+
+
+def _names_and_attrs(node: cst.CSTNode) -> List[cst.BaseExpression]:
+    """The names and attribute reads in an expression (not in nested lambdas)."""
+    out, stack = [], [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, (cst.Name, cst.Attribute, cst.Subscript)) or (
+                isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) and n.func.attr.value == "get"):
+            out.append(n)
+        if isinstance(n, cst.Lambda):
+            continue
+        stack.extend(children(n))
+    return out
+
+
+HOST_VALUES = ("DYN201", "DYN202", "DYN203")       # .item(), int(t)/float(t), .tolist(): their breaks
+
+
+@register
+class HostValueGuardedAfterBreak(TorchRule):
+    """Checks for a Python value taken from a tensor where the graph breaks (`sizes = counts.tolist()`,
+    `n = mask.sum().item()`) and then read by the code after it (`x.split(sizes)`, `if n:`): Dynamo
+    resumes after the break in a new frame that receives the value as an input and guards on it."""
+    code = "DYN510"
+    name = "host-value-guarded-after-break"
+    message = ("`{name}` comes from the graph break at line {line} and is read by the code Dynamo resumes after "
+               "it, which is guarded on its value: {effect}")
+    fix = ("Keep the value a tensor (`torch.split` with a tensor of sizes is not possible, but masks, `torch.where` "
+           "and `index_select` often are), or mark the values dynamic; fixing the break removes both")
+    recompiles = True
+    severity = "note"
+    why = """
+        A `.tolist()`, `.item()` or `int(tensor)` that breaks the graph ends the graph there; Dynamo resumes
+        the function after it in a frame of its own whose inputs include the Python values just made. The
+        resumed code is specialised on them (split sizes, a loop bound, a condition) and guarded, so the first
+        call whose data give other values recompiles; then they become dynamic (docs/guards.md, "values
+        after a break"). Routing counts in mixture-of-experts layers change on every batch.
+    """
+    INVALID = [Example("""
+        import torch
+
+        @torch.compile
+        def per_expert(x, route):
+            sizes = torch.bincount(route, minlength=4).tolist()
+            return [part.sum() for part in x.split(sizes)]
+    """, "per_expert(torch.ones(8, 2), torch.tensor([0, 0, 1, 1, 1, 2, 3, 3]))",
+        "per_expert(torch.ones(8, 2), torch.tensor([0, 1, 1, 1, 1, 2, 2, 3]))")]
+    VALID = [Example("""
+        import torch
+
+        @torch.compile
+        def per_expert(x, route):
+            onehot = torch.nn.functional.one_hot(route, 4).to(x.dtype)
+            return onehot.t() @ x
+    """, "per_expert(torch.ones(8, 2), torch.tensor([0, 0, 1, 1, 1, 2, 3, 3]))",
+        "per_expert(torch.ones(8, 2), torch.tensor([0, 1, 1, 1, 1, 2, 2, 3]))")]
+
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self.made: dict = {}        # (function, name) -> line of `name = <host value>`
+        self.read: dict = {}        # (function, name) -> the first later read
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        value = node.value
+        host = isinstance(value, cst.Call) and (
+            (isinstance(value.func, cst.Attribute) and value.func.attr.value in ("tolist", "item")) or
+            (isinstance(value.func, cst.Name) and value.func.value in ("int", "float", "bool")))
+        if host and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
+            key = (self.ctx.qualname, node.targets[0].target.value)
+            self.made[key] = self.ctx.position(node)[0]
+            self.read.pop(key, None)
+
+    def visit_Name(self, node: cst.Name) -> None:
+        key = (self.ctx.qualname, node.value)
+        if key not in self.made or key in self.read:
+            return
+        parent = self.ctx.parents[-1] if self.ctx.parents else None
+        if isinstance(parent, (cst.AssignTarget, cst.Param)) or (isinstance(parent, cst.Attribute) and
+                                                                  parent.attr is node):
+            return
+        if self.ctx.position(node)[0] > self.made[key] and self._guarded_here(node):
+            self.read[key] = node
+
+    def _guarded_here(self, node: cst.Name) -> bool:
+        """Is this read where the resumed code specialises on the value: an argument of a tensor method or a
+        torch function (`x.split(sizes)`, `torch.arange(n)`), a `range()` bound, the test of an `if`/`while`?
+        A value returned or handed to another function is guarded where that function uses it (not known
+        here); one on the right of `and`/`or` may never be evaluated."""
+        chain = list(self.ctx.parents) + [node]
+        for i in range(len(chain) - 2, -1, -1):
+            n, child = chain[i], chain[i + 1]
+            if isinstance(n, cst.BooleanOperation) and child is n.right:
+                return False
+            if isinstance(n, (cst.If, cst.While)):
+                return child is n.test
+            if isinstance(n, cst.Call) and child is not n.func:
+                text = dotted(n.func) or ""
+                name = self.ctx.qualify(n.func) or text
+                return name.startswith("torch.") or name == "range" or (    # a method of a local: a tensor's
+                    isinstance(n.func, cst.Attribute) and name == text and not text.startswith("self."))
+            if isinstance(n, (cst.Return, cst.SimpleStatementLine, cst.Lambda, cst.FunctionDef)):
+                return False
+        return False
+
+    def finish(self, findings) -> None:
+        breaks = {f.line for f in findings if f.code in HOST_VALUES}
+        for key, node in self.read.items():
+            if self.made[key] in breaks:
+                self.ctx.report(self, node, self.format_message(name=key[1], line=self.made[key],
+                                                                effect=effect("values after a break")), ())

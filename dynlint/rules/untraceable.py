@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from dynlint.analysis.names import DISABLE, strip_call
+from dynlint.analysis.names import DISABLE, SKIPS_FRAME, strip_call
 from dynlint.analysis.regions import is_disabled
 from dynlint.analysis.tensors import TENSOR
 from dynlint.core.rule import Example, register
@@ -349,7 +349,7 @@ class RecurrentModuleCall(TorchRule):
     `__init__` made `rnn` one, in this class or a base)."""
     code = "DYN606"
     name = "recurrent-module-call"
-    message = "`{call}` calls a `{cls}`, which Dynamo does not trace: it skips the whole function"
+    message = "`{call}` calls a `{cls}`, which Dynamo does not trace: it " + SKIPS_FRAME
     fix = "Compile the layers around the recurrent module (or set `torch._dynamo.config.allow_rnn = True`, experimental)"
     gb_types = ("Attempted to wrap RNN, GRU, or LSTM",)
     why = """
@@ -416,7 +416,7 @@ class UnsupportedContextManager(TorchRule):
     `self.lock` built from one), `contextlib.redirect_stdout`, `tempfile.TemporaryDirectory()`."""
     code = "DYN607"
     name = "unsupported-context-manager"
-    message = "`with {ctx}` is a context manager Dynamo cannot trace: it skips the whole function"
+    message = "`with {ctx}` is a context manager Dynamo cannot trace: it " + SKIPS_FRAME
     fix = "Take locks and redirect streams around the compiled call, not inside it; `contextlib.nullcontext`, `contextlib.suppress` and torch's own contexts are fine"
     gb_types = ("Unsupported context manager", UNSUPPORTED_METHOD, SKIPPED, "unsupported contextlib.* API")
     why = """

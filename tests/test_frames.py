@@ -1,0 +1,200 @@
+"""The frame model (dynlint/analysis/frames.py, rules DYN509/DYN510): a function whose run breaks the graph is
+compiled as a frame of its own and guarded on what it reads at each entry. Each case is run under real Dynamo
+too: where dynlint reports a recompile, Dynamo recompiles at that line; where it stays silent (the break
+only some runs reach, None from one caller and a tensor from another of a function entered from eager code,
+a value handed on), the case says why, and Dynamo agrees that nothing recompiles there."""
+import textwrap
+
+import pytest
+
+from dynlint import api
+from dynlint.compiler import harness
+
+LAYERS = '''
+import torch
+from torch import nn
+
+
+class Layer(nn.Module):
+    def __init__(self, index, flag, checkpointing=False):
+        super().__init__()
+        self.index = index
+        self.flag = flag
+        self.checkpointing = checkpointing
+        self.proj = nn.Linear(4, 4)
+
+    def forward(self, x, bias=None):
+{body}
+        return self.proj(x)
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layers = nn.ModuleList([Layer(i, {flag}) for i in range(4)])
+
+    def forward(self, x):
+{outer}
+        return x
+
+
+def run():
+    m = torch.compile(Model())
+    with torch.no_grad():
+        m(torch.ones(2, 4))
+        m(torch.ones(2, 4))
+'''
+PLAIN = "        for layer in self.layers:\n            x = layer(x)"
+
+
+def _program(body: str, outer: str = PLAIN, flag: str = "False") -> str:
+    return LAYERS.format(body=textwrap.indent(textwrap.dedent(body).strip("\n"), " " * 8), outer=outer, flag=flag)
+
+
+def _check(src: str, tmp_path):
+    """(dynlint's DYN509/DYN510 lines, the lines real Dynamo's recompiles point at)."""
+    path = tmp_path / "model.py"
+    path.write_text(src)
+    found = sorted({f.line for f in api.check_source(src, filename="model.py", select=("DYN509", "DYN510"))
+                    .findings})
+    obs = harness.observe(str(path), ["run()"])
+    assert obs.error is None, obs.error
+    recompiled = sorted({line for lines in obs.recompile_lines(str(path)) for line in lines})
+    return found, recompiled
+
+
+def _line(src: str, text: str) -> int:
+    return next(i for i, line in enumerate(src.splitlines(), 1) if text in line)
+
+
+@pytest.mark.parametrize("body,flag,read", [
+    ('y = x * self.index\nprint("layer")\nx = x + y', "False", "x * self.index"),     # a new value per layer
+    ('if self.flag:\n    x = x + 1\nprint("layer")', "i % 2 == 1", "if self.flag:"),  # two values
+])
+def test_a_value_set_per_layer_recompiles_a_layer_that_breaks(body, flag, read, tmp_path):
+    src = _program(body, flag=flag)
+    found, recompiled = _check(src, tmp_path)
+    assert found == [_line(src, read)]
+    assert _line(src, read) in recompiled
+
+
+def test_the_same_value_in_every_layer_is_not_reported(tmp_path):
+    src = _program('if self.flag:\n    x = x + 1\nprint("layer")', flag="True")
+    found, recompiled = _check(src, tmp_path)
+    assert found == [] and _line(src, "if self.flag:") not in recompiled
+
+
+def test_without_the_break_the_layer_is_inlined_and_nothing_recompiles(tmp_path):
+    src = _program("y = x * self.index\nx = x + y")
+    found, recompiled = _check(src, tmp_path)
+    assert found == [] and recompiled == []
+
+
+def test_a_break_that_only_a_flag_reaches_makes_no_frame(tmp_path):
+    # the break runs only with checkpointing on (off here, as by default): the layers stay inlined
+    src = _program('y = x * self.index\nif self.checkpointing:\n    print("checkpointing")\nx = x + y')
+    found, recompiled = _check(src, tmp_path)
+    assert found == [] and recompiled == []
+
+
+def test_none_for_the_first_layer_then_a_tensor(tmp_path):
+    outer = ("        bias = None\n        for layer in self.layers:\n            x = layer(x, bias)\n"
+             "            bias = x")
+    src = _program('if bias is None:\n    bias = x\nprint("layer")\nx = x + bias', outer=outer)
+    found, recompiled = _check(src, tmp_path)
+    assert found == [_line(src, "if bias is None:")]
+    assert found[0] in recompiled
+
+
+def test_a_flag_the_layer_sets_on_an_object_every_layer_shares(tmp_path):
+    src = '''
+import types
+
+import torch
+from torch import nn
+
+
+class Layer(nn.Module):
+    def forward(self, x, state):
+        if not state.ready:
+            x = x + 1
+        state.ready = True
+        print("layer")
+        return x * 2
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layers = nn.ModuleList([Layer() for _ in range(3)])
+
+    def forward(self, x):
+        state = types.SimpleNamespace(ready=False)
+        for layer in self.layers:
+            x = layer(x, state)
+        return x
+
+
+def run():
+    m = torch.compile(Model())
+    m(torch.ones(3))
+'''
+    found, recompiled = _check(src, tmp_path)
+    assert found == [_line(src, "if not state.ready:")]
+    assert found[0] in recompiled
+
+
+def test_a_value_from_tolist_read_after_the_break(tmp_path):
+    src = '''
+import torch
+
+
+@torch.compile
+def per_expert(x, route):
+    sizes = torch.bincount(route, minlength=4).tolist()
+    return [part.sum() for part in x.split(sizes)]
+
+
+def run():
+    per_expert(torch.ones(8, 2), torch.tensor([0, 0, 1, 1, 1, 2, 3, 3]))
+    per_expert(torch.ones(8, 2), torch.tensor([0, 1, 1, 1, 1, 2, 2, 3]))
+'''
+    found, recompiled = _check(src, tmp_path)
+    assert found == [_line(src, "x.split(sizes)")]
+    assert found[0] in recompiled
+
+
+def test_a_value_from_tolist_handed_on_is_not_reported_here(tmp_path):
+    # returned: whatever guards on it does so where the caller uses it, not on this line
+    src = '''
+import torch
+
+
+@torch.compile
+def sizes_of(route):
+    sizes = torch.bincount(route, minlength=4).tolist()
+    return sizes
+
+
+def run():
+    sizes_of(torch.tensor([0, 0, 1, 1, 1, 2, 3, 3]))
+    sizes_of(torch.tensor([0, 1, 1, 1, 1, 2, 2, 3]))
+'''
+    found, recompiled = _check(src, tmp_path)
+    assert found == [] and _line(src, "return sizes") not in recompiled
+
+
+def test_removing_the_break_in_another_file_clears_the_finding(tmp_path):
+    """The frame pass runs on the whole project's breaks: a cached finding in one file must go when the break
+    that made its function a frame goes from another."""
+    (tmp_path / "pyproject.toml").write_text("[tool.dynlint]\n")
+    (tmp_path / "helpers.py").write_text("def noisy(x):\n    print('layer')\n    return x\n")
+    (tmp_path / "model.py").write_text(_program("y = x * self.index\nx = noisy(x) + y")
+                                       .replace("import torch\n", "import torch\nfrom helpers import noisy\n", 1))
+    cfg = api.load_config([str(tmp_path)], api.known_codes())
+
+    def dyn509():
+        return [(f.path, f.line) for f in api.check([str(tmp_path)], cfg, cache=True).findings if f.code == "DYN509"]
+    assert dyn509() == [("model.py", _line((tmp_path / "model.py").read_text(), "x * self.index"))]
+    (tmp_path / "helpers.py").write_text("def noisy(x):\n    return x\n")
+    assert dyn509() == []
