@@ -145,6 +145,7 @@ def build_parser() -> argparse.ArgumentParser:
     perf.add_argument("--cache-dir", metavar="DIR", help="where to keep the cache (default: <project>/.dynlint_cache)")
 
     sub.add_parser("rules", help="list every rule")
+    sub.add_parser("server", help="run the language server (LSP over stdio, for editors: docs/editors.md)")
     r = sub.add_parser("rule", help="explain one rule")
     r.add_argument("code")
     return p
@@ -153,6 +154,16 @@ def build_parser() -> argparse.ArgumentParser:
 def _codes_documented() -> dict:
     """Every code dynlint emits, by code: the rules' and dynlint's own (core/codes.py)."""
     return {**ENGINE_CODES, **{r.code: r for r in all_rules()}}
+
+
+def cmd_server() -> int:
+    try:
+        from dynlint import server      # pygls: installed with the `server` extra
+    except ImportError as e:
+        sys.stderr.write(f"dynlint: error: the language server needs pygls ({e}): "
+                         f"pip install 'dynlint[server]'\n")
+        return EXIT_USAGE
+    return server.main()
 
 
 def cmd_rules(out) -> int:
@@ -481,6 +492,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             return cmd_rule(args.code, sys.stdout)
         if args.command == "check":
             return cmd_check(args)
+        if args.command == "server":
+            return cmd_server()
         parser.print_help()
         return EXIT_USAGE
     except ConfigError as e:

@@ -16,6 +16,7 @@ that reports them is DYN509 (rules/recompiles.py).
 from __future__ import annotations
 
 import ast
+import textwrap
 from collections import deque
 from dataclasses import dataclass
 from typing import Callable, Dict, Iterable, List, Optional, Set, Tuple
@@ -68,41 +69,93 @@ class Frames:
     """The frame model of one run: `find` gives each frame function and what differs between its entries."""
 
     def __init__(self, project: Project, regions: Iterable[FuncRef], text: Callable[[str], Optional[str]],
-                 edges: Callable):
-        """edges(project, ref, nested): the region analysis's call graph (regions.call_edges)."""
+                 edges: Callable, graph: Optional[Dict] = None, kept: Optional[Dict] = None,
+                 digest: Optional[Callable[[str], Optional[str]]] = None):
+        """edges(project, ref, nested): the region analysis's call graph (regions.call_edges); graph, kept:
+        what an earlier run found (`graph`, `made`), reused where still valid; digest(rel): a file's digest."""
         self.project = project
+        self.graph: Dict[str, dict] = dict(graph or {})      # what depends on the indexes alone
+        self._nested: Dict[str, Dict[str, List[str]]] = {}
         self._edges = edges
         self.regions = set(regions)
         self._text = text
-        self._trees: Dict[str, Optional[ast.Module]] = {}
+        self._texts: Dict[str, List[str]] = {}
+        self._bound: Dict[FuncRef, tuple] = {}
+        self._calls: Dict[FuncRef, Dict[int, list]] = {}
         self._defs: Dict[Tuple[str, int], Optional[ast.AST]] = {}
-        self._held: Optional[Dict[Tuple[str, str], List[Tuple[str, str]]]] = None
+        self._held: Dict[Tuple[str, str], List[Tuple[str, str]]] = {}
         self._scanned: Dict[Tuple[str, str], Dict[Tuple[str, str], List[Dict[str, str]]]] = {}
         self._multi: Dict[Tuple[str, str], bool] = {}
+        self._multi_reads: Dict[Tuple[str, str], Set[str]] = {}
+        self._reading: List[Set[str]] = []       # the read sets of the computations under way
+        # what an earlier run worked out from files' text, kept while those files are unchanged: each frame's
+        # facts (ref -> (what it was computed for, {file: digest}, Frame)), the function holding a break
+        # ((path, line) -> (digest, qualname)), whether every run reaches a line (("runs", ref, line) -> ...)
+        self.kept: Dict[FuncRef, tuple] = dict(kept or {})
+        self.made: Dict[FuncRef, tuple] = {}
+        self._digest = digest or (lambda rel: None)
 
-    # ---- sources ------------------------------------------------------------------------------------------
-    def tree(self, rel: str) -> Optional[ast.Module]:
-        if rel not in self._trees:
+    # ---- sources: one def or class at a time (parsing whole files was most of this pass's time) ----------
+    def _note(self, rel: str) -> None:
+        """The computations under way read this file's text (each frame's facts are kept with what they read)."""
+        for reads in self._reading:
+            reads.add(rel)
+
+    def _lines(self, rel: str) -> List[str]:
+        if rel not in self._texts:
             text = self._text(rel)
-            try:
-                self._trees[rel] = ast.parse(text) if text is not None else None
-            except (SyntaxError, ValueError, RecursionError, MemoryError):
-                self._trees[rel] = None
-        return self._trees[rel]
+            self._texts[rel] = text.splitlines() if text is not None else []
+        return self._texts[rel]
 
-    def node_at(self, rel: str, line: int, kind=(ast.FunctionDef, ast.AsyncFunctionDef)) -> Optional[ast.AST]:
-        """The def (or class) starting at `line` of a file."""
-        key = (rel, line)
+    def node_at(self, rel: str, start: int, end: int, kind) -> Optional[ast.AST]:
+        """The def or class of lines start..end of a file, parsed alone with the file's line numbers."""
+        self._note(rel)
+        key = (rel, start)
         if key not in self._defs:
-            tree = self.tree(rel)
-            self._defs[key] = next((n for n in ast.walk(tree) if isinstance(n, kind) and n.lineno == line), None) \
-                if tree else None
+            block = textwrap.dedent("\n".join(self._lines(rel)[start - 1:end]))
+            try:
+                tree = ast.parse("\n" * (start - 1) + block)     # the file's line numbers
+                self._defs[key] = next((n for n in tree.body if isinstance(n, kind)), None)
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                self._defs[key] = None      # (a string at column 0 inside it: not dedented; not analysed)
         return self._defs[key]
 
     def definition(self, ref: FuncRef):
-        return self.node_at(ref[0], self.project.function(ref).def_line)
+        fn = self.project.function(ref)
+        return self.node_at(ref[0], fn.def_line, fn.end, (ast.FunctionDef, ast.AsyncFunctionDef))
 
     # ---- the frames ---------------------------------------------------------------------------------------
+    def callers(self) -> Dict[FuncRef, List[Tuple[FuncRef, CallSite]]]:
+        """Each region function's callers in traced code, with the call sites: the region graph reversed
+        (kept from an earlier run while the indexes are unchanged, as `graph`)."""
+        if "callers" not in self.graph:
+            callers: Dict[FuncRef, List[Tuple[FuncRef, CallSite]]] = {}
+            for ref in sorted(self.regions):
+                for site, callee in self.edges(ref):
+                    if callee != ref:
+                        callers.setdefault(callee, []).append((ref, site))
+            self.graph["callers"] = callers
+        return self.graph["callers"]
+
+    def edges(self, ref: FuncRef) -> List[Tuple[Optional[CallSite], FuncRef]]:
+        """The region functions `ref` calls, with the call sites (regions.call_edges, kept in `graph`)."""
+        out = self.graph.setdefault("edges", {})
+        if ref not in out:
+            out[ref] = [(site, callee) for site, callee in self._edges(self.project, ref, self._nested)
+                        if callee in self.regions]
+        return out[ref]
+
+    def _owner(self, path: str, line: int) -> Optional[str]:
+        """The innermost function holding a line (kept while the file is unchanged)."""
+        key, digest = (path, line), self._digest(path)
+        old = self.kept.get(key)
+        if old is None or old[0] != digest or digest is None:
+            ix = self.project.by_path.get(path)
+            inner = [(fn.start, q) for q, fn in ix.functions.items() if fn.def_line < line <= fn.end] if ix else []
+            old = (digest, max(inner)[1] if inner else None)
+        self.made[key] = old
+        return old[1]
+
     def find(self, breaks: Iterable) -> Dict[FuncRef, Frame]:
         """breaks: the check pass's graph-break findings (`path`, `line`, `message`)."""
         project = self.project
@@ -111,13 +164,10 @@ class Frames:
         queue = deque()
         found = []
         for f in sorted(breaks, key=lambda f: (f.path, f.line)):
-            ix = project.by_path.get(f.path)
-            if ix is None:
+            owner = self._owner(f.path, f.line)
+            if owner is None:
                 continue
-            inner = [(fn.start, q) for q, fn in ix.functions.items() if fn.def_line < f.line <= fn.end]
-            if not inner:
-                continue
-            ref = (f.path, max(inner)[1])
+            ref = (f.path, owner)
             runs = self._runs(ref, f.line) if ref in self.regions else None
             if runs:
                 found.append((runs == "training", ref, f))
@@ -128,12 +178,7 @@ class Frames:
             if ref not in frames:
                 frames[ref] = why
                 queue.append(ref)
-        callers: Dict[FuncRef, List[Tuple[FuncRef, CallSite]]] = {}
-        nested: Dict[str, Dict[str, List[str]]] = {}
-        for ref in self.regions:
-            for site, callee in self._edges(project, ref, nested):
-                if callee in self.regions and callee != ref:
-                    callers.setdefault(callee, []).append((ref, site))
+        callers = self.callers()
         while queue:        # a caller whose call runs a frame breaks there too: a frame of its own
             ref = queue.popleft()
             for caller, site in callers.get(ref, ()):
@@ -146,10 +191,9 @@ class Frames:
         # the call). One that does not is inlined wherever traced code calls it, and entered as a frame only
         # from the functions Dynamo runs eagerly (skipped): those calls are its entries.
         eager: Dict[FuncRef, Tuple[Tuple[str, int], List[Tuple[FuncRef, CallSite]]]] = {}
-        nested = {}
         for ref, why in skipped.items():
-            for site, callee in self._edges(project, ref, nested):
-                if site is not None and callee in self.regions and callee not in frames:
+            for site, callee in self.edges(ref):
+                if site is not None and callee not in frames:
                     eager.setdefault(callee, (why, []))[1].append((ref, site))
         out: Dict[FuncRef, Frame] = {}
         todo = [(ref, why, [(c, s) for c, s in callers.get(ref, ()) if s is not None], False)
@@ -158,7 +202,15 @@ class Frames:
         for ref, why, entries, eager_only in todo:
             if not entries:
                 continue            # a root: entered from outside traced code, with the user's values
-            frame = self._frame(ref, why, entries, eager_only)
+            asked = (why, eager_only, tuple((c, s.line, s.kind, s.target) for c, s in entries))
+            old = self.kept.get(ref)
+            if old and old[0] == asked and all(self._digest(rel) == d for rel, d in old[1].items()):
+                frame = old[2]
+                self.made[ref] = old
+            else:
+                self._reading.append(set())
+                frame = self._frame(ref, why, entries, eager_only)
+                self.made[ref] = (asked, {rel: self._digest(rel) for rel in self._reading.pop()}, frame)
             if frame.per_instance or frame.none_or_value or frame.repeated or frame.ints:
                 out[ref] = frame
         # what a frame entered once per layer calls is inlined into it: its reads are that frame's guards
@@ -170,9 +222,8 @@ class Frames:
             for _ in range(3):
                 nxt = []
                 for r in level:
-                    for site, callee in self._edges(project, r, nested):
-                        if callee in self.regions and callee not in seen and callee not in out and \
-                                callee not in inlined:
+                    for site, callee in self.edges(r):
+                        if callee not in seen and callee not in out and callee not in inlined:
                             seen.add(callee)
                             nxt.append(callee)
                             inlined[callee] = Frame(frame.why, (), (), True, via=ref[1])
@@ -181,6 +232,14 @@ class Frames:
         return out
 
     def _runs(self, ref: FuncRef, line: int) -> Optional[str]:
+        key, digest = ("runs", ref, line), self._digest(ref[0])
+        old = self.kept.get(key)
+        if old is None or old[0] != digest or digest is None:
+            old = (digest, self._runs_now(ref, line))
+        self.made[key] = old
+        return old[1]
+
+    def _runs_now(self, ref: FuncRef, line: int) -> Optional[str]:
         """"always" when every run of the function runs this line, "training" when every training step does
         (it is under `if self.training:`), else None: in a branch of any other `if` (a Python flag such as
         gradient checkpointing, or anything else), an `else`, an exception handler. Loop bodies count as run
@@ -231,19 +290,21 @@ class Frames:
     # ---- arguments: None at one entry, a value at another ------------------------------------------------------
     def _call(self, caller: FuncRef, site: CallSite) -> Tuple[Optional[ast.Call], bool]:
         """The call node of a call site, and whether a loop of the caller runs it."""
-        fdef = self.definition(caller)
-        if fdef is None:
-            return None, False
-        found: List[Tuple[ast.Call, bool]] = []
-
-        def walk(node, loop: bool) -> None:
-            for child in ast.iter_child_nodes(node):
-                if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-                    continue
-                if isinstance(child, ast.Call) and child.lineno == site.line:
-                    found.append((child, loop))
-                walk(child, loop or isinstance(child, (ast.For, ast.While, ast.comprehension)))
-        walk(fdef, False)
+        self._note(caller[0])
+        if caller not in self._calls:
+            by_line: Dict[int, List[Tuple[ast.Call, bool]]] = {}
+            fdef = self.definition(caller)
+            stack = [(fdef, False)] if fdef is not None else []
+            while stack:
+                node, loop = stack.pop()
+                for child in ast.iter_child_nodes(node):
+                    if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+                        continue
+                    if isinstance(child, ast.Call):
+                        by_line.setdefault(child.lineno, []).append((child, loop))
+                    stack.append((child, loop or isinstance(child, (ast.For, ast.While, ast.comprehension))))
+            self._calls[caller] = by_line
+        found = sorted(self._calls[caller].get(site.line, ()), key=lambda c: c[0].col_offset)
         want = {"name": site.target, "self": f"self.{site.target}", "super": f"super().{site.target}"}[site.kind]
         matching = []
         for call, loop in found:
@@ -322,66 +383,109 @@ class Frames:
             return self._name_state(caller, expr.id, call)
         return "value" if self._tensor(caller, expr) else None
 
+    def _bindings(self, ref: FuncRef):
+        """(parameters, name -> the values assigned to it, loops as (first line, last line, names assigned in
+        it)) of a function: one walk of its def, shared by every question about it."""
+        self._note(ref[0])
+        if ref not in self._bound:
+            fdef = self.definition(ref)
+            params: Set[str] = set()
+            values: Dict[str, List[ast.expr]] = {}
+            loops = []
+            if fdef is not None:
+                params = {a.arg for a in ast.walk(fdef.args) if isinstance(a, ast.arg)}
+                for n in ast.walk(fdef):
+                    if isinstance(n, ast.Assign):
+                        for t in n.targets:
+                            if isinstance(t, ast.Name):
+                                values.setdefault(t.id, []).append(n.value)
+                    elif isinstance(n, (ast.For, ast.While)):
+                        names = {t.id for a in ast.walk(n) if isinstance(a, ast.Assign) for t in a.targets
+                                 if isinstance(t, ast.Name) and not isinstance(a.value, ast.Constant)}
+                        loops.append((n.lineno, n.end_lineno or n.lineno, names))
+            self._bound[ref] = (params, values, loops)
+        return self._bound[ref]
+
     def _name_state(self, caller: FuncRef, name: str, call: ast.Call) -> Optional[str]:
-        fdef = self.definition(caller)
-        if fdef is None or name in {a.arg for a in ast.walk(fdef.args) if isinstance(a, ast.arg)}:
+        params, bound, loops = self._bindings(caller)
+        if name in params:
             return None         # a parameter of the caller: whatever its callers pass
-        values = [n.value for n in ast.walk(fdef) if isinstance(n, ast.Assign)
-                  for t in n.targets if isinstance(t, ast.Name) and t.id == name]
+        values = bound.get(name, [])
         nones = [v for v in values if isinstance(v, ast.Constant) and v.value is None]
         if not values or len(nones) == len(values):
             return None if not values else "none"
         if nones:
-            for loop in ast.walk(fdef):
-                if isinstance(loop, (ast.For, ast.While)) and loop.lineno < call.lineno <= (loop.end_lineno or 0):
-                    sets = [n for n in ast.walk(loop) if isinstance(n, ast.Assign)
-                            for t in n.targets if isinstance(t, ast.Name) and t.id == name]
-                    before = [v for v in nones if v.lineno < loop.lineno]
-                    if sets and before and not any(isinstance(s.value, ast.Constant) for s in sets):
-                        return "none first"
+            for first, last, names in loops:
+                if first < call.lineno <= last and name in names and any(v.lineno < first for v in nones):
+                    return "none first"
             return None
         return "value" if all(self._tensor(caller, v) for v in values) else None
 
-    def _tensor(self, ref: FuncRef, expr: ast.expr) -> bool:
-        """Surely not None: arithmetic, a `torch.*` call, a tensor method (`x.view(...)`), a constructor."""
+    def _tensor(self, ref: FuncRef, expr: ast.expr, seen: frozenset = frozenset()) -> bool:
+        """Surely not None: arithmetic, a `torch.*` call, a tensor method (`x.view(...)`), a method or submodule
+        of `self` that never returns None, a local only ever bound to such values."""
         if isinstance(expr, ast.BinOp):
             return True
+        if isinstance(expr, ast.Name):
+            if expr.id in seen:
+                return True         # `pos = pooled_pos` ... `pooled_pos = pos`: no value of another kind
+            values = self._bindings(ref)[1].get(expr.id, []) if len(seen) < 4 else []
+            return bool(values) and all(self._tensor(ref, v, seen | {expr.id}) for v in values)
         if not isinstance(expr, ast.Call):
             return False
         name = dotted_name(expr.func) or ""
-        if self.project.by_path[ref[0]].qualify(name).startswith("torch."):
+        ix = self.project.by_path[ref[0]]
+        if ix.qualify(name).startswith("torch."):
             return True
         if name.startswith("self.") and name.count(".") == 1:
             fn = self.project.function(ref)
-            method = self.project.method(ref[0], fn.cls, name[5:]) if fn.cls else None
-            mdef = self.definition(method) if method else None
-            returns = [n.value for n in ast.walk(mdef) if isinstance(n, ast.Return)] if mdef else []
-            return bool(returns) and all(r is not None and not (isinstance(r, ast.Constant) and r.value is None)
-                                         and not isinstance(r, ast.IfExp) for r in returns)
+            if not fn.cls:
+                return False
+            method = self.project.method(ref[0], fn.cls, name[5:])
+            if method is not None:
+                return self._never_none(method)
+            info = self.project.class_info(ref[0], fn.cls)
+            ctors = info.attrs.get(name[5:], []) if info else []
+            held = self.project.attr_classes(ref[0], fn.cls, name[5:])
+            if held:        # a submodule of the project: its forward never returns None
+                forwards = [self.project.method(p, c.name, "forward") for p, c in held]
+                return all(f is not None and self._never_none(f) for f in forwards)
+            return bool(ctors) and all(ix.qualify(c).startswith("torch.nn.") for c in ctors)
         return isinstance(expr.func, ast.Attribute) and expr.func.attr not in MAYBE_NONE and \
             not name.startswith("self.")
 
+    def _never_none(self, ref: FuncRef) -> bool:
+        fdef = self.definition(ref)
+        returns = [n.value for n in ast.walk(fdef) if isinstance(n, ast.Return)] if fdef else []
+        return bool(returns) and all(r is not None and not (isinstance(r, ast.Constant) and r.value is None)
+                                     and not isinstance(r, ast.IfExp) for r in returns)
+
     # ---- instances: attributes set from constructor arguments that differ between them ----------------------
-    def _holders(self) -> Dict[Tuple[str, str], List[Tuple[str, str]]]:
-        """(path, class) -> the classes whose attributes hold instances of it (from the index: no parsing)."""
-        if self._held is None:
-            self._held = {}
-            for rel, ix in self.project.by_path.items():
-                for holder in ix.classes.values():
-                    for ctors in holder.attrs.values():
-                        for ctor in ctors:
-                            r = self.project.resolve(ix, ctor)
-                            if r and r[0] == "class":
-                                key = (r[1][0], r[1][1].name)
-                                if (rel, holder.name) != key:
-                                    self._held.setdefault(key, []).append((rel, holder.name))
-        return self._held
+    def _holders(self, key: Tuple[str, str]) -> List[Tuple[str, str]]:
+        """The classes whose attributes hold instances of class `key` ((path, name)): looked for in its own file
+        and the files that import it or its module (the project's import facts: no other index is loaded)."""
+        if key not in self._held:
+            path, cls = key
+            module = self.project.by_path[path].module
+            facts = self.project.facts
+            rels = {path} | set(facts.importers.get(f"{module}.{cls}", ())) | set(facts.importers.get(module, ()))
+            found = []
+            for rel in sorted(rels):
+                ix = self.project.by_path.get(rel)
+                for holder in (ix.classes.values() if ix is not None else ()):
+                    if (rel, holder.name) != key and any(
+                            (r := self.project.resolve(ix, ctor)) and r[0] == "class" and (r[1][0], r[1][1].name) == key
+                            for ctors in holder.attrs.values() for ctor in ctors):
+                        found.append((rel, holder.name))
+            self._held[key] = found
+        return self._held[key]
 
     def _constructions(self, key: Tuple[str, str]) -> List[Dict[str, str]]:
         """The constructions of a class inside a loop or a comprehension of a class that holds it: for each,
         {argument: kind} of the arguments built from the loop variable (positions as "0", "1", ...)."""
         out: List[Dict[str, str]] = []
-        for rel, holder in sorted(set(self._holders().get(key, ()))):
+        for rel, holder in self._holders(key):
+            self._note(rel)
             if (rel, holder) not in self._scanned:
                 self._scanned[(rel, holder)] = self._scan(rel, holder)
             out += self._scanned[(rel, holder)].get(key, [])
@@ -389,8 +493,8 @@ class Frames:
 
     def _scan(self, rel: str, holder: str) -> Dict[Tuple[str, str], List[Dict[str, str]]]:
         ix = self.project.by_path[rel]
-        tree = self.tree(rel)
-        node = next((n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == holder), None) if tree else None
+        init = ix.functions.get(f"{holder}.__init__")       # where layers are built
+        node = self.node_at(rel, init.def_line, init.end, (ast.FunctionDef, ast.AsyncFunctionDef)) if init else None
         built: Dict[Tuple[str, str], List[Dict[str, str]]] = {}
 
         def walk(n, loops: Set[str]) -> None:
@@ -417,9 +521,13 @@ class Frames:
         """Are there several instances of the class: built in a loop, or held by a class that has several?"""
         key = (path, cls)
         if key not in self._multi:
-            self._multi[key] = False
+            self._multi[key] = False            # (a cycle of holders)
+            self._reading.append(set())
             self._multi[key] = bool(self._constructions(key)) or (depth < 4 and any(
-                self._is_multi(rel, holder, depth + 1) for rel, holder in self._holders().get(key, ())))
+                self._is_multi(rel, holder, depth + 1) for rel, holder in self._holders(key)))
+            self._multi_reads[key] = self._reading.pop()
+        for rel in self._multi_reads.get(key, ()):
+            self._note(rel)
         return self._multi[key]
 
     def _per_instance(self, path: str, cls: str) -> Dict[str, str]:

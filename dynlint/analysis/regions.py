@@ -199,10 +199,15 @@ def find_regions(project: Project, mode: str = "auto", entries: Sequence[str] = 
 
 
 def find_frames(project: Project, regions: Iterable[FuncRef], text: Callable[[str], Optional[str]],
-                breaks: Iterable) -> Dict[FuncRef, Frame]:
-    """The region functions that graph breaks make Dynamo compile on their own (analysis/frames.py).
-    text: a file's source by project-relative path; breaks: the graph-break findings."""
-    return Frames(project, regions, text, call_edges).find(breaks)
+                breaks: Iterable, kept: Optional[tuple] = None, digest: Optional[Callable] = None
+                ) -> Tuple[Dict[FuncRef, Frame], tuple]:
+    """The region functions that graph breaks make Dynamo compile on their own (analysis/frames.py), and what
+    to pass back as `kept` next time (the region graph while the indexes are unchanged, each frame's facts
+    while the files they were read from are). text: a file's source by project-relative path;
+    breaks: the graph-break findings; digest: a file's digest."""
+    graph, facts = kept if kept else (None, None)
+    model = Frames(project, regions, text, call_edges, graph, facts, digest)
+    return model.find(breaks), (model.graph, model.made)
 
 
 def compiled_in(ix: ModuleIndex) -> Set[str]:

@@ -476,7 +476,8 @@ class RegionAnalysis(Protocol):
 
     def site_lines(self, ix: ModuleIndex) -> Set[int]: ...
 
-    def find_frames(self, project: Project, regions, text, breaks: Sequence[Finding]) -> dict: ...
+    def find_frames(self, project: Project, regions, text, breaks: Sequence[Finding], kept=None, digest=None
+                    ) -> tuple: ...
 
 
 def run(files: Iterable[Tuple[Path, str]], config: Config, rules: Sequence[Type], *, regions: RegionAnalysis,
@@ -613,27 +614,35 @@ def _frame_pass(regions: RegionAnalysis, project: Project, by_file, findings: Li
     # every graph break found, selected or not (an ignored DYN301 still breaks the graph), suppressions aside
     breaks = sorted({f for f in findings if f.code in by_code and by_code[f.code].scope == "region" and
                      not by_code[f.code].recompiles and not by_code[f.code].preview}, key=lambda f: f.sort_key)
-    # the frames depend on every file's text (the model reads defs, calls and constructors with `ast`)
-    key = digest(repr(([(f.path, f.line, f.message) for f in breaks],
-                       sorted((rel, entries[rel].digest) for rel in by_file),
-                       sorted((rel, e.digest) for rel, e in entries.items()))).encode())
+    # The frames depend on the project's outline (every file's index), the breaks and the text of the files the
+    # model read (defs, calls and constructors, with `ast`): kept while those are unchanged
+    shape = digest(repr(sorted((rel, e.index_digest) for rel, e in entries.items())).encode())
+    outline = digest(repr(([(f.path, f.line, f.message) for f in breaks], shape)).encode())
     hit = cache.frames.get("") if cache is not None and not buffers else None
-    if hit and hit[0] == key:
-        frames = hit[1]
+    if hit and hit[0] == outline and all(rel in entries and entries[rel].digest == d for rel, d in hit[1].items()):
+        frames = hit[2]
     else:
+        read: Set[str] = set()
+
         def text(rel: str) -> Optional[str]:
+            read.add(rel)
             try:
                 data = buffers[rel] if rel in buffers else _read(Path(paths[rel]), max_bytes, rel) \
                     if rel in paths else None
                 return decode(data) if data is not None else None
             except (OSError, UnicodeDecodeError, ValueError):
                 return None
+        kept = cache.frames.get("model") if cache is not None else None
         try:
-            frames = regions.find_frames(project, [(p, q) for p, qs in by_file.items() for q in qs], text, breaks)
+            frames, model = regions.find_frames(
+                project, [(p, q) for p, qs in by_file.items() for q in qs], text, breaks,
+                (kept[1] if kept[0] == shape else None, kept[2]) if kept else None,
+                lambda rel: entries[rel].digest if rel in entries else None)
         except Exception as e:      # a bug of ours in the frame model: say so, keep every other finding
             return [internal_error(".", "the frame analysis", e, debug)]
         if cache is not None and not buffers:
-            cache.frames[""] = (key, frames)
+            cache.frames[""] = (outline, {rel: entries[rel].digest for rel in read if rel in entries}, frames)
+            cache.frames["model"] = (shape, *model)
             cache.dirty = True
     project.frames = frames
     out: List[Finding] = []

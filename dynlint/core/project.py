@@ -44,8 +44,11 @@ class Facts:
         self.by_parent: Dict[str, Set[str]] = {}              # "pkg.mod" -> {"pkg.mod.Name", ...} imported
         self.named: Dict[str, List[Tuple[str, str]]] = {}     # base name -> (rel, class) naming it as a base
         self.classes: Dict[str, List[str]] = {}
+        self.importers: Dict[str, List[str]] = {}             # "pkg.mod.Name" / "pkg.mod" -> rels importing it
         for rel, (_, imports, classes) in files.items():
             self.imported.update(imports)
+            for target in imports:
+                self.importers.setdefault(target, []).append(rel)
             for target in imports:
                 self.by_parent.setdefault(target.rpartition(".")[0], set()).add(target)
             self.classes[rel] = [name for name, _ in classes]

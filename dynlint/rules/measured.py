@@ -37,6 +37,8 @@ MEASURED: dict = {
     "DYN404": {"right": 0, "false": 0, "unverified": 35, "sites": 0, "of": 29, "kind_found": 0},
     "DYN405": {"right": 10, "false": 0, "unverified": 25, "sites": 10, "of": 29, "kind_found": 10},
     "DYN502": {"right": 0, "false": 0, "unverified": 1, "sites": 0, "of": 0, "kind_found": 0},
+    "DYN509": {"right": 3, "false": 0, "unverified": 5, "sites": 0, "of": 0, "kind_found": 0},
+    "DYN510": {"right": 0, "false": 0, "unverified": 15, "sites": 0, "of": 0, "kind_found": 0},
     "DYN601": {"right": 0, "false": 0, "unverified": 0, "sites": 0, "of": 4, "kind_found": 0},
     "DYN602": {"right": 0, "false": 0, "unverified": 2, "sites": 0, "of": 4, "kind_found": 0},
     "DYN603": {"right": 0, "false": 0, "unverified": 0, "sites": 0, "of": 4, "kind_found": 0},

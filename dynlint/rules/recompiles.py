@@ -984,7 +984,7 @@ class ValueDiffersBetweenFrameEntries(TorchRule):
     shares."""
     code = "DYN509"
     name = "value-differs-between-frame-entries"
-    message = ("{what} differs between the entries of `{func}`, which Dynamo compiles as a frame of its own "
+    message = ("{what} differs between the entries of {func}, which Dynamo compiles as a frame of its own "
                "(the graph break at {why} stops it being inlined into its caller): {effect}")
     fix = ("Remove the graph break (then the function is inlined into its caller's graph, where these values are "
            "constants of one trace); or keep per-layer numbers out of Python (a buffer tensor), and pass the same "
@@ -1098,7 +1098,7 @@ class ValueDiffersBetweenFrameEntries(TorchRule):
 
     def _func(self, frame, qual: str) -> str:
         """The frame function, as the message names it."""
-        return f"{frame.via}` (this code is inlined into it" if frame.via else qual
+        return f"`{frame.via}` (this code is inlined into it)" if frame.via else f"`{qual}`"
 
     def _report(self, node, key: str, what: str, kind: str, frame) -> None:
         if key in self.done:

@@ -1,0 +1,200 @@
+"""`dynlint server`: a Language Server (LSP over stdio) for editors, built on pygls and lsprotocol.
+
+Each open document is checked as that file of its project, unsaved text included: the whole project stays in
+view (a helper is checked because a compiled `forward` in another file calls it), and the other open files of
+the project get fresh diagnostics too, since an edit in one file can change what another's regions are. The
+project's configuration comes from its pyproject.toml, as for `dynlint check`; the warm cache keeps a re-check
+to the files an edit touched. Code actions: every autofix (safe ones as preferred quick fixes, unsafe ones
+labelled) and a `# noqa: CODE` comment; hovering a diagnostic shows its rule's documentation.
+
+Editor set-up: docs/editors.md.
+"""
+from __future__ import annotations
+
+import asyncio
+import re
+from pathlib import Path
+from typing import Dict, List, Optional, Tuple
+
+from lsprotocol import types
+from pygls.lsp.server import LanguageServer
+from pygls.uris import to_fs_path
+
+from dynlint import api
+from dynlint.core.config import ConfigError, load_config
+from dynlint.core.files import relpath
+from dynlint.core.finding import Finding
+from dynlint.core.rule import REGISTRY
+from dynlint.core.version import __version__
+
+SEVERITY = {"error": types.DiagnosticSeverity.Error, "warning": types.DiagnosticSeverity.Warning,
+            "note": types.DiagnosticSeverity.Information}
+DEBOUNCE = 0.25         # seconds of quiet after a keystroke before the project is checked again
+_NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z0-9, ]+))?", re.IGNORECASE)
+
+
+class DynlintServer(LanguageServer):
+    def __init__(self) -> None:
+        super().__init__("dynlint", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Full)
+        self.findings: Dict[str, List[Finding]] = {}        # uri -> the findings its diagnostics show
+
+    # ---- checking ----------------------------------------------------------------------------------
+    def check(self, trigger_uri: str) -> None:
+        """Check the project of `trigger_uri` with every open document of it as a buffer; publish the
+        diagnostics of each of those documents."""
+        path = to_fs_path(trigger_uri)
+        if not path or not path.endswith(".py"):
+            return
+        try:
+            config = load_config([path], api.known_codes())
+        except ConfigError as e:
+            self.window_show_message(types.ShowMessageParams(types.MessageType.Error, f"dynlint: {e}"))
+            return
+        buffers: Dict[str, bytes] = {}
+        uris: Dict[str, str] = {}
+        for uri, doc in list(self.workspace.text_documents.items()):
+            fs = to_fs_path(uri)
+            if not fs or not fs.endswith(".py"):
+                continue
+            rel = relpath(Path(fs).absolute(), config.root)
+            if rel.startswith("../") or Path(rel).is_absolute():
+                continue                    # another project's file
+            buffers[rel] = doc.source.encode("utf-8")
+            uris[rel] = uri
+        # on the server's thread, the main one: the engine's time limits use signals
+        result = api.check([str(config.root)], config, cache=True, buffers=buffers)
+        by_rel: Dict[str, List[Finding]] = {rel: [] for rel in uris}
+        for f in result.findings:
+            if f.path in by_rel:
+                by_rel[f.path].append(f)
+        for rel, found in by_rel.items():
+            uri = uris[rel]
+            self.findings[uri] = found
+            self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(
+                uri=uri, diagnostics=[diagnostic(f) for f in found],
+                version=self.workspace.get_text_document(uri).version))
+
+
+def diagnostic(f: Finding) -> types.Diagnostic:
+    end_line = f.end_line or f.line
+    end_col = f.end_column if f.end_line else f.column + 1
+    return types.Diagnostic(
+        range=types.Range(start=types.Position(line=max(f.line - 1, 0), character=f.column),
+                          end=types.Position(line=max(end_line - 1, 0), character=end_col)),
+        message=f.message + (f"\nFix: {f.fix}" if f.fix else ""),
+        severity=SEVERITY.get(f.severity, types.DiagnosticSeverity.Warning),
+        code=f.code, source="dynlint")
+
+
+server = DynlintServer()
+
+
+@server.feature(types.TEXT_DOCUMENT_DID_OPEN)
+def did_open(ls: DynlintServer, params: types.DidOpenTextDocumentParams) -> None:
+    ls.check(params.text_document.uri)
+
+
+@server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
+async def did_change(ls: DynlintServer, params: types.DidChangeTextDocumentParams) -> None:
+    # once the typing pauses: a check per keystroke would queue behind itself
+    uri, version = params.text_document.uri, params.text_document.version
+    await asyncio.sleep(DEBOUNCE)
+    if ls.workspace.get_text_document(uri).version == version:
+        ls.check(uri)
+
+
+@server.feature(types.TEXT_DOCUMENT_DID_SAVE)
+def did_save(ls: DynlintServer, params: types.DidSaveTextDocumentParams) -> None:
+    ls.check(params.text_document.uri)
+
+
+@server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
+def did_close(ls: DynlintServer, params: types.DidCloseTextDocumentParams) -> None:
+    ls.findings.pop(params.text_document.uri, None)
+    ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=params.text_document.uri,
+                                                                        diagnostics=[]))
+
+
+def _inside(f: Finding, line: int, character: int) -> bool:
+    """Is the 0-based position within the finding's span?"""
+    start, end = (f.line - 1, f.column), ((f.end_line or f.line) - 1, f.end_column if f.end_line else f.column + 1)
+    return start <= (line, character) <= end
+
+
+def _overlaps(f: Finding, r: types.Range) -> bool:
+    start, end = (f.line - 1, f.column), ((f.end_line or f.line) - 1, f.end_column if f.end_line else f.column + 1)
+    return start <= (r.end.line, r.end.character) and (r.start.line, r.start.character) <= end
+
+
+@server.feature(types.TEXT_DOCUMENT_CODE_ACTION,
+                types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix]))
+def code_action(ls: DynlintServer, params: types.CodeActionParams) -> List[types.CodeAction]:
+    from dynlint.core.fixer import apply_fixes     # libcst-heavy: only when asked
+    uri = params.text_document.uri
+    doc = ls.workspace.get_text_document(uri)
+    actions: List[types.CodeAction] = []
+    for f in ls.findings.get(uri, []):
+        if not _overlaps(f, params.range):
+            continue
+        diag = diagnostic(f)
+        if f.autofix is not None:
+            fixed, applied = apply_fixes(doc.source, [f.autofix])
+            if applied:
+                unsafe = f.autofix.safety == "unsafe"
+                actions.append(types.CodeAction(
+                    title=f"{f.autofix.title} ({f.code}{', unsafe: check the result' if unsafe else ''})",
+                    kind=types.CodeActionKind.QuickFix, diagnostics=[diag], is_preferred=not unsafe,
+                    edit=types.WorkspaceEdit(changes={uri: [_whole(doc.source, fixed)]})))
+        edit = _noqa_edit(doc.lines, f.line - 1, f.code)
+        if edit is not None:
+            actions.append(types.CodeAction(title=f"Disable {f.code} for this line (# noqa)",
+                                            kind=types.CodeActionKind.QuickFix, diagnostics=[diag],
+                                            edit=types.WorkspaceEdit(changes={uri: [edit]})))
+    return actions
+
+
+def _whole(before: str, after: str) -> types.TextEdit:
+    """One edit replacing the document (the fixer rewrites a whole module)."""
+    lines = before.split("\n")
+    return types.TextEdit(range=types.Range(start=types.Position(line=0, character=0),
+                                            end=types.Position(line=len(lines) - 1, character=len(lines[-1]))),
+                          new_text=after)
+
+
+def _noqa_edit(lines: List[str], line: int, code: str) -> Optional[types.TextEdit]:
+    """Add `code` to the line's `# noqa` comment, or append one."""
+    if not 0 <= line < len(lines):
+        return None
+    text = lines[line].rstrip("\r\n")
+    m = _NOQA.search(text)
+    if m and not m.group("codes"):
+        return None                     # a bare `# noqa` already silences everything
+    if m:
+        codes = [c.strip() for c in m.group("codes").split(",") if c.strip()]
+        if code in codes:
+            return None
+        new, start, end = f"# noqa: {', '.join(codes + [code])}", m.start(), m.end()
+    else:
+        new, start, end = f"  # noqa: {code}", len(text), len(text)
+    return types.TextEdit(range=types.Range(start=types.Position(line=line, character=start),
+                                            end=types.Position(line=line, character=end)), new_text=new)
+
+
+@server.feature(types.TEXT_DOCUMENT_HOVER)
+def hover(ls: DynlintServer, params: types.HoverParams) -> Optional[types.Hover]:
+    pos = params.position
+    docs: List[Tuple[str, str]] = []
+    for f in ls.findings.get(params.text_document.uri, []):
+        rule = REGISTRY.get(f.code)
+        if rule is not None and _inside(f, pos.line, pos.character) and f.code not in dict(docs):
+            docs.append((f.code, rule.markdown("###")))
+    if not docs:
+        return None
+    return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown,
+                                                    value="\n---\n".join(text for _, text in docs)))
+
+
+def main() -> int:
+    server.start_io()
+    return 0
+
