@@ -53,6 +53,33 @@ def check_buffer(text, filename: str, config: Optional[Config] = None, debug: bo
     return result
 
 
+class Session:
+    """Repeated checks of one project, as an editor makes them: its configuration, file list and cache are kept
+    in memory between checks (a check of the project with a changed buffer then costs what the edit touches).
+    `refresh()` after files were created or deleted; a new Session after its configuration file changed."""
+
+    def __init__(self, path: str):
+        self.config = load_config([path], known_codes())
+        self.rules = checked_rules(self.config)
+        self.store = open_cache(self.config.root, self.config.fingerprint(), [r.code for r in self.rules],
+                                self.config.cache_dir)
+        self._files: Optional[list] = None
+
+    def refresh(self) -> None:
+        self._files = None
+
+    def check(self, buffers: Optional[dict] = None) -> engine.Result:
+        """Check the whole project, `buffers` (project-relative path -> bytes) in place of those files."""
+        buffers = buffers or {}
+        if self._files is None:
+            notices: list = []
+            self._files = discover([str(self.config.root)], self.config, notices)
+        files = [(p, r) for p, r in self._files if r not in buffers] + [(self.config.root / r, r) for r in buffers]
+        result = engine.run(files, self.config, self.rules, regions=regions, cache=self.store, buffers=buffers)
+        result.notices = list(self.store.notices)
+        return result
+
+
 def fix(paths: Sequence[str], config: Config, unsafe: bool = False, debug: bool = False, jobs: int = 1,
         cache: bool = False, progress=None):
     """Check with the fixes applied in memory, in passes (core/fixer.py); nothing is written. A FixOutcome."""

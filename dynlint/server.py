@@ -29,6 +29,7 @@ from dynlint.core.version import __version__
 
 SEVERITY = {"error": types.DiagnosticSeverity.Error, "warning": types.DiagnosticSeverity.Warning,
             "note": types.DiagnosticSeverity.Information}
+CONFIG_FILES = ("pyproject.toml", ".dynlint.toml", "dynlint.toml")
 DEBOUNCE = 0.25         # seconds of quiet after a keystroke before the project is checked again
 _NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z0-9, ]+))?", re.IGNORECASE)
 
@@ -37,6 +38,14 @@ class DynlintServer(LanguageServer):
     def __init__(self) -> None:
         super().__init__("dynlint", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Full)
         self.findings: Dict[str, List[Finding]] = {}        # uri -> the findings its diagnostics show
+        self.sessions: Dict[Path, api.Session] = {}           # project root -> its configuration, files, cache
+
+    def session(self, path: str) -> "api.Session":
+        """The project of a file, kept between checks (its root is where its configuration was found)."""
+        config = load_config([path], api.known_codes())
+        if config.root not in self.sessions:
+            self.sessions[config.root] = api.Session(path)
+        return self.sessions[config.root]
 
     # ---- checking ----------------------------------------------------------------------------------
     def check(self, trigger_uri: str) -> None:
@@ -46,23 +55,24 @@ class DynlintServer(LanguageServer):
         if not path or not path.endswith(".py"):
             return
         try:
-            config = load_config([path], api.known_codes())
+            session = self.session(path)
         except ConfigError as e:
             self.window_show_message(types.ShowMessageParams(types.MessageType.Error, f"dynlint: {e}"))
             return
+        root = session.config.root
         buffers: Dict[str, bytes] = {}
         uris: Dict[str, str] = {}
         for uri, doc in list(self.workspace.text_documents.items()):
             fs = to_fs_path(uri)
             if not fs or not fs.endswith(".py"):
                 continue
-            rel = relpath(Path(fs).absolute(), config.root)
+            rel = relpath(Path(fs).absolute(), root)
             if rel.startswith("../") or Path(rel).is_absolute():
                 continue                    # another project's file
             buffers[rel] = doc.source.encode("utf-8")
             uris[rel] = uri
         # on the server's thread, the main one: the engine's time limits use signals
-        result = api.check([str(config.root)], config, cache=True, buffers=buffers)
+        result = session.check(buffers)
         by_rel: Dict[str, List[Finding]] = {rel: [] for rel in uris}
         for f in result.findings:
             if f.path in by_rel:
@@ -105,7 +115,21 @@ async def did_change(ls: DynlintServer, params: types.DidChangeTextDocumentParam
 
 @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
 def did_save(ls: DynlintServer, params: types.DidSaveTextDocumentParams) -> None:
+    if Path(to_fs_path(params.text_document.uri) or "").name in CONFIG_FILES:
+        ls.sessions.clear()         # the configuration changed: read it again at the next check
+        for uri in list(ls.findings):
+            ls.check(uri)
+        return
     ls.check(params.text_document.uri)
+
+
+@server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
+def watched_files(ls: DynlintServer, params: types.DidChangeWatchedFilesParams) -> None:
+    """Files created or deleted: list the projects' files again; a configuration file changed: read it again."""
+    if any(Path(to_fs_path(c.uri) or "").name in CONFIG_FILES for c in params.changes):
+        ls.sessions.clear()
+    for session in ls.sessions.values():
+        session.refresh()
 
 
 @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)

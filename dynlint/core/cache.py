@@ -225,10 +225,12 @@ class Cache:
                 self.index_dir.mkdir(exist_ok=True)
                 for rel, blob in self.blobs.items():
                     self._write(self._blob_path(rel), blob)
+                self.blobs = {}         # written: a cache kept open (an editor's session) writes each once
             self._write(self.file, pickle.dumps({"version": code_version(), "files": self.files,
                                                  "project": self.project, "checks": self.checks,
                                                  "frames": self.frames},
                                                 protocol=pickle.HIGHEST_PROTOCOL))
+            self.dirty = False
         except OSError as e:
             # a read-only project still gets its report; a link out of the project is refused, and said
             self.notices.append(f"cache not written: {e}")
