@@ -21,8 +21,10 @@ from pathlib import Path
 from lsprotocol import types
 from pygls.lsp.client import LanguageClient
 
+from dynlint.server import DEBOUNCE
+
 HERE = Path(__file__).resolve().parent
-DEBOUNCE_NOTE = "server's wait for a pause in typing (0.25 s) included"
+DEBOUNCE_NOTE = f"server's wait for a pause in typing ({DEBOUNCE} s) included"
 
 
 async def measure(tree: Path, rel: str, edits: int) -> dict:
