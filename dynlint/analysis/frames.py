@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import ast
 import textwrap
-from collections import deque
+from collections import OrderedDict, deque
 from dataclasses import dataclass
 from typing import Callable, Dict, Iterable, List, Optional, Set, Tuple
 
@@ -47,7 +47,17 @@ def _loop_targets(node: ast.AST) -> Set[str]:
 
 
 # methods that may return None: a value from them is not known to be one
+# parsed defs kept at once: enough for a frame, its callers and their classes; a bound on the memory this pass
+# adds (the engine forks its check workers after it, and they inherit the pages)
+KEPT_DEFS = 256
 MAYBE_NONE = frozenset({"get", "pop", "setdefault", "getattr", "forward", "__call__"})
+
+
+def _keep(memo: OrderedDict, key, value, most: int = 0) -> None:
+    """Remember `value`, forgetting the least recently used entries past `most` (KEPT_DEFS)."""
+    memo[key] = value
+    while len(memo) > (most or KEPT_DEFS):
+        memo.popitem(last=False)
 
 
 def _training(test: ast.expr) -> bool:
@@ -79,10 +89,11 @@ class Frames:
         self._edges = edges
         self.regions = set(regions)
         self._text = text
-        self._texts: Dict[str, List[str]] = {}
-        self._bound: Dict[FuncRef, tuple] = {}
-        self._calls: Dict[FuncRef, Dict[int, list]] = {}
-        self._defs: Dict[Tuple[str, int], Optional[ast.AST]] = {}
+        # what is worked out from the text, the most recently used KEPT_DEFS of each (a bound on the memory)
+        self._texts: OrderedDict = OrderedDict()     # path -> its lines
+        self._bound: OrderedDict = OrderedDict()     # ref -> _bindings
+        self._calls: OrderedDict = OrderedDict()     # ref -> {line: its calls}
+        self._defs: OrderedDict = OrderedDict()       # (path, line) -> parsed def, the last KEPT_DEFS
         self._held: Dict[Tuple[str, str], List[Tuple[str, str]]] = {}
         self._scanned: Dict[Tuple[str, str], Dict[Tuple[str, str], List[Dict[str, str]]]] = {}
         self._multi: Dict[Tuple[str, str], bool] = {}
@@ -104,20 +115,23 @@ class Frames:
     def _lines(self, rel: str) -> List[str]:
         if rel not in self._texts:
             text = self._text(rel)
-            self._texts[rel] = text.splitlines() if text is not None else []
+            _keep(self._texts, rel, text.splitlines() if text is not None else [], KEPT_DEFS // 8)
+        self._texts.move_to_end(rel)
         return self._texts[rel]
 
     def node_at(self, rel: str, start: int, end: int, kind) -> Optional[ast.AST]:
         """The def or class of lines start..end of a file, parsed alone with the file's line numbers."""
         self._note(rel)
         key = (rel, start)
-        if key not in self._defs:
+        if key in self._defs:
+            self._defs.move_to_end(key)
+        else:
             block = textwrap.dedent("\n".join(self._lines(rel)[start - 1:end]))
             try:
                 tree = ast.parse("\n" * (start - 1) + block)     # the file's line numbers
-                self._defs[key] = next((n for n in tree.body if isinstance(n, kind)), None)
+                _keep(self._defs, key, next((n for n in tree.body if isinstance(n, kind)), None))
             except (SyntaxError, ValueError, RecursionError, MemoryError):
-                self._defs[key] = None      # (a string at column 0 inside it: not dedented; not analysed)
+                _keep(self._defs, key, None)    # (a string at column 0 inside it: not dedented; not analysed)
         return self._defs[key]
 
     def definition(self, ref: FuncRef):
@@ -229,6 +243,8 @@ class Frames:
                             inlined[callee] = Frame(frame.why, (), (), True, via=ref[1])
                 level = nxt
         out.update(inlined)
+        # the parsed defs are done with: free them before the check of the frames forks its workers
+        self._defs.clear(), self._texts.clear(), self._bound.clear(), self._calls.clear(), self._scanned.clear()
         return out
 
     def _runs(self, ref: FuncRef, line: int) -> Optional[str]:
@@ -303,7 +319,8 @@ class Frames:
                     if isinstance(child, ast.Call):
                         by_line.setdefault(child.lineno, []).append((child, loop))
                     stack.append((child, loop or isinstance(child, (ast.For, ast.While, ast.comprehension))))
-            self._calls[caller] = by_line
+            _keep(self._calls, caller, by_line)
+        self._calls.move_to_end(caller)
         found = sorted(self._calls[caller].get(site.line, ()), key=lambda c: c[0].col_offset)
         want = {"name": site.target, "self": f"self.{site.target}", "super": f"super().{site.target}"}[site.kind]
         matching = []
@@ -403,7 +420,8 @@ class Frames:
                         names = {t.id for a in ast.walk(n) if isinstance(a, ast.Assign) for t in a.targets
                                  if isinstance(t, ast.Name) and not isinstance(a.value, ast.Constant)}
                         loops.append((n.lineno, n.end_lineno or n.lineno, names))
-            self._bound[ref] = (params, values, loops)
+            _keep(self._bound, ref, (params, values, loops))
+        self._bound.move_to_end(ref)
         return self._bound[ref]
 
     def _name_state(self, caller: FuncRef, name: str, call: ast.Call) -> Optional[str]:
