@@ -155,9 +155,8 @@ class Frames:
         """The region functions `ref` calls, with the call sites (regions.call_edges, kept in `graph`)."""
         out = self.graph.setdefault("edges", {})
         if ref not in out:
-            out[ref] = [(site, callee) for site, callee in self._edges(self.project, ref, self._nested)
-                        if callee in self.regions]
-        return out[ref]
+            out[ref] = self._edges(self.project, ref, self._nested)
+        return [(site, callee) for site, callee in out[ref] if callee in self.regions]
 
     def _owner(self, path: str, line: int) -> Optional[str]:
         """The innermost function holding a line (kept while the file is unchanged)."""

@@ -177,16 +177,21 @@ def extend(chain: Chain, name: str, length: int) -> Chain:
     return (chain[0], f"... {length - 1 - tail} more ...") + chain[-(tail - 1):] + (name,)
 
 
-def find_regions(project: Project, mode: str = "auto", entries: Sequence[str] = ()) -> Dict[FuncRef, Chain]:
+def find_regions(project: Project, mode: str = "auto", entries: Sequence[str] = (),
+                 edges: Optional[dict] = None) -> Dict[FuncRef, Chain]:
     """Every traced function -> the shortest call chain from a root (breadth-first), as shown (`extend`);
-    `entries`: the configuration's `compiled` entry points, roots too."""
+    `entries`: the configuration's `compiled` entry points, roots too. `edges`, when given, receives each
+    region function's call edges (`call_edges`), which the frame model reuses."""
     regions = roots(project, mode, entries)
     length = dict.fromkeys(regions, 1)
     nested: Dict[str, Dict[str, List[str]]] = {}
     queue = deque(regions)
     while queue:
         ref = queue.popleft()
-        for callee in callees(project, ref, nested):
+        out = call_edges(project, ref, nested)
+        if edges is not None:
+            edges[ref] = out
+        for _, callee in out:
             if callee in regions:
                 continue
             cix = project.by_path[callee[0]]

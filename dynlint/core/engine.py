@@ -472,7 +472,8 @@ class RegionAnalysis(Protocol):
     """Which functions torch.compile traces, and which lines set it up: torch knowledge, so the caller brings it
     (dynlint.analysis.regions); the engine only plans the work around it."""
 
-    def find_regions(self, project: Project, mode: str, entries: Sequence[str]) -> Dict[Tuple[str, str], Tuple[str, ...]]: ...
+    def find_regions(self, project: Project, mode: str, entries: Sequence[str], edges: Optional[dict] = None
+                     ) -> Dict[Tuple[str, str], Tuple[str, ...]]: ...
 
     def site_lines(self, ix: ModuleIndex) -> Set[int]: ...
 
@@ -546,6 +547,7 @@ def run(files: Iterable[Tuple[Path, str]], config: Config, rules: Sequence[Type]
                 out[rel] = lines
         return out
 
+    edges: dict = {}      # the region graph, when the region pass runs now (the frame pass reuses it)
     if cache is not None and cache.project and cache.project[0] == project_key:
         by_file, sites = cache.project[1], dict(cache.project[2])
         if site_rules and fresh:      # re-indexed files keep their shape, but their lines may have moved
@@ -555,7 +557,7 @@ def run(files: Iterable[Tuple[Path, str]], config: Config, rules: Sequence[Type]
             cache.dirty = True
     else:
         try:
-            found = regions.find_regions(project, config.regions, config.compiled)
+            found = regions.find_regions(project, config.regions, config.compiled, edges)
             sites = site_map(project.by_path.items())
         except Exception as e:      # a bug of ours in the whole-project pass: say so (exit 2), report what we have
             findings.append(internal_error(".", "the region analysis", e, debug))
@@ -599,7 +601,7 @@ def run(files: Iterable[Tuple[Path, str]], config: Config, rules: Sequence[Type]
     frame_rules = [r for r in rules if r.scope == "frame"]
     if frame_rules and by_file:
         findings += _frame_pass(regions, project, by_file, findings, config, rules, frame_rules, entries, keys, paths,
-                                indexes, cache, buffers, jobs, debug, max_bytes)
+                                indexes, cache, buffers, jobs, debug, max_bytes, edges)
     if cache is not None:
         cache.save(keep=set(rels))
     findings = [f for f in findings if config.enabled(f.code, f.path) or f.code in (PARSE_ERROR, INTERNAL_ERROR)]
@@ -608,7 +610,7 @@ def run(files: Iterable[Tuple[Path, str]], config: Config, rules: Sequence[Type]
 
 
 def _frame_pass(regions: RegionAnalysis, project: Project, by_file, findings: List[Finding], config: Config, rules, frame_rules, entries,
-                keys, paths, indexes, cache, buffers, jobs: int, debug: bool, max_bytes) -> List[Finding]:
+                keys, paths, indexes, cache, buffers, jobs: int, debug: bool, max_bytes, edges: dict) -> List[Finding]:
     """The frame rules, over the functions that the check pass's graph breaks make frames of their own."""
     by_code = {r.code: r for r in rules}
     # every graph break found, selected or not (an ignored DYN301 still breaks the graph), suppressions aside
@@ -633,11 +635,11 @@ def _frame_pass(regions: RegionAnalysis, project: Project, by_file, findings: Li
             except (OSError, UnicodeDecodeError, ValueError):
                 return None
         kept = cache.frames.get("model") if cache is not None else None
+        graph = kept[1] if kept and kept[0] == shape else ({"edges": edges} if edges else None)
         try:
             frames, model = regions.find_frames(
                 project, [(p, q) for p, qs in by_file.items() for q in qs], text, breaks,
-                (kept[1] if kept[0] == shape else None, kept[2]) if kept else None,
-                lambda rel: entries[rel].digest if rel in entries else None)
+                (graph, kept[2] if kept else None), lambda rel: entries[rel].digest if rel in entries else None)
         except Exception as e:      # a bug of ours in the frame model: say so, keep every other finding
             return [internal_error(".", "the frame analysis", e, debug)]
         if cache is not None and not buffers:
