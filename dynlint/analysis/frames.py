@@ -171,7 +171,6 @@ class Frames:
 
     def find(self, breaks: Iterable) -> Dict[FuncRef, Frame]:
         """breaks: the check pass's graph-break findings (`path`, `line`, `message`)."""
-        project = self.project
         frames: Dict[FuncRef, Tuple[str, int]] = {}
         skipped: Dict[FuncRef, Tuple[str, int]] = {}      # run eagerly: what they call starts frames
         queue = deque()
