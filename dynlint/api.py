@@ -28,14 +28,18 @@ def check(paths: Sequence[str], config: Optional[Config] = None, debug: bool = F
     rules = checked_rules(config)     # per-file ignores (and rules run only for the frame pass) filter later
     store = open_cache(config.root, config.fingerprint(), [r.code for r in rules], config.cache_dir) if cache else None
     notices: list = []
-    files = discover(paths, config, notices)
-    if buffers:
-        files = [(p, r) for p, r in files if r not in buffers] + \
-            [(config.root / r, r) for r in buffers]
+    files = _with_buffers(discover(paths, config, notices), config, buffers)
     result = engine.run(files, config, rules, regions=regions, debug=debug, jobs=jobs, cache=store,
                         progress=progress, buffers=buffers)
     result.notices = notices + (store.notices if store else [])
     return result
+
+
+def _with_buffers(files: list, config: Config, buffers: Optional[dict]) -> list:
+    """The files to check, with the buffered ones (which need not exist on disk) in place of theirs."""
+    if not buffers:
+        return files
+    return [(p, r) for p, r in files if r not in buffers] + [(config.root / r, r) for r in buffers]
 
 
 def check_buffer(text, filename: str, config: Optional[Config] = None, debug: bool = False, jobs: int = 1,
@@ -70,13 +74,12 @@ class Session:
 
     def check(self, buffers: Optional[dict] = None) -> engine.Result:
         """Check the whole project, `buffers` (project-relative path -> bytes) in place of those files."""
-        buffers = buffers or {}
         if self._files is None:
-            notices: list = []
-            self._files = discover([str(self.config.root)], self.config, notices)
-        files = [(p, r) for p, r in self._files if r not in buffers] + [(self.config.root / r, r) for r in buffers]
-        result = engine.run(files, self.config, self.rules, regions=regions, cache=self.store, buffers=buffers)
-        result.notices = list(self.store.notices)
+            self._notices: list = []
+            self._files = discover([str(self.config.root)], self.config, self._notices)
+        result = engine.run(_with_buffers(self._files, self.config, buffers), self.config, self.rules,
+                            regions=regions, cache=self.store, buffers=buffers)
+        result.notices = self._notices + self.store.notices
         return result
 
 

@@ -104,6 +104,7 @@ class Frames:
         # ((path, line) -> (digest, qualname)), whether every run reaches a line (("runs", ref, line) -> ...)
         self.kept: Dict[FuncRef, tuple] = dict(kept or {})
         self.made: Dict[FuncRef, tuple] = {}
+        self.fresh = False          # anything worked out anew (else `graph` and `made` are what was kept)
         self._digest = digest or (lambda rel: None)
 
     # ---- sources: one def or class at a time (parsing whole files was most of this pass's time) ----------
@@ -149,6 +150,7 @@ class Frames:
                     if callee != ref:
                         callers.setdefault(callee, []).append((ref, site))
             self.graph["callers"] = callers
+            self.fresh = True
         return self.graph["callers"]
 
     def edges(self, ref: FuncRef) -> List[Tuple[Optional[CallSite], FuncRef]]:
@@ -156,6 +158,7 @@ class Frames:
         out = self.graph.setdefault("edges", {})
         if ref not in out:
             out[ref] = self._edges(self.project, ref, self._nested)
+            self.fresh = True
         return [(site, callee) for site, callee in out[ref] if callee in self.regions]
 
     def _owner(self, path: str, line: int) -> Optional[str]:
@@ -166,6 +169,7 @@ class Frames:
             ix = self.project.by_path.get(path)
             inner = [(fn.start, q) for q, fn in ix.functions.items() if fn.def_line < line <= fn.end] if ix else []
             old = (digest, max(inner)[1] if inner else None)
+            self.fresh = True
         self.made[key] = old
         return old[1]
 
@@ -223,6 +227,7 @@ class Frames:
                 self._reading.append(set())
                 frame = self._frame(ref, why, entries, eager_only)
                 self.made[ref] = (asked, {rel: self._digest(rel) for rel in self._reading.pop()}, frame)
+                self.fresh = True
             if frame.per_instance or frame.none_or_value or frame.repeated or frame.ints:
                 out[ref] = frame
         # what a frame entered once per layer calls is inlined into it: its reads are that frame's guards
@@ -250,6 +255,7 @@ class Frames:
         old = self.kept.get(key)
         if old is None or old[0] != digest or digest is None:
             old = (digest, self._runs_now(ref, line))
+            self.fresh = True
         self.made[key] = old
         return old[1]
 

@@ -205,14 +205,15 @@ def find_regions(project: Project, mode: str = "auto", entries: Sequence[str] = 
 
 def find_frames(project: Project, regions: Iterable[FuncRef], text: Callable[[str], Optional[str]],
                 breaks: Iterable, kept: Optional[tuple] = None, digest: Optional[Callable] = None
-                ) -> Tuple[Dict[FuncRef, Frame], tuple]:
+                ) -> Tuple[Dict[FuncRef, Frame], Optional[tuple]]:
     """The region functions that graph breaks make Dynamo compile on their own (analysis/frames.py), and what
     to pass back as `kept` next time (the region graph while the indexes are unchanged, each frame's facts
-    while the files they were read from are). text: a file's source by project-relative path;
-    breaks: the graph-break findings; digest: a file's digest."""
+    while the files they were read from are), or None when that is what `kept` already holds.
+    text: a file's source by project-relative path; breaks: the graph-break findings; digest: a file's."""
     graph, facts = kept if kept else (None, None)
     model = Frames(project, regions, text, call_edges, graph, facts, digest)
-    return model.find(breaks), (model.graph, model.made)
+    frames = model.find(breaks)
+    return frames, ((model.graph, model.made) if model.fresh or len(model.made) != len(facts or {}) else None)
 
 
 def compiled_in(ix: ModuleIndex) -> Set[str]:

@@ -155,7 +155,7 @@ class Cache:
         self.files: Dict[str, Tuple[Tuple[int, int], Entry]] = {}   # rel -> (stat stamp, entry)
         self.project: Optional[tuple] = None                          # (key, regions by file, sites)
         self.checks: Dict[str, tuple] = {}                            # rel -> (check key, findings)
-        # rel -> (key, findings of the frame pass); "" -> the frames, "model" -> what the frame model keeps
+        # rel -> (key, findings of the frame pass); "model" -> what the frame model keeps between runs
         self.frames: Dict[str, tuple] = {}
         self.blobs: Dict[str, bytes] = {}                             # rel -> pickled SourceFile (new ones)
         self.dirty = False
@@ -215,7 +215,7 @@ class Cache:
         if keep is not None:
             self.files = {k: v for k, v in self.files.items() if k in keep}
             self.checks = {k: v for k, v in self.checks.items() if k in keep}
-            self.frames = {k: v for k, v in self.frames.items() if k in keep or k in ("", "model")}
+            self.frames = {k: v for k, v in self.frames.items() if k in keep or k == "model"}
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
             ignore = self.folder / ".gitignore"

@@ -616,36 +616,28 @@ def _frame_pass(regions: RegionAnalysis, project: Project, by_file, findings: Li
     # every graph break found, selected or not (an ignored DYN301 still breaks the graph), suppressions aside
     breaks = sorted({f for f in findings if f.code in by_code and by_code[f.code].scope == "region" and
                      not by_code[f.code].recompiles and not by_code[f.code].preview}, key=lambda f: f.sort_key)
-    # The frames depend on the project's outline (every file's index), the breaks and the text of the files the
-    # model read (defs, calls and constructors, with `ast`): kept while those are unchanged
+    # The frame model keeps what it worked out between runs: its graph while the indexes' shapes are unchanged
+    # (or the region pass's, when that ran now), each frame's facts while the files they were read from are
     shape = digest(repr(sorted((rel, e.index_digest) for rel, e in entries.items())).encode())
-    outline = digest(repr(([(f.path, f.line, f.message) for f in breaks], shape)).encode())
-    hit = cache.frames.get("") if cache is not None and not buffers else None
-    if hit and hit[0] == outline and all(rel in entries and entries[rel].digest == d for rel, d in hit[1].items()):
-        frames = hit[2]
-    else:
-        read: Set[str] = set()
 
-        def text(rel: str) -> Optional[str]:
-            read.add(rel)
-            try:
-                data = buffers[rel] if rel in buffers else _read(Path(paths[rel]), max_bytes, rel) \
-                    if rel in paths else None
-                return decode(data) if data is not None else None
-            except (OSError, UnicodeDecodeError, ValueError):
-                return None
-        kept = cache.frames.get("model") if cache is not None else None
-        graph = kept[1] if kept and kept[0] == shape else ({"edges": edges} if edges else None)
+    def text(rel: str) -> Optional[str]:
         try:
-            frames, model = regions.find_frames(
-                project, [(p, q) for p, qs in by_file.items() for q in qs], text, breaks,
-                (graph, kept[2] if kept else None), lambda rel: entries[rel].digest if rel in entries else None)
-        except Exception as e:      # a bug of ours in the frame model: say so, keep every other finding
-            return [internal_error(".", "the frame analysis", e, debug)]
-        if cache is not None and not buffers:
-            cache.frames[""] = (outline, {rel: entries[rel].digest for rel in read if rel in entries}, frames)
-            cache.frames["model"] = (shape, *model)
-            cache.dirty = True
+            data = buffers[rel] if rel in buffers else _read(Path(paths[rel]), max_bytes, rel) \
+                if rel in paths else None
+            return decode(data) if data is not None else None
+        except (OSError, UnicodeDecodeError, ValueError):
+            return None
+    kept = cache.frames.get("model") if cache is not None else None
+    graph = kept[1] if kept and kept[0] == shape else ({"edges": edges} if edges else None)
+    try:
+        frames, model = regions.find_frames(
+            project, [(p, q) for p, qs in by_file.items() for q in qs], text, breaks,
+            (graph, kept[2] if kept else None), lambda rel: entries[rel].digest if rel in entries else None)
+    except Exception as e:      # a bug of ours in the frame model: say so, keep every other finding
+        return [internal_error(".", "the frame analysis", e, debug)]
+    if cache is not None and model is not None:        # (content-addressed: a buffer's facts are its text's)
+        cache.frames["model"] = (shape, *model)
+        cache.dirty = True
     project.frames = frames
     out: List[Finding] = []
     work, fkeys = [], {}
