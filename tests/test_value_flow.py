@@ -299,3 +299,30 @@ def test_a_parameter_annotated_as_a_bool_tensor_is_a_mask():
            "        return ids[keep.view(-1)]\n")
     assert [(f.line, f.code) for f in api.check_source(src).findings] == [(7, "DYN402")]
     assert api.check_source(src.replace("torch.BoolTensor", "torch.LongTensor")).findings == []
+
+
+@pytest.mark.dynamo
+@pytest.mark.parametrize("build, breaks", [
+    ("torch.as_tensor([-1])", False),                                        # one element: a constant to Dynamo
+    ("torch.cat([torch.tensor([-1]), torch.as_tensor(x.shape[2:], dtype=torch.long)])", False),
+    ("torch.tensor([3, 4])", True),                                          # two elements: breaks
+    ("torch.tensor([0.5])", True),                                           # floating point: always breaks
+    ("torch.as_tensor(x.shape)", True),                   # dtype not shown (float for an empty shape): reported
+    ("x.long().sum(0)", True),                                               # data
+])
+def test_tolist_of_a_tensor_built_from_python_values_is_reported_where_dynamo_breaks(tmp_path, build, breaks):
+    # transformers' tapas: `torch.cat([torch.as_tensor([-1]), torch.as_tensor(vector_shape, dtype=torch.long)])
+    # .tolist()` compiles without a break when `vector_shape` is empty, and breaks when it is not: the
+    # rule reports it only where the source shows two or more elements
+    from dynlint.compiler import harness
+    src = f"import torch\n\n\n@torch.compile\ndef f(x):\n    shape = {build}\n    return x.sum() + len(shape.tolist())\n"
+    path = tmp_path / "m.py"
+    path.write_text(src)
+    obs = harness.observe(str(path), ["f(torch.ones(4, 5))"])
+    assert obs.error is None
+    assert bool(obs.breaks) == breaks
+    assert codes_of(src) == ([(6, "DYN203")] if breaks else [])
+
+
+def codes_of(src: str):
+    return sorted((f.line - 1, f.code) for f in api.check_source(src, select=("DYN203",)).findings)

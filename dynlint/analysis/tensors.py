@@ -172,6 +172,8 @@ FLOAT_RESULT_FUNCS = frozenset(
                                           "binary_cross_entropy", "binary_cross_entropy_with_logits")] +
     ["torch.special.expit"])          # not `l1_loss`: with reduction="none" it keeps an integer dtype
 FLOAT_RESULT_METHODS = frozenset(_PROMOTING + _FLOAT_ONLY + ("float", "half", "double", "bfloat16"))
+INTEGER_DTYPES = frozenset(f"torch.{n}" for n in ("long", "int", "int64", "int32", "int16", "int8", "uint8",
+                                                   "short"))
 # Factories that, without `dtype=`, make tensors of the default dtype (floating: torch.set_default_dtype takes
 # nothing else). Not `torch.full` (its fill value decides: `torch.full((3,), 1)` is int64), `torch.arange`,
 # `torch.tensor` (int64 for integers; see `_float_data`).
@@ -347,6 +349,46 @@ class Tensors:
                 return False
             return all(not isinstance(v, (str, tuple)) and self.is_scalar(v, depth + 1) for v in entry)
         return False
+
+    def host_numel(self, node: cst.CSTNode, depth: int = 0) -> Optional[int]:
+        """For an integer tensor built from Python values alone (`torch.tensor([-1, 2])`,
+        `torch.as_tensor(x.shape[1:], dtype=torch.long)`,
+        a `torch.cat` of such, or a local every assignment of which is one): its element count where the
+        source shows it, else -1. None for every other tensor. Dynamo keeps such a tensor's values while it
+        traces when it has at most one element, so its `.tolist()` does not break then."""
+        if depth > 8:
+            return None
+        if isinstance(node, cst.Name):
+            entry, _ = self._reaching(self._env(), node.value, node)
+            if not isinstance(entry, list) or not entry or any(isinstance(v, (str, tuple)) for v in entry):
+                return None
+            counts = {self.host_numel(v, depth + 1) for v in entry}
+            return None if None in counts else (counts.pop() if len(counts) == 1 else -1)
+        if not isinstance(node, cst.Call) or not node.args or node.args[0].keyword or node.args[0].star:
+            return None
+        q, data = self.ctx.qualify(node.func), node.args[0].value
+        if q == "torch.cat" and isinstance(data, (cst.List, cst.Tuple)):
+            counts = [None if e.value is None or isinstance(e, cst.StarredElement) else
+                      self.host_numel(e.value, depth + 1) for e in data.elements]
+            return None if None in counts else (-1 if -1 in counts else sum(counts))
+        if q not in ("torch.tensor", "torch.as_tensor"):
+            return None
+        dtype = next((a.value for a in node.args if a.keyword and a.keyword.value == "dtype"), None)
+        if isinstance(data, (cst.List, cst.Tuple)):
+            values = [e.value for e in data.elements]
+            if any(isinstance(e, cst.StarredElement) or self._kind(v) != VALUE for e, v in zip(data.elements, values)):
+                return None
+            if dtype is None and not (values and all(_int_literal(v) for v in values)):
+                return None
+            numel = -1 if any(isinstance(v, (cst.List, cst.Tuple)) for v in values) else len(values)
+        elif _int_literal(data) or self._kind(data) == VALUE:
+            numel = 1 if _int_literal(data) else -1
+            if dtype is None and not _int_literal(data):
+                return None
+        else:
+            return None
+        # floating-point values always break (`Tensor.tolist() with non-integer tensor`)
+        return numel if dtype is None or (self.ctx.qualify(dtype) or "") in INTEGER_DTYPES else None
 
     # ---- floating point ----------------------------------------------------------------------------
     def floating(self, node: cst.CSTNode) -> int:
@@ -1198,6 +1240,12 @@ def _optional_param(p: cst.Param) -> bool:
         text = cst.Module([]).code_for_node(p.annotation.annotation)
         return "Optional" in text or "None" in text
     return isinstance(p.default, cst.Name) and p.default.value == "None"
+
+
+def _int_literal(node: cst.CSTNode) -> bool:
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, (cst.Minus, cst.Plus)):
+        node = node.expression
+    return isinstance(node, cst.Integer)
 
 
 def float_literal(node: cst.CSTNode) -> bool:

@@ -257,7 +257,9 @@ class TensorTolistCall(TorchRule):
         `.tolist()` materialises every element on the host. For floating-point tensors Dynamo always breaks
         (`Tensor.tolist() with non-integer tensor`), even with scalar capture on; integer tensors break
         (`Data dependent operator`) unless `capture_scalar_outputs=True`. `torch.tensor(t.tolist())` round-trips through Python for
-        nothing: use `t.clone()`.
+        nothing: use `t.clone()`. An integer tensor built from Python values alone (`torch.tensor([-1])`,
+        `torch.as_tensor(x.shape[1:], dtype=torch.long)`) keeps its values while Dynamo traces when it has at most one element: its
+        `.tolist()` does not break then, and is not reported unless the source shows two or more elements.
     """
     INVALID = [Example("""
         import torch
@@ -280,11 +282,23 @@ class TensorTolistCall(TorchRule):
         @torch.compile
         def rebuild(x):
             return x.clone() * 2
-    """, "rebuild(torch.ones(3))")]
+    """, "rebuild(torch.ones(3))"), Example("""
+        import torch
+
+        @torch.compile
+        def flatten_rows(values):
+            shape = torch.cat([torch.as_tensor([-1]), torch.as_tensor(values.size()[2:], dtype=torch.long)])
+            return values.reshape(shape.tolist())
+    """, "flatten_rows(torch.ones(4, 5))")]
 
     def visit_Call(self, node: cst.Call) -> None:
-        if self.method_name(node) == "tolist" and not node.args and \
-                self.tensors.kind(self.receiver(node)) in (TENSOR, WEAK) and not is_split_sizes(self.ctx, node):
+        if self.method_name(node) != "tolist" or node.args or is_split_sizes(self.ctx, node):
+            return
+        recv = self.receiver(node)
+        if self.tensors.kind(recv) not in (TENSOR, WEAK):
+            return
+        built = self.tensors.host_numel(recv)       # from Python values: breaks only past one element
+        if built is None or built >= 2:
             self.report(node)
 
 
