@@ -2,11 +2,14 @@
 
 flake8 checks one file at a time, but whether a function is compiled can depend on other files (a helper
 in utils.py is traced because model.py's compiled forward calls it). So the first file of a project that a
-flake8 process sees runs dynlint over the whole project, and every file then reports its own findings
-from that run. flake8 adds 1 to the column a plugin yields; Finding.column is 0-based, so it passes as is.
-flake8 applies `--select`, `--extend-ignore` and `# noqa` on top; dynlint's own configuration and
-suppressions apply too. Text flake8 reads from stdin (an editor's buffer, `--stdin-display-name` naming the
-file) is checked as that file of its project. flake8 imports every plugin at each start, so dynlint's modules are imported inside the
+flake8 process sees runs dynlint over the whole project (its root found as the CLI finds it), and every file
+then reports its own findings from that run. The run uses the project's cache, and flake8's worker processes
+take turns on it (core/cache.py `held`): the first works the project out, the others then read it warm.
+Under a selection that leaves out every DYN code (`--select E`, `--extend-ignore DYN`), nothing is run.
+flake8 adds 1 to the column a plugin yields; Finding.column is 0-based, so it passes as is. flake8 applies
+`--select`, `--extend-ignore` and `# noqa` on top; dynlint's own configuration and suppressions apply too.
+Text flake8 reads from stdin (an editor's buffer, `--stdin-display-name` naming the file) is checked as that
+file of its project. flake8 imports every plugin at each start, so dynlint's modules are imported inside the
 functions, when a file is checked (not to dodge a cycle).
 """
 from __future__ import annotations
@@ -20,64 +23,73 @@ from dynlint.core.version import __version__
 
 # project root -> (files dynlint checked, findings by project-relative path); once per flake8 process
 _PROJECTS: Dict[Path, Tuple[Set[str], Dict[str, List[Finding]]]] = {}
+ALL_CODES = tuple(f"DYN{n:03d}" for n in range(1000))     # every code dynlint could emit, for flake8's selection
 
 
-def project_root(path: Path) -> Path:
-    """As the CLI finds it: the folder of the nearest pyproject.toml with a [tool] table, else of .git."""
-    from dynlint.core.config import find_config
-
-    start = path.resolve().parent
-    source = find_config(start)
-    if source is not None:
-        return source.parent
-    return next((d for d in (start, *start.parents) if (d / ".git").exists()), start)
-
-
-def _check_project(root: Path) -> Tuple[Set[str], Dict[str, List[Finding]]]:
+def project_config(path: Path):
+    """The configuration, and so the project root, that `dynlint check PATH` would use."""
     from dynlint import api
     from dynlint.core.config import load_config
 
-    if root not in _PROJECTS:
-        config = load_config([str(root)], api.known_codes())
-        result = api.check([str(root)], config)
+    return load_config([str(path)], api.known_codes())
+
+
+def _check_project(config) -> Tuple[Set[str], Dict[str, List[Finding]]]:
+    from dynlint import api
+    from dynlint.core.cache import held
+
+    if config.root not in _PROJECTS:
+        with held(config.root, config.cache_dir):
+            result = api.check([str(config.root)], config, cache=True)
         by_path: Dict[str, List[Finding]] = {}
         for f in result.findings:
             by_path.setdefault(f.path, []).append(f)
-        _PROJECTS[root] = (set(result.files), by_path)
-    return _PROJECTS[root]
+        _PROJECTS[config.root] = (set(result.files), by_path)
+    return _PROJECTS[config.root]
 
 
 def findings_for(filename: str) -> List[Finding]:
     from dynlint import api
-    from dynlint.core.config import load_config
     from dynlint.core.files import relpath
 
-    path = Path(filename)
-    root = project_root(path)
-    rel = relpath(path, root)
-    files, by_path = _check_project(root)
+    config = project_config(Path(filename))
+    rel = relpath(Path(filename), config.root)
+    files, by_path = _check_project(config)
     if rel in files:
         return by_path.get(rel, [])
     # flake8 was given a file the project walk skips (e.g. git-ignored): check it on its own
-    return [f for f in api.check([filename], load_config([str(root)], api.known_codes())).findings if f.path == rel]
+    return [f for f in api.check([filename], config).findings if f.path == rel]
 
 
 def buffer_findings(text: str, filename: str) -> List[Finding]:
     from dynlint import api
-    from dynlint.core.config import load_config
+    from dynlint.core.cache import held
 
-    root = project_root(Path(filename).absolute())
-    return api.check_buffer(text, filename, load_config([str(root)], api.known_codes())).findings
+    config = project_config(Path(filename).absolute())
+    with held(config.root, config.cache_dir):
+        return api.check_buffer(text, filename, config, cache=True).findings
 
 
 class Flake8Plugin:
     name = "dynlint"
     version = __version__
 
+    selected = True          # some DYN code is selected (flake8's options say so in parse_options)
+
     def __init__(self, tree: ast.AST, filename: str, lines: List[str]):
         self.filename, self.lines = filename, lines
 
+    @classmethod
+    def parse_options(cls, options) -> None:
+        """flake8 calls this with its options, in each process that checks files."""
+        from flake8.style_guide import Decision, DecisionEngine
+
+        decide = DecisionEngine(options)
+        cls.selected = any(decide.decision_for(code) is Decision.Selected for code in ALL_CODES)
+
     def run(self) -> Iterator[Tuple[int, int, str, type]]:
+        if not self.selected:
+            return
         for f in self._findings():
             yield f.line, f.column, f"{f.code} {f.message}", type(self)
 

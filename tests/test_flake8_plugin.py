@@ -112,3 +112,45 @@ def test_project_is_checked_once_per_process(project, monkeypatch):
     assert len(calls) == 1
     assert {(9, 11), (10, 12)} <= {f[:2] for f in per_file["model.py"]}    # 0-based columns, as flake8 wants
     assert "DYN201" in [f[2].split()[0] for f in per_file["utils.py"]] and per_file["pkg/__init__.py"] == []
+
+
+@pytest.mark.parametrize("args, runs", [
+    (("--select", "E,W,F"), False),
+    (("--extend-ignore", "DYN"), False),
+    (("--select", "DYN2"), True),
+    ((), True),                                     # flake8's default selection takes in every plugin's codes
+])
+def test_nothing_is_run_unless_a_dyn_code_is_selected(project, args, runs):
+    got = flake8(project, *args, ".")
+    assert any(code.startswith("DYN") for _, _, _, code in got) == runs
+    assert (project / ".dynlint_cache").is_dir() == runs           # the project run fills the cache
+
+
+TAKE_TURNS = """
+import os, sys
+from dynlint.core import engine
+run = engine.run
+
+def logged(files, config, rules, cache=None, **kw):
+    with open(sys.argv[1], "a") as log:            # what each worker found in the cache when its run began
+        log.write(("warm" if cache is not None and cache.checks else "cold") + f" {os.getpid()}\\n")
+    return run(files, config, rules, cache=cache, **kw)
+
+engine.run = logged
+from flake8.main.cli import main
+sys.exit(main(["--isolated", "--select", "DYN", "-j", "4", *sys.argv[2:]]))
+"""
+
+
+def test_flake8_workers_take_turns_on_one_project_run(project, tmp_path):
+    for i in range(12):                             # enough files for every worker to get some
+        (project / f"extra_{i}.py").write_text(f"def helper_{i}(x):\n    return x\n")
+    script, log = tmp_path / "take_turns.py", tmp_path / "runs.log"
+    script.write_text(TAKE_TURNS)
+    r = subprocess.run([sys.executable, str(script), str(log), "."], cwd=project, capture_output=True, text=True,
+                       timeout=300)
+    assert r.returncode == 1 and not r.stderr, r.stderr
+    assert "utils.py:6:13: DYN201" in r.stdout
+    runs = log.read_text().split("\n")[:-1]
+    assert len({line.split()[1] for line in runs}) >= 2, runs       # several workers checked the project...
+    assert [line.split()[0] for line in runs].count("cold") == 1, runs     # ...and only the first from scratch

@@ -21,6 +21,7 @@ a planted, truncated or garbled file is just a miss (and is overwritten); see do
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import hmac
@@ -217,10 +218,7 @@ class Cache:
             self.checks = {k: v for k, v in self.checks.items() if k in keep}
             self.frames = {k: v for k, v in self.frames.items() if k in keep or k == "model"}
         try:
-            self.folder.mkdir(parents=True, exist_ok=True)
-            ignore = self.folder / ".gitignore"
-            if not os.path.lexists(ignore):
-                write_atomic(ignore, b"# Automatically created by dynlint.\n*\n", self.root)
+            make_folder(self.folder, self.root)
             if self.blobs:
                 self.index_dir.mkdir(exist_ok=True)
                 for rel, blob in self.blobs.items():
@@ -273,5 +271,52 @@ def check_key(file_digest: str, regions: dict, sites, dep_digests, outside=()) -
 
 
 def open_cache(root: Path, config_fingerprint: str, rule_codes, cache_dir: Optional[str] = None) -> Cache:
-    folder = Path(cache_dir) if cache_dir else root / CACHE_DIR
-    return Cache(folder, config_fingerprint + repr(sorted(rule_codes)), root)
+    return Cache(cache_folder(root, cache_dir), config_fingerprint + repr(sorted(rule_codes)), root)
+
+
+def make_folder(folder: Path, root: Optional[Path]) -> None:
+    """The cache folder, with a .gitignore that keeps it out of commits (as ruff's does)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    ignore = folder / ".gitignore"
+    if not os.path.lexists(ignore):
+        write_atomic(ignore, b"# Automatically created by dynlint.\n*\n", root)
+
+
+def cache_folder(root: Path, cache_dir: Optional[str] = None) -> Path:
+    return Path(cache_dir) if cache_dir else root / CACHE_DIR
+
+
+@contextlib.contextmanager
+def held(root: Path, cache_dir: Optional[str] = None) -> Iterator[bool]:
+    """Hold the project's cache lock (flock on a file of the cache folder) for a run, so that processes
+    checking the same project take turns: the first works out what the cache lacks, the next ones find it
+    there (flake8's workers each run the whole project). Yields whether the lock is held: not where the
+    folder cannot be made or leads out of the project, nor on a system without flock; the run goes on
+    unlocked then, and is only slower."""
+    try:
+        import fcntl
+    except ImportError:
+        yield False
+        return
+    folder = cache_folder(root, cache_dir)
+    fd = None
+    try:
+        if escapes(folder, root) is None:
+            make_folder(folder, root)
+            if escapes(folder, root) is None:       # not swapped for a link meanwhile
+                fd = os.open(folder / "lock", os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) |
+                             getattr(os, "O_NONBLOCK", 0), 0o600)
+                if not stat.S_ISREG(os.fstat(fd).st_mode):
+                    os.close(fd)
+                    fd = None
+                else:
+                    fcntl.flock(fd, fcntl.LOCK_EX)
+    except OSError:
+        if fd is not None:
+            os.close(fd)
+        fd = None
+    try:
+        yield fd is not None
+    finally:
+        if fd is not None:
+            os.close(fd)            # closing the file releases the lock

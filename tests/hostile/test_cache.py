@@ -197,3 +197,30 @@ def test_a_cache_folder_of_another_user_is_not_used_unless_the_project_is_theirs
     os.chown(project, 4242, 4242)
     r = cli("check", ".", cwd=project, env=env)
     assert r.returncode == 1 and "cache not used" not in r.stderr, r.stderr
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="FIFOs")
+@pytest.mark.parametrize("plant", ["dangling link", "link to a file", "fifo", "folder linked out"])
+def test_a_planted_flake8_lock_is_neither_followed_nor_waited_on(victim, plant):
+    """flake8's workers take turns through `.dynlint_cache/lock` (core/cache.py `held`)."""
+    import subprocess
+    import sys
+    pytest.importorskip("flake8")
+    project, home, env = victim
+    folder = project / ".dynlint_cache"
+    if plant == "folder linked out":
+        (home / "cache").mkdir()
+        os.symlink(home / "cache", folder)
+    else:
+        folder.mkdir()
+        lock = folder / "lock"
+        if plant == "fifo":
+            os.mkfifo(lock)
+        else:
+            os.symlink(home / (".bashrc" if plant == "link to a file" else "authorized_keys"), lock)
+    r = subprocess.run([sys.executable, "-m", "flake8", "--isolated", "--select", "DYN", "."], cwd=project,
+                       capture_output=True, text=True, timeout=60, env=dict(os.environ, **env))
+    assert r.returncode == 1 and "model.py:5:12: DYN201" in r.stdout, r.stderr
+    assert (home / ".bashrc").read_text() == "# the user's\n"
+    assert not (home / "authorized_keys").exists()
+    assert plant != "folder linked out" or list((home / "cache").iterdir()) == []
