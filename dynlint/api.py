@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Optional, Sequence
 
 from dynlint.analysis import regions
-from dynlint.core import engine
+from dynlint.core import engine, notebooks
 from dynlint.core.cache import open_cache
 from dynlint.core.codes import ENGINE_CODES
 from dynlint.core.config import Config, load_config
@@ -32,7 +32,18 @@ def check(paths: Sequence[str], config: Optional[Config] = None, debug: bool = F
     result = engine.run(files, config, rules, regions=regions, debug=debug, jobs=jobs, cache=store,
                         progress=progress, buffers=buffers)
     result.notices = notices + (store.notices if store else [])
+    result.findings = notebooks.in_cells(result.findings, lambda rel: _notebook_view(config, rel, buffers))
     return result
+
+
+def _notebook_view(config: Config, rel: str, buffers: Optional[dict] = None) -> Optional[str]:
+    """The module dynlint checks for a notebook of the project (None when it cannot be read as one)."""
+    try:
+        data = buffers[rel] if buffers and rel in buffers else \
+            engine.read_bytes(config.root / rel, round(config.max_file_size * 2 ** 20) or None)
+        return notebooks.view(data).text
+    except (OSError, ValueError):
+        return None
 
 
 def _with_buffers(files: list, config: Config, buffers: Optional[dict]) -> list:
@@ -95,6 +106,8 @@ def fix(paths: Sequence[str], config: Config, unsafe: bool = False, debug: bool 
     outcome = fixer.fix_files(discover(paths, config, notices), config, rules, regions=regions, unsafe=unsafe,
                               debug=debug, jobs=jobs, cache=store, progress=progress)
     outcome.result.notices = notices + (store.notices if store else [])
+    outcome.result.findings = notebooks.in_cells(outcome.result.findings, lambda rel: outcome.after.get(rel)
+                                                 or _notebook_view(config, rel))
     return outcome
 
 

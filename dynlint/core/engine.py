@@ -30,6 +30,7 @@ from dynlint.core.cache import Entry, Indexes, check_key, digest
 from dynlint.core.codes import INTERNAL_ERROR, PARSE_ERROR
 from dynlint.core.config import Config
 from dynlint.core.finding import FileError, Finding, parse_error_finding
+from dynlint.core import notebooks
 from dynlint.core.index import DEEP_LIMIT, ModuleIndex, build_index
 from dynlint.core.project import Facts, Project, class_bases
 from dynlint.core.suppressions import Suppressions
@@ -61,6 +62,8 @@ def module_name(path: Path) -> Tuple[str, bool]:
     """Dotted module name as Python would import it: climb while the folder is a package (has __init__.py),
     the way mypy and pytest find a file's module."""
     path = path.absolute()
+    if notebooks.is_notebook(path):
+        return path.name, False            # not importable: no project module can be it
     is_package = path.name == "__init__.py"
     parts = [] if is_package else [path.stem]
     d = path.parent
@@ -115,7 +118,16 @@ _BUFFERS: Dict[str, bytes] = {}
 
 
 def _read(path: Path, max_bytes: Optional[int], rel: str = "") -> bytes:
-    """The file's bytes; OSError (with a readable strerror) for what is not a regular file or is too large."""
+    """The source to check: the file's bytes, or a notebook's code cells as one module (core/notebooks.py);
+    OSError (with a readable strerror) for what is not a regular file or is too large, ValueError for what
+    is not a notebook."""
+    data = read_bytes(path, max_bytes, rel)
+    return notebooks.module_bytes(data) if notebooks.is_notebook(rel or path) else data
+
+
+def read_bytes(path: Path, max_bytes: Optional[int], rel: str = "") -> bytes:
+    """The file's bytes (or its buffer's); OSError (with a readable strerror) for what is not a regular file
+    or is too large."""
     if rel in _BUFFERS:
         data = _BUFFERS[rel]
         if max_bytes and len(data) > max_bytes:

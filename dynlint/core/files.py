@@ -137,7 +137,8 @@ def not_checkable(path: Path, root: Path, may_link: bool = True) -> Optional[str
 
 def discover(paths: Sequence[str], config: Config, notices: Optional[List[str]] = None,
              left_out: Optional[List[Tuple[str, str]]] = None) -> Iterator[Tuple[Path, str]]:
-    """Yield (path, project-relative path) for every Python file to check, each once, in sorted order.
+    """Yield (path, project-relative path) for every Python file and notebook to check, each once, in sorted
+    order.
     What is skipped unread (see `not_checkable`) is said in `notices`; `left_out`, when given, gets (relative
     path, why) of every file and folder the walk leaves out (`--show-files`)."""
     root = config.root
@@ -215,7 +216,7 @@ def discover(paths: Sequence[str], config: Config, notices: Optional[List[str]] 
                 if not os.path.islink(d / n) and dirpath in dir_rels:
                     dir_rels[os.path.join(dirpath, n)] = child_rel(d / n)
             for name in sorted(filenames):
-                if name.endswith(".py"):
+                if name.endswith((".py", ".ipynb")):     # Jupyter notebooks too (core/notebooks.py)
                     child = d / name
                     if not skip(child, False):
                         rel = child_rel(child)

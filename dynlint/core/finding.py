@@ -63,13 +63,15 @@ class Finding:
     status: str = ""
     properties: Tuple[Tuple[str, object], ...] = field(default=(), compare=False)
     autofix: Optional[Fix] = field(default=None, compare=False)   # what `--fix` would change
+    # In a notebook: the cell (from 1), `line` and `end_line` then counting within it (core/notebooks.py)
+    cell: int = 0
 
     def with_(self, **changes) -> "Finding":
         return replace(self, **changes)
 
     @property
     def sort_key(self):
-        return (self.path, self.line, self.column, self.code)
+        return (self.path, self.cell, self.line, self.column, self.code)
 
     def to_dict(self) -> dict:
         return {
@@ -79,6 +81,7 @@ class Finding:
             "fix": self.fix,
             "severity": self.severity,
             "path": self.path,
+            **({"cell": self.cell} if self.cell else {}),
             "line": self.line,
             "column": self.column,
             "end_line": self.end_line or self.line,
@@ -98,7 +101,7 @@ class Finding:
             fix=d.get("fix", ""), severity=d.get("severity", "warning"), gb_types=tuple(d.get("gb_types", ())),
             chain=tuple(d.get("chain", ())), status=d.get("status", ""),
             properties=tuple(sorted(d.get("properties", {}).items())),
-            autofix=Fix.from_dict(d["autofix"]) if d.get("autofix") else None,
+            autofix=Fix.from_dict(d["autofix"]) if d.get("autofix") else None, cell=d.get("cell", 0),
         )
 
 

@@ -27,7 +27,7 @@ from typing import Dict, Iterable, List, Optional, Sequence, Tuple, Type
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from dynlint.core import engine
+from dynlint.core import engine, notebooks
 from dynlint.core.files import shown, write_atomic
 from dynlint.core.finding import Finding, Fix
 
@@ -161,10 +161,13 @@ class Source:
     text: str
     encoding: str = "utf-8"
     bom: bool = False
+    notebook: Optional[bytes] = None       # a notebook's file: `text` is its cells as one module
 
     @classmethod
     def read(cls, path: Path) -> "Source":
         data = path.read_bytes()
+        if notebooks.is_notebook(path):
+            return cls(notebooks.view(data).text, notebook=data)
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
         bom = data.startswith(codecs.BOM_UTF8)
         text = data.decode(encoding)
@@ -172,7 +175,14 @@ class Source:
                    bom)
 
     def encode(self, text: str) -> bytes:
+        """The file's bytes for `text` (a notebook's: the fixed cells written back; ValueError if they cannot)."""
+        if self.notebook is not None:
+            return notebooks.write_back(self.notebook, text)
         return (codecs.BOM_UTF8 if self.bom else b"") + text.encode(self.encoding)
+
+    def as_stored(self, text: str) -> str:
+        """What the file holds for `text`, for a diff that applies to it (a notebook's JSON)."""
+        return text if self.notebook is None else self.encode(text).decode("utf-8")
 
 
 def unified_diff(rel: str, before: str, after: str) -> str:
@@ -240,7 +250,9 @@ class FixOutcome:
         return sum(self.applied.values())
 
     def diff(self) -> str:
-        return "".join(unified_diff(shown(self.root, rel) if self.root else rel, self.before[rel], self.after[rel])
+        return "".join(unified_diff(shown(self.root, rel) if self.root else rel,
+                                    self.sources[rel].as_stored(self.before[rel]),
+                                    self.sources[rel].as_stored(self.after[rel]))
                        for rel in sorted(self.after))
 
     def write(self) -> List[str]:
@@ -282,7 +294,7 @@ def fix_files(files: Iterable[Tuple[Path, str]], config, rules: Sequence[Type], 
                 if rel not in texts:
                     try:
                         out.sources[rel] = Source.read(out.paths[rel])
-                    except (OSError, SyntaxError, UnicodeError, LookupError) as e:
+                    except (OSError, SyntaxError, ValueError, LookupError) as e:
                         out.problems.append(f"{rel}: not fixed, cannot read it: {e}")
                         broken.add(rel)
                         continue
@@ -295,6 +307,13 @@ def fix_files(files: Iterable[Tuple[Path, str]], config, rules: Sequence[Type], 
                                         f"({type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''})")
                     broken.add(rel)
                     continue
+                if applied and new != texts[rel] and out.sources[rel].notebook is not None:
+                    try:
+                        out.sources[rel].encode(new)
+                    except ValueError as e:
+                        out.problems.append(f"{rel}: not fixed: the fixed cells cannot be written back ({e})")
+                        broken.add(rel)
+                        continue
                 if applied and new != texts[rel]:
                     texts[rel] = new
                     out.applied[rel] = out.applied.get(rel, 0) + len(applied)

@@ -12,6 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Optional, Sequence
 
+from dynlint.core import notebooks
 from dynlint.core.codes import PARSE_ERROR
 from dynlint.core.files import repository_root
 from dynlint.core.finding import Finding
@@ -26,17 +27,24 @@ def escape_property(s: str) -> str:
     return escape_data(s).replace(":", "%3A").replace(",", "%2C")
 
 
-def command(f: Finding, prefix: str = "") -> str:
+def command(f: Finding, prefix: str = "", stored: int = 0) -> str:
+    """`stored`: for a notebook cell's finding, the line of the notebook's file that holds it (GitHub marks
+    that line; the message names the cell)."""
     if f.code == PARSE_ERROR or f.severity == "error":
         level = "error"
     else:
         level = "notice" if f.severity == "note" else "warning"
-    props = [("file", printable(prefix + f.path)), ("line", f.line), ("col", f.column + 1)]
-    end_line = max(f.end_line, f.line)
-    if end_line > f.line or f.end_column > f.column:      # a known span; otherwise GitHub marks the line
-        props += [("endLine", end_line), ("endColumn", f.end_column + 1)]
+    if f.cell:
+        props = [("file", printable(prefix + f.path)), ("line", stored or 1)]
+    else:
+        props = [("file", printable(prefix + f.path)), ("line", f.line), ("col", f.column + 1)]
+        end_line = max(f.end_line, f.line)
+        if end_line > f.line or f.end_column > f.column:      # a known span; otherwise GitHub marks the line
+            props += [("endLine", end_line), ("endColumn", f.end_column + 1)]
     props.append(("title", f"{f.code} {f.name}" if f.name else f.code))
     message = printable(f.message, line_breaks=True) + (f" [{f.status}]" if f.status else "")
+    if f.cell:
+        message += f" (cell {f.cell}, line {f.line})"
     if f.chain:
         message += f"\nreached through: {printable(' -> '.join(f.chain))}"
     if f.fix:
@@ -47,7 +55,8 @@ def command(f: Finding, prefix: str = "") -> str:
 def render(findings: Sequence[Finding], root: Optional[Path] = None) -> str:
     """`root`: the project root; paths are written relative to its repository (where Actions runs)."""
     prefix = repository_root(root)[1] if root else ""
-    return "".join(command(f, prefix) + "\n" for f in findings)
+    stored = notebooks.StoredLines(root or Path("."))
+    return "".join(command(f, prefix, stored(f)) + "\n" for f in findings)
 
 
 def render_report(report, options) -> str:

@@ -16,6 +16,7 @@ from collections import Counter
 from pathlib import Path, PurePosixPath
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
+from dynlint.core import notebooks
 from dynlint.core.codes import UnpredictedGraphBreak, UnpredictedRecompile
 from dynlint.core.files import display_lines
 from dynlint.core.rule import FAMILIES
@@ -65,12 +66,18 @@ class _Sources:
         self.root = root
         self._cache: Dict[str, List[str]] = {}
 
-    def lines(self, path: str) -> List[str]:
+    def lines(self, path: str, cell: int = 0) -> List[str]:
+        """A file's lines, or a notebook cell's."""
         if not self.root or not path or PurePosixPath(path).is_absolute() or ".." in PurePosixPath(path).parts:
             return []
-        if path not in self._cache:
-            self._cache[path] = display_lines(Path(self.root) / path)     # never blocks on a FIFO or /dev/zero
-        return self._cache[path]
+        if (path, cell) not in self._cache:
+            if cell:
+                for n, lines in notebooks.cell_lines(Path(self.root) / path).items():
+                    self._cache[(path, n)] = lines
+                self._cache.setdefault((path, cell), [])
+            else:
+                self._cache[(path, 0)] = display_lines(Path(self.root) / path)  # never blocks on a FIFO or /dev/zero
+        return self._cache[(path, cell)]
 
 
 def _rules() -> dict:
@@ -388,6 +395,7 @@ class _Page:
 
     def _finding(self, i: int, f: dict) -> str:
         status = f.get("status", "")
+        cell = f"cell {f['cell']}:" if f.get("cell") else ""
         url = doc_url(f["code"])
         code = _e(f["code"])
         sev = _e(f.get("severity", ""))
@@ -408,14 +416,16 @@ class _Page:
         return (f'<article class="item finding" id="f{i}"><div class="itemhead">{code_html}'
                 f'<span class="rname">{_e(f.get("name", ""))}</span>'
                 + (f'<span class="status {status.replace(" ", "")}">{_e(status)}</span>' if status else "")
-                + f'<span class="loc right">{_e(f["path"])}:{_e(f["line"])}:{_e(f.get("column", 0) + 1)}</span></div>'
+                + f'<span class="loc right">{_e(f["path"])}:{_e(cell)}{_e(f["line"])}:{_e(f.get("column", 0) + 1)}'
+                f'</span></div>'
                 f'<p class="msg">{_rich(f.get("message", ""))}</p>'
                 + self._snippet(f["path"], f["line"], f.get("end_line") or f["line"], f.get("column", 0),
-                                f.get("end_column", 0))
+                                f.get("end_column", 0), f.get("cell", 0))
                 + (f'<dl>{"".join(extra)}</dl>' if extra else "") + "</article>")
 
-    def _snippet(self, path: str, line: int, end_line: int = 0, column: int = -1, end_column: int = 0) -> str:
-        lines = self.sources.lines(path)
+    def _snippet(self, path: str, line: int, end_line: int = 0, column: int = -1, end_column: int = 0,
+                 cell: int = 0) -> str:
+        lines = self.sources.lines(path, cell)
         if not lines or not line or line > len(lines):
             return ""
         end_line = max(line, min(end_line or line, line + 8))

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Dict, List, Optional, Sequence
 from urllib.parse import quote
 
+from dynlint.core import notebooks
 from dynlint.core.codes import ENGINE_CODES, INTERNAL_ERROR, PARSE_ERROR
 from dynlint.core.config import ConfigError
 from dynlint.core.files import repository_root
@@ -98,8 +99,8 @@ def build_log(findings: Sequence[Finding], result, config, verify_doc: Optional[
         rank = {"error": 0, "warning": 1, "note": 2}
         problems = sorted(problems, key=lambda f: rank.get(f.severity, 1))[:MAX_RESULTS]
 
-    hashes = FileHashes(root)
-    results = [sarif_result(f, index[f.code], prefix, hashes.get(f.path, f.line)) for f in problems]
+    hashes, stored = FileHashes(root), notebooks.StoredLines(root)
+    results = [sarif_result(f, index[f.code], prefix, hashes.get(f.path, stored(f)), stored(f)) for f in problems]
     driver = om.ToolComponent(name="dynlint", version=__version__, semantic_version=__version__,
                               information_uri=INFORMATION_URI, rules=descriptors)
     run = om.Run(
@@ -148,18 +149,24 @@ def physical_location(prefix: str, path: str, reg: om.Region) -> om.PhysicalLoca
                                region=reg)
 
 
-def sarif_result(f: Finding, rule_index: int, prefix: str, line_hash: Optional[str]) -> om.Result:
+def sarif_result(f: Finding, rule_index: int, prefix: str, line_hash: Optional[str], stored: int = 0) -> om.Result:
+    """`stored`: for a notebook cell's finding, the line of the notebook's file that holds it (its region then
+    names that line alone; the cell and its line are in the properties)."""
     text = f.message
     if f.chain:
         text += f" (reached through {' -> '.join(f.chain)})"
     props = dict(f.properties)
     if f.status:
         props["status"] = f.status
+    reg = region(f.line, f.column, f.end_line, f.end_column)
+    if f.cell:
+        text += f" (cell {f.cell}, line {f.line})"
+        props.update(cell=f.cell, cellLine=f.line, cellColumn=f.column + 1)
+        reg = om.Region(start_line=stored or 1)
     return om.Result(
         rule_id=f.code, rule_index=rule_index, level=LEVELS.get(f.severity, "warning"),
         message=om.Message(text=text),
-        locations=[om.Location(physical_location=physical_location(
-            prefix, f.path, region(f.line, f.column, f.end_line, f.end_column)))],
+        locations=[om.Location(physical_location=physical_location(prefix, f.path, reg))],
         partial_fingerprints={"primaryLocationLineHash": line_hash} if line_hash else None,
         properties=PropertyBag(others=props) if props else None,
     )

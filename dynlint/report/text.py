@@ -7,6 +7,7 @@ import os
 from collections import Counter
 from typing import Callable, Dict, List, Sequence
 
+from dynlint.core import notebooks
 from dynlint.core.codes import PARSE_ERROR
 from dynlint.core.files import display_lines, shown
 from dynlint.core.finding import Finding
@@ -29,10 +30,11 @@ class _Style:
         return f"\033[{code}m{text}\033[0m" if self.on else text
 
 
-def render(findings: Sequence[Finding], files: int, sources: Dict[str, List[str]], colour: bool = False,
+def render(findings: Sequence[Finding], files: int, sources: Dict[object, List[str]], colour: bool = False,
            quiet: bool = False, statistics: bool = False, fixed_note: str = "",
            name: Callable[[str], str] = lambda rel: rel) -> str:
-    """`name`: how a finding's project-relative path is shown (relative to the working folder, in a run)."""
+    """`name`: how a finding's project-relative path is shown (relative to the working folder, in a run).
+    `sources`: a file's lines by its path; a notebook cell's by (path, cell)."""
     s = _Style(colour)
     out: List[str] = []
     for f in () if statistics else findings:     # --statistics: the table alone, as ruff prints it
@@ -42,12 +44,13 @@ def render(findings: Sequence[Finding], files: int, sources: Dict[str, List[str]
             path = "./" + path
         message, *more = f.message.split("\n")         # more: a traceback (--debug)
         mark = s("[*] ", "1;36") if _fix_safety(f) == "safe" else ""      # as ruff marks what --fix fixes
-        out.append(f"{s(path, '1')}:{f.line}:{f.column + 1}: {s(f.code, '1;31' if f.severity == 'error' else '1;33')} "
+        where = f"cell {f.cell}:{f.line}" if f.cell else f"{f.line}"      # a notebook's cell, as ruff shows it
+        out.append(f"{s(path, '1')}:{where}:{f.column + 1}: {s(f.code, '1;31' if f.severity == 'error' else '1;33')} "
                    f"{mark}{printable(message)}{s(status, '36')}")
         out += [f"       | {printable(m)}" for m in more]
         if quiet:
             continue
-        lines = sources.get(f.path)
+        lines = sources.get((f.path, f.cell) if f.cell else f.path)
         if lines and 0 < f.line <= len(lines):
             src = lines[f.line - 1].rstrip("\r\n").expandtabs(1)
             end = f.end_column if f.end_line in (0, f.line) and f.end_column > f.column else len(src)
@@ -87,10 +90,15 @@ def _fix_safety(f: Finding) -> str:
 
 def render_report(report, options) -> str:
     """The verify table (if any), then the findings with their source lines (read from the project)."""
-    sources: Dict[str, List[str]] = {}
+    sources: Dict[object, List[str]] = {}
     if not options.quiet:
         for f in report.findings:
-            if f.path in (report.buffers or {}):
+            if f.cell:
+                if (f.path, f.cell) not in sources:
+                    cells = notebooks.cell_lines(report.config.root / f.path, report.config.max_file_size)
+                    sources.update({(f.path, n): lines for n, lines in cells.items()})
+                    sources.setdefault((f.path, f.cell), [])
+            elif f.path in (report.buffers or {}):
                 sources[f.path] = report.buffers[f.path].splitlines(keepends=True)
             elif f.path not in sources:
                 sources[f.path] = display_lines(report.config.root / f.path, report.config.max_file_size)
