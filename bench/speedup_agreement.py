@@ -1,116 +1,205 @@
-"""Does dynlint's reported speedup agree with a standalone torch.compile measurement? (GPU)
+"""Does dynlint's reported speedup agree with an independent measurement? (GPU)
 
-    python bench/speedup_agreement.py [--device cuda] [--rounds 3] [--json OUT]
+    python bench/speedup_agreement.py [--rounds 3] [--models a,b] [--json OUT] [--deadline SECONDS]
 
-In one run, `--rounds` times each, alternating: dynlint's verify worker measures the pointwise-heavy
-`pointwise_gelu` example (its own Dynamo backend over Inductor, CUDA events), and a fresh process times
-the same function and inputs with plain `torch.compile` (default Inductor backend) and CUDA events
-(warm-up, then the median of repeated timed calls). The medians over rounds are compared; target: within
-10%. Rounds matter: the same compiled kernel's time differs between processes by up to ~20% on the H200.
+The models: timm models at batch 32 (random weights from timm's registry, nothing downloaded), transformers
+models built from small configs, and the bundled examples. Each round runs, for every model, dynlint's verify
+(one project of `@dynlint.example` factories: dynlint's backend over Inductor and its interval method,
+runtime_check/timing.py) and then, in a fresh process, an independent harness on the same model and inputs:
+plain `torch.compile` (Inductor's default backend), 5 warm-up calls, then the median of 50 calls each timed with
+CUDA events, and `triton.testing.do_bench`. Both call the model as the example does (no `no_grad`).
+
+The verdict per model compares dynlint's median speedup over the rounds with the independent harness's median
+(CUDA events): within 10%, or else whether dynlint's intervals hold the independent figure (they say why not).
+`--json` keeps every round (`--resume` adds rounds to a file written before); a deadline stops before a round
+that would not finish in time, the rounds so far kept.
 """
+from __future__ import annotations
+
 import argparse
 import json
 import statistics
 import subprocess
 import sys
+import tempfile
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
+TIMM = ("resnet50", "vit_base_patch16_224", "convnext_tiny", "efficientnet_b0", "levit_128")
+TRANSFORMERS = ("bert", "gpt2")
+BUNDLED = ("pointwise_gelu", "tinygpt_forward")
+MODELS = TIMM + TRANSFORMERS + BUNDLED
 
 
-def standalone(device: str, repeats: int = 50):
+def build(name: str, device: str):
+    """(model, args) for one model, seeded: the verify example and the independent harness build the same."""
     import torch
 
+    torch.manual_seed(0)
+    if name in TIMM:
+        import timm
+
+        model = timm.create_model(name, pretrained=False).eval().to(device)
+        size = model.pretrained_cfg.get("input_size", (3, 224, 224))
+        return model, (torch.randn(32, *size, device=device),)
+    if name == "bert":
+        from transformers import BertConfig, BertModel
+
+        cfg = BertConfig(hidden_size=256, num_hidden_layers=4, num_attention_heads=4, intermediate_size=1024)
+        return BertModel(cfg).eval().to(device), (torch.randint(0, cfg.vocab_size, (32, 128), device=device),)
+    if name == "gpt2":
+        from transformers import GPT2Config, GPT2Model
+
+        cfg = GPT2Config(n_embd=256, n_layer=4, n_head=4, n_positions=256)
+        return GPT2Model(cfg).eval().to(device), (torch.randint(0, cfg.vocab_size, (32, 128), device=device),)
     sys.path.insert(0, str(EXAMPLES))
-    from dynlint_examples import pointwise_gelu
+    import dynlint_examples
 
-    fn, calls = pointwise_gelu(device=device)
-    args = calls[0]
-    compiled = torch.compile(fn)
+    if name == "pointwise_gelu":
+        fn, calls = dynlint_examples.pointwise_gelu(device=device)
+        return fn, calls[0]
+    model, calls = dynlint_examples.tinygpt_forward()
+    return model.to(device), tuple(a.to(device) for a in calls[0])
 
-    def time_ms(f):
+
+EXAMPLE = '''
+@dynlint.example(name={name!r}, timeout=900)
+def make_{ident}(device="cpu"):
+    model, args = agreement.build({name!r}, device)
+    return model, [args]
+'''
+
+
+def dynlint_round(models, device: str, budget: float) -> dict:
+    """dynlint's verify on every model (a project of one example per model, in a temp folder)."""
+    from dynlint.runtime_check import run_verify
+
+    with tempfile.TemporaryDirectory() as d:
+        src = ["import sys", f"sys.path.insert(0, {str(Path(__file__).parent)!r})", "import dynlint",
+               "import speedup_agreement as agreement"]
+        src += [EXAMPLE.format(name=m, ident=m.replace("-", "_")) for m in models]
+        Path(d, "agreement_examples.py").write_text("\n".join(src) + "\n")
+        report = run_verify(Path(d), ["agreement_examples.py"], device=device, timeout=900, time_budget_s=budget)
+    return {e["name"]: e for e in report.to_dict()["examples"]}
+
+
+def independent(name: str, device: str, repeats: int = 50) -> dict:
+    import torch
+    from triton.testing import do_bench
+
+    model, args = build(name, device)
+    compiled = torch.compile(model)
+    start = time.perf_counter()
+    compiled(*args)
+    torch.cuda.synchronize()
+    compile_s = time.perf_counter() - start
+
+    def events_ms(f):
         for _ in range(5):
             f(*args)
         torch.cuda.synchronize()
         times = []
         for _ in range(repeats):
-            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            start.record()
+            begin, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            begin.record()
             f(*args)
             end.record()
             torch.cuda.synchronize()
-            times.append(start.elapsed_time(end))
+            times.append(begin.elapsed_time(end))
         return statistics.median(times)
 
-    eager = time_ms(fn)
-    comp = time_ms(compiled)
-    return eager, comp
+    eager, comp = events_ms(model), events_ms(compiled)
+    bench_eager, bench_comp = do_bench(lambda: model(*args)), do_bench(lambda: compiled(*args))
+    return {"eager_ms": eager, "compiled_ms": comp, "speedup": eager / comp, "do_bench_eager_ms": bench_eager,
+            "do_bench_compiled_ms": bench_comp, "do_bench_speedup": bench_eager / bench_comp, "compile_s": compile_s}
 
 
-ONE_EXAMPLE = """import sys
-sys.path.insert(0, {examples!r})
-import dynlint
-import dynlint_examples
+def independent_round(models, device: str) -> dict:
+    out = {}
+    for m in models:
+        r = subprocess.run([sys.executable, __file__, "--independent", m, "--device", device], capture_output=True,
+                           text=True, timeout=900)
+        try:
+            out[m] = json.loads(r.stdout.strip().splitlines()[-1])
+        except (ValueError, IndexError):
+            out[m] = {"error": r.stderr.strip()[-1500:]}
+    return out
 
 
-@dynlint.example
-def pointwise_gelu(device="cpu"):
-    return dynlint_examples.pointwise_gelu(device=device)
-"""
-
-
-def dynlint_round(device: str) -> dict:
-    """dynlint's verify worker on the pointwise example alone (a one-example project in a temp folder)."""
-    import tempfile
-
-    from dynlint.runtime_check import run_verify
-
-    with tempfile.TemporaryDirectory() as d:
-        Path(d, "pointwise_examples.py").write_text(ONE_EXAMPLE.format(examples=str(EXAMPLES)))
-        report = run_verify(Path(d), ["pointwise_examples.py"], device=device, timeout=300)
-    return report.to_dict()["examples"][0]
-
-
-def standalone_round(device: str):
-    out = subprocess.run([sys.executable, __file__, "--standalone", "--device", device], capture_output=True,
-                         text=True, check=True)
-    eager, comp = map(float, out.stdout.split())
-    return eager, comp
+def summary(rounds: list) -> list:
+    rows = []
+    for m in sorted({m for r in rounds for m in r["dynlint"]}, key=lambda m: MODELS.index(m) if m in MODELS else 99):
+        ours = [r["dynlint"][m] for r in rounds if r["dynlint"].get(m, {}).get("speedup")]
+        theirs = [r["independent"][m] for r in rounds if r["independent"].get(m, {}).get("speedup")]
+        if not ours or not theirs:
+            rows.append({"model": m, "error": "not measured in every round"})
+            continue
+        d, i = statistics.median(e["speedup"] for e in ours), statistics.median(e["speedup"] for e in theirs)
+        b = statistics.median(e["do_bench_speedup"] for e in theirs)
+        held = sum(1 for e in ours if e["speedup_interval"] and e["speedup_interval"][0] <= i <= e["speedup_interval"][1])
+        rows.append({"model": m, "dynlint": d, "dynlint_rounds": [e["speedup"] for e in ours],
+                     "intervals": [e["speedup_interval"] for e in ours], "rounds_timed": [e["rounds"] for e in ours],
+                     "launch_bound": [e.get("launch_bound") for e in ours],
+                     "independent": i, "independent_rounds": [e["speedup"] for e in theirs], "do_bench": b,
+                     "difference": abs(d - i) / i, "within_10_percent": abs(d - i) <= 0.10 * i,
+                     "intervals_holding_independent": held})
+    return rows
 
 
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--device", default="cuda")
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--models", default=",".join(MODELS))
+    ap.add_argument("--budget", type=float, default=3.0, help="dynlint's --timing-budget per example")
     ap.add_argument("--json", type=Path)
-    ap.add_argument("--standalone", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--resume", action="store_true", help="add rounds to those already in --json")
+    ap.add_argument("--deadline", type=float, default=0, help="seconds: start no round that would end later")
+    ap.add_argument("--independent", help=argparse.SUPPRESS)
     args = ap.parse_args()
-    if args.standalone:
-        print(*standalone(args.device))
+    if args.independent:
+        print(json.dumps(independent(args.independent, args.device)))
         return 0
-    ours_rounds, theirs_rounds = [], []
-    for _ in range(args.rounds):
-        ex = dynlint_round(args.device)
-        ours_rounds.append((ex["eager_ms"], ex["compiled_ms"], ex["speedup"]))
-        eager, comp = standalone_round(args.device)
-        theirs_rounds.append((eager, comp, eager / comp))
-        print(f"round: dynlint {ex['speedup']:.2f}x ({ex['eager_ms']:.3f} -> {ex['compiled_ms']:.3f} ms)  "
-              f"standalone {eager / comp:.2f}x ({eager:.3f} -> {comp:.3f} ms)", flush=True)
-    ours = statistics.median(r[2] for r in ours_rounds)
-    theirs = statistics.median(r[2] for r in theirs_rounds)
-    diff = abs(ours - theirs) / theirs
-    result = {
-        "device": ex["device"], "torch": ex["torch_version"], "triton": ex["triton_version"],
-        "kernels": ex["kernels"], "dynlint_rounds": ours_rounds, "standalone_rounds": theirs_rounds,
-        "dynlint_speedup": ours, "standalone_speedup": theirs,
-        "relative_difference": diff, "within_10_percent": diff <= 0.10,
-    }
-    print(f"pointwise_gelu on {ex['device']}, median of {args.rounds} rounds: dynlint {ours:.2f}x, standalone "
-          f"torch.compile {theirs:.2f}x: difference {diff:.1%}")
-    if args.json:
-        args.json.write_text(json.dumps(result, indent=1))
-    return 0 if diff <= 0.10 else 1
+    start = time.perf_counter()
+    models = [m for m in args.models.split(",") if m]
+    doc = json.loads(args.json.read_text()) if args.resume and args.json and args.json.exists() else {"rounds": []}
+    while len(doc["rounds"]) < args.rounds:
+        doc["rounds"].append({"dynlint": {}, "independent": {}})
+    # model by model, every round of one model before the next (the first compile of a model fills Inductor's
+    # caches; its later rounds, and the independent harness, hit them), saved after each step
+    for m in models:
+        for r in doc["rounds"][:args.rounds]:
+            if m in r["dynlint"] and m in r["independent"]:
+                continue
+            if args.deadline and time.perf_counter() - start > args.deadline:
+                print(f"deadline: {m} not measured in every round", flush=True)
+                break
+            r["dynlint"].update(dynlint_round([m], args.device, args.budget))
+            r["independent"].update(independent_round([m], args.device))
+            o, t = r["dynlint"].get(m, {}), r["independent"].get(m, {})
+            print(f"{m:<24} dynlint {o.get('speedup') or 0:6.2f}x {o.get('speedup_interval')} "
+                  f"({o.get('outcome')}, {o.get('rounds')} rounds, launch-bound {o.get('launch_bound')})  "
+                  f"independent {t.get('speedup') or 0:6.2f}x do_bench {t.get('do_bench_speedup') or 0:6.2f}x "
+                  f"[{time.perf_counter() - start:.0f} s]" + (f" {o.get('message', '')[:300]}" if o.get("outcome") != "ok"
+                                                            else "") + (f" {t['error'][-300:]}" if "error" in t else ""),
+                  flush=True)
+            first = r["dynlint"].get(m, {})
+            doc.update(device=first.get("device") or doc.get("device"),
+                       torch=first.get("torch_version") or doc.get("torch"),
+                       triton=first.get("triton_version") or doc.get("triton"))
+            doc["summary"] = summary([x for x in doc["rounds"] if x["dynlint"]])
+            if args.json:
+                args.json.write_text(json.dumps(doc, indent=1, default=str))
+    for row in doc.get("summary", []):
+        if "error" in row:
+            print(f"{row['model']:<24} {row['error']}")
+        else:
+            print(f"{row['model']:<24} dynlint {row['dynlint']:.2f}x  independent {row['independent']:.2f}x  "
+                  f"(do_bench {row['do_bench']:.2f}x)  difference {row['difference']:.1%}  "
+                  f"intervals holding it {row['intervals_holding_independent']}/{len(row['intervals'])}")
+    return 0
 
 
 if __name__ == "__main__":

@@ -72,6 +72,28 @@ def _globs(value: str) -> List[str]:
     return globs
 
 
+COMPILE_MODES = ("default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
+
+
+def _modes(value: str) -> tuple:
+    modes = [m.strip() for m in value.split(",") if m.strip()]
+    bad = [m for m in modes if m not in COMPILE_MODES]
+    if not modes or bad:
+        raise argparse.ArgumentTypeError(f"not a torch.compile mode: {', '.join(bad) or repr(value)} "
+                                         f"(choose from {', '.join(COMPILE_MODES)})")
+    return ("default",) + tuple(dict.fromkeys(m for m in modes if m != "default"))
+
+
+def _positive(value: str) -> float:
+    try:
+        number = float(value)
+    except ValueError:
+        number = 0.0
+    if not number > 0:
+        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {value!r}")
+    return number
+
+
 def _jobs(value: str) -> int:
     n = int(value) if value.strip().lstrip("-").isdigit() else 0
     if n < 1:
@@ -137,6 +159,12 @@ def build_parser() -> argparse.ArgumentParser:
                      help="time limit per example (default: 300)")
     ver.add_argument("--missed-predictions", metavar="FILE",
                      help="write runtime breaks no rule predicted to FILE (JSON)")
+    ver.add_argument("--modes", type=_modes, metavar="MODE,...", default=("default",),
+                     help="torch.compile modes to measure each example with, and recommend one of: "
+                          f"{', '.join(COMPILE_MODES)} (default: default)")
+    ver.add_argument("--timing-budget", type=_positive, metavar="SECONDS", default=2.0,
+                     help="time for one example's timing in one mode, unless its speedup's interval is within "
+                          "±5%% sooner (default: 2)")
     perf = c.add_argument_group("performance")
     perf.add_argument("--jobs", "-j", type=_jobs, metavar="N", help="worker processes (default: all cores)")
     perf.add_argument("--max-file-size", type=float, metavar="MIB",
@@ -361,7 +389,8 @@ def _runtime_pass(args, config, result, fixes):
         try:
             with progress.example_bar(args.quiet) as bar:
                 report = run_verify(config.root, list(config.examples), device=config.device,
-                                    timeout=config.timeout, static_findings=result.findings, progress=bar)
+                                    timeout=config.timeout, static_findings=result.findings, progress=bar,
+                                    modes=args.modes, time_budget_s=args.timing_budget)
         except VerifyUnavailable as e:
             sys.stderr.write(f"dynlint: error: {e}\n")
             raise _Stop(EXIT_USAGE) from None

@@ -39,6 +39,16 @@ def pointwise_gelu(device="cpu"):
     return bias_gelu, [(x, bias)]
 
 
+@dynlint.example(training=True)
+def mlp_training():
+    """Timed as training compiles it: each call is a step (forward, loss, backward, AdamW step)."""
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(RMSNorm(256), torch.nn.Linear(256, 1024), torch.nn.GELU(),
+                                torch.nn.Linear(1024, 256))
+    x = torch.randn(16, 64, 256)
+    return {"fn": model, "inputs": [(x,), (x,)], "optimizer": lambda params: torch.optim.AdamW(params, lr=1e-3)}
+
+
 @dynlint.example
 def rope():
     q, k = torch.randn(2, 4, 16, 16), torch.randn(2, 4, 16, 16)

@@ -18,7 +18,7 @@ from dynlint.core.rule import FAMILIES, REGISTRY
 from dynlint.report import html, json_format
 from dynlint.runtime_check.crosscheck import cross_check
 from dynlint.runtime_check.report import VerifyReport
-from dynlint.runtime_check.results import Agreement, ExampleResult
+from dynlint.runtime_check.results import Agreement, ExampleResult, ModeResult
 
 VOID = {"meta", "br", "hr", "img", "input", "link", "col", "area", "base", "embed", "source", "track", "wbr"}
 
@@ -140,6 +140,10 @@ def _examples():
                       agreement=Agreement("match", 1e-7), executed=(("model.py", (6, 7, 8)),), **ok),
         ExampleResult(name="batches", line=10, factory="batches", function="norm", function_path="model.py",
                       function_line=12, recompiles=(recompile,), compile_s=1.0, eager_ms=0.05, compiled_ms=0.1,
+                      speedup_low=0.45, speedup_high=0.55, rounds=12, eager_peak_mem_bytes=3 * 2 ** 20,
+                      compiled_peak_mem_bytes=2 ** 20, compiled_device_ms=0.01,
+                      modes=(ModeResult("reduce-overhead", compile_s=1.5, compiled_ms=0.05, eager_ms=0.05, speedup=1.0,
+                                        speedup_low=0.97, speedup_high=1.04, agreement="match"),),
                       agreement=Agreement("match", 0.0), executed=(("model.py", (13,)),), **ok),
         ExampleResult(name="hangs", path="dynlint_examples.py", line=15, factory="hangs", outcome="timeout",
                       phase="compile", message="timed out after 5.0 s during phase 'compile'"),
@@ -191,13 +195,19 @@ def test_per_function_table_rows_and_sort_keys(verified):
     table = dom.find("section", id="functions").find("table", "sortable")
     heads = [th.text for th in table.find_all("th")]
     assert heads == ["example", "function", "graphs", "breaks", "recompiles", "compile s", "eager ms",
-                     "compiled ms", "speedup", "agreement", "outcome"]
+                     "compiled ms", "speedup", "peak MiB", "agreement", "outcome"]
     rows = table.find("tbody").find_all("tr")
     assert [r.find("td").attrs["data-v"] for r in rows] == ["positive", "batches", "hangs"]
     positive = {h: td for h, td in zip(heads, rows[0].find_all("td"))}
     assert positive["breaks"].text == "1" and positive["speedup"].text == "3.00×"
     assert float(positive["speedup"].attrs["data-v"]) == pytest.approx(3.0)
     assert positive["agreement"].text.startswith("match") and positive["outcome"].text == "ok"
+    batches = {h: td for h, td in zip(heads, rows[1].find_all("td"))}
+    # the interval, the rounds, the launch-bound call, the other mode; peak memory eager -> compiled
+    shown = batches["speedup"].text
+    assert shown.startswith("0.50×") and "0.45–0.55" in shown and "12 rounds" in shown and "launch-bound" in shown
+    assert "reduce-overhead 1.00×" in shown and "recommended mode" not in shown      # none is faster than eager
+    assert batches["peak MiB"].text == "3 → 1" and positive["peak MiB"].text == "–"
     hangs = {h: td for h, td in zip(heads, rows[2].find_all("td"))}
     assert hangs["speedup"].attrs["data-v"] == "" and hangs["outcome"].text == "timeout"
 

@@ -25,12 +25,16 @@ _FRAME = re.compile(r'File "(.+?)", line (\d+)')
 
 
 class DynlintBackend:
-    def __init__(self, is_user: Callable[[str], bool], passes: Sequence[GraphPass] = (), lower: str = "inductor"):
+    def __init__(self, is_user: Callable[[str], bool], passes: Sequence[GraphPass] = (), lower: str = "inductor",
+                 mode: str = "default"):
+        """mode: a `torch.compile` mode (default, reduce-overhead, max-autotune, max-autotune-no-cudagraphs):
+        Inductor's options for it apply to every graph, as `torch.compile(mode=...)` applies them."""
         if lower not in ("inductor", "eager"):
             raise ValueError(f"lower must be 'inductor' or 'eager', not {lower!r}")
         self.is_user = is_user
         self.passes = tuple(passes)
         self.lower = lower
+        self.mode = mode
         self.graphs: List[GraphRecord] = []
 
     def __call__(self, gm: torch.fx.GraphModule, example_inputs: list):
@@ -42,8 +46,11 @@ class DynlintBackend:
         if self.lower == "inductor":
             from torch._inductor.compile_fx import compile_fx
 
+            from torch._inductor import list_mode_options
+
+            patches = list_mode_options(self.mode) if self.mode != "default" else None
             with compat.output_code_hook(sources.append):
-                compiled = compile_fx(gm, example_inputs)
+                compiled = compile_fx(gm, example_inputs, config_patches=patches)
         else:
             compiled = gm.forward
         counts = [count_kernels(s) for s in sources]

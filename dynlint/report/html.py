@@ -218,7 +218,7 @@ class _Page:
     def examples_table(self) -> str:
         head = [("example", "text"), ("function", "text"), ("graphs", "num"), ("breaks", "num"),
                 ("recompiles", "num"), ("compile s", "num"), ("eager ms", "num"), ("compiled ms", "num"),
-                ("speedup", "num"), ("agreement", "text"), ("outcome", "text")]
+                ("speedup", "num"), ("peak MiB", "num"), ("agreement", "text"), ("outcome", "text")]
         ths = "".join(f'<th class="{k}" scope="col"><button type="button">{_e(h)}</button></th>' for h, k in head)
         rows = []
         for x in self.examples:
@@ -240,8 +240,8 @@ class _Page:
                 (x.get("compile_s"), _num(x.get("compile_s")), "num"),
                 (x.get("eager_ms"), _ms(x.get("eager_ms")), "num"),
                 (x.get("compiled_ms"), _ms(x.get("compiled_ms")), "num"),
-                (speedup, f'<span class="speed {"up" if speedup >= 1 else "down"}">{speedup:.2f}×</span>'
-                 if speedup is not None else "–", "num"),
+                (speedup, self._speedup(x), "num"),
+                (x.get("compiled_peak_mem_bytes"), self._memory(x), "num"),
                 (agreement.get("status", ""), self._agreement(agreement), "text"),
                 (x.get("outcome", ""), f'<span class="badge {_e(x.get("outcome", ""))}">{_e(x.get("outcome", ""))}'
                  f'</span>', "text"),
@@ -251,9 +251,38 @@ class _Page:
             rows.append(f"<tr>{tds}</tr>")
         return (f'<section id="functions" class="panel"><h2>Per function</h2>'
                 f'<p class="hint">Each <code>@dynlint.example</code> compiled with dynlint\'s backend over Inductor. '
-                f'Times are medians of steady-state calls; speedup is eager ÷ compiled. Click a column to sort.</p>'
+                f'Times are medians over rounds of eager and compiled calls; speedup is eager ÷ compiled, with its '
+                f'95% interval (~1×: no measurable difference, the interval holds 1). Peak memory: eager → compiled '
+                f'(CUDA). Click a column to sort.</p>'
                 f'<div class="scroll"><table class="sortable"><thead><tr>{ths}</tr></thead>'
                 f'<tbody>{"".join(rows)}</tbody></table></div></section>')
+
+    @staticmethod
+    def _speedup(x: dict) -> str:
+        speedup, interval = x.get("speedup"), x.get("speedup_interval")
+        if speedup is None:
+            return "–"
+        if not interval:
+            return f'<span class="speed {"up" if speedup >= 1 else "down"}">{speedup:.2f}×</span>'
+        low, high = interval
+        same = x.get("verdict") == "no measurable difference"
+        kind = "same" if same else ("up" if speedup >= 1 else "down")
+        notes = [f"{x.get('rounds', 0)} rounds"] + (["training steps"] if x.get("training") else [])
+        if x.get("launch_bound"):
+            notes.append(f"launch-bound: {x.get('compiled_device_ms', 0):.3f} ms of kernels per call")
+        modes = [m for m in x.get("modes") or () if m.get("speedup") is not None or m.get("note")]
+        for m in modes:
+            notes.append(f"{m['mode']}: {m['note']}" if m.get("note") else
+                         f"{m['mode']} {m['speedup']:.2f}× (compile {m.get('compile_s') or 0:.1f} s)")
+        if x.get("recommended_mode"):
+            notes.append(f"recommended mode: {x['recommended_mode']}")
+        return (f'<span class="speed {kind}">{"~1" if same else f"{speedup:.2f}"}×</span>'
+                f'<div class="sub">{low:.2f}–{high:.2f}</div><div class="sub">{_e("; ".join(notes))}</div>')
+
+    @staticmethod
+    def _memory(x: dict) -> str:
+        e, c = x.get("eager_peak_mem_bytes"), x.get("compiled_peak_mem_bytes")
+        return "–" if e is None or c is None else f"{e / 2 ** 20:.0f} → {c / 2 ** 20:.0f}"
 
     @staticmethod
     def _agreement(a: dict) -> str:
@@ -659,7 +688,7 @@ td .sub{white-space:nowrap}
 table.sortable tbody tr:hover{background:#fafbfc}
 td.num{text-align:right;white-space:nowrap}td.hot{color:#c2410c;font-weight:650}
 .sub{color:var(--muted);font-size:11.5px;font-weight:400}
-.speed{font-weight:700}.speed.up{color:var(--up)}.speed.down{color:var(--down)}
+.speed{font-weight:700}.speed.up{color:var(--up)}.speed.down{color:var(--down)}.speed.same{opacity:.75}
 .agree.ok{color:var(--up);font-weight:600}.agree.bad{color:var(--down);font-weight:700}.agree.none{color:var(--muted)}
 .badge{border-radius:999px;padding:1px 9px;font-size:12px;font-weight:600;background:#fde8e8;color:#b42318}
 .badge.ok{background:#e6f6ec;color:#1a7f43}

@@ -3,16 +3,12 @@ from __future__ import annotations
 
 import inspect
 import random
-import statistics
 import sys
 import time
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, Optional, Tuple
 
 import torch
-
-MIN_REPEATS = 3
-MAX_REPEATS = 50
 
 
 @dataclass(frozen=True)
@@ -25,6 +21,8 @@ class Call:
 class Target:
     fn: Callable
     calls: Tuple[Call, ...]
+    loss: Optional[Callable] = None          # training examples: output -> the loss (see examples.example)
+    optimizer: Optional[Callable] = None     # training examples: parameters -> the optimizer
 
 
 def build_target(factory: Callable, device: str) -> Target:
@@ -34,8 +32,10 @@ def build_target(factory: Callable, device: str) -> Target:
         made, move = factory(device=device), False
     else:
         made, move = factory(), device != "cpu"
+    extras: Dict[str, Any] = {}
     if isinstance(made, dict):
         fn, inputs = made.get("fn", made.get("callable")), made.get("inputs", made.get("args"))
+        extras = {k: made[k] for k in ("loss", "optimizer") if made.get(k) is not None}
     elif isinstance(made, (tuple, list)) and len(made) == 2:
         fn, inputs = made
     else:
@@ -52,7 +52,47 @@ def build_target(factory: Callable, device: str) -> Target:
     if move:
         fn = fn.to(device) if isinstance(fn, torch.nn.Module) else fn
         calls = tuple(Call(to_device(c.args, device), to_device(c.kwargs, device)) for c in calls)
-    return Target(fn, calls)
+    return Target(fn, calls, **extras)
+
+
+def training_step(module: Callable, target: Target, compiled: Optional[Callable] = None) -> Callable[..., object]:
+    """A call that is one training step of `module` (run through `compiled` when given): forward, the
+    loss, backward, the optimizer's step; it returns the forward's output."""
+    if not isinstance(module, torch.nn.Module):
+        raise TypeError("a training example's callable must be an nn.Module (its parameters are trained)")
+    optimizer = (target.optimizer or (lambda ps: torch.optim.SGD(ps, lr=1e-3)))(module.parameters())
+    loss_of = target.loss or default_loss
+    run = compiled or module
+
+    def step(*args, **kwargs):
+        out = run(*args, **kwargs)
+        loss_of(out).backward()
+        optimizer.step()
+        optimizer.zero_grad(set_to_none=True)
+        return out
+    return step
+
+
+def default_loss(output) -> torch.Tensor:
+    """The sum of the means of the floating-point tensors in an output (a tensor, a tuple, a dict, a
+    ModelOutput), each a part of the graph."""
+    parts = []
+
+    def walk(v) -> None:
+        if isinstance(v, torch.Tensor):
+            if v.is_floating_point() and v.requires_grad:
+                parts.append(v.float().mean())
+        elif isinstance(v, dict):
+            for x in v.values():
+                walk(x)
+        elif isinstance(v, (list, tuple)):
+            for x in v:
+                walk(x)
+    walk(output)
+    if not parts:
+        raise TypeError("a training example's output holds no floating-point tensor that requires grad: "
+                        "give the factory's dict a 'loss'")
+    return torch.stack(parts).sum()
 
 
 def to_device(value, device: str):
@@ -115,42 +155,35 @@ class Timer:
         self.sync()
         return time.perf_counter() - start
 
-    def steady_ms(self, eager: Callable[[], object], compiled: Callable[[], object],
-                  budget_s: float) -> Tuple[float, float]:
-        """Median steady-state milliseconds of (eager, compiled), after one warm-up call each.
-
-        The two alternate call by call, so that load from other processes (a shared CPU, another worker)
-        hits both alike and the speedup stays meaningful. Stops once `budget_s` is spent: at least 3 pairs,
-        unless single calls are so slow that twice the budget passes first.
-        """
-        eager()
-        compiled()
+    def block_s(self, run: Callable[[], object], calls: int) -> float:
+        """Seconds for `calls` calls in a row, the device synchronised before and after (what PyTorch's
+        benchmark harness times: host and device together)."""
         self.sync()
-        # On CPU, alternate call by call so that load from other processes hits both alike. On a GPU, which
-        # nothing else shares, alternate in blocks: back-to-back calls of one kind are what a standalone
-        # measurement sees (a different kernel between them changes cache and clock state).
-        block = 10 if self.cuda else 1
-        times: Tuple[List[float], List[float]] = ([], [])
         start = time.perf_counter()
-        while len(times[0]) < MAX_REPEATS:
-            times[0].extend(self._one_ms(eager) for _ in range(block))
-            times[1].extend(self._one_ms(compiled) for _ in range(block))
-            spent = time.perf_counter() - start
-            if spent > budget_s and (len(times[0]) >= MIN_REPEATS or spent > 2 * budget_s):
-                break
-        return statistics.median(times[0]), statistics.median(times[1])
-
-    def _one_ms(self, run: Callable[[], object]) -> float:
-        if self.cuda:
-            begin, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            begin.record()
+        for _ in range(calls):
             run()
-            end.record()
-            end.synchronize()
-            return begin.elapsed_time(end)
-        start = time.perf_counter()
-        run()
-        return (time.perf_counter() - start) * 1000.0
+        self.sync()
+        return time.perf_counter() - start
+
+    def device_ms(self, run: Callable[[], object], calls: int = 10) -> Optional[float]:
+        """CUDA: milliseconds the device spends in kernels per call (the profiler's sum of kernel times), to set
+        beside the wall time: a call far longer than its kernels is launch-bound. None on CPU, or when the
+        profiler cannot say."""
+        if not self.cuda:
+            return None
+        from torch.profiler import ProfilerActivity, profile
+
+        self.sync()
+        try:
+            with profile(activities=[ProfilerActivity.CUDA]) as prof:
+                for _ in range(calls):
+                    run()
+                self.sync()
+            total_us = sum(getattr(e, "self_device_time_total", None) or getattr(e, "self_cuda_time_total", 0)
+                           for e in prof.key_averages())
+        except Exception:           # noqa: BLE001 - a profiler that cannot run (CUPTI missing) says nothing
+            return None
+        return total_us / 1000.0 / calls
 
     def peak_bytes(self, run: Callable[[], object]) -> Optional[int]:
         """CUDA: peak memory allocated during one call above what was allocated before it."""

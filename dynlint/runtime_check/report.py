@@ -11,6 +11,7 @@ from typing import List, Optional, Tuple
 
 from dynlint.core.finding import Finding
 from dynlint.core.version import __version__
+from dynlint.runtime_check import timing
 from dynlint.runtime_check.crosscheck import missed_predictions
 from dynlint.runtime_check.results import ExampleResult
 
@@ -62,24 +63,78 @@ class VerifyReport:
 
 
 def render_table(results: Tuple[ExampleResult, ...]) -> str:
-    rows = [COLUMNS] + [_row(r) for r in results]
-    widths = [max(len(row[i]) for row in rows) for i in range(len(COLUMNS))]
+    memory = any(r.eager_peak_mem_bytes is not None for r in results)      # CUDA runs
+    columns = COLUMNS[:8] + (("peak MiB",) if memory else ()) + COLUMNS[8:]
+    rows = [columns] + [_row(r)[:8] + ((_memory(r),) if memory else ()) + _row(r)[8:] for r in results]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(columns))]
+    text = (0, len(columns) - 2, len(columns) - 1)
     lines = []
     for n, row in enumerate(rows):
         # Text columns left-aligned, numbers right-aligned.
-        cells = [c.ljust(w) if i in (0, 8, 9) else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths))]
+        cells = [c.ljust(w) if i in text else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths))]
         lines.append("  ".join(cells).rstrip())
         if n == 0:
             lines.append("  ".join("-" * w for w in widths))
     notes = [f"  {r.name}: {_first_line(r.message)}" for r in results if r.outcome != "ok" and r.message]
     notes += [f"  {r.name}: output mismatch at {r.agreement.where}: {r.agreement.detail}"
               for r in results if r.agreement.status == "mismatch"]
-    return "\n".join(lines + (["", "notes:"] + notes if notes else [])) + "\n"
+    notes += [note for r in results for note in _timing_notes(r)]
+    legend = ("speedup: eager time / compiled time, the ratio of the medians over rounds of both, with its 95% "
+              "interval; ~1x: no measurable difference (the interval holds 1)")
+    timed = any(r.speedup_low is not None for r in results)
+    return "\n".join(lines + ([legend] if timed else []) + (["", "notes:"] + notes if notes else [])) + "\n"
+
+
+def speedup_text(speedup: Optional[float], low: Optional[float], high: Optional[float]) -> str:
+    if speedup is None:
+        return "-"
+    if low is None or high is None:
+        return f"{speedup:.2f}x"
+    head = "~1x" if timing.verdict(low, high) == timing.SAME else f"{speedup:.2f}x"
+    return f"{head} [{low:.2f}-{high:.2f}]"
+
+
+def _memory(r: ExampleResult) -> str:
+    if r.eager_peak_mem_bytes is None or r.compiled_peak_mem_bytes is None:
+        return "-"
+    return f"{r.eager_peak_mem_bytes / 2 ** 20:.0f} -> {r.compiled_peak_mem_bytes / 2 ** 20:.0f}"
+
+
+def _timing_notes(r: ExampleResult) -> List[str]:
+    """What the timing says beyond the table: the interval, launch-bound calls, the modes and which to use."""
+    out = []
+    if r.speedup_low is not None and not r.speedup_settled:
+        out.append(f"  {r.name}: the speedup's interval stayed wider than ±{timing.TARGET:.0%} after {r.rounds} "
+                   f"rounds: the time budget ran out first (--timing-budget SECONDS gives it longer)")
+    if r.training:
+        out.append(f"  {r.name}: timed as training steps (forward, backward, optimizer step)")
+    if r.launch_bound:
+        hint = "" if any(m.mode == "reduce-overhead" for m in r.modes) else \
+            "; CUDA graphs cut launch overhead: try --modes default,reduce-overhead"
+        out.append(f"  {r.name}: launch-bound: {r.compiled_device_ms:.3f} ms of kernels in a "
+                   f"{r.compiled_ms:.3f} ms compiled call{hint}")
+    if r.modes:
+        parts = [f"default {speedup_text(r.speedup, r.speedup_low, r.speedup_high)}, compile {_num(r.compile_s, '{:.1f}')} s"
+                 + _pays(r.break_even_calls)]
+        for m in r.modes:
+            parts.append(f"{m.mode}: {m.note}" if m.note else
+                         f"{m.mode} {speedup_text(m.speedup, m.speedup_low, m.speedup_high)}, compile "
+                         f"{_num(m.compile_s, '{:.1f}')} s" + _pays(m.break_even_calls) +
+                         ("" if m.agreement == "match" else f", outputs {m.agreement}"))
+        best = r.recommended_mode
+        out.append(f"  {r.name}: modes: " + "; ".join(parts) + ". " +
+                   (f"Recommended: {best} (the fastest whose outputs agree; a mode not measurably faster than "
+                    f"default is not recommended over it)" if best else "No mode is measurably faster than eager."))
+    return out
+
+
+def _pays(calls: Optional[int]) -> str:
+    return f", pays off after {calls:,} calls" if calls else ""
 
 
 def _row(r: ExampleResult) -> Tuple[str, ...]:
     label = r.name if not r.function or r.function == r.name else f"{r.name} ({r.function})"
-    reached_compile = r.phase in ("compiled", "compare", "timing", "done")   # partial counts when it failed there
+    reached_compile = r.phase in ("compiled", "compare", "timing", "done") or r.phase.startswith("mode ")
     agreement = {"match": "ok", "mismatch": "MISMATCH"}.get(r.agreement.status, "-")
     return (
         _clip(label, 48),
@@ -89,7 +144,7 @@ def _row(r: ExampleResult) -> Tuple[str, ...]:
         _num(r.compile_s, "{:.2f}"),
         _num(r.eager_ms, "{:.3f}"),
         _num(r.compiled_ms, "{:.3f}"),
-        _num(r.speedup, "{:.2f}x"),
+        speedup_text(r.speedup, r.speedup_low, r.speedup_high),
         agreement,
         r.outcome,
     )

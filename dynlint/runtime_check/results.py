@@ -10,6 +10,7 @@ from dataclasses import dataclass, field, fields, replace
 from typing import Dict, FrozenSet, Optional, Tuple
 
 from dynlint.compiler.records import GraphBreak, GraphRecord, Recompile
+from dynlint.runtime_check import timing
 
 OUTCOMES = ("ok", "error", "timeout", "crashed")
 
@@ -24,6 +25,38 @@ class Agreement:
 
     def to_dict(self) -> dict:
         return {"status": self.status, "max_abs_diff": self.max_abs_diff, "where": self.where, "detail": self.detail}
+
+
+@dataclass(frozen=True)
+class ModeResult:
+    """One `torch.compile` mode of an example (`--modes`), measured against the same eager calls."""
+    mode: str
+    note: str = ""                          # why it was not measured ("" when it was)
+    compile_s: Optional[float] = None
+    compiled_ms: Optional[float] = None
+    speedup: Optional[float] = None
+    speedup_low: Optional[float] = None
+    speedup_high: Optional[float] = None
+    rounds: int = 0
+    compiled_device_ms: Optional[float] = None
+    compiled_peak_mem_bytes: Optional[int] = None
+    agreement: str = "not compared"         # Agreement.status of its outputs against eager
+    eager_ms: Optional[float] = None        # the eager time of its own rounds
+
+    @property
+    def break_even_calls(self) -> Optional[int]:
+        return timing.break_even_calls(self.compile_s, self.eager_ms, self.compiled_ms)
+
+    def to_dict(self) -> dict:
+        d = {f.name: getattr(self, f.name) for f in fields(self)}
+        d["speedup_interval"] = [self.speedup_low, self.speedup_high] if self.speedup_low is not None else None
+        d["break_even_calls"] = self.break_even_calls
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "ModeResult":
+        known = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in d.items() if k in known})
 
 
 @dataclass(frozen=True)
@@ -49,10 +82,20 @@ class ExampleResult:
     recompiles: Tuple[Recompile, ...] = ()
     hit_recompile_limit: bool = False
     compile_s: Optional[float] = None     # sum over calls of (first compiled call - eager call)
-    eager_ms: Optional[float] = None      # median steady-state time of the first call's arguments
+    eager_ms: Optional[float] = None      # median time of one call with the first call's arguments
     compiled_ms: Optional[float] = None
+    # the speedup's 95% interval, over `rounds` rounds of eager and compiled (runtime_check/timing.py);
+    # settled: it reached ±5% before the time budget ran out
+    speedup_low: Optional[float] = None
+    speedup_high: Optional[float] = None
+    rounds: int = 0
+    speedup_settled: bool = False
+    eager_device_ms: Optional[float] = None         # CUDA only: time in kernels per call (the profiler)
+    compiled_device_ms: Optional[float] = None
     eager_peak_mem_bytes: Optional[int] = None      # CUDA only: peak allocated above the baseline
     compiled_peak_mem_bytes: Optional[int] = None
+    training: bool = False                # every call was a training step (forward, backward, optimizer step)
+    modes: Tuple[ModeResult, ...] = ()    # --modes: the modes other than "default", each measured alike
     agreement: Agreement = field(default_factory=Agreement)
     # `--fix --verify`, the run after the fixes: its outputs (eager, then compiled) vs the original code's eager ones
     against_original: Agreement = field(default_factory=Agreement)
@@ -64,6 +107,39 @@ class ExampleResult:
         if self.eager_ms and self.compiled_ms:
             return self.eager_ms / self.compiled_ms
         return None
+
+    @property
+    def verdict(self) -> Optional[str]:
+        """faster / slower / no measurable difference (the interval holds 1.0)."""
+        if self.speedup_low is None or self.speedup_high is None:
+            return None
+        return timing.verdict(self.speedup_low, self.speedup_high)
+
+    @property
+    def launch_bound(self) -> Optional[bool]:
+        return timing.launch_bound(self.compiled_ms, self.compiled_device_ms)
+
+    @property
+    def break_even_calls(self) -> Optional[int]:
+        return timing.break_even_calls(self.compile_s, self.eager_ms, self.compiled_ms)
+
+    @property
+    def recommended_mode(self) -> Optional[str]:
+        """With --modes: the fastest mode whose outputs agree and that is measurably faster than eager; the
+        default mode when the fastest is not measurably faster than it (their intervals overlap). None when
+        no mode is measurably faster than eager."""
+        if not self.modes:
+            return None
+        measured = [("default", self.speedup, self.speedup_low, self.speedup_high, self.agreement.status)] + \
+            [(m.mode, m.speedup, m.speedup_low, m.speedup_high, m.agreement) for m in self.modes]
+        ok = [m for m in measured if m[1] is not None and m[2] is not None and m[4] == "match" and m[2] > 1.0]
+        if not ok:
+            return None
+        best = max(ok, key=lambda m: m[1])
+        default = measured[0]
+        if best[0] != "default" and default in ok and best[2] <= default[3]:
+            return "default"           # no measurable gain over the default mode
+        return best[0]
 
     @property
     def kernels(self) -> Optional[int]:
@@ -86,8 +162,12 @@ class ExampleResult:
         d["agreement"] = self.agreement.to_dict()
         d["against_original"] = self.against_original.to_dict()
         d["executed"] = {path: list(lines) for path, lines in self.executed}
+        d["modes"] = [m.to_dict() for m in self.modes]
         d.update(speedup=self.speedup, kernels=self.kernels, break_sites=self.break_sites,
-                 graph_count=len(self.graphs), recompile_count=len(self.recompiles))
+                 graph_count=len(self.graphs), recompile_count=len(self.recompiles),
+                 speedup_interval=[self.speedup_low, self.speedup_high] if self.speedup_low is not None else None,
+                 verdict=self.verdict, launch_bound=self.launch_bound, break_even_calls=self.break_even_calls,
+                 recommended_mode=self.recommended_mode)
         return d
 
     @classmethod
@@ -98,6 +178,7 @@ class ExampleResult:
         kw["graph_breaks"] = tuple(GraphBreak.from_dict(b) for b in d.get("graph_breaks", ()))
         kw["recompiles"] = tuple(Recompile.from_dict(r) for r in d.get("recompiles", ()))
         kw["agreement"] = Agreement(**d.get("agreement", {}))
+        kw["modes"] = tuple(ModeResult.from_dict(m) for m in d.get("modes", ()))
         kw["against_original"] = Agreement(**d.get("against_original", {}))
         kw["executed"] = tuple(sorted((p, tuple(sorted(ls))) for p, ls in dict(d.get("executed", {})).items()))
         return cls(**kw)

@@ -36,7 +36,7 @@ class VerifyUnavailable(RuntimeError):
 
 def run_verify(project_root: Path, example_globs: Sequence[str] = DEFAULT_GLOBS, device: str = "auto",
                timeout: float = 120, static_findings: Iterable[Finding] = (), *, jobs: Optional[int] = None,
-               passes: Sequence[str] = (), time_budget_s: float = 1.0,
+               passes: Sequence[str] = (), time_budget_s: float = 1.0, modes: Sequence[str] = ("default",),
                python: str = sys.executable, progress: Optional[Callable[[str, int, int], None]] = None,
                save_outputs: Optional[Path] = None, reference_outputs: Optional[Path] = None) -> VerifyReport:
     """Compile every `@dynlint.example` under project_root and cross-check `static_findings` against it.
@@ -45,7 +45,9 @@ def run_verify(project_root: Path, example_globs: Sequence[str] = DEFAULT_GLOBS,
     GPU at a time; on CPU `jobs` workers (default 1, so that timings are not disturbed).
     timeout: seconds per example (an example's own @dynlint.example(timeout=...) wins).
     passes: graph passes for dynlint's backend, by name (see dynlint.compiler.PASSES); none by default.
-    time_budget_s: about how long the steady-state timing (eager and compiled calls alternating) may take.
+    time_budget_s: about how long the timing of one mode (rounds of eager and compiled calls) may take before
+    its interval is narrow enough (runtime_check/timing.py).
+    modes: `torch.compile` modes measured, "default" first (graphs, breaks and recompiles are the default's).
     progress: optional `progress(example name, examples done, examples)`, called as each example starts
     and ends (dynlint.report.progress draws it).
     save_outputs: a folder where each example's eager outputs are kept (pickled by torch.save);
@@ -70,7 +72,7 @@ def run_verify(project_root: Path, example_globs: Sequence[str] = DEFAULT_GLOBS,
                 progress(spec.name, len(finished), len(specs))
             outputs = {"save_outputs": save_outputs, "reference_outputs": reference_outputs}
             result = run_example(spec, slot, root, Path(tmp) / str(index), timeout=spec.timeout or timeout,
-                                 passes=passes, time_budget_s=time_budget_s, python=python,
+                                 passes=passes, time_budget_s=time_budget_s, modes=modes, python=python,
                                  **{k: str(Path(v) / outputs_file(spec)) for k, v in outputs.items() if v})
             finished.append(spec.name)
             if progress:
@@ -110,8 +112,8 @@ def outputs_file(spec: ExampleSpec) -> str:
 
 
 def run_example(spec: ExampleSpec, slot: Slot, root: Path, work: Path, *, timeout: float,
-                passes: Sequence[str] = (), time_budget_s: float = 1.0, python: str = sys.executable,
-                save_outputs: str = "", reference_outputs: str = "") -> ExampleResult:
+                passes: Sequence[str] = (), time_budget_s: float = 1.0, modes: Sequence[str] = ("default",),
+                python: str = sys.executable, save_outputs: str = "", reference_outputs: str = "") -> ExampleResult:
     """Run one example in a fresh worker process and turn whatever happened into an ExampleResult."""
     base = ExampleResult(name=spec.name, path=spec.path, line=spec.line, factory=spec.factory, outcome="error",
                          slot=slot.label)
@@ -120,7 +122,8 @@ def run_example(spec: ExampleSpec, slot: Slot, root: Path, work: Path, *, timeou
     work.mkdir(parents=True, exist_ok=True)
     request = {"project_root": str(root), "path": spec.path, "factory": spec.factory, "name": spec.name,
                "line": spec.line, "device": slot.device, "slot": slot.label, "passes": list(passes),
-               "time_budget_s": time_budget_s, "save_outputs": save_outputs, "reference_outputs": reference_outputs}
+               "time_budget_s": time_budget_s, "modes": list(modes), "save_outputs": save_outputs,
+               "reference_outputs": reference_outputs}
     (work / "request.json").write_text(json.dumps(request), encoding="utf-8")
     result_path = work / "result.json"
     cmd = [python, "-m", "dynlint.runtime_check.worker", str(work / "request.json"), str(result_path), spec.key]

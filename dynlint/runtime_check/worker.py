@@ -7,7 +7,9 @@ timeout still tells the parent how far it got; stdout is never parsed (user code
 Phases: start -> import torch -> import (the example file) -> build (call the factory twice: one target for
 eager, one for compiled, so in-place updates cannot leak between them) -> eager (every call once, recording
 the user lines that run) -> compiled (every call once under dynlint's backend, collecting graph breaks and
-recompiles) -> compare -> timing -> done.
+recompiles) -> compare -> timing (rounds of eager and compiled: runtime_check/timing.py) -> mode M (each
+--modes mode after default, built, compiled and timed afresh) -> done. A training example's calls are
+training steps (measure.training_step) on both sides.
 """
 from __future__ import annotations
 
@@ -23,6 +25,7 @@ import traceback
 from functools import lru_cache
 from typing import List, Optional, Tuple
 
+from dynlint.runtime_check import timing
 from dynlint.runtime_check.results import ExampleResult
 from dynlint.runtime_check.userfiles import UserFiles
 
@@ -37,6 +40,8 @@ class Worker:
                                  python_version=platform.python_version())
         self.collector = None
         self.backend = None
+        self.train = None            # a training example: measure.training_step
+        self.modes: list = []        # --modes: ModeResult of each mode after "default"
         self.recorder = None
 
     # ---- result file -----------------------------------------------------------------------------
@@ -63,7 +68,7 @@ class Worker:
         import torch
 
         from dynlint.compiler import compat
-        from dynlint.runtime_check.measure import Timer, build_target, code_of, qualname_of
+        from dynlint.runtime_check.measure import Target, Timer, build_target, code_of, qualname_of
 
         cuda = device == "cuda"
         self.fields.update(
@@ -84,12 +89,21 @@ class Worker:
             self.fields.update(function_path=self.users.relpath(code.co_filename), function_line=code.co_firstlineno)
 
         timer = Timer(cuda)
+        if options.get("training"):
+            from dynlint.runtime_check.measure import training_step
+
+            self.fields["training"] = True
+            eager = Target(training_step(eager.fn, eager), eager.calls)
+            self.train = training_step                 # the compiled module's step is made once it is compiled
         self.phase("eager")
         eager_outputs, eager_s = self.run_eager(eager, timer)
         if self.request.get("save_outputs"):
             save_outputs(eager_outputs, self.request["save_outputs"])
         self.phase("compiled")
         self.run_compiled(target, eager, eager_outputs, eager_s, timer, options)
+        for mode in self.request.get("modes", ())[1:] if self.request.get("modes") else ():
+            self.phase(f"mode {mode}")
+            self.run_mode(mode, factory, device, eager, eager_outputs, eager_s, timer, options)
         self.fields.update(outcome="ok", phase="done", message="")
 
     def run_eager(self, eager, timer):
@@ -118,7 +132,7 @@ class Worker:
         self.backend = DynlintBackend(self.users, passes=make_passes(self.request.get("passes", ())))
         self.collector = Collector(self.users)
         with self.collector:                     # kept open while timing: those calls may recompile too
-            compiled = torch.compile(target.fn, backend=self.backend)
+            compiled = self.compile(target, self.backend)
             outputs, compile_s = [], 0.0
             for i, call in enumerate(target.calls):
                 out = []
@@ -137,12 +151,57 @@ class Worker:
             self.phase("timing")
             e, c = eager.calls[0], target.calls[0]
             # Not seeded: torch.manual_seed costs ~0.1 ms, as much as a small compiled call.
-            self.fields["eager_ms"], self.fields["compiled_ms"] = timer.steady_ms(
-                lambda: eager.fn(*e.args, **e.kwargs), lambda: compiled(*c.args, **c.kwargs),
-                float(self.request.get("time_budget_s", 1.0)))
-            self.fields["eager_peak_mem_bytes"] = timer.peak_bytes(lambda: eager.fn(*e.args, **e.kwargs))
-            self.fields["compiled_peak_mem_bytes"] = timer.peak_bytes(lambda: compiled(*c.args, **c.kwargs))
+            run_eager, run_compiled = lambda: eager.fn(*e.args, **e.kwargs), lambda: compiled(*c.args, **c.kwargs)
+            s = timing.measure(timer.block_s, run_eager, run_compiled, float(self.request.get("time_budget_s", 1.0)))
+            self.fields.update(eager_ms=s.eager_ms, compiled_ms=s.compiled_ms, speedup_low=s.low,
+                               speedup_high=s.high, rounds=s.rounds, speedup_settled=s.settled,
+                               eager_device_ms=timer.device_ms(run_eager),
+                               compiled_device_ms=timer.device_ms(run_compiled),
+                               eager_peak_mem_bytes=timer.peak_bytes(run_eager),
+                               compiled_peak_mem_bytes=timer.peak_bytes(run_compiled))
         self.record_compilation()
+
+    def compile(self, target, backend):
+        """The compiled callable: the target compiled, or for a training example one training step of the
+        compiled module (its forward compiled; backward through the compiled graphs' own backward)."""
+        import torch
+
+        compiled = torch.compile(target.fn, backend=backend)
+        return compiled if self.train is None else self.train(target.fn, target, compiled)
+
+    def run_mode(self, mode, factory, device, eager, eager_outputs, eager_s, timer, options) -> None:
+        """One more `torch.compile` mode: a fresh build, compiled with that mode's Inductor options, its
+        compile time, outputs and speedup against the same eager calls."""
+        import torch
+
+        from dynlint.compiler.backend import DynlintBackend
+        from dynlint.compiler.passes import make_passes
+        from dynlint.runtime_check.compare import compare_outputs, snapshot
+        from dynlint.runtime_check.measure import build_target, invoke
+        from dynlint.runtime_check.results import ModeResult
+
+        if mode == "reduce-overhead" and device != "cuda":
+            self.modes.append(ModeResult(mode, note="not measured on CPU (it replays CUDA graphs)"))
+            return
+        torch._dynamo.reset()                    # this mode's graphs, not the cached default ones
+        target = build_target(factory, device)
+        compiled = self.compile(target, DynlintBackend(self.users, passes=make_passes(self.request.get("passes", ())),
+                                                       mode=mode))
+        outputs, compile_s = [], 0.0
+        for i, call in enumerate(target.calls):
+            out = []
+            compile_s += max(0.0, timer.once_s(lambda: out.append(invoke(compiled, call, i))) - eager_s[i])
+            outputs.append(snapshot(out[0]))
+        agreement = compare_outputs(eager_outputs, outputs, options.get("rtol"), options.get("atol"))
+        e, c = eager.calls[0], target.calls[0]
+        run_eager, run_compiled = lambda: eager.fn(*e.args, **e.kwargs), lambda: compiled(*c.args, **c.kwargs)
+        s = timing.measure(timer.block_s, run_eager, run_compiled, float(self.request.get("time_budget_s", 1.0)))
+        self.modes.append(ModeResult(
+            mode, compile_s=compile_s, compiled_ms=s.compiled_ms, speedup=s.speedup, speedup_low=s.low,
+            speedup_high=s.high, rounds=s.rounds, compiled_device_ms=timer.device_ms(run_compiled),
+            compiled_peak_mem_bytes=timer.peak_bytes(run_compiled), agreement=agreement.status,
+            eager_ms=s.eager_ms))
+        self.fields["modes"] = tuple(self.modes)
 
     def record_compilation(self) -> None:
         """Copy what the backend and the collector saw so far into the result, paths made relative."""

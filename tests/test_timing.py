@@ -1,0 +1,95 @@
+"""How `--verify` measures a speedup (runtime_check/timing.py), on synthetic timings: a stable series stops
+early with a narrow interval, a noisy one measures on and says how wide its interval is, equal times are no
+measurable difference."""
+import random
+
+import pytest
+
+from dynlint.runtime_check import timing
+
+
+class Machine:
+    """Calls that take `ms` each (eager, compiled), with Gaussian noise; a clock that advances with them."""
+
+    def __init__(self, eager_ms, compiled_ms, noise, seed=1):
+        self.ms = {"eager": eager_ms, "compiled": compiled_ms}
+        self.noise, self.rng, self.now, self.calls = noise, random.Random(seed), 0.0, 0
+
+    def clock(self):
+        return self.now
+
+    def block(self, fn, k):
+        self.calls += k
+        seconds = sum(max(0.05, 1 + self.rng.gauss(0, self.noise)) * self.ms[fn()] for _ in range(k)) / 1000
+        self.now += seconds
+        return seconds
+
+
+def run(machine, budget_s=2.0):
+    return timing.measure(machine.block, lambda: "eager", lambda: "compiled", budget_s, clock=machine.clock)
+
+
+def test_a_stable_series_stops_early_with_a_narrow_interval():
+    s = run(Machine(2.0, 1.0, noise=0.002))
+    assert s.rounds == timing.MIN_ROUNDS and s.settled
+    assert s.low <= s.speedup <= s.high and s.high - s.low < 0.01 and abs(s.speedup - 2.0) < 0.01
+    assert s.calls_per_block in (9, 10)                            # blocks of ~20 ms of 2 ms calls
+    assert s.verdict == timing.FASTER
+
+
+def test_a_noisy_series_measures_longer_and_widens_its_interval():
+    stable, noisy = run(Machine(2.0, 1.0, noise=0.002)), run(Machine(2.0, 1.0, noise=0.8))
+    assert noisy.rounds > stable.rounds
+    assert noisy.high - noisy.low > 10 * (stable.high - stable.low)
+    assert noisy.low <= 2.0 <= noisy.high
+
+
+def test_the_budget_ends_a_series_that_does_not_settle():
+    m = Machine(2.0, 1.0, noise=2.0)
+    s = run(m, budget_s=0.5)
+    assert not s.settled and s.rounds >= timing.MIN_ROUNDS
+    assert m.now < 0.5 + 3 * 2 * timing.BLOCK_S * 4                # stopped soon after the budget
+
+
+def test_equal_times_are_no_measurable_difference():
+    s = run(Machine(1.0, 1.0, noise=0.1))
+    assert s.low <= 1.0 <= s.high and s.verdict == timing.SAME
+    slower = run(Machine(1.0, 2.0, noise=0.01))
+    assert slower.verdict == timing.SLOWER and slower.high < 1.0
+
+
+def test_the_interval_is_the_same_for_the_same_timings():
+    rng = random.Random(3)
+    eager, compiled = [rng.uniform(1, 2) for _ in range(30)], [rng.uniform(0.5, 1) for _ in range(30)]
+    assert timing.interval(eager, compiled) == timing.interval(eager, compiled)
+
+
+@pytest.mark.parametrize("compile_s, eager_ms, compiled_ms, calls", [
+    (10.0, 2.0, 1.0, 10_000),            # 10 s to save 1 ms a call
+    (10.0, 1.0, 2.0, None),              # slower: never pays off
+    (0.0001, 2.0, 1.0, 1),
+])
+def test_break_even_calls(compile_s, eager_ms, compiled_ms, calls):
+    assert timing.break_even_calls(compile_s, eager_ms, compiled_ms) == calls
+
+
+def test_launch_bound():
+    assert timing.launch_bound(1.0, 0.2) is True and timing.launch_bound(1.0, 0.9) is False
+    assert timing.launch_bound(1.0, None) is None
+
+
+def test_the_recommended_mode_is_the_fastest_measurably_better_one_whose_outputs_agree():
+    from dynlint.runtime_check.results import Agreement, ExampleResult, ModeResult
+
+    base = ExampleResult(name="m", path="x.py", line=1, factory="m", outcome="ok", eager_ms=2.0, compiled_ms=1.0,
+                         speedup_low=1.9, speedup_high=2.1, agreement=Agreement("match"))
+
+    def mode(name, speedup, low, high, agreement="match"):
+        return ModeResult(name, speedup=speedup, speedup_low=low, speedup_high=high, agreement=agreement)
+    assert base.recommended_mode is None                                      # no --modes
+    assert base.with_(modes=(mode("reduce-overhead", 3.0, 2.8, 3.2),)).recommended_mode == "reduce-overhead"
+    assert base.with_(modes=(mode("max-autotune", 2.05, 1.95, 2.2),)).recommended_mode == "default"   # overlaps
+    assert base.with_(modes=(mode("reduce-overhead", 3.0, 2.8, 3.2, "mismatch"),)).recommended_mode == "default"
+    slower = base.with_(compiled_ms=2.4, speedup_low=0.8, speedup_high=0.86,
+                        modes=(mode("max-autotune", 0.9, 0.85, 0.95),))
+    assert slower.recommended_mode is None and slower.verdict == timing.SLOWER
