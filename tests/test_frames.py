@@ -198,3 +198,68 @@ def test_removing_the_break_in_another_file_clears_the_finding(tmp_path):
     assert dyn509() == [("model.py", _line((tmp_path / "model.py").read_text(), "x * self.index"))]
     (tmp_path / "helpers.py").write_text("def noisy(x):\n    return x\n")
     assert dyn509() == []
+
+
+MOE = '''
+import torch
+from torch import nn
+
+
+class Gate(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layer = nn.Linear(4, 4)
+
+    def forward(self, x):
+        picks = self.layer(x).argmax(-1)
+        counts = (picks[:, None] == torch.arange(4)).sum(0)
+        expert_size = counts.tolist()
+        return picks.sort().indices, expert_size
+
+
+class Experts(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.weight = nn.Parameter(torch.randn(4, 4, 4))
+
+    def forward(self, x, expert_size):
+        parts = x.split(expert_size, dim=0)
+        return torch.cat([p @ self.weight[i] for i, p in enumerate(parts)])
+
+
+class MoE(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.gate = Gate()
+        self.experts = Experts()
+        self.seen = []
+
+    def forward(self, x):
+        order, expert_size = self.gate(x)
+        self.seen.append(expert_size)
+        return self.experts(x[order], expert_size)
+
+
+model = MoE()
+step = torch.compile(model)
+
+
+def run():
+    torch.manual_seed(0)
+    for _ in range(3):
+        step(torch.randn(16, 4))
+'''
+
+
+def test_values_a_gating_module_returns_from_a_break_recompile_where_the_experts_read_them(tmp_path):
+    # transformers' granitemoe / jetmoe: `expert_size = counts.tolist()` in the router, returned, and split by
+    # in the experts' module: the MoE layer's graph ends at the router call; the code resumed after it
+    # (the experts' forward, inlined) is guarded on the sizes. Appending them to a list guards nothing.
+    path = tmp_path / "model.py"
+    path.write_text(MOE)
+    found = sorted({f.line for f in api.check_source(MOE, filename="model.py", select=("DYN511",)).findings})
+    obs = harness.observe(str(path), ["run()"])
+    assert obs.error is None, obs.error
+    recompiled = {line for lines in obs.recompile_lines(str(path)) for line in lines}
+    assert found == [_line(MOE, "parts = x.split(expert_size")] and set(found) <= recompiled
+    assert _line(MOE, "self.seen.append") not in found

@@ -11,14 +11,17 @@ layer and a tensor for the others, a flag the frame itself sets on an object eve
 
 Measured on torch 2.13 (bench/guards.py, "frame" rows of docs/guards.md). This module finds those functions
 from the break findings of the check pass and says, per frame, what differs between its entries; the rule
-that reports them is DYN509 (rules/recompiles.py).
+that reports them is DYN509 (rules/recompiles.py). It also follows the Python values such a break makes
+when its function returns them (`expert_size = counts.tolist()` in a router): into the caller that unpacks
+them and the function it hands them to next, code Dynamo resumes after the call and guards on those values
+(`Frame.host`, read by DYN511).
 """
 from __future__ import annotations
 
 import ast
 import textwrap
 from collections import OrderedDict, deque
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable, Dict, Iterable, List, Optional, Set, Tuple
 
 from dynlint.analysis.names import SKIPS_FRAME
@@ -35,6 +38,9 @@ class Frame:
     repeated: bool                              # entered more than once per call (a layer among many)
     ints: Tuple[Tuple[str, int], ...] = ()      # (parameter, line of a call) int constants that differ
     via: str = ""                               # not a frame itself: inlined into this frame function
+    # (name, path, line): a local or parameter holding Python values that the graph break at path:line made
+    # (`sizes = counts.tolist()` in a function that returns them), in code Dynamo resumes after that break
+    host: Tuple[Tuple[str, str, int], ...] = ()
 
 
 def _loop_targets(node: ast.AST) -> Set[str]:
@@ -73,6 +79,83 @@ def _value_kind(expr: ast.expr) -> str:
     if isinstance(expr, ast.Name) or (isinstance(expr, ast.BinOp) and not isinstance(expr.op, ast.Div)):
         return "int"
     return "value"
+
+
+HOST_CODES = frozenset({"DYN201", "DYN202", "DYN203"})     # .item(), int(t)/float(t), .tolist(): Python values
+
+
+def _body_nodes(fdef: ast.AST):
+    """The nodes of a def's own body (not of the functions and classes defined in it)."""
+    stack = list(ast.iter_child_nodes(fdef))
+    while stack:
+        node = stack.pop()
+        yield node
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            stack.extend(ast.iter_child_nodes(node))
+
+
+def _host_call(value: ast.expr) -> bool:
+    """`t.tolist()`, `t.item()`, `int(t)` / `float(t)` / `bool(t)`, or `tuple(...)` / `list(...)` of one: the
+    value itself is the Python value the break made."""
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id in ("tuple", "list") \
+            and len(value.args) == 1:
+        value = value.args[0]
+    if not isinstance(value, ast.Call):
+        return False
+    if isinstance(value.func, ast.Attribute):
+        return value.func.attr in ("tolist", "item") and not value.args
+    return isinstance(value.func, ast.Name) and value.func.id in ("int", "float", "bool") and len(value.args) == 1
+
+
+def _assigned_at(fdef: ast.AST, line: int) -> Optional[str]:
+    """The name a statement `name = <the break's own value>` binds (see _host_call)."""
+    for node in _body_nodes(fdef):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) and \
+                node.value.lineno <= line <= (node.value.end_lineno or node.value.lineno) and _host_call(node.value):
+            return node.targets[0].id
+    return None
+
+
+def _returned(fdef: ast.AST, name: str) -> Set[Optional[int]]:
+    """Where the def's returns hand `name` back: None for `return name`, i for the i-th of a tuple."""
+    out: Set[Optional[int]] = set()
+    for node in _body_nodes(fdef):
+        if isinstance(node, ast.Return) and node.value is not None:
+            if isinstance(node.value, ast.Name) and node.value.id == name:
+                out.add(None)
+            elif isinstance(node.value, ast.Tuple):
+                out |= {i for i, e in enumerate(node.value.elts) if isinstance(e, ast.Name) and e.id == name}
+    return out
+
+
+def _unpacked(cdef: Optional[ast.AST], call: ast.Call, k: Optional[int]) -> Optional[str]:
+    """The name the caller binds the returned value to: `x = f()` (k None), `a, x, b = f()` (k 1)."""
+    for node in _body_nodes(cdef) if cdef is not None else ():
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and \
+                (node.value.lineno, node.value.col_offset) == (call.lineno, call.col_offset):
+            target = node.targets[0]
+            if k is None:
+                return target.id if isinstance(target, ast.Name) else None
+            if isinstance(target, (ast.Tuple, ast.List)) and len(target.elts) > k and \
+                    not any(isinstance(e, ast.Starred) for e in target.elts) and isinstance(target.elts[k], ast.Name):
+                return target.elts[k].id
+    return None
+
+
+def _param_of(gdef: Optional[ast.AST], call: ast.Call, name: str, method: bool) -> Optional[str]:
+    """The parameter of the called def that the argument `name` of `call` binds (a method's `self` is not
+    passed)."""
+    if gdef is None:
+        return None
+    params = [a.arg for a in gdef.args.posonlyargs + gdef.args.args][1 if method else 0:]
+    for i, arg in enumerate(call.args):
+        if isinstance(arg, ast.Starred):
+            return None
+        if isinstance(arg, ast.Name) and arg.id == name:
+            return params[i] if i < len(params) else None
+    keywords = {a.arg for a in gdef.args.args + gdef.args.kwonlyargs}
+    return next((kw.arg for kw in call.keywords if kw.arg in keywords and isinstance(kw.value, ast.Name) and
+                 kw.value.id == name), None)
 
 
 class Frames:
@@ -246,9 +329,40 @@ class Frames:
                             inlined[callee] = Frame(frame.why, (), (), True, via=ref[1])
                 level = nxt
         out.update(inlined)
+        for ref, host in self._host_flow(found, callers).items():
+            frame = out.get(ref)
+            out[ref] = replace(frame, host=frame.host + host) if frame else \
+                Frame((host[0][1], host[0][2], False), (), (), False, host=host)
         # the parsed defs are done with: free them before the check of the frames forks its workers
         self._defs.clear(), self._texts.clear(), self._bound.clear(), self._calls.clear(), self._scanned.clear()
         return out
+
+    def _host_flow(self, found, callers) -> Dict[FuncRef, Tuple[Tuple[str, str, int], ...]]:
+        """Python values that a break makes and its function returns (`sizes = counts.tolist()` ...
+        `return x, sizes`): the caller's graph ends at the call, and the code Dynamo resumes after it receives
+        them. Where the caller unpacks them, and the parameter of what it passes them to next (inlined into
+        the resumed frame), they are values that frame is guarded on (read by DYN511)."""
+        out: Dict[FuncRef, List[Tuple[str, str, int]]] = {}
+        for _, ref, f in found:
+            fdef = self.definition(ref) if f.code in HOST_CODES else None
+            name = _assigned_at(fdef, f.line) if fdef is not None else None
+            positions = _returned(fdef, name) if name else set()
+            if len(positions) != 1:
+                continue
+            k = positions.pop()
+            for caller, site in callers.get(ref, ()):
+                call = self._call(caller, site)[0] if site is not None else None
+                held = _unpacked(self.definition(caller), call, k) if call is not None else None
+                if held is None:
+                    continue
+                out.setdefault(caller, []).append((held, f.path, f.line))
+                for later, callee in self.edges(caller):
+                    after = self._call(caller, later)[0] if later is not None and later.line > site.line else None
+                    param = _param_of(self.definition(callee), after, held, bool(self.project.function(callee).cls)) \
+                        if after is not None else None
+                    if param:
+                        out.setdefault(callee, []).append((param, f.path, f.line))
+        return {r: tuple(dict.fromkeys(v)) for r, v in out.items()}
 
     def _runs(self, ref: FuncRef, line: int) -> Optional[str]:
         key, digest = ("runs", ref, line), self._digest(ref[0])
