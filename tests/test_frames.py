@@ -263,3 +263,21 @@ def test_values_a_gating_module_returns_from_a_break_recompile_where_the_experts
     recompiled = {line for lines in obs.recompile_lines(str(path)) for line in lines}
     assert found == [_line(MOE, "parts = x.split(expert_size")] and set(found) <= recompiled
     assert _line(MOE, "self.seen.append") not in found
+
+
+def test_a_cached_host_value_finding_follows_edits_of_the_file_that_makes_the_value(tmp_path):
+    """The values' flow is kept between runs (frames.py `_host_flow`); an edit of the gating module, in
+    another file, that stops returning the Python list must clear the finding in the experts' module."""
+    gate, rest = MOE.split("class Experts(nn.Module):")
+    (tmp_path / "pyproject.toml").write_text("[tool.dynlint]\n")
+    (tmp_path / "gate.py").write_text(gate)
+    (tmp_path / "model.py").write_text("import torch\nfrom torch import nn\nfrom gate import Gate\n\n\n"
+                                       "class Experts(nn.Module):" + rest)
+    cfg = api.load_config([str(tmp_path)], api.known_codes())
+
+    def dyn511():
+        return [(f.path, f.line) for f in api.check([str(tmp_path)], cfg, cache=True).findings if f.code == "DYN511"]
+    split = _line((tmp_path / "model.py").read_text(), "parts = x.split(expert_size")
+    assert dyn511() == [("model.py", split)] == dyn511()                   # cold, then from the cache
+    (tmp_path / "gate.py").write_text(gate.replace("expert_size = counts.tolist()", "expert_size = counts"))
+    assert dyn511() == []
