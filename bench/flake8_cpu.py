@@ -88,21 +88,15 @@ def main() -> None:
         f"(the cache folder {'was' if ran else 'was not'} made: {'some' if ran else 'no'} dynlint work ran)",
         f"- selected, cold: {cold - base:.1f} s of CPU beyond flake8's own, against {alone:.1f} s for one "
         f"`dynlint check` of the project: the workers take turns, the first runs the project and the others "
-        f"read its cache",
+        f"read its cache. The first worker runs dynlint in one process (flake8's workers are daemon processes, "
+        f"which may not start workers of their own), so a cold run takes `-j1`'s time; before this, every worker "
+        f"repeated the whole run, without a cache",
         f"- selected, warm: {warm - base:.1f} s beyond flake8's own; `--select DYN` alone {only:.1f} s",
     ]
     report = "\n".join([head, "", *table, "", *notes]) + "\n"
     print(report)
     if args.write:
-        doc = speed.ROOT / "docs" / "benchmarks.md"
-        text = doc.read_text()
-        start, end = "<!-- flake8:start -->", "<!-- flake8:end -->"
-        block = f"{start}\n{report}{end}"
-        if start in text:
-            text = text.split(start)[0] + block + text.split(end, 1)[1]
-        else:
-            text += "\n## The flake8 plugin's CPU time (`bench/flake8_cpu.py`)\n\n" + block + "\n"
-        doc.write_text(text)
+        speed.write_section("flake8", "The flake8 plugin's CPU time (`bench/flake8_cpu.py`)", report)
 
 
 if __name__ == "__main__":

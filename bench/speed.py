@@ -195,15 +195,21 @@ def main() -> None:
     report = "\n".join([head, "", *table, "", *ratios]) + "\n"
     print(report)
     if args.write:
-        doc = ROOT / "docs" / "benchmarks.md"
-        text = doc.read_text() if doc.exists() else "# Benchmarks\n"
-        start, end = "<!-- speed:start -->", "<!-- speed:end -->"
-        block = f"{start}\n{report}{end}"
-        if start in text:
-            text = text.split(start)[0] + block + text.split(end, 1)[1]
-        else:
-            text += "\n## Static pass speed (`bench/speed.py`)\n\n" + block + "\n"
-        doc.write_text(text)
+        write_section("speed", "Static pass speed (`bench/speed.py`)", report)
+
+
+def write_section(marker: str, title: str, report: str) -> None:
+    """Put `report` between the `marker` comments of docs/benchmarks.md (a new section titled `title` the
+    first time)."""
+    doc = ROOT / "docs" / "benchmarks.md"
+    text = doc.read_text() if doc.exists() else "# Benchmarks\n"
+    start, end = f"<!-- {marker}:start -->", f"<!-- {marker}:end -->"
+    block = f"{start}\n{report}{end}"
+    if start in text:
+        text = text.split(start)[0] + block + text.split(end, 1)[1]
+    else:
+        text += f"\n## {title}\n\n" + block + "\n"
+    doc.write_text(text)
 
 
 if __name__ == "__main__":

@@ -15,6 +15,8 @@ functions, when a file is checked (not to dodge a cycle).
 from __future__ import annotations
 
 import ast
+import functools
+import os
 from pathlib import Path
 from typing import Dict, Iterator, List, Set, Tuple
 
@@ -27,11 +29,17 @@ ALL_CODES = tuple(f"DYN{n:03d}" for n in range(1000))     # every code dynlint c
 
 
 def project_config(path: Path):
-    """The configuration, and so the project root, that `dynlint check PATH` would use."""
+    """The configuration, and so the project root, that `dynlint check PATH` would use (it depends on the
+    file's folder and the working folder only: read once per folder)."""
+    return _folder_config(os.path.abspath(os.path.dirname(path) or "."), os.getcwd())
+
+
+@functools.lru_cache(maxsize=None)
+def _folder_config(folder: str, cwd: str):
     from dynlint import api
     from dynlint.core.config import load_config
 
-    return load_config([str(path)], api.known_codes())
+    return load_config([folder], api.known_codes())
 
 
 def _check_project(config) -> Tuple[Set[str], Dict[str, List[Finding]]]:

@@ -129,3 +129,24 @@ def test_a_fix_that_would_remove_an_ipython_line_leaves_the_notebook_alone():
         notebooks.write_back(data, view.replace("pass  # dynlint: IPython syntax\n", "", 1))
     with pytest.raises(ValueError, match="mark the notebook's cells"):
         notebooks.write_back(data, view.replace("# %% dynlint cell 5\n", ""))
+
+
+def test_stored_lines_follow_the_json_as_any_writer_laid_it_out():
+    """Other writers than Jupyter: metadata first (with a "cells" key of its own), a source given as one
+    string, compact JSON on one line."""
+    from dynlint.core import notebooks
+
+    doc = {"metadata": {"cells": ["not these"]}, "nbformat": 4, "nbformat_minor": 5, "cells": [
+        {"cell_type": "markdown", "metadata": {}, "source": ["# title\n", "text"]},
+        {"cell_type": "code", "metadata": {}, "outputs": [{"output_type": "stream", "name": "stdout",
+                                                           "text": ["{\"cells\": [\n"]}],
+         "execution_count": 1, "source": ["import torch\n", "x = 1\n", "y = 2"]},
+        {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None, "source": "a = 1\nb = 2\n"}]}
+    pretty = json.dumps(doc, indent=2)
+    lines = pretty.splitlines()
+    at = notebooks.json_lines(pretty.encode())
+    assert '"x = 1\\n"' in lines[at[(2, 2)] - 1] and '"y = 2"' in lines[at[(2, 3)] - 1]
+    assert '"# title\\n"' in lines[at[(1, 1)] - 1]
+    assert at[(3, 1)] == at[(3, 2)] and '"a = 1\\nb = 2\\n"' in lines[at[(3, 1)] - 1]
+    assert set(notebooks.json_lines(json.dumps(doc).encode()).values()) == {1}
+    assert notebooks.json_lines(b'{"cells": [') == {}

@@ -26,11 +26,11 @@ from typing import Dict, Iterable, List, Optional, Protocol, Sequence, Set, Tupl
 
 import libcst as cst
 
+from dynlint.core import notebooks
 from dynlint.core.cache import Entry, Indexes, check_key, digest
 from dynlint.core.codes import INTERNAL_ERROR, PARSE_ERROR
 from dynlint.core.config import Config
 from dynlint.core.finding import FileError, Finding, parse_error_finding
-from dynlint.core import notebooks
 from dynlint.core.index import DEEP_LIMIT, ModuleIndex, build_index
 from dynlint.core.project import Facts, Project, class_bases
 from dynlint.core.suppressions import Suppressions

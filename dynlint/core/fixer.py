@@ -307,14 +307,13 @@ def fix_files(files: Iterable[Tuple[Path, str]], config, rules: Sequence[Type], 
                                         f"({type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''})")
                     broken.add(rel)
                     continue
-                if applied and new != texts[rel] and out.sources[rel].notebook is not None:
+                if applied and new != texts[rel]:
                     try:
-                        out.sources[rel].encode(new)
+                        out.sources[rel].encode(new)        # a notebook's fixed cells must go back into it
                     except ValueError as e:
-                        out.problems.append(f"{rel}: not fixed: the fixed cells cannot be written back ({e})")
+                        out.problems.append(f"{rel}: not fixed: the fixed text cannot be written back ({e})")
                         broken.add(rel)
                         continue
-                if applied and new != texts[rel]:
                     texts[rel] = new
                     out.applied[rel] = out.applied.get(rel, 0) + len(applied)
                     changed.append(rel)

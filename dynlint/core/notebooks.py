@@ -4,19 +4,20 @@ The module (the *view*) holds each code cell after a marker line naming it (`# %
 from 1, markdown and raw cells included, as an editor shows them). IPython syntax is not Python: a line magic
 or shell escape (`%timeit f(x)`, `!pip install`, `files = !ls`, `obj?`) becomes `pass` at its indentation, and
 a cell magic (`%%bash`) leaves its whole cell out. Rules, caching and `# noqa` then see an ordinary module;
-reports turn its lines back into cells (`locate`), and `--fix` writes the fixed cells back into the notebook
+reports turn its lines back into cells (`in_cells`), and `--fix` writes the fixed cells back into the notebook
 (`write_back`), each IPython line as it was, outputs and metadata untouched.
 """
 from __future__ import annotations
 
+import bisect
 import io
-import os
-import stat
 import json
+import os
 import re
+import stat
 import warnings
 from dataclasses import dataclass
-from typing import Dict, List, Tuple
+from typing import Dict, Iterator, List, Optional, Tuple
 
 SUFFIX = ".ipynb"
 MARK = "# %% dynlint cell "
@@ -26,6 +27,12 @@ _PLACEHOLDER = "pass  # dynlint: IPython syntax"
 
 def is_notebook(path) -> bool:
     return str(path).endswith(SUFFIX)
+
+
+def _marker(line: str) -> Optional[int]:
+    """The cell a view's marker line names (None for any other line)."""
+    number = line[len(MARK):].strip() if line.startswith(MARK) else ""
+    return int(number) if number.isdigit() else None
 
 
 @dataclass
@@ -90,8 +97,9 @@ def where(text: str) -> List[Tuple[int, int]]:
     out: List[Tuple[int, int]] = []
     cell, i = 0, 0
     for line in io.StringIO(text, newline=""):
-        if line.startswith(MARK) and line[len(MARK):].strip().isdigit():
-            cell, i = int(line[len(MARK):]), 0
+        number = _marker(line)
+        if number is not None:
+            cell, i = number, 0
         else:
             i += 1
         out.append((cell, i))
@@ -132,8 +140,8 @@ def write_back(data: bytes, fixed: str) -> bytes:
     cells: Dict[int, List[str]] = {}
     current = None
     for line in io.StringIO(fixed, newline=None):
-        if line.startswith(MARK) and line[len(MARK):].strip().isdigit():
-            current = int(line[len(MARK):])
+        if _marker(line) is not None:
+            current = _marker(line)
             cells[current] = []
         elif current is None:
             if line.strip():
@@ -168,70 +176,54 @@ def json_lines(data: bytes) -> Dict[Tuple[int, int], int]:
     """(cell, line in the cell) -> the line of the notebook's file that holds it (for SARIF and GitHub, which
     point into the file as stored). A cell whose source is one JSON string maps all its lines to that line."""
     text = data.decode("utf-8", errors="replace")
-    starts = _source_strings(text)
+    breaks = [i for i, c in enumerate(text) if c == "\n"]
     out: Dict[Tuple[int, int], int] = {}
-    for number, positions in enumerate(starts, 1):
-        for i, pos in enumerate(positions, 1):
-            out[(number, i)] = text.count("\n", 0, pos) + 1
+    try:
+        for number, cell in enumerate(_elements(text, _member(text, _skip_ws(text, 0), "cells")), 1):
+            src = _member(text, cell, "source")
+            if src is None:
+                continue
+            if text[src] == '"':
+                value = json.decoder.scanstring(text, src + 1)[0]
+                starts = [src] * max(1, value.count("\n") + (not value.endswith("\n")))
+            else:
+                starts = list(_elements(text, src))
+            for i, pos in enumerate(starts, 1):
+                out[(number, i)] = bisect.bisect_left(breaks, pos) + 1
+    except (ValueError, IndexError, TypeError):
+        pass                                 # not the JSON nbformat read: the lines found so far
     return out
 
 
-def _source_strings(text: str) -> List[List[int]]:
-    """For each cell of the JSON document, the offsets of the strings of its "source" (one per line when the
-    source is a list of lines, as Jupyter writes it)."""
-    decoder = json.JSONDecoder()
-    found: List[List[int]] = []
-    key = re.compile(r'"(cells|source)"\s*:\s*')
-    cells_at = key.search(text)
-    while cells_at and cells_at.group(1) != "cells":
-        cells_at = key.search(text, cells_at.end())
-    if not cells_at:
-        return found
-    pos = cells_at.end()
-    if text[pos:pos + 1] != "[":
-        return found
-    pos += 1
-    while True:
-        pos = _skip_ws(text, pos)
-        if pos >= len(text) or text[pos] == "]":
-            return found
+_DECODER = json.JSONDecoder()
+
+
+def _elements(text: str, pos: Optional[int]) -> Iterator[int]:
+    """The offsets of the values of the JSON array at `pos`."""
+    if pos is None or text[pos] != "[":
+        raise ValueError("not an array")
+    pos = _skip_ws(text, pos + 1)
+    while text[pos] != "]":
+        yield pos
+        pos = _skip_ws(text, _DECODER.raw_decode(text, pos)[1])
         if text[pos] == ",":
-            pos += 1
-            continue
-        _, end = decoder.raw_decode(text, pos)          # the cell object: find its "source" inside
-        found.append(_source_in(text, pos, end, decoder))
-        pos = end
+            pos = _skip_ws(text, pos + 1)
 
 
-def _source_in(text: str, start: int, end: int, decoder) -> List[int]:
-    depth, pos = 0, start
-    while pos < end:
-        c = text[pos]
-        if c == '"':
-            s, after = json.decoder.scanstring(text, pos + 1)
-            if depth == 1 and s == "source" and text[_skip_ws(text, after)] == ":":
-                at = _skip_ws(text, _skip_ws(text, after) + 1)
-                if text[at] == '"':
-                    value = decoder.raw_decode(text, at)[0]
-                    return [at] * max(1, value.count("\n") + (not value.endswith("\n")))
-                offsets, p = [], at + 1
-                while True:
-                    p = _skip_ws(text, p)
-                    if text[p] == "]":
-                        return offsets
-                    if text[p] == ",":
-                        p += 1
-                        continue
-                    offsets.append(p)
-                    p = json.decoder.scanstring(text, p + 1)[1]
-            pos = after
-            continue
-        if c in "{[":
-            depth += 1
-        elif c in "}]":
-            depth -= 1
-        pos += 1
-    return []
+def _member(text: str, pos: int, key: str) -> Optional[int]:
+    """The offset of the value of `key` in the JSON object at `pos` (None when it has none)."""
+    if text[pos] != "{":
+        raise ValueError("not an object")
+    pos = _skip_ws(text, pos + 1)
+    while text[pos] != "}":
+        name, pos = json.decoder.scanstring(text, pos + 1)
+        pos = _skip_ws(text, _skip_ws(text, pos) + 1)           # past the ':'
+        if name == key:
+            return pos
+        pos = _skip_ws(text, _DECODER.raw_decode(text, pos)[1])
+        if text[pos] == ",":
+            pos = _skip_ws(text, pos + 1)
+    return None
 
 
 def _skip_ws(text: str, pos: int) -> int:
@@ -240,16 +232,21 @@ def _skip_ws(text: str, pos: int) -> int:
     return pos
 
 
+def _read_file(path, max_mib: float) -> bytes:
+    """A regular file's bytes (OSError for anything else, or one over the size limit); never blocks on a FIFO."""
+    st = os.stat(path)
+    if not stat.S_ISREG(st.st_mode) or (max_mib and st.st_size > max_mib * 2 ** 20):
+        raise OSError(0, "not a regular file, or too large")
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    with os.fdopen(fd, "rb") as f:
+        return f.read()
+
+
 def cell_lines(path, max_mib: float = 10.0) -> Dict[int, List[str]]:
     """Each code cell's lines (for code snippets in reports); none for what is not a regular file, is over the
     size limit or is not a notebook."""
     try:
-        st = os.stat(path)
-        if not stat.S_ISREG(st.st_mode) or (max_mib and st.st_size > max_mib * 2 ** 20):
-            return {}
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-        with os.fdopen(fd, "rb") as f:
-            nb = read(f.read())
+        nb = read(_read_file(path, max_mib))
     except (OSError, ValueError):
         return {}
     return {n: _source(c).split("\n") for n, c in enumerate(nb.cells, 1) if c.get("cell_type") == "code"}
@@ -268,14 +265,8 @@ class StoredLines:
         if not f.cell:
             return f.line
         if f.path not in self._files:
-            self._files[f.path] = {}
             try:
-                path = os.path.join(self.root, f.path)
-                st = os.stat(path)
-                if stat.S_ISREG(st.st_mode) and not (self.max_mib and st.st_size > self.max_mib * 2 ** 20):
-                    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-                    with os.fdopen(fd, "rb") as fh:
-                        self._files[f.path] = json_lines(fh.read())
-            except (OSError, ValueError):
-                pass
+                self._files[f.path] = json_lines(_read_file(os.path.join(self.root, f.path), self.max_mib))
+            except OSError:
+                self._files[f.path] = {}
         return self._files[f.path].get((f.cell, f.line), 1)

@@ -65,7 +65,8 @@ class VerifyReport:
 def render_table(results: Tuple[ExampleResult, ...]) -> str:
     memory = any(r.eager_peak_mem_bytes is not None for r in results)      # CUDA runs
     columns = COLUMNS[:8] + (("peak MiB",) if memory else ()) + COLUMNS[8:]
-    rows = [columns] + [_row(r)[:8] + ((_memory(r),) if memory else ()) + _row(r)[8:] for r in results]
+    rows = [columns] + [row[:8] + ((_memory(r),) if memory else ()) + row[8:] for r, row in
+                        ((r, _row(r)) for r in results)]
     widths = [max(len(row[i]) for row in rows) for i in range(len(columns))]
     text = (0, len(columns) - 2, len(columns) - 1)
     lines = []

@@ -121,25 +121,16 @@ class Worker:
 
     def run_compiled(self, target, eager, eager_outputs, eager_s, timer, options) -> None:
         """Compile and call each call once (compile time = first call - eager call), compare, time."""
-        import torch
-
         from dynlint.compiler.backend import DynlintBackend
         from dynlint.compiler.capture import Collector
         from dynlint.compiler.passes import make_passes
-        from dynlint.runtime_check.compare import compare_outputs, snapshot
-        from dynlint.runtime_check.measure import invoke
+        from dynlint.runtime_check.compare import compare_outputs
 
         self.backend = DynlintBackend(self.users, passes=make_passes(self.request.get("passes", ())))
         self.collector = Collector(self.users)
         with self.collector:                     # kept open while timing: those calls may recompile too
             compiled = self.compile(target, self.backend)
-            outputs, compile_s = [], 0.0
-            for i, call in enumerate(target.calls):
-                out = []
-                first_s = timer.once_s(lambda: out.append(invoke(compiled, call, i)))
-                outputs.append(snapshot(out[0]))
-                compile_s += max(0.0, first_s - eager_s[i])
-            self.fields["compile_s"] = compile_s
+            outputs, self.fields["compile_s"] = first_calls(compiled, target, eager_s, timer)
             self.record_compilation()
 
             self.phase("compare")
@@ -149,10 +140,7 @@ class Worker:
                     self.request["reference_outputs"], eager_outputs, outputs, options)
 
             self.phase("timing")
-            e, c = eager.calls[0], target.calls[0]
-            # Not seeded: torch.manual_seed costs ~0.1 ms, as much as a small compiled call.
-            run_eager, run_compiled = lambda: eager.fn(*e.args, **e.kwargs), lambda: compiled(*c.args, **c.kwargs)
-            s = timing.measure(timer.block_s, run_eager, run_compiled, float(self.request.get("time_budget_s", 1.0)))
+            s, run_eager, run_compiled = self.time(eager, compiled, target, timer)
             self.fields.update(eager_ms=s.eager_ms, compiled_ms=s.compiled_ms, speedup_low=s.low,
                                speedup_high=s.high, rounds=s.rounds, speedup_settled=s.settled,
                                eager_device_ms=timer.device_ms(run_eager),
@@ -160,6 +148,15 @@ class Worker:
                                eager_peak_mem_bytes=timer.peak_bytes(run_eager),
                                compiled_peak_mem_bytes=timer.peak_bytes(run_compiled))
         self.record_compilation()
+
+    def time(self, eager, compiled, target, timer):
+        """Rounds of eager and compiled calls with the first call's arguments (runtime_check/timing.py); the
+        speedup and the two zero-argument calls timed. Not seeded: torch.manual_seed costs ~0.1 ms, as much
+        as a small compiled call."""
+        e, c = eager.calls[0], target.calls[0]
+        run_eager, run_compiled = lambda: eager.fn(*e.args, **e.kwargs), lambda: compiled(*c.args, **c.kwargs)
+        budget = float(self.request.get("time_budget_s", 1.0))
+        return timing.measure(timer.block_s, run_eager, run_compiled, budget), run_eager, run_compiled
 
     def compile(self, target, backend):
         """The compiled callable: the target compiled, or for a training example one training step of the
@@ -176,8 +173,8 @@ class Worker:
 
         from dynlint.compiler.backend import DynlintBackend
         from dynlint.compiler.passes import make_passes
-        from dynlint.runtime_check.compare import compare_outputs, snapshot
-        from dynlint.runtime_check.measure import build_target, invoke
+        from dynlint.runtime_check.compare import compare_outputs
+        from dynlint.runtime_check.measure import build_target
         from dynlint.runtime_check.results import ModeResult
 
         if mode == "reduce-overhead" and device != "cuda":
@@ -187,15 +184,9 @@ class Worker:
         target = build_target(factory, device)
         compiled = self.compile(target, DynlintBackend(self.users, passes=make_passes(self.request.get("passes", ())),
                                                        mode=mode))
-        outputs, compile_s = [], 0.0
-        for i, call in enumerate(target.calls):
-            out = []
-            compile_s += max(0.0, timer.once_s(lambda: out.append(invoke(compiled, call, i))) - eager_s[i])
-            outputs.append(snapshot(out[0]))
+        outputs, compile_s = first_calls(compiled, target, eager_s, timer)
         agreement = compare_outputs(eager_outputs, outputs, options.get("rtol"), options.get("atol"))
-        e, c = eager.calls[0], target.calls[0]
-        run_eager, run_compiled = lambda: eager.fn(*e.args, **e.kwargs), lambda: compiled(*c.args, **c.kwargs)
-        s = timing.measure(timer.block_s, run_eager, run_compiled, float(self.request.get("time_budget_s", 1.0)))
+        s, _, run_compiled = self.time(eager, compiled, target, timer)
         self.modes.append(ModeResult(
             mode, compile_s=compile_s, compiled_ms=s.compiled_ms, speedup=s.speedup, speedup_low=s.low,
             speedup_high=s.high, rounds=s.rounds, compiled_device_ms=timer.device_ms(run_compiled),
@@ -233,6 +224,20 @@ class Worker:
             self.record_compilation()
         except Exception:                                # partial data is a bonus, never a second failure
             pass
+
+
+def first_calls(compiled, target, eager_s, timer):
+    """Each call once, compiled (snapshots of the outputs), and the compile time: the sum over calls of the
+    first compiled call's time less the eager call's."""
+    from dynlint.runtime_check.compare import snapshot
+    from dynlint.runtime_check.measure import invoke
+
+    outputs, compile_s = [], 0.0
+    for i, call in enumerate(target.calls):
+        out = []
+        compile_s += max(0.0, timer.once_s(lambda: out.append(invoke(compiled, call, i))) - eager_s[i])
+        outputs.append(snapshot(out[0]))
+    return outputs, compile_s
 
 
 def save_outputs(outputs, path: str) -> None:
