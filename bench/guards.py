@@ -729,6 +729,43 @@ PROBES: List[Probe] = [
         def run(i):
             m(torch.ones(3))
     """, distinct=2, model="frame int argument"),
+    Probe("flag set by compiled code", "`if not self.ready: ...; self.ready = True` in `forward` (a lazy first "
+          "call)", MOD + """
+
+        class M(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.ready = False
+
+            def forward(self, x):
+                if not self.ready:
+                    self.ready = True
+                    return x * 0
+                return x * 2
+
+        m = torch.compile(M())
+
+        def run(i):
+            m(torch.ones(3))
+    """, distinct=2, model="flag set by compiled code"),
+    Probe("wrapper around frames", "a decorator's wrapper around a different function at each call, each "
+          "compiled as a frame", "import functools\n" + FN + """
+
+        def deco(func):
+            @functools.wraps(func)
+            def wrapper(x):
+                return func(x)
+            return wrapper
+""" + "".join(f"""
+        @deco
+        def g{j}(x):
+            return x + {j}
+""" for j in range(CALLS)) + """
+        compiled = [torch.compile(g) for g in (""" + ", ".join(f"g{j}" for j in range(CALLS)) + """)]
+
+        def run(i):
+            compiled[i](torch.ones(3))
+    """, model="wrapper around frames"),
     Probe("values after a break", "`sizes = counts.tolist()` (a break) read by `x.split(sizes)`, new counts "
           "each call", FN + """
 

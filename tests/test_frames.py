@@ -106,6 +106,107 @@ def test_none_for_the_first_layer_then_a_tensor(tmp_path):
     assert found[0] in recompiled
 
 
+def test_none_for_the_first_layer_handed_on_to_the_function_that_tests_it(tmp_path):
+    # the layer's forward breaks and passes `position_bias` on; the attention it calls (inlined into the layer's
+    # frame) tests it: None at the first layer's entry, the tensor the layer returned at the next ones
+    src = '''
+import torch
+from torch import nn
+
+
+class Attention(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(4, 4)
+
+    def forward(self, x, position_bias=None):
+        if position_bias is None:
+            position_bias = torch.zeros_like(x)
+        return self.proj(x) + position_bias, position_bias
+
+
+class Layer(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.attention = Attention()
+
+    def forward(self, x, position_bias=None):
+        print("layer")
+        x, position_bias = self.attention(x, position_bias=position_bias)
+        return x, position_bias
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layers = nn.ModuleList([Layer() for _ in range(3)])
+
+    def forward(self, x):
+        position_bias = None
+        for layer in self.layers:
+            x, position_bias = layer(x, position_bias=position_bias)
+        return x
+
+
+def run():
+    m = torch.compile(Model())
+    with torch.no_grad():
+        m(torch.ones(2, 4))
+'''
+    found, recompiled = _check(src, tmp_path)
+    assert found == [_line(src, "if position_bias is None:")]
+    assert found[0] in recompiled
+
+
+def test_an_argument_a_tensor_at_one_call_and_left_out_at_another(tmp_path):
+    # `y, _ = self.embed(x)`: the first of what the submodule returns is a tensor (its every return says so);
+    # the frame of `Act.forward` sees the default None at one call and it at the other (None first: Dynamo's
+    # guard is then `identity is None`, at the test; a tensor first is guarded on its type, at no line)
+    src = '''
+import torch
+from torch import nn
+
+
+class Embed(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(4, 4)
+
+    def forward(self, x):
+        return self.proj(x), None
+
+
+class Act(nn.Module):
+    def forward(self, x, identity=None):
+        x = x if identity is None else identity + x
+        print("act")
+        return x * 2, None
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.embed = Embed()
+        self.act1 = Act()
+        self.act2 = Act()
+
+    def forward(self, x):
+        y, _ = self.embed(x)
+        x, _ = self.act1(x)
+        x, _ = self.act2(x, identity=y)
+        return x
+
+
+def run():
+    m = torch.compile(Model())
+    with torch.no_grad():
+        m(torch.ones(2, 4))
+'''
+    found, recompiled = _check(src, tmp_path)
+    assert found == [_line(src, "x = x if identity is None else identity + x")]
+    assert found[0] in recompiled
+
+
 def test_a_flag_the_layer_sets_on_an_object_every_layer_shares(tmp_path):
     src = '''
 import types

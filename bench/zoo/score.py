@@ -206,6 +206,8 @@ def _totals(labels, findings, verdicts):
             "found": len(labels.breaks) - len(misses),
             "rc_sites": len(labels.recompiles) - len(labels.expected),
             "rc_found": sum(found(key) for key in labels.recompiles if key not in labels.expected),
+            "rc_by": {key: sorted({f["code"] for f in spans.get(key[0], ()) if f["line"] <= key[1] <= f["end_line"]})
+                      for key in labels.recompiles},
             "per_gb": per_gb, "misses": misses}
 
 
@@ -286,7 +288,9 @@ def listing(labels, s, what):
                        f"{len(site['models'])} models  | {text}")
         out.append("\nrecompile sites:")
         for (file, line), site in sorted(labels.recompiles.items()):
-            tag = " (expected: second shape)" if (file, line) in labels.expected else ""
+            by = s["default"]["rc_by"][(file, line)]
+            tag = " (expected: second shape)" if (file, line) in labels.expected else \
+                f" found by {', '.join(by)}" if by else " MISSED"
             out.append(f"  {file}:{line}{tag}  {dict(site['guards'])}  | {_line(labels, file, line)}")
     if what in ("false-alarms", "all"):
         out.append("\nfalse alarms:")

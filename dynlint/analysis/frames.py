@@ -41,6 +41,20 @@ class Frame:
     # (name, path, line): a local or parameter holding Python values that the graph break at path:line made
     # (`sizes = counts.tolist()` in a function that returns them), in code Dynamo resumes after that break
     host: Tuple[Tuple[str, str, int], ...] = ()
+    # a decorator's wrapper entered as a frame for several functions it wraps: the closure variable holding
+    # the wrapped function (`func`), and those functions' qualnames
+    wraps: Tuple[str, Tuple[str, ...]] = ()
+
+
+def _bound(target: ast.expr, value: ast.expr) -> List[Tuple[str, ast.expr]]:
+    """The names an assignment binds, each with its value: `x = v` gives v; `a, b = v` gives `v[0]` and
+    `v[1]` (made here, at v's position)."""
+    if isinstance(target, ast.Name):
+        return [(target.id, value)]
+    if isinstance(target, (ast.Tuple, ast.List)) and not any(isinstance(e, ast.Starred) for e in target.elts):
+        return [(e.id, ast.copy_location(ast.Subscript(value, ast.Constant(k), ast.Load()), value))
+                for k, e in enumerate(target.elts) if isinstance(e, ast.Name)]
+    return []
 
 
 def _loop_targets(node: ast.AST) -> Set[str]:
@@ -329,6 +343,12 @@ class Frames:
                             inlined[callee] = Frame(frame.why, (), (), True, via=ref[1])
                 level = nxt
         out.update(inlined)
+        self._pass_on(out)
+        entered = {ref: (why, {c[0] for c, s in callers.get(ref, ()) if s is not None})
+                   for ref, why in frames.items()}
+        entered.update({ref: (why, {c[0] for c, _ in entries}) for ref, (why, entries) in eager.items()})
+        for ref, frame in self._wrappers(entered).items():
+            out.setdefault(ref, frame)
         for ref, host in self._host_flow(found, callers).items():
             frame = out.get(ref)
             out[ref] = replace(frame, host=frame.host + host) if frame else \
@@ -336,6 +356,79 @@ class Frames:
         # the parsed defs are done with: free them before the check of the frames forks its workers
         self._defs.clear(), self._texts.clear(), self._bound.clear(), self._calls.clear(), self._scanned.clear()
         return out
+
+    def _wrappers(self, entered) -> Dict[FuncRef, Frame]:
+        """Decorators' wrappers (`@wraps(func) def wrapper(*args, **kwargs): ... func(*args, **kwargs)`) around
+        two or more functions that Dynamo enters as frames from one file's code (one model: a project holds
+        many, compiled apart): the frame Dynamo compiles is the wrapper's code, one code for all of them,
+        guarded on which function its closure holds (`func.__code__`). From the indexes alone: the decorator
+        resolved in the project, its nested function (one level down for `@decorator`, two for a factory
+        `@decorator(...)`). entered: frame function -> (the break that makes it one, the files entering it)."""
+        groups: Dict[Tuple[Tuple[FuncRef, str], str], List[FuncRef]] = {}
+        for ref in sorted(entered):
+            fn = self.project.function(ref)
+            ix = self.project.by_path.get(ref[0])
+            for d in fn.decorators if ix is not None else ():
+                wrapper = self._wrapper_of(ix, d)
+                for rel in sorted(entered[ref][1]) if wrapper else ():
+                    groups.setdefault((wrapper, rel), []).append(ref)
+        out: Dict[FuncRef, Frame] = {}
+        for ((wrapper, closure), _), refs in sorted(groups.items()):
+            names = tuple(dict.fromkeys(q for _, q in refs))
+            known = out[wrapper].wraps[1] if wrapper in out else ()
+            if len(refs) > 1 and len(names) > len(known):        # the file entering the most of them
+                out[wrapper] = Frame(entered[refs[0]][0], (), (), True, wraps=(closure, names))
+        return out
+
+    def _wrapper_of(self, ix, decorator: str) -> Optional[Tuple[FuncRef, str]]:
+        """(the wrapper a decorator puts around a function, the closure variable that holds the function)."""
+        factory = decorator.endswith("()")
+        r = self.project.resolve(ix, decorator[:-2] if factory else decorator)
+        if not r or r[0] != "function":
+            return None
+        path, qual = r[1]
+        dix = self.project.by_path[path]
+
+        def nested(q: str) -> List[str]:
+            return [n for n, f in dix.functions.items() if f.nested_in == q]
+        outer = qual
+        if factory:
+            inner = nested(qual)
+            if len(inner) != 1:
+                return None
+            outer = inner[0]
+        params = dix.functions[outer].params
+        wrappers = nested(outer)
+        if len(wrappers) != 1 or not params or params[0] in dix.functions[wrappers[0]].params:
+            return None             # (a decorator that takes the function as its own argument returns it)
+        return (path, wrappers[0]), params[0]
+
+    def _pass_on(self, out: Dict[FuncRef, Frame]) -> None:
+        """A parameter that is None at some entries of a frame (or an int that differs), handed unchanged to a
+        function the frame calls and inlines (`self.attention(x, position_bias=position_bias)`), is that
+        function's to test: the guard it installs is on the frame's input. Added to `out` as the callee's,
+        `via` the frame."""
+        for ref, frame in sorted(out.items()):
+            if frame.via or not (frame.none_or_value or frame.ints):
+                continue
+            rebound = self._bindings(ref)[1]
+            for site, callee in self.edges(ref):
+                if site is None or callee in out and not out[callee].via:
+                    continue
+                call = self._call(ref, site)[0]
+                gdef = self.definition(callee)
+                if call is None or gdef is None:
+                    continue
+                method = bool(self.project.function(callee).cls)
+                moved = {kind: tuple((q, line) for p, line in getattr(frame, kind)
+                                     if all(v.lineno >= call.lineno for v in rebound.get(p, ()))
+                                     for q in [_param_of(gdef, call, p, method)] if q)
+                         for kind in ("none_or_value", "ints")}
+                if not any(moved.values()):
+                    continue
+                old = out.get(callee) or Frame(frame.why, (), (), frame.repeated, via=ref[1])
+                out[callee] = replace(old, none_or_value=tuple(dict.fromkeys(old.none_or_value + moved["none_or_value"])),
+                                      ints=tuple(dict.fromkeys(old.ints + moved["ints"])))
 
     def _host_flow(self, found, callers) -> Dict[FuncRef, Tuple[Tuple[str, str, int], ...]]:
         """Python values that a break makes and its function returns (`sizes = counts.tolist()` ...
@@ -469,7 +562,7 @@ class Frames:
 
     def _arguments(self, ref: FuncRef, calls, eager_only: bool):
         """The parameters that differ between entries: None at one and a value at another (tested `is None` in
-        the function), and int constants (read in it). Entries from different callers count for a function
+        the function or what it hands them to), and int constants (read in it). Entries from different callers count for a function
         that breaks (each traced call of it is an entry); for one entered from eager callers only, just the
         calls of one caller (different callers may reach it inlined, not as an entry)."""
         fdef = self.definition(ref)
@@ -483,9 +576,6 @@ class Frames:
         if self.project.function(ref).cls and names:
             names = names[1:]           # self: calls through an instance do not pass it
         every = names + [a.arg for a in args.kwonlyargs]
-        tested = {n.left.id for n in ast.walk(fdef) if isinstance(n, ast.Compare) and isinstance(n.left, ast.Name)
-                  and len(n.ops) == 1 and isinstance(n.ops[0], (ast.Is, ast.IsNot))
-                  and isinstance(n.comparators[0], ast.Constant) and n.comparators[0].value is None}
         read = {n.id for n in ast.walk(fdef) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
         nones, ints = [], []
         for p in every:
@@ -496,11 +586,11 @@ class Frames:
                 state = self._passes(caller, call, p, names.index(p) if p in names else None, defaults.get(p))
                 if state:
                     seen.setdefault((caller if eager_only else None, state), site.line)
-            if p in tested:
-                first = [line for (_, state), line in seen.items() if state == "none first"]
-                both = [line for (c, state), line in seen.items() if state == "none" and (c, "value") in seen]
-                if first or both:
-                    nones.append((p, min(first or both)))
+            # (tested `is None` here, or handed on to a function that tests it: _pass_on)
+            first = [line for (_, state), line in seen.items() if state == "none first"]
+            both = [line for (c, state), line in seen.items() if state == "none" and (c, "value") in seen]
+            if first or both:
+                nones.append((p, min(first or both)))
             values = {}
             for (c, state), line in seen.items():
                 if isinstance(state, tuple):
@@ -548,11 +638,11 @@ class Frames:
                 for n in ast.walk(fdef):
                     if isinstance(n, ast.Assign):
                         for t in n.targets:
-                            if isinstance(t, ast.Name):
-                                values.setdefault(t.id, []).append(n.value)
+                            for name, value in _bound(t, n.value):
+                                values.setdefault(name, []).append(value)
                     elif isinstance(n, (ast.For, ast.While)):
-                        names = {t.id for a in ast.walk(n) if isinstance(a, ast.Assign) for t in a.targets
-                                 if isinstance(t, ast.Name) and not isinstance(a.value, ast.Constant)}
+                        names = {name for a in ast.walk(n) if isinstance(a, ast.Assign) for t in a.targets
+                                 for name, _ in _bound(t, a.value) if not isinstance(a.value, ast.Constant)}
                         loops.append((n.lineno, n.end_lineno or n.lineno, names))
             _keep(self._bound, ref, (params, values, loops))
         self._bound.move_to_end(ref)
@@ -583,11 +673,15 @@ class Frames:
                 return True         # `pos = pooled_pos` ... `pooled_pos = pos`: no value of another kind
             values = self._bindings(ref)[1].get(expr.id, []) if len(seen) < 4 else []
             return bool(values) and all(self._tensor(ref, v, seen | {expr.id}) for v in values)
+        k = None
+        if isinstance(expr, ast.Subscript) and isinstance(expr.slice, ast.Constant) and \
+                type(expr.slice.value) is int and isinstance(expr.value, ast.Call):
+            k, expr = expr.slice.value, expr.value  # `out, scale = self.act(x)`: an element of what it returns
         if not isinstance(expr, ast.Call):
             return False
         name = dotted_name(expr.func) or ""
         ix = self.project.by_path[ref[0]]
-        if ix.qualify(name).startswith("torch."):
+        if k is None and ix.qualify(name).startswith("torch."):
             return True
         if name.startswith("self.") and name.count(".") == 1:
             fn = self.project.function(ref)
@@ -595,22 +689,28 @@ class Frames:
                 return False
             method = self.project.method(ref[0], fn.cls, name[5:])
             if method is not None:
-                return self._never_none(method)
+                return self._never_none(method, k, seen)
             info = self.project.class_info(ref[0], fn.cls)
             ctors = info.attrs.get(name[5:], []) if info else []
             held = self.project.attr_classes(ref[0], fn.cls, name[5:])
             if held:        # a submodule of the project: its forward never returns None
                 forwards = [self.project.method(p, c.name, "forward") for p, c in held]
-                return all(f is not None and self._never_none(f) for f in forwards)
-            return bool(ctors) and all(ix.qualify(c).startswith("torch.nn.") for c in ctors)
-        return isinstance(expr.func, ast.Attribute) and expr.func.attr not in MAYBE_NONE and \
+                return all(f is not None and self._never_none(f, k, seen) for f in forwards)
+            return k is None and bool(ctors) and all(ix.qualify(c).startswith("torch.nn.") for c in ctors)
+        return k is None and isinstance(expr.func, ast.Attribute) and expr.func.attr not in MAYBE_NONE and \
             not name.startswith("self.")
 
-    def _never_none(self, ref: FuncRef) -> bool:
+    def _never_none(self, ref: FuncRef, k: Optional[int] = None, seen: frozenset = frozenset()) -> bool:
+        """Every return of the def gives a value (k None), or a tuple whose k-th element is surely one."""
         fdef = self.definition(ref)
-        returns = [n.value for n in ast.walk(fdef) if isinstance(n, ast.Return)] if fdef else []
-        return bool(returns) and all(r is not None and not (isinstance(r, ast.Constant) and r.value is None)
-                                     and not isinstance(r, ast.IfExp) for r in returns)
+        returns = [n.value for n in _body_nodes(fdef) if isinstance(n, ast.Return)] if fdef else []
+        if k is None:
+            return bool(returns) and all(r is not None and not (isinstance(r, ast.Constant) and r.value is None)
+                                         and not isinstance(r, ast.IfExp) for r in returns)
+        key = ("return", ref, k)
+        return bool(returns) and key not in seen and len(seen) < 4 and all(
+            isinstance(r, ast.Tuple) and len(r.elts) > k and self._tensor(ref, r.elts[k], seen | {key})
+            for r in returns)
 
     # ---- instances: attributes set from constructor arguments that differ between them ----------------------
     def _holders(self, key: Tuple[str, str]) -> List[Tuple[str, str]]:

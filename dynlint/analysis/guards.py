@@ -52,6 +52,8 @@ BEHAVIOUR = {
     "frame int argument": ONCE,                         # `shift=2` at one call, the default 1 at another
     "frame flag it sets": ONCE,                         # `if not state.ready: ...; state.ready = True`
     "values after a break": ONCE,                       # `sizes = t.tolist()` read by the resumed code
+    "flag set by compiled code": ONCE,                  # `if not self.ready: ...; self.ready = True`
+    "wrapper around frames": EVERY_CHANGE,              # one wrapper's code compiled per function it wraps
 }
 
 
@@ -91,6 +93,8 @@ KIND_EFFECT = {
     "frame value attribute per instance": "each distinct value compiles the frame again",
     "values after a break": "the first new values recompile the resumed code, then they are dynamic",
     "module lazy submodule": "the call that creates it recompiles once",
+    "flag set by compiled code": "once: then both values have a graph",
+    "wrapper around frames": "each wrapped function compiles it again, up to the recompile limit",
 }
 
 

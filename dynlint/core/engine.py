@@ -654,7 +654,8 @@ def _frame_pass(regions: RegionAnalysis, project: Project, by_file, findings: Li
     out: List[Finding] = []
     work, fkeys = [], {}
     for rel in sorted({p for p, _ in frames}):
-        regs = {q: by_file[rel][q] for p, q in frames if p == rel}
+        # (a decorator's wrapper is a frame without being a region: it is entered, not traced into)
+        regs = {q: by_file.get(rel, {}).get(q) or (q,) for p, q in frames if p == rel}
         fkeys[rel] = digest(repr((keys.get(rel) or entries[rel].digest, sorted(regs.items()),
                                   sorted((q, f) for (p, q), f in frames.items() if p == rel))).encode())
         hit = cache.frames.get(rel) if cache is not None else None

@@ -1383,3 +1383,281 @@ class HostValueGuardedInResumedCode(TorchRule):
         path, line = origin
         self.report(node, name=node.value, where=f"line {line}" if path == self.ctx.path else f"{path}:{line}",
                     effect=effect("values after a break"))
+
+
+def _assigned_constants(node: cst.CSTNode):
+    """`target = <constant>` statements inside a node (not in nested functions): (target, constant)."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, (cst.FunctionDef, cst.Lambda, cst.ClassDef)) and n is not node:
+            continue
+        if isinstance(n, cst.Assign) and _literal_or_none(n.value):
+            for t in n.targets:
+                yield t.target, n.value
+        stack.extend(children(n))
+
+
+def _literal_or_none(node: cst.BaseExpression) -> bool:
+    return (isinstance(node, cst.Name) and node.value in ("True", "False", "None")) or \
+        isinstance(node, (cst.Integer, cst.SimpleString))
+
+
+def _self_calls(node: cst.CSTNode) -> List[str]:
+    """The methods of `self` called inside a node: `self.lazy_init(x)` gives "lazy_init"."""
+    out, stack = [], [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) and isinstance(n.func.value, cst.Name) \
+                and n.func.value.value == "self":
+            out.append(n.func.attr.value)
+        stack.extend(children(n))
+    return out
+
+
+@register
+class FlagSetForTheNextCall(TorchRule):
+    """Checks for a flag of `self` (a module, or an object whose method is compiled) that compiled code tests and
+    then sets to a constant (`if not self.is_initialized: ...; self.is_initialized = True`): Dynamo guarded
+    the graph on the flag's old value, so the next call compiles again."""
+    code = "DYN512"
+    name = "flag-set-for-the-next-call"
+    message = ("`{flag}` is tested here and set to {value} at line {line} by this compiled code: Dynamo guards on "
+               "its value, so the next call of this {owner} compiles again ({effect})")
+    fix = ("Set the flag before the first compiled call (initialise the object eagerly), or keep the state in a "
+           "tensor")
+    recompiles = True
+    severity = "note"
+    why = """
+        Dynamo specialises compiled code on the Python values it tests and guards on them. When that code sets
+        the flag it just tested (a lazy initialisation on the first call), the object leaves the call with a
+        value the guards reject, and the next call compiles a second graph. Both values then have a graph,
+        so it costs one recompile, not one per call (docs/guards.md, "flag set by compiled code"). Flags of
+        objects passed in as arguments (a cache's `is_updated`) are not reported: whether the next call passes
+        the same object is not known here, and one made afresh for every call does not recompile.
+    """
+    INVALID = [Example("""
+        import torch
+        from torch import nn
+
+
+        class Scaled(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.is_initialized = False
+
+            def initialize(self, x):
+                self.scale = float(x.shape[-1]) ** -0.5
+                self.is_initialized = True
+
+            def forward(self, x):
+                if not self.is_initialized:
+                    self.initialize(x)
+                return x * self.scale
+
+
+        model = torch.compile(Scaled())
+    """, "model(torch.ones(3))", "model(torch.ones(3))"), Example("""
+        import torch
+
+
+        class Sampler:
+            def __init__(self):
+                self.started = False
+
+            def step(self, x):
+                if not self.started:
+                    self.started = True
+                    return x * 0
+                return x + 1
+
+
+        sampler = Sampler()
+        step = torch.compile(sampler.step)
+    """, "step(torch.ones(3))", "step(torch.ones(3))")]
+    VALID = [Example("""
+        import torch
+        from torch import nn
+
+
+        class Scaled(nn.Module):
+            def __init__(self, features):
+                super().__init__()
+                self.scale = float(features) ** -0.5
+                self.is_initialized = True
+
+            def forward(self, x):
+                if not self.is_initialized:
+                    self.scale = float(x.shape[-1]) ** -0.5
+                return x * self.scale
+
+
+        model = torch.compile(Scaled(3))
+    """, "model(torch.ones(3))", "model(torch.ones(3))")]
+
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self.locals: dict = {}      # (function, local) -> (object, attribute) it was read from
+        self.set_before: Set[tuple] = set()     # (function, object, attribute) assigned before a test of it
+        self.done: Set[tuple] = set()
+
+    def _params(self) -> Set[str]:
+        fn = self.ctx.function
+        if not isinstance(fn, cst.FunctionDef):
+            return set()
+        ps = fn.params
+        return {p.name.value for p in list(ps.params) + list(ps.kwonly_params) + list(ps.posonly_params)}
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for t in node.targets:
+            root = _root_attr(t.target)
+            if root:
+                self.set_before.add((self.ctx.qualname, root))
+        root = _root_attr(node.value)
+        if root and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
+            self.locals[(self.ctx.qualname, node.targets[0].target.value)] = root
+
+    def _module(self) -> bool:
+        cls, ix, project = self.ctx.class_name, self.ctx.index, self.ctx.project
+        return bool(cls and ix and project and cls in ix.classes and is_module_class(project, ix.path, cls))
+
+    def _method_sets(self, method: str, attr: str) -> Optional[Tuple[int, str]]:
+        """(line, value) where a method of this class sets `self.<attr>` to a constant."""
+        ix, cls = self.ctx.index, self.ctx.class_name
+        info = ix.functions.get(f"{cls}.{method}") if ix is not None and cls else None
+        if info is None:
+            return None
+        assigned = re.compile(rf"\bself\.{re.escape(attr)}\s*=(?!=)\s*(True|False|None|-?\d+)\s*(#.*)?$")
+        lines = (self.ctx.source or "").splitlines()
+        for n in range(info.def_line, min(info.end, len(lines)) + 1):
+            m = assigned.search(lines[n - 1])
+            if m:
+                return n, m.group(1)
+        return None
+
+    def visit_If(self, node: cst.If) -> None:
+        params = self._params()
+        qual = self.ctx.qualname
+        for sub in [node.test, *_names_and_attrs(node.test)]:
+            root = self.locals.get((qual, sub.value)) if isinstance(sub, cst.Name) else _root_attr(sub)
+            if not root or root[0] != "self" or "self" not in params or root[1] == "training" or \
+                    (qual, root) in self.set_before or (qual, root) in self.done:
+                continue
+            where, line = None, self.ctx.position(node)[0]
+            for target, value in _assigned_constants(self.ctx.function or node):   # in the branch, or after it
+                at = self.ctx.position(target)[0]
+                if _root_attr(target) == root and at > line and (where is None or at < where[0]):
+                    where = (at, source_of(value))
+            if where is None:
+                where = next((w for m in _self_calls(node) for w in [self._method_sets(m, root[1])] if w), None)
+            if where is None:
+                continue
+            self.done.add((qual, root))
+            self.report(node.test, flag=".".join(root), value=f"`{where[1]}`", line=where[0],
+                        owner="module" if self._module() else "object",
+                        effect=effect("flag set by compiled code"))
+            return
+
+
+@register
+class WrapperSharedByFrames(TorchRule):
+    """Checks for a decorator's wrapper around several functions that Dynamo compiles as frames of their own
+    (each breaks the graph, or is called from code that runs eagerly): the frame Dynamo compiles is the
+    wrapper's code, one code object for every function it wraps, guarded on which function its closure
+    holds. Each wrapped function entered after the first compiles that code again."""
+    code = "DYN513"
+    name = "wrapper-shared-by-frames"
+    message = ("`{closure}` is a different function at the entries of `{wrapper}`, which wraps {count} functions "
+               "Dynamo compiles as frames of their own ({names}): they share this code, and Dynamo guards on "
+               "which function it holds, so {effect}")
+    fix = ("Remove the graph breaks inside the wrapped functions (then the wrapper is inlined into its caller's "
+           "graph), or apply the decorator's work outside compiled code")
+    recompiles = True
+    severity = "note"
+    scope = "frame"
+    why = """
+        Dynamo keeps its compiled code per code object. A decorator's wrapper (`@functools.wraps(func) def
+        wrapper(*args, **kwargs): return func(*args, **kwargs)`) has one code object, whatever function it
+        wraps. When the wrapped functions are compiled as frames of their own (a graph break inside them, or
+        their caller runs eagerly), Dynamo compiles the wrapper's code for the first one with a guard on the
+        function in its closure (`___check_obj_id(func.__code__)`), and again for each other one: one entry
+        per wrapped function, counted against `recompile_limit` (8), after which the rest run eagerly. Inlined
+        wrappers (no break inside) cost nothing (docs/guards.md, "wrapper around frames").
+    """
+    INVALID = [Example("""
+        import functools
+
+        import torch
+
+
+        def logged(func):
+            @functools.wraps(func)
+            def wrapper(*args, **kwargs):
+                return func(*args, **kwargs)
+            return wrapper
+
+
+        @logged
+        def shift(x):
+            print("shift")
+            return x + 1
+
+
+        @logged
+        def scale(x):
+            print("scale")
+            return x * 2
+
+
+        @torch.compile
+        def step(x):
+            return shift(x) + scale(x)
+    """, "step(torch.ones(3))")]
+    VALID = [Example("""
+        import functools
+
+        import torch
+
+
+        def logged(func):
+            @functools.wraps(func)
+            def wrapper(*args, **kwargs):
+                return func(*args, **kwargs)
+            return wrapper
+
+
+        @logged
+        def shift(x):
+            return x + 1
+
+
+        @logged
+        def scale(x):
+            return x * 2
+
+
+        @torch.compile
+        def step(x):
+            return shift(x) + scale(x)
+    """, "step(torch.ones(3))")]
+
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self.done: Set[str] = set()
+
+    def visit_Name(self, node: cst.Name) -> None:
+        project = self.ctx.project
+        frame = project.frames.get((self.ctx.path, self.ctx.qualname)) if project is not None else None
+        if not frame or not frame.wraps or node.value != frame.wraps[0] or self.ctx.qualname in self.done:
+            return
+        parent = self.ctx.parents[-1] if self.ctx.parents else None
+        if isinstance(parent, (cst.AssignTarget, cst.Param, cst.Decorator)) or (
+                isinstance(parent, cst.Attribute) and parent.attr is node):
+            return
+        if any(isinstance(p, cst.Decorator) for p in self.ctx.parents):
+            return                      # `@functools.wraps(func)`: read once, when the wrapper is made
+        self.done.add(self.ctx.qualname)
+        names = frame.wraps[1]
+        shown = ", ".join(f"`{n}`" for n in names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+        self.report(node, closure=node.value, wrapper=self.ctx.qualname.rsplit(".", 1)[-1], count=len(names),
+                    names=shown, effect=effect("wrapper around frames"))
