@@ -761,7 +761,7 @@ PROBES: List[Probe] = [
         def g{j}(x):
             return x + {j}
 """ for j in range(CALLS)) + """
-        compiled = [torch.compile(g) for g in (""" + ", ".join(f"g{j}" for j in range(CALLS)) + """)]
+        compiled = [""" + ", ".join(f"torch.compile(g{j})" for j in range(CALLS)) + """]
 
         def run(i):
             compiled[i](torch.ones(3))

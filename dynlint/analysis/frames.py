@@ -270,8 +270,9 @@ class Frames:
         self.made[key] = old
         return old[1]
 
-    def find(self, breaks: Iterable) -> Dict[FuncRef, Frame]:
-        """breaks: the check pass's graph-break findings (`path`, `line`, `message`)."""
+    def find(self, breaks: Iterable, compiled: Iterable[FuncRef] = ()) -> Dict[FuncRef, Frame]:
+        """breaks: the check pass's graph-break findings (`path`, `line`, `message`); compiled: the functions the
+        code compiles explicitly (`@torch.compile`, `torch.compile(f)`), entered as frames by their callers."""
         frames: Dict[FuncRef, Tuple[str, int]] = {}
         skipped: Dict[FuncRef, Tuple[str, int]] = {}      # run eagerly: what they call starts frames
         queue = deque()
@@ -347,6 +348,10 @@ class Frames:
         entered = {ref: (why, {c[0] for c, s in callers.get(ref, ()) if s is not None})
                    for ref, why in frames.items()}
         entered.update({ref: (why, {c[0] for c, _ in entries}) for ref, (why, entries) in eager.items()})
+        for ref in compiled:
+            ix = self.project.by_path.get(ref[0])
+            if ref not in entered and ix is not None and ref[1] in ix.functions:
+                entered[ref] = ((ref[0], self.project.function(ref).def_line, False), {ref[0]})
         for ref, frame in self._wrappers(entered).items():
             out.setdefault(ref, frame)
         for ref, host in self._host_flow(found, callers).items():

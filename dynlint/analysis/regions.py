@@ -70,6 +70,12 @@ def _targets_of_value(project: Project, ix: ModuleIndex, fn: Optional[FunctionIn
             out += [r for r in ([project.method(p, c.name, meth)] if meth else _forward_of(project, p, c.name)) if r]
         return out
     instances = dict(ix.module_instances, **(fn.instances if fn else {}))
+    if fn and head in fn.params and head not in instances:
+        out = []
+        for p, c in _passed_classes(project, ix, fn, head):
+            ref = project.method(p, c, rest) if rest else None
+            out += [ref] if ref else ([] if rest else _forward_of(project, p, c))
+        return out
     if head in instances:
         out = []
         for ctor in instances[head]:
@@ -87,6 +93,36 @@ def _targets_of_value(project: Project, ix: ModuleIndex, fn: Optional[FunctionIn
     if r and r[0] == "class":
         return _forward_of(project, r[1][0], r[1][1].name)
     return []
+
+
+def _passed_classes(project: Project, ix: ModuleIndex, fn: FunctionInfo, param: str) -> List[Tuple[str, str]]:
+    """The classes of what the project's calls of `fn` pass as `param`, where each passes an instance it made
+    (`s = Sampler()` ... `denoise(x, s)`): (path, class name). Looked for in fn's own file and the files
+    importing its module or it; a call that passes anything else makes it unknown (empty)."""
+    params = [p for p in fn.params if p not in ("self", "cls")] if fn.cls else list(fn.params)
+    if param not in params:
+        return []
+    k, ref = params.index(param), (ix.path, fn.qualname)
+    rels = {ix.path} | set(project.facts.importers.get(ix.module, ())) | \
+        set(project.facts.importers.get(f"{ix.module}.{fn.qualname}", ()))
+    found: Set[Tuple[str, str]] = set()
+    for rel in sorted(rels):
+        cix = project.by_path.get(rel)
+        if cix is None:
+            continue
+        scopes = [(None, cix.module_calls, cix.module_instances)] + \
+            [(f, f.calls, dict(cix.module_instances, **f.instances)) for f in cix.functions.values()]
+        for caller, calls, held in scopes:
+            for c in calls:
+                if c.kind != "name" or project.resolve(cix, c.target, caller.qualname if caller else "") != \
+                        ("function", ref):
+                    continue
+                arg = c.args[k] if k < len(c.args) else ""
+                classes = [r for r in (project.resolve(cix, ctor) for ctor in held.get(arg, ())) if r]
+                if not classes or any(r[0] != "class" for r in classes):
+                    return []                   # something else passed: not known
+                found |= {(r[1][0], r[1][1].name) for r in classes}
+    return sorted(found)
 
 
 def _compile_sites(fn: Optional[FunctionInfo], calls: List[CallSite], ix: ModuleIndex):
@@ -212,7 +248,7 @@ def find_frames(project: Project, regions: Iterable[FuncRef], text: Callable[[st
     text: a file's source by project-relative path; breaks: the graph-break findings; digest: a file's."""
     graph, facts = kept if kept else (None, None)
     model = Frames(project, regions, text, call_edges, graph, facts, digest)
-    frames = model.find(breaks)
+    frames = model.find(breaks, compiled=roots(project, "explicit"))
     return frames, ((model.graph, model.made) if model.fresh or len(model.made) != len(facts or {}) else None)
 
 

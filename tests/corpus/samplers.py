@@ -1,4 +1,5 @@
-"""Token samplers: temperature, top-k, top-p, and a noisy exploration step."""
+"""Samplers: temperature, top-k, top-p, a noisy exploration step, and a diffusion scheduler whose compiled `step`
+keeps its step index as a Python int."""
 import random
 
 import numpy as np
@@ -53,6 +54,44 @@ def gumbel_sample(logits):
     return (logits - torch.log(-torch.log(u))).argmax(-1) + shift
 
 
+class EulerScheduler:
+    def __init__(self, num_train_timesteps=1000):
+        betas = torch.linspace(1e-4, 0.02, num_train_timesteps)
+        alphas_cumprod = torch.cumprod(1.0 - betas, dim=0)
+        self.sigmas_all = ((1 - alphas_cumprod) / alphas_cumprod) ** 0.5
+        self._step_index = None
+        self.timesteps = None
+
+    @property
+    def step_index(self):
+        return self._step_index
+
+    def set_timesteps(self, num_inference_steps):
+        idx = torch.linspace(0, len(self.sigmas_all) - 1, num_inference_steps).long()
+        self.sigmas = torch.cat([self.sigmas_all[idx].flip(0), torch.zeros(1)])
+        self.timesteps = idx.flip(0)
+        self._step_index = None
+
+    def _init_step_index(self, timestep):
+        self._step_index = 0
+
+    def step(self, model_output, timestep, sample):
+        if self.step_index is None:  # expect: DYN306
+            self._init_step_index(timestep)
+        sigma = self.sigmas[self.step_index]
+        sigma_next = self.sigmas[self.step_index + 1]
+        prev = sample + (sigma_next - sigma) * model_output
+        self._step_index += 1
+        return prev
+
+
+def denoise(x, sched):
+    step = torch.compile(sched.step)
+    for t in sched.timesteps:
+        x = step(x * 0.1, t, x)
+    return x
+
+
 def __dynlint_calls__():
     torch.manual_seed(0)
     random.seed(0)
@@ -63,3 +102,6 @@ def __dynlint_calls__():
     noisy_logits(logits)
     reproducible_sample(logits)
     gumbel_sample(logits)
+    euler = EulerScheduler()
+    euler.set_timesteps(6)
+    denoise(torch.randn(2, 4), euler)

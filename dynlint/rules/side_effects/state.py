@@ -3,6 +3,7 @@ containers) and Python attributes of an nn.Module. Dynamo guards on them, so eac
 from __future__ import annotations
 
 import re
+from typing import Optional
 
 import libcst as cst
 
@@ -212,6 +213,36 @@ class ModulePythonStateMutation(TorchRule):
 
             model = torch.compile(Tracker())
         """, "for _ in range(4): model(torch.ones(3))"),
+        Example("""
+            import torch
+
+            class Sampler:
+                def __init__(self, sigmas):
+                    self.sigmas = sigmas
+                    self._step_index = None
+
+                @property
+                def step_index(self):
+                    return self._step_index
+
+                def step(self, x):
+                    if self.step_index is None:
+                        self._step_index = 0
+                    sigma = self.sigmas[self.step_index]
+                    self._step_index += 1
+                    return x * sigma
+
+            def denoise(x, sampler):
+                step = torch.compile(sampler.step)
+                for _ in range(4):
+                    x = step(x)
+                return x
+
+            sampler = Sampler(torch.linspace(1.0, 0.0, 5))
+
+            def run():
+                return denoise(torch.ones(3), sampler)
+        """, "run()"),
     ]
     FIX_EXAMPLES = [FixExample("""
         import torch
@@ -297,9 +328,44 @@ class ModulePythonStateMutation(TorchRule):
             self._report(node, self._kind(attr, node.value))
 
     def _report(self, node, kind: str) -> None:
-        if recompiles(kind):
-            self.report(node, expr=source_of(node), effect=effect(kind),
-                        owner="object" if kind.startswith("object") else "module")
+        if not recompiles(kind):
+            return
+        read = self._read_before(node) if kind == "object int attribute" else None
+        if read is not None:        # Dynamo's guard is on the first read: say so there, naming the change
+            line = self.ctx.position(node)[0]
+            self.report(read, message=f"`{source_of(read)}` is guarded here, and `{source_of(node)}` at line "
+                                      f"{line} changes it on every call: {effect(kind)}")
+            return
+        self.report(node, expr=source_of(node), effect=effect(kind),
+                    owner="object" if kind.startswith("object") else "module")
+
+    def _read_before(self, node) -> Optional[cst.Attribute]:
+        """The first read of the changed `self.<attr>` in the compiled method, before the change (directly, or
+        through a property of the class that returns it: a sampler's `self.step_index`)."""
+        target = node.target if isinstance(node, (cst.AugAssign, cst.Assign)) else None
+        if not isinstance(target, cst.Attribute) or not isinstance(self.ctx.function, cst.FunctionDef):
+            return None
+        attr, line = target.attr.value, self.ctx.position(node)[0]
+        names = {attr} | self._properties_of(attr)
+        first = None
+        for n in _walk(self.ctx.function.body):
+            if isinstance(n, cst.Attribute) and isinstance(n.value, cst.Name) and n.value.value == "self" and \
+                    n.attr.value in names and n is not target:
+                at = self.ctx.position(n)[0]
+                if at < line and (first is None or at < first[0]):
+                    first = (at, n)
+        return first[1] if first else None
+
+    def _properties_of(self, attr: str) -> set:
+        """The class's properties whose getter is `return self.<attr>`."""
+        ix, cls = self.ctx.index, self.ctx.class_name
+        lines = (self.ctx.source or "").splitlines()
+        out = set()
+        for q, info in (ix.functions.items() if ix is not None and cls else ()):
+            if info.cls == cls and "property" in info.decorators and any(
+                    re.fullmatch(rf"\s*return self\.{re.escape(attr)}\s*", ln) for ln in lines[info.def_line:info.end]):
+                out.add(q.rsplit(".", 1)[-1])
+        return out
 
     def _kind(self, attr: str, value: cst.BaseExpression) -> str:
         """The guard model's kind of `self.<attr>` changed by `value`: an int, a float, a bool (as `__init__`
@@ -309,18 +375,25 @@ class ModulePythonStateMutation(TorchRule):
         lines = text.splitlines()
         assigned = re.compile(rf"\bself\.{re.escape(attr)}\s*=(?!=)\s*(.*)")
         fns = {q: info for q, info in (ix.functions.items() if ix is not None and cls else ()) if info.cls == cls}
-        fwd = fns.get(f"{cls}.forward")
-        forward = "\n".join(lines[fwd.start - 1:fwd.end]) if fwd else ""
+        # the method each call runs: forward, or (a class without one: a sampler's `step`) the method that makes
+        # the change where it is compiled itself; else none is known (a helper whose methods other modules call,
+        # not known when: any of its methods may set it afresh)
+        entry = fns.get(f"{cls}.forward") or (fns.get(self.ctx.qualname) if len(self.ctx.region_chain()) == 1
+                                              else None)
+        calls = lines[entry.start - 1:entry.end] if entry else []
         for q, info in fns.items():
             name = q.rsplit(".", 1)[-1]
-            # forward calls it; or the class has no forward (a helper whose methods other modules call:
-            # not known when, so not reported)
-            if name == "__init__" or not (fwd is None or name == "forward" or f"self.{name}(" in forward):
+            # the entry itself, or a method it calls on every call (not one it calls under an `if`: a lazy
+            # first value, `if self.step_index is None: self._init_step_index()`; not one that code outside
+            # calls between calls, `set_timesteps`, which changes the value rather than resetting it)
+            if name == "__init__" or not (entry is None or q == entry.qualname or any(
+                    f"self.{name}(" in line and not (i and _conditional(calls[i - 1])) for i, line in enumerate(calls))):
                 continue
             body = lines[info.start - 1:info.end]
             for i, line in enumerate(body):
                 m = assigned.search(line)
-                if m and f"self.{attr}" not in m.group(1) and not (i and _guarded_by(body[i - 1], attr)):
+                if m and f"self.{attr}" not in m.group(1) and not (i and any(
+                        _guarded_by(body[i - 1], name) for name in {attr} | self._properties_of(attr))):
                     return "module attribute reset each call"     # (`if self.index is None: self.index = 0`
                                                                   # sets a first value once: not a reset)
         if not self._in_module():
@@ -384,6 +457,12 @@ class ModulePythonStateMutation(TorchRule):
 
 
 _DICT = re.compile(r"\{\}|dict\(\)|(collections\.)?OrderedDict\(\)")
+
+
+def _conditional(line: str) -> bool:
+    """`line` opens a block that runs only sometimes (`if`, `elif`, `else`, `except`)."""
+    code = line.split("#", 1)[0].strip()
+    return code.startswith(("if ", "elif ", "else", "except")) and code.endswith(":")
 
 
 def _guarded_by(line: str, attr: str) -> bool:
