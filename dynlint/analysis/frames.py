@@ -270,9 +270,10 @@ class Frames:
         self.made[key] = old
         return old[1]
 
-    def find(self, breaks: Iterable, compiled: Iterable[FuncRef] = ()) -> Dict[FuncRef, Frame]:
-        """breaks: the check pass's graph-break findings (`path`, `line`, `message`); compiled: the functions the
-        code compiles explicitly (`@torch.compile`, `torch.compile(f)`), entered as frames by their callers."""
+    def find(self, breaks: Iterable, compiled: Callable[[], List[FuncRef]] = list) -> Dict[FuncRef, Frame]:
+        """breaks: the check pass's graph-break findings (`path`, `line`, `message`); compiled(): the functions
+        the code compiles explicitly (`@torch.compile`, `torch.compile(f)`), entered as frames by their callers
+        (asked once while the indexes are unchanged: kept in `graph`)."""
         frames: Dict[FuncRef, Tuple[str, int]] = {}
         skipped: Dict[FuncRef, Tuple[str, int]] = {}      # run eagerly: what they call starts frames
         queue = deque()
@@ -344,15 +345,33 @@ class Frames:
                             inlined[callee] = Frame(frame.why, (), (), True, via=ref[1])
                 level = nxt
         out.update(inlined)
-        self._pass_on(out)
+        asked = tuple(sorted(out.items()))
+        old = self.kept.get(("pass on",))
+        if old and old[0] == asked and all(self._digest(rel) == d for rel, d in old[1].items()):
+            self.made[("pass on",)] = old
+            out = dict(old[2])
+        else:
+            self._reading.append(set())
+            self._pass_on(out)
+            self.made[("pass on",)] = (asked, {rel: self._digest(rel) for rel in self._reading.pop()}, tuple(out.items()))
+            self.fresh = True
         entered = {ref: (why, {c[0] for c, s in callers.get(ref, ()) if s is not None})
                    for ref, why in frames.items()}
         entered.update({ref: (why, {c[0] for c, _ in entries}) for ref, (why, entries) in eager.items()})
-        for ref in compiled:
+        if self.graph.get("compiled") is None:
+            self.graph["compiled"] = compiled()
+            self.fresh = True
+        for ref in self.graph["compiled"]:
             ix = self.project.by_path.get(ref[0])
             if ref not in entered and ix is not None and ref[1] in ix.functions:
                 entered[ref] = ((ref[0], self.project.function(ref).def_line, False), {ref[0]})
-        for ref, frame in self._wrappers(entered).items():
+        asked = tuple(sorted((ref, why, tuple(sorted(rels))) for ref, (why, rels) in entered.items()))
+        wrappers = self.graph.setdefault("wrappers", {})    # (from the indexes and the frames alone)
+        if asked not in wrappers:
+            wrappers.clear()
+            wrappers[asked] = self._wrappers(entered)
+            self.fresh = True
+        for ref, frame in wrappers[asked].items():
             out.setdefault(ref, frame)
         for ref, host in self._host_flow(found, callers).items():
             frame = out.get(ref)

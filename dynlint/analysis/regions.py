@@ -138,7 +138,10 @@ def declared(entries: Sequence[str], module: str, qualname: str) -> bool:
                for m, _, f in (e.partition(":") for e in entries))
 
 
-def roots(project: Project, mode: str = "auto", entries: Sequence[str] = ()) -> Dict[FuncRef, Chain]:
+def roots(project: Project, mode: str = "auto", entries: Sequence[str] = (),
+          explicit: Optional[List[FuncRef]] = None) -> Dict[FuncRef, Chain]:
+    """The functions torch.compile enters; `explicit`, when given, receives those the code compiles itself
+    (`@torch.compile`, `torch.compile(f)`), which the frame model counts as entries."""
     out: Dict[FuncRef, Chain] = {}
     for ix in project.by_path.values():
         for q, fn in ix.functions.items():
@@ -149,12 +152,16 @@ def roots(project: Project, mode: str = "auto", entries: Sequence[str] = ()) -> 
                        and is_module_class(project, ix.path, fn.cls))
             if decorated or forward or mode == "all" or (entries and declared(entries, ix.module, q)):
                 out[(ix.path, q)] = (q,)
+            if decorated and explicit is not None:
+                explicit.append((ix.path, q))
         sites = list(_compile_sites(None, ix.module_calls, ix))
         for fn in ix.functions.values():
             sites += _compile_sites(fn, fn.calls, ix)
         for fn, value in sites:
             for ref in _targets_of_value(project, ix, fn, value):
                 out.setdefault(ref, (ref[1],))
+                if explicit is not None:
+                    explicit.append(ref)
     return out
 
 
@@ -213,12 +220,19 @@ def extend(chain: Chain, name: str, length: int) -> Chain:
     return (chain[0], f"... {length - 1 - tail} more ...") + chain[-(tail - 1):] + (name,)
 
 
+COMPILED = "compiled"        # the key under which find_regions leaves the explicitly compiled functions in `edges`
+
+
 def find_regions(project: Project, mode: str = "auto", entries: Sequence[str] = (),
                  edges: Optional[dict] = None) -> Dict[FuncRef, Chain]:
     """Every traced function -> the shortest call chain from a root (breadth-first), as shown (`extend`);
     `entries`: the configuration's `compiled` entry points, roots too. `edges`, when given, receives each
-    region function's call edges (`call_edges`), which the frame model reuses."""
-    regions = roots(project, mode, entries)
+    region function's call edges (`call_edges`), which the frame model reuses, and under COMPILED the
+    functions the code compiles explicitly."""
+    compiled: List[FuncRef] = []
+    regions = roots(project, mode, entries, compiled)
+    if edges is not None:
+        edges[COMPILED] = sorted(set(compiled))
     length = dict.fromkeys(regions, 1)
     nested: Dict[str, Dict[str, List[str]]] = {}
     queue = deque(regions)
@@ -248,7 +262,11 @@ def find_frames(project: Project, regions: Iterable[FuncRef], text: Callable[[st
     text: a file's source by project-relative path; breaks: the graph-break findings; digest: a file's."""
     graph, facts = kept if kept else (None, None)
     model = Frames(project, regions, text, call_edges, graph, facts, digest)
-    frames = model.find(breaks, compiled=roots(project, "explicit"))
+    def compiled() -> List[FuncRef]:
+        out: List[FuncRef] = []
+        roots(project, "explicit", (), out)
+        return sorted(set(out))
+    frames = model.find(breaks, compiled=compiled)
     return frames, ((model.graph, model.made) if model.fresh or len(model.made) != len(facts or {}) else None)
 
 

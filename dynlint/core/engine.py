@@ -640,7 +640,9 @@ def _frame_pass(regions: RegionAnalysis, project: Project, by_file, findings: Li
         except (OSError, UnicodeDecodeError, ValueError):
             return None
     kept = cache.frames.get("model") if cache is not None else None
-    graph = kept[1] if kept and kept[0] == shape else ({"edges": edges} if edges else None)
+    # (the region pass, when it ran now, left its call graph and the functions compiled explicitly)
+    compiled = edges.pop(regions.COMPILED, None)
+    graph = kept[1] if kept and kept[0] == shape else ({"edges": edges, "compiled": compiled} if edges else None)
     try:
         frames, model = regions.find_frames(
             project, [(p, q) for p, qs in by_file.items() for q in qs], text, breaks,
