@@ -382,3 +382,60 @@ def test_a_cached_host_value_finding_follows_edits_of_the_file_that_makes_the_va
     assert dyn511() == [("model.py", split)] == dyn511()                   # cold, then from the cache
     (tmp_path / "gate.py").write_text(gate.replace("expert_size = counts.tolist()", "expert_size = counts"))
     assert dyn511() == []
+
+
+def test_a_cached_handed_on_none_finding_follows_edits_of_the_function_that_tests_it(tmp_path):
+    """What a frame hands on is kept between runs (frames.py `_pass_on`); an edit of the attention, in
+    another file, that stops taking the argument must clear the finding there."""
+    (tmp_path / "pyproject.toml").write_text("[tool.dynlint]\n")
+    attention = '''import torch
+from torch import nn
+
+
+class Attention(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(4, 4)
+
+    def forward(self, x, position_bias=None):
+        if position_bias is None:
+            position_bias = torch.zeros_like(x)
+        return self.proj(x) + position_bias, position_bias
+'''
+    (tmp_path / "attention.py").write_text(attention)
+    (tmp_path / "model.py").write_text('''import torch
+from torch import nn
+from attention import Attention
+
+
+class Layer(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.attention = Attention()
+
+    def forward(self, x, position_bias=None):
+        print("layer")
+        x, position_bias = self.attention(x, position_bias=position_bias)
+        return x, position_bias
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layers = nn.ModuleList([Layer() for _ in range(3)])
+
+    def forward(self, x):
+        position_bias = None
+        for layer in self.layers:
+            x, position_bias = layer(x, position_bias=position_bias)
+        return x
+''')
+    cfg = api.load_config([str(tmp_path)], api.known_codes())
+
+    def dyn509():
+        return [(f.path, f.line) for f in api.check([str(tmp_path)], cfg, cache=True).findings if f.code == "DYN509"]
+    test = _line(attention, "if position_bias is None:")
+    assert dyn509() == [("attention.py", test)] == dyn509()                # cold, then from the cache
+    (tmp_path / "attention.py").write_text(attention.replace("position_bias=None", "bias=None").replace(
+        "if position_bias is None:", "if bias is None:"))
+    assert dyn509() == []
