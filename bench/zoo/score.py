@@ -257,7 +257,35 @@ def render(labels, s, command):
     out += ["", "| Dynamo's break (gb_type) | sites | found (default rules) | recall |", "|---|---:|---:|---:|"]
     for gb, c in sorted(d["per_gb"].items(), key=lambda kv: (-kv[1]["sites"], kv[0])):
         out.append(f"| {gb} | {c['sites']} | {c['found']} | {ratio(c['found'], c['sites'])} |")
+    kinds = collections.defaultdict(lambda: [0, 0, set()])
+    for key, site in labels.recompiles.items():
+        if key in labels.expected:
+            continue
+        kind = guard_kind(site["guards"].most_common(1)[0][0])
+        kinds[kind][0] += 1
+        kinds[kind][1] += bool(d["rc_by"][key])
+        kinds[kind][2] |= set(d["rc_by"][key])
+    out += ["", "Recompile sites by the kind of the guard that failed (the most common one at the site):", "",
+            "| guard kind | sites | found | by | recall |", "|---|---:|---:|---|---:|"]
+    for kind, (n, found, by) in sorted(kinds.items(), key=lambda kv: (-kv[1][0], kv[0])):
+        out.append(f"| {kind} | {n} | {found} | {', '.join(sorted(by)) or '–'} | {ratio(found, n)} |")
     return "\n".join(out)
+
+
+GUARD_KINDS = (     # (kind, what the guard's text shows), first match wins
+    ("wrapped function's identity (a decorator's wrapper)", r"___check_obj_id\(func\.__code__"),
+    ("Python values after a break", r"___stack"),
+    ("flag on a shared object (a cache)", r"\.is_(updated|initialized)\b"),
+    ("length of varargs or a list", r"^len\(|not args"),
+    ("None or a value", r" is None$| is not None$"),
+    ("bool attribute", r"== (True|False)$"),
+    ("string", r"== '"),
+    ("int value", r"== N$"),
+)
+
+
+def guard_kind(guard: str) -> str:
+    return next((kind for kind, pattern in GUARD_KINDS if re.search(pattern, guard)), "other")
 
 
 def write_measured(path, labels, s):
