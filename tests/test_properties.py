@@ -190,3 +190,28 @@ def test_any_valid_python_checks_without_errors():
         assert doc1 == doc2
 
     run()
+
+
+def _excluded_by_fnmatch(rel, patterns):
+    """The meaning of `exclude`, one pattern and one part at a time with fnmatch (what core/files.py compiles)."""
+    import fnmatch
+    parts = rel.split("/")
+    for pat in patterns:
+        pat = pat.rstrip("/")
+        if fnmatch.fnmatch(rel, pat) or fnmatch.fnmatch(rel, pat + "/*") or rel.startswith(pat + "/"):
+            return True
+        if "/" not in pat and any(fnmatch.fnmatch(p, pat) for p in parts):
+            return True
+    return False
+
+
+_SEGMENT = st.text(alphabet="ab.c_-", min_size=1, max_size=4)
+_GLOB = st.text(alphabet="ab.*?[]/", min_size=1, max_size=6)
+
+
+@settings(max_examples=300, deadline=None)
+@given(rel=st.lists(_SEGMENT, min_size=1, max_size=4).map("/".join),
+       patterns=st.lists(st.one_of(_GLOB, st.lists(_SEGMENT, min_size=1, max_size=3).map("/".join)), max_size=4))
+def test_compiled_exclude_patterns_mean_what_fnmatch_says(rel, patterns):
+    from dynlint.core.files import _excluded
+    assert _excluded(rel, patterns) == _excluded_by_fnmatch(rel, patterns)

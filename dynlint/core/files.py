@@ -6,7 +6,9 @@ Paths named explicitly on the command line are always checked, as ruff does, unl
 from __future__ import annotations
 
 import fnmatch
+import functools
 import os
+import re
 import stat
 import tempfile
 from pathlib import Path
@@ -67,14 +69,26 @@ def _ignores_above(top: Path, root: Path, notices: List[str]) -> List[_GitIgnore
 
 
 def _excluded(rel: str, patterns: Sequence[str]) -> bool:
-    parts = rel.split("/")
+    """Does a pattern match the path, a folder above it (`build` excludes `build/x.py`), or, for a pattern
+    without a `/`, any one of its parts (`.venv` anywhere)?"""
+    whole, prefixes, part = _matcher(tuple(patterns))
+    rel = os.path.normcase(rel)
+    return bool((whole and whole.match(rel)) or rel.startswith(prefixes) or
+                (part and any(part.match(p) for p in rel.split("/"))))
+
+
+@functools.lru_cache(maxsize=64)
+def _matcher(patterns: Tuple[str, ...]):
+    """The patterns compiled once (fnmatch's own translation, joined): a walk asks for every file and folder."""
+    whole, prefixes, part = [], [], []
     for pat in patterns:
-        pat = pat.rstrip("/")
-        if fnmatch.fnmatch(rel, pat) or fnmatch.fnmatch(rel, pat + "/*") or rel.startswith(pat + "/"):
-            return True
-        if "/" not in pat and any(fnmatch.fnmatch(p, pat) for p in parts):
-            return True
-    return False
+        pat = os.path.normcase(pat.rstrip("/"))
+        whole += [fnmatch.translate(pat), fnmatch.translate(pat + "/*")]
+        prefixes.append(pat + "/")
+        if "/" not in pat:
+            part.append(fnmatch.translate(pat))
+    return (re.compile("|".join(whole)) if whole else None, tuple(prefixes),
+            re.compile("|".join(part)) if part else None)
 
 
 def relpath(path: Path, root: Path) -> str:
