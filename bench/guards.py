@@ -609,7 +609,22 @@ PROBES: List[Probe] = [
         def run(i):
             cfg.scale = 0.5 + i
             f(torch.ones(3))
-    """),
+    """, model="object float attribute set between calls"),
+    Probe("object attribute", "an int attribute of a config object counted up between calls", FN + """
+
+        class Config:
+            step = 0
+
+        cfg = Config()
+
+        @torch.compile
+        def f(x):
+            return x * cfg.step
+
+        def run(i):
+            cfg.step += 1
+            f(torch.ones(3))
+    """, model="object int attribute set between calls"),
     # ---- globals, closures
     Probe("global", "a global int, `global n; n += 1` in the compiled function", FN + """
 
@@ -636,7 +651,7 @@ PROBES: List[Probe] = [
             global SCALE
             SCALE = 0.5 + i
             f(torch.ones(3))
-    """),
+    """, model="global float"),
     Probe("global", "a global list appended to in the compiled function, never read", FN + """
 
         SEEN = []

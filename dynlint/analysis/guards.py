@@ -30,6 +30,9 @@ BEHAVIOUR = {
     "object int attribute": ONCE,              # a plain object's counter: a sampler's `self.step_index += 1`
     "object list attribute": EVERY_CHANGE,     # appended to in a compiled method
     "global int": EVERY_CHANGE,                # `global n; n += 1`
+    "global float": ONCE,                      # `global SCALE; SCALE = 0.5 + i` between calls
+    "object float attribute set between calls": ONCE,  # `cfg.scale = 0.5 + i` on a module-level config
+    "object int attribute set between calls": EVERY_CHANGE,  # `cfg.step += 1`: a global object, specialised
     "global list": EVERY_CHANGE,               # appended to, read or not
     "global dict store": ONCE,                 # `CACHE["last"] = y`: empty, then not
     "closure int": ONCE,                       # `nonlocal calls; calls += 1`

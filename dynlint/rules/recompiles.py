@@ -775,6 +775,139 @@ class ModuleAttributeSetBetweenCalls(_SiteBookkeeping):
                 return
 
 
+def traced_reads(ctx, name: str) -> List[str]:
+    """The traced functions of the unit's file whose source reads `name` (`SCALE`, `cfg.scale`)."""
+    ix, lines = ctx.index, (ctx.source or "").splitlines()
+    pattern = re.compile(rf"(?<![\w.]){re.escape(name)}(?![\w])(?!\s*(=(?!=)|[-+*/]=))")
+    out = []
+    for q in sorted(ctx.regions):
+        info = ix.functions.get(q) if ix is not None else None
+        if info and any(pattern.search(line) for line in lines[info.def_line:info.end]):
+            out.append(q)
+    return out
+
+
+@register
+class StateSetBetweenCalls(_SiteBookkeeping):
+    """Checks for set-up code that changes, between calls, a global or an attribute of a module-level object
+    (a config) that compiled code reads: `global SCALE; SCALE = 0.5 + i`, `cfg.scale = 0.5 + i` before each
+    call. Dynamo guards on the value it read, so the next call with a new value compiles again."""
+    code = "DYN514"
+    name = "state-set-between-calls"
+    message = ("`{expr}` changes `{name}`, which the compiled `{func}` reads: Dynamo guards on its value, so "
+               "{effect}")
+    fix = ("Pass the value to the compiled function as an argument (a float becomes a graph input after one "
+           "recompile), or keep it in a tensor updated in place")
+    recompiles = True
+    severity = "note"
+    why = """
+        A global or an attribute of a module-level object that compiled code reads is a constant of its
+        graph, guarded (`SCALE == 1.5`). Set-up code that assigns a new value before a call (a schedule
+        written into a config, a global set by a training loop) fails the guard: a float recompiles once and
+        is then a graph input, an int recompiles on every new value until `recompile_limit` (8) (docs/
+        guards.md, "global" and "object attribute"). Module attributes are DYN506's; state that the compiled
+        code itself changes is DYN305's and DYN306's. Only values whose kind the source shows (float
+        arithmetic, an int loop counter) are reported.
+    """
+    INVALID = [Example("""
+        import torch
+
+        SCALE = 1.0
+
+
+        @torch.compile
+        def scaled(x):
+            return x * SCALE
+
+
+        def run(x):
+            global SCALE
+            for step in range(4):
+                SCALE = 0.5 + step
+                x = scaled(x)
+            return x
+    """, "run(torch.ones(3))"), Example("""
+        import torch
+
+
+        class Config:
+            scale = 1.0
+
+
+        cfg = Config()
+
+
+        @torch.compile
+        def scaled(x):
+            return x * cfg.scale
+
+
+        def run(x):
+            for step in range(4):
+                cfg.scale = 0.5 + step
+                x = scaled(x)
+            return x
+    """, "run(torch.ones(3))")]
+    VALID = [Example("""
+        import torch
+
+
+        @torch.compile
+        def scaled(x, scale):
+            return x * scale
+
+
+        def run(x):
+            for step in range(4):
+                x = scaled(x, torch.tensor(0.5 + step))
+            return x
+    """, "run(torch.ones(3))")]
+
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self.declared: Set[Tuple[int, str]] = set()    # (id of the function, name) declared `global`
+
+    def visit_Global(self, node: cst.Global) -> None:
+        fn = next((f for f in reversed(self.ctx.functions) if isinstance(f, cst.FunctionDef)), None)
+        for n in node.names:
+            self.declared.add((id(fn), n.name.value))
+
+    def _kind(self, node) -> Optional[str]:
+        """float, int or None (not known) for what an assignment makes."""
+        value = node.value
+        if _float_expr(value):
+            return "float"
+        if isinstance(node, cst.AugAssign) and isinstance(value, cst.Integer):
+            return "int"
+        return None
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._check(node, node.target)
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        super().visit_Assign(node)
+        if len(node.targets) == 1:
+            self._check(node, node.targets[0].target)
+
+    def _check(self, node, target) -> None:
+        fn = next((f for f in reversed(self.ctx.functions) if isinstance(f, cst.FunctionDef)), None)
+        kind = self._kind(node)
+        if fn is None or kind is None:
+            return
+        ix = self.ctx.index
+        if isinstance(target, cst.Name) and (id(fn), target.value) in self.declared:
+            name, what = target.value, f"global {kind}"
+        elif isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and ix is not None and \
+                target.value.value in ix.module_instances and not any(
+                    is_module_class(self.ctx.project, p, c.name) for p, c in self.module_classes(target.value.value)):
+            name, what = f"{target.value.value}.{target.attr.value}", f"object {kind} attribute set between calls"
+        else:
+            return
+        readers = traced_reads(self.ctx, name)
+        if readers and recompiles(what):
+            self.report(node, expr=source_of(node), name=name, func=readers[0], effect=effect(what))
+
+
 @register
 class GrowingListArgument(_SiteBookkeeping):
     """Checks for a list that grows between calls and is passed to a compiled function each time: a history
