@@ -37,6 +37,13 @@ def test_a_stable_series_stops_early_with_a_narrow_interval():
     assert s.verdict == timing.FASTER
 
 
+def test_one_call_at_a_time_times_blocks_of_one_call():
+    m = Machine(2.0, 1.0, noise=0.002)
+    s = timing.measure(m.block, lambda: "eager", lambda: "compiled", 2.0, clock=m.clock, calls_per_block=1)
+    assert s.calls_per_block == 1 and m.calls == 2 + 2 * s.rounds        # the warm-up pair, then one call each
+    assert abs(s.speedup - 2.0) < 0.02
+
+
 def test_a_noisy_series_measures_longer_and_widens_its_interval():
     stable, noisy = run(Machine(2.0, 1.0, noise=0.002)), run(Machine(2.0, 1.0, noise=0.8))
     assert noisy.rounds > stable.rounds

@@ -261,3 +261,14 @@ def test_text_table_has_every_column_and_notes_for_failures():
     assert crash_row.split()[-1] == "crashed" and "boom: worker killed by SIGSEGV during phase 'build'" in text
     report = VerifyReport(project_root="/p", device="cpu", examples=(sample_result(), crashed), findings=())
     assert "2 examples on cpu" in report.render_text() and "1 crashed, 1 ok" in report.render_text()
+
+
+def test_a_launch_bound_call_is_also_reported_one_call_at_a_time():
+    r = sample_result(compiled_device_ms=0.1, one_call_eager_ms=2.2, one_call_compiled_ms=2.0, one_call_low=1.05,
+                      one_call_high=1.16)
+    d = json.loads(json.dumps(r.to_dict()))
+    assert d["launch_bound"] and abs(d["one_call_speedup"] - 1.1) < 1e-9 and d["one_call_interval"] == [1.05, 1.16]
+    assert ExampleResult.from_dict(d) == r
+    report = VerifyReport(project_root="/p", device="cuda", examples=(r,), findings=())
+    assert "ex: one call at a time (synchronised after each): 1.10x" in report.render_text()
+    assert sample_result().to_dict()["one_call_speedup"] is None

@@ -270,6 +270,9 @@ class _Page:
         notes = [f"{x.get('rounds', 0)} rounds"] + (["training steps"] if x.get("training") else [])
         if x.get("launch_bound"):
             notes.append(f"launch-bound: {x.get('compiled_device_ms', 0):.3f} ms of kernels per call")
+        if x.get("one_call_speedup") is not None and x.get("one_call_interval"):
+            lo, hi = x["one_call_interval"]
+            notes.append(f"one call at a time: {x['one_call_speedup']:.2f}× ({lo:.2f}–{hi:.2f})")
         modes = [m for m in x.get("modes") or () if m.get("speedup") is not None or m.get("note")]
         for m in modes:
             notes.append(f"{m['mode']}: {m['note']}" if m.get("note") else

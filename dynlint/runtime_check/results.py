@@ -92,6 +92,11 @@ class ExampleResult:
     speedup_settled: bool = False
     eager_device_ms: Optional[float] = None         # CUDA only: time in kernels per call (the profiler)
     compiled_device_ms: Optional[float] = None
+    # a launch-bound call (CUDA) timed one call at a time, the device synchronised after each (timing.py)
+    one_call_eager_ms: Optional[float] = None
+    one_call_compiled_ms: Optional[float] = None
+    one_call_low: Optional[float] = None
+    one_call_high: Optional[float] = None
     eager_peak_mem_bytes: Optional[int] = None      # CUDA only: peak allocated above the baseline
     compiled_peak_mem_bytes: Optional[int] = None
     training: bool = False                # every call was a training step (forward, backward, optimizer step)
@@ -114,6 +119,13 @@ class ExampleResult:
         if self.speedup_low is None or self.speedup_high is None:
             return None
         return timing.verdict(self.speedup_low, self.speedup_high)
+
+    @property
+    def one_call_speedup(self) -> Optional[float]:
+        """The speedup of one call at a time (measured for launch-bound calls only)."""
+        if self.one_call_eager_ms and self.one_call_compiled_ms:
+            return self.one_call_eager_ms / self.one_call_compiled_ms
+        return None
 
     @property
     def launch_bound(self) -> Optional[bool]:
@@ -167,7 +179,8 @@ class ExampleResult:
                  graph_count=len(self.graphs), recompile_count=len(self.recompiles),
                  speedup_interval=[self.speedup_low, self.speedup_high] if self.speedup_low is not None else None,
                  verdict=self.verdict, launch_bound=self.launch_bound, break_even_calls=self.break_even_calls,
-                 recommended_mode=self.recommended_mode)
+                 recommended_mode=self.recommended_mode, one_call_speedup=self.one_call_speedup,
+                 one_call_interval=[self.one_call_low, self.one_call_high] if self.one_call_low is not None else None)
         return d
 
     @classmethod

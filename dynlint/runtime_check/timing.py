@@ -9,6 +9,11 @@ the rounds (whole rounds are resampled: a round's two blocks stay paired); round
 interval is within ±TARGET of the speedup, or the time budget is spent. An interval that holds 1.0 is no
 measurable difference, neither a win nor a loss.
 
+A block of back-to-back calls is the throughput of a loop that keeps the device's queue full. For a
+launch-bound call (its kernels fill less than half of it), one call at a time with the device synchronised
+after each (what PyTorch's harness times, and a latency benchmark) can differ a lot: the worker then also
+measures that, blocks of one call (`calls_per_block=1`), and reports both.
+
 Nothing here imports torch: the worker hands in `time_block` (which synchronises the device).
 """
 from __future__ import annotations
@@ -73,12 +78,13 @@ def close_enough(point: float, low: float, high: float) -> bool:
 
 def measure(time_block: Callable[[Callable[[], object], int], float], eager: Callable[[], object],
             compiled: Callable[[], object], budget_s: float,
-            clock: Callable[[], float] = time.perf_counter) -> Speedup:
+            clock: Callable[[], float] = time.perf_counter, calls_per_block: Optional[int] = None) -> Speedup:
     """Rounds of eager and compiled until the interval is within ±TARGET or `budget_s` is spent (at least
     MIN_ROUNDS, unless one round alone takes more than the budget: then 3). time_block(fn, k): seconds for
-    k calls of fn, the device synchronised before and after."""
+    k calls of fn, the device synchronised before and after. calls_per_block: as many calls in a block
+    (1: one call at a time), instead of as many as fill BLOCK_S."""
     one = max(time_block(eager, 1), time_block(compiled, 1), 1e-7)     # the warm-up calls, timed
-    k = max(1, min(MAX_CALLS, int(BLOCK_S / one)))
+    k = calls_per_block or max(1, min(MAX_CALLS, int(BLOCK_S / one)))
     times: Tuple[List[float], List[float]] = ([], [])
     start = clock()
     settled = False

@@ -147,16 +147,21 @@ class Worker:
                                compiled_device_ms=timer.device_ms(run_compiled),
                                eager_peak_mem_bytes=timer.peak_bytes(run_eager),
                                compiled_peak_mem_bytes=timer.peak_bytes(run_compiled))
+            if timing.launch_bound(s.compiled_ms, self.fields["compiled_device_ms"]):
+                one, _, _ = self.time(eager, compiled, target, timer, calls_per_block=1)
+                self.fields.update(one_call_eager_ms=one.eager_ms, one_call_compiled_ms=one.compiled_ms,
+                                   one_call_low=one.low, one_call_high=one.high)
         self.record_compilation()
 
-    def time(self, eager, compiled, target, timer):
+    def time(self, eager, compiled, target, timer, calls_per_block=None):
         """Rounds of eager and compiled calls with the first call's arguments (runtime_check/timing.py); the
         speedup and the two zero-argument calls timed. Not seeded: torch.manual_seed costs ~0.1 ms, as much
         as a small compiled call."""
         e, c = eager.calls[0], target.calls[0]
         run_eager, run_compiled = lambda: eager.fn(*e.args, **e.kwargs), lambda: compiled(*c.args, **c.kwargs)
         budget = float(self.request.get("time_budget_s", 1.0))
-        return timing.measure(timer.block_s, run_eager, run_compiled, budget), run_eager, run_compiled
+        return timing.measure(timer.block_s, run_eager, run_compiled, budget, calls_per_block=calls_per_block), \
+            run_eager, run_compiled
 
     def compile(self, target, backend):
         """The compiled callable: the target compiled, or for a training example one training step of the
