@@ -205,5 +205,8 @@ class Sampler:
 sampler = Sampler()
 step = torch.compile(sampler.step)
 '''
-    (f,) = api.check_source(textwrap.dedent(COMPILED + src), select=("DYN306",)).findings
+    code = textwrap.dedent(COMPILED + src)
+    (f,) = api.check_source(code, select=("DYN306",)).findings
     assert "self.index += 1" in f.message and "attribute of the object" in f.message
+    # where Dynamo's guard is: the first read, `if self.index is None:`
+    assert code.splitlines()[f.line - 1].strip() == "if self.index is None:"

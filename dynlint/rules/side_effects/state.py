@@ -334,7 +334,8 @@ class ModulePythonStateMutation(TorchRule):
         if read is not None:        # Dynamo's guard is on the first read: say so there, naming the change
             line = self.ctx.position(node)[0]
             self.report(read, message=f"`{source_of(read)}` is guarded here, and `{source_of(node)}` at line "
-                                      f"{line} changes it on every call: {effect(kind)}")
+                                      f"{line} changes this Python attribute of the object on every call: "
+                                      f"{effect(kind)}")
             return
         self.report(node, expr=source_of(node), effect=effect(kind),
                     owner="object" if kind.startswith("object") else "module")
