@@ -1633,6 +1633,7 @@ class FlagSetForTheNextCall(TorchRule):
         self.locals: dict = {}      # (function, local) -> (object, attribute) it was read from
         self.set_before: Set[tuple] = set()     # (function, object, attribute) assigned before a test of it
         self.done: Set[tuple] = set()
+        self.constants: dict = {}   # id(function) -> _constants_set; (class, method, attribute) -> _method_sets
 
     def _params(self) -> Set[str]:
         fn = self.ctx.function
@@ -1656,6 +1657,12 @@ class FlagSetForTheNextCall(TorchRule):
 
     def _method_sets(self, method: str, attr: str) -> Optional[Tuple[int, str]]:
         """(line, value) where a method of this class sets `self.<attr>` to a constant."""
+        key = (self.ctx.class_name, method, attr)
+        if key not in self.constants:
+            self.constants[key] = self._method_sets_now(method, attr)
+        return self.constants[key]
+
+    def _method_sets_now(self, method: str, attr: str) -> Optional[Tuple[int, str]]:
         ix, cls = self.ctx.index, self.ctx.class_name
         info = ix.functions.get(f"{cls}.{method}") if ix is not None and cls else None
         if info is None:
@@ -1668,19 +1675,32 @@ class FlagSetForTheNextCall(TorchRule):
                 return n, m.group(1)
         return None
 
+    def _constants_set(self, fn: cst.CSTNode) -> dict:
+        """(object, attribute) -> [(line, constant)] of the `self.<attr> = <constant>` in a function: one walk
+        per function, however many tests it has."""
+        key = id(fn)
+        if key not in self.constants:
+            found: dict = {}
+            for target, value in _assigned_constants(fn):
+                root = _root_attr(target)
+                if root and root[0] == "self":
+                    found.setdefault(root, []).append((self.ctx.position(target)[0], source_of(value)))
+            self.constants[key] = found
+        return self.constants[key]
+
     def visit_If(self, node: cst.If) -> None:
-        params = self._params()
         qual = self.ctx.qualname
-        for sub in [node.test, *_names_and_attrs(node.test)]:
-            root = self.locals.get((qual, sub.value)) if isinstance(sub, cst.Name) else _root_attr(sub)
-            if not root or root[0] != "self" or "self" not in params or root[1] == "training" or \
-                    (qual, root) in self.set_before or (qual, root) in self.done:
-                continue
-            where, line = None, self.ctx.position(node)[0]
-            for target, value in _assigned_constants(self.ctx.function or node):   # in the branch, or after it
-                at = self.ctx.position(target)[0]
-                if _root_attr(target) == root and at > line and (where is None or at < where[0]):
-                    where = (at, source_of(value))
+        roots = [r for sub in [node.test, *_names_and_attrs(node.test)]
+                 for r in [self.locals.get((qual, sub.value)) if isinstance(sub, cst.Name) else _root_attr(sub)]
+                 if r and r[0] == "self" and r[1] != "training" and (qual, r) not in self.set_before and
+                 (qual, r) not in self.done]
+        if not roots or "self" not in self._params():
+            return
+        line = self.ctx.position(node)[0]
+        for root in roots:
+            # set in the branch, or after it
+            where = min(((at, value) for at, value in self._constants_set(self.ctx.function or node).get(root, ())
+                         if at > line), default=None)
             if where is None:
                 where = next((w for m in _self_calls(node) for w in [self._method_sets(m, root[1])] if w), None)
             if where is None:
