@@ -333,8 +333,7 @@ class RangeOverIntArgument(TorchRule):
         chain = self.ctx.region_chain()
         if not (len(chain) == 1 and chain[0] == self.ctx.qualname):
             return                  # only a compile root's parameters are guarded inputs
-        params = {p.name.value for p in list(fn.params.params) + list(fn.params.kwonly_params)
-                  + list(fn.params.posonly_params)} - {"self", "cls"}
+        params = _parameters(fn) - {"self", "cls"}
         for arg in call_args(node)[0]:
             if isinstance(arg, cst.Name) and arg.value in params and self.tensors.kind(arg) != TENSOR:
                 self.report(node, var=arg.value)
@@ -1091,6 +1090,14 @@ def _constant_keywords(ctx, callee: str, keyword: str) -> List[Tuple[int, object
     return sorted(out)
 
 
+def _parameters(fn) -> Set[str]:
+    """The parameter names of a def (not `*args` / `**kwargs`); none for anything else."""
+    if not isinstance(fn, cst.FunctionDef):
+        return set()
+    ps = fn.params
+    return {p.name.value for p in list(ps.params) + list(ps.kwonly_params) + list(ps.posonly_params)}
+
+
 def _root_attr(node: cst.BaseExpression) -> Optional[Tuple[str, str]]:
     """(name, attr) of `name.attr`, `name.attr[...]`, `name.attr.get(...)`."""
     while True:
@@ -1276,11 +1283,7 @@ class ValueDiffersBetweenFrameEntries(TorchRule):
 
     # ---- a flag the frame sets on an object that every entry shares
     def _params(self) -> Set[str]:
-        fn = self.ctx.function
-        if not isinstance(fn, cst.FunctionDef):
-            return set()
-        ps = fn.params
-        return {p.name.value for p in list(ps.params) + list(ps.kwonly_params) + list(ps.posonly_params)} - {"self"}
+        return _parameters(self.ctx.function) - {"self"}
 
     def _flags(self, frame) -> bool:
         """Look for flags the frame sets: in a frame entered per layer that exists outside training too (a
@@ -1635,13 +1638,6 @@ class FlagSetForTheNextCall(TorchRule):
         self.done: Set[tuple] = set()
         self.constants: dict = {}   # id(function) -> _constants_set; (class, method, attribute) -> _method_sets
 
-    def _params(self) -> Set[str]:
-        fn = self.ctx.function
-        if not isinstance(fn, cst.FunctionDef):
-            return set()
-        ps = fn.params
-        return {p.name.value for p in list(ps.params) + list(ps.kwonly_params) + list(ps.posonly_params)}
-
     def visit_Assign(self, node: cst.Assign) -> None:
         for t in node.targets:
             root = _root_attr(t.target)
@@ -1694,7 +1690,7 @@ class FlagSetForTheNextCall(TorchRule):
                  for r in [self.locals.get((qual, sub.value)) if isinstance(sub, cst.Name) else _root_attr(sub)]
                  if r and r[0] == "self" and r[1] != "training" and (qual, r) not in self.set_before and
                  (qual, r) not in self.done]
-        if not roots or "self" not in self._params():
+        if not roots or "self" not in _parameters(self.ctx.function):
             return
         line = self.ctx.position(node)[0]
         for root in roots:
