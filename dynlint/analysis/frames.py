@@ -42,8 +42,14 @@ class Frame:
     # (`sizes = counts.tolist()` in a function that returns them), in code Dynamo resumes after that break
     host: Tuple[Tuple[str, str, int], ...] = ()
     # a decorator's wrapper entered as a frame for several functions it wraps: the closure variable holding
-    # the wrapped function (`func`), and those functions' qualnames
+    # the wrapped function (`func`), and those functions' qualnames; or a base class's `__call__` entered for
+    # several subclasses' `forward` (SUPER_CALL, their qualnames)
     wraps: Tuple[str, Tuple[str, ...]] = ()
+
+
+# `Frame.wraps`' closure for a base class's `__call__`: what differs between its entries is the class of `self`,
+# whose `forward` its `super().__call__(...)` runs
+SUPER_CALL = "super().__call__"
 
 
 def _bound(target: ast.expr, value: ast.expr) -> List[Tuple[str, ast.expr]]:
@@ -387,22 +393,40 @@ class Frames:
         many, compiled apart): the frame Dynamo compiles is the wrapper's code, one code for all of them,
         guarded on which function its closure holds (`func.__code__`). From the indexes alone: the decorator
         resolved in the project, its nested function (one level down for `@decorator`, two for a factory
-        `@decorator(...)`). entered: frame function -> (the break that makes it one, the files entering it)."""
+        `@decorator(...)`). Likewise a base class's Python `__call__` entered for the `forward` of two or more
+        of its subclasses: one code, guarded on the class of `self`. entered: frame function -> (the break
+        that makes it one, the files entering it)."""
         groups: Dict[Tuple[Tuple[FuncRef, str], str], List[FuncRef]] = {}
         for ref in sorted(entered):
             fn = self.project.function(ref)
             ix = self.project.by_path.get(ref[0])
-            for d in fn.decorators if ix is not None else ():
-                wrapper = self._wrapper_of(ix, d)
-                for rel in sorted(entered[ref][1]) if wrapper else ():
+            wrappers = [self._wrapper_of(ix, d) for d in fn.decorators] if ix is not None else []
+            wrappers.append(self._shared_call(ref))
+            for wrapper in filter(None, wrappers):
+                for rel in sorted(entered[ref][1]):
                     groups.setdefault((wrapper, rel), []).append(ref)
         out: Dict[FuncRef, Frame] = {}
         for ((wrapper, closure), _), refs in sorted(groups.items()):
             names = tuple(dict.fromkeys(q for _, q in refs))
             known = out[wrapper].wraps[1] if wrapper in out else ()
             if len(refs) > 1 and len(names) > len(known):        # the file entering the most of them
-                out[wrapper] = Frame(entered[refs[0]][0], (), (), True, wraps=(closure, names))
+                always = [r for r in refs if not entered[r][0][2]]     # frames outside training too
+                why = entered[always[0]][0] if len(always) > 1 else entered[refs[0]][0][:2] + (True,)
+                out[wrapper] = Frame(why, (), (), True, wraps=(closure, names))
         return out
+
+    def _shared_call(self, ref: FuncRef) -> Optional[Tuple[FuncRef, str]]:
+        """A module's `forward` entered as a frame is entered through the Python `__call__` its class inherits
+        from a project base (`def __call__(self, *args, **kwargs): ... super().__call__(*args, **kwargs)`),
+        whose code every subclass shares: (that `__call__`, SUPER_CALL)."""
+        fn = self.project.function(ref)
+        if not fn.cls or ref[1] != f"{fn.cls}.forward":
+            return None
+        call = self.project.method(ref[0], fn.cls, "__call__")
+        if call is None or call[1] == f"{fn.cls}.__call__" or not any(
+                c.kind == "super" and c.target == "__call__" for c in self.project.function(call).calls):
+            return None
+        return call, SUPER_CALL
 
     def _wrapper_of(self, ix, decorator: str) -> Optional[Tuple[FuncRef, str]]:
         """(the wrapper a decorator puts around a function, the closure variable that holds the function)."""

@@ -12,6 +12,7 @@ from typing import List, Optional, Set, Tuple
 
 import libcst as cst
 
+from dynlint.analysis.frames import SUPER_CALL
 from dynlint.analysis.guards import effect, module_int, recompiles
 from dynlint.analysis.names import COMPILE
 from dynlint.analysis.regions import is_module_class
@@ -1713,12 +1714,14 @@ class WrapperSharedByFrames(TorchRule):
     """Checks for a decorator's wrapper around several functions that Dynamo compiles as frames of their own
     (each breaks the graph, or is called from code that runs eagerly): the frame Dynamo compiles is the
     wrapper's code, one code object for every function it wraps, guarded on which function its closure
-    holds. Each wrapped function entered after the first compiles that code again."""
+    holds. Each wrapped function entered after the first compiles that code again. A base class's Python
+    `__call__` (`def __call__(self, *args, **kwargs): return super().__call__(*args, **kwargs)`) is the same
+    for the subclasses whose `forward` Dynamo enters as frames: guarded on the class of `self`."""
     code = "DYN513"
     name = "wrapper-shared-by-frames"
     message = ("`{closure}` is a different function at the entries of `{wrapper}`, which wraps {count} functions "
-               "Dynamo compiles as frames of their own ({names}): they share this code, and Dynamo guards on "
-               "which function it holds, so {effect}")
+               "Dynamo compiles as frames of their own ({names}{training}): they share this code, and Dynamo "
+               "guards on which function it calls, so {effect}")
     fix = ("Remove the graph breaks inside the wrapped functions (then the wrapper is inlined into its caller's "
            "graph), or apply the decorator's work outside compiled code")
     recompiles = True
@@ -1731,7 +1734,10 @@ class WrapperSharedByFrames(TorchRule):
         their caller runs eagerly), Dynamo compiles the wrapper's code for the first one with a guard on the
         function in its closure (`___check_obj_id(func.__code__)`), and again for each other one: one entry
         per wrapped function, counted against `recompile_limit` (8), after which the rest run eagerly. Inlined
-        wrappers (no break inside) cost nothing (docs/guards.md, "wrapper around frames").
+        wrappers (no break inside) cost nothing (docs/guards.md, "wrapper around frames"). A Python `__call__`
+        that a base module class defines is such a wrapper too: calling a layer from code that runs eagerly
+        (or after a break) enters the `__call__` frame, guarded on the class of `self` and on the number of
+        arguments, so each subclass compiles it again (two instances of one class share their entry).
     """
     INVALID = [Example("""
         import functools
@@ -1761,7 +1767,45 @@ class WrapperSharedByFrames(TorchRule):
         @torch.compile
         def step(x):
             return shift(x) + scale(x)
-    """, "step(torch.ones(3))")]
+    """, "step(torch.ones(3))"), Example("""
+        import torch
+        from torch import nn
+
+
+        class Layer(nn.Module):
+            def __call__(self, *args, **kwargs):
+                return super().__call__(*args, **kwargs)
+
+
+        class Encoder(Layer):
+            def __init__(self):
+                super().__init__()
+                self.proj = nn.Linear(4, 4)
+
+            def forward(self, x):
+                print("encoder")
+                return self.proj(x)
+
+
+        class Decoder(Layer):
+            def __init__(self):
+                super().__init__()
+                self.proj = nn.Linear(4, 4)
+
+            def forward(self, x):
+                print("decoder")
+                return self.proj(x) * 2
+
+
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.encoder = Encoder()
+                self.decoder = Decoder()
+
+            def forward(self, x):
+                return self.decoder(self.encoder(x))
+    """, "torch.compile(Model())(torch.ones(2, 4))")]
     VALID = [Example("""
         import functools
 
@@ -1794,10 +1838,21 @@ class WrapperSharedByFrames(TorchRule):
         super().__init__(ctx)
         self.done: Set[str] = set()
 
-    def visit_Name(self, node: cst.Name) -> None:
+    def _frame(self):
         project = self.ctx.project
         frame = project.frames.get((self.ctx.path, self.ctx.qualname)) if project is not None else None
-        if not frame or not frame.wraps or node.value != frame.wraps[0] or self.ctx.qualname in self.done:
+        return frame if frame and frame.wraps and self.ctx.qualname not in self.done else None
+
+    def _report(self, node, closure: str, wrapper: str, frame) -> None:
+        self.done.add(self.ctx.qualname)
+        names = frame.wraps[1]
+        shown = ", ".join(f"`{n}`" for n in names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+        self.report(node, closure=closure, wrapper=wrapper, count=len(names), names=shown,
+                    training=", in training" if frame.why[2] else "", effect=effect("wrapper around frames"))
+
+    def visit_Name(self, node: cst.Name) -> None:
+        frame = self._frame()
+        if not frame or node.value != frame.wraps[0]:
             return
         parent = self.ctx.parents[-1] if self.ctx.parents else None
         if isinstance(parent, (cst.AssignTarget, cst.Param, cst.Decorator)) or (
@@ -1805,8 +1860,10 @@ class WrapperSharedByFrames(TorchRule):
             return
         if any(isinstance(p, cst.Decorator) for p in self.ctx.parents):
             return                      # `@functools.wraps(func)`: read once, when the wrapper is made
-        self.done.add(self.ctx.qualname)
-        names = frame.wraps[1]
-        shown = ", ".join(f"`{n}`" for n in names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
-        self.report(node, closure=node.value, wrapper=self.ctx.qualname.rsplit(".", 1)[-1], count=len(names),
-                    names=shown, effect=effect("wrapper around frames"))
+        self._report(node, node.value, self.ctx.qualname.rsplit(".", 1)[-1], frame)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        """A base class's `__call__`: reported at its `super().__call__(...)`, which runs `self.forward`."""
+        frame = self._frame()
+        if frame and frame.wraps[0] == SUPER_CALL and source_of(node.func) == SUPER_CALL:
+            self._report(node, "self.forward", self.ctx.qualname, frame)
