@@ -179,7 +179,7 @@ class VaryingScalarArgument(TorchRule):
             if arg.star or isinstance(value, (cst.Integer, cst.Float, cst.SimpleString)) or \
                     self.tensors.kind(value) == TENSOR:
                 continue
-            found = self._varying(value, loops)
+            found = varying(self.ctx, value, loops)
             if found is None:
                 continue
             var, var_kind = found
@@ -195,31 +195,31 @@ class VaryingScalarArgument(TorchRule):
                         effect=effect(guard) if guard else "new values recompile")
             return
 
-    def _varying(self, value: cst.BaseExpression, loops) -> Optional[Tuple[str, str]]:
-        """(name, kind of its values) of a name in `value` that changes between calls: the variable of an
-        enclosing loop, or a parameter of the enclosing function that a loop of this file passes its loop
-        variable to (`for step in range(n): train_step(step)`)."""
-        names = {value.value} if isinstance(value, cst.Name) else _names_in(value)
-        for var in sorted(names):
-            for loop in reversed(loops):
-                kind = _loop_scalar_kind(loop, var)
+def varying(ctx, value: cst.BaseExpression, loops) -> Optional[Tuple[str, str]]:
+    """(name, kind of its values) of a name in `value` that changes between calls: the variable of an
+    enclosing loop (`loops`: the `for` statements around it), or a parameter of the enclosing function that a
+    loop of this file passes its loop variable to (`for step in range(n): train_step(step)`)."""
+    names = {value.value} if isinstance(value, cst.Name) else _names_in(value)
+    for var in sorted(names):
+        for loop in reversed(loops):
+            kind = _loop_scalar_kind(loop, var)
+            if kind:
+                return var, kind
+    fn = next((f for f in reversed(ctx.functions) if isinstance(f, cst.FunctionDef)), None)
+    ix = ctx.index
+    if fn is None or ix is None or len(ctx.functions) > 1 or ctx.class_name:
+        return None
+    params = [p.name.value for p in fn.params.params]
+    lines = (ctx.source or "").splitlines()
+    calls = list(ix.module_calls) + [c for f in ix.functions.values() for c in f.calls]
+    for var in sorted(names & set(params)):
+        i = params.index(var)
+        for c in calls:
+            if c.kind == "name" and c.target == fn.name.value and i < len(c.args) and c.args[i]:
+                kind = _caller_loop_kind(lines, c.line, c.args[i])
                 if kind:
                     return var, kind
-        fn = next((f for f in reversed(self.ctx.functions) if isinstance(f, cst.FunctionDef)), None)
-        ix = self.ctx.index
-        if fn is None or ix is None or len(self.ctx.functions) > 1 or self.ctx.class_name:
-            return None
-        params = [p.name.value for p in fn.params.params]
-        lines = (self.ctx.source or "").splitlines()
-        calls = list(ix.module_calls) + [c for f in ix.functions.values() for c in f.calls]
-        for var in sorted(names & set(params)):
-            i = params.index(var)
-            for c in calls:
-                if c.kind == "name" and c.target == fn.name.value and i < len(c.args) and c.args[i]:
-                    kind = _caller_loop_kind(lines, c.line, c.args[i])
-                    if kind:
-                        return var, kind
-        return None
+    return None
 
 
 def _caller_loop_kind(lines: List[str], line: int, name: str) -> Optional[str]:
@@ -491,33 +491,101 @@ class TrainEvalToggleOnCompiledModel(_SiteBookkeeping):
                     stack.append((p, cinfo))
         return None
 
+    def _handed_to_compile(self) -> Set[str]:
+        """The names handed to `torch.compile` at module level or in this function (`cm = torch.compile(model)`:
+        `model.eval()` flips the mode of the module `cm` runs)."""
+        ix = self.ctx.index
+        if ix is None:
+            return set()
+        fn = ix.functions.get(self.ctx.qualname)
+        return {c.args[0] for c in ix.module_calls + (fn.calls if fn else []) if c.kind == "name" and c.args and
+                c.args[0].isidentifier() and ix.qualify(c.target) in COMPILE}
+
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
         if not (isinstance(func, cst.Attribute) and func.attr.value in ("train", "eval")
                 and isinstance(func.value, cst.Name)):
             return
         name = func.value.value
-        if name not in self.compiled_here():
+        if name not in self.compiled_here() | self._handed_to_compile():
             return
         layer = self._training_layer(name)
         if layer is not None:
             self.report(node, call=source_of(node), layer=layer or "dropout or batch norm (if it holds any)")
 
 
+class _ModeAroundCompiledCall(_SiteBookkeeping):
+    """Calls of a compiled callable under a global mode that Dynamo guards on (grad mode, autocast): reported
+    where one call site's mode changes between calls, else at the first call in the mode that is not the
+    default when others run in the default."""
+    DEFAULT = "on"
+    NOT_DEFAULT = "off"
+
+    def mode_of(self, call: cst.Call) -> Optional[str]:
+        """"on", "off" or "varies" for a `with` item that sets the mode; None for one that does not."""
+        raise NotImplementedError
+
+    def flag_mode(self, flag: cst.BaseExpression) -> Optional[str]:
+        """The mode a flag argument sets: "on", "off", "varies" (built from a loop variable, or from a parameter
+        a loop passes one to), or "unknown" (another expression: a setting, not known to change)."""
+        literal = _literal_bool(flag)
+        if literal is not None:
+            return "on" if literal else "off"
+        loops = [b for b in self.ctx.blocks if isinstance(b, cst.For)]
+        return "varies" if varying(self.ctx, flag, loops) else "unknown"
+
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self._calls: List[Tuple[cst.Call, str, str, str]] = []      # (call, compiled name, mode, the `with`)
+
+    def _mode(self) -> Tuple[str, str]:
+        for block in reversed(self.ctx.blocks):         # the innermost `with` that sets the mode
+            for item in block.items if isinstance(block, cst.With) else ():
+                mode = self.mode_of(item.item) if isinstance(item.item, cst.Call) else None
+                if mode is not None:
+                    return mode, source_of(item.item)
+        return self.DEFAULT, ""
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if isinstance(node.func, cst.Name) and node.func.value in self.compiled_here():
+            self._calls.append((node, node.func.value, *self._mode()))
+
+    def leave_Module(self, node: cst.Module) -> None:
+        by_name: dict = {}
+        for call, name, mode, where in self._calls:
+            by_name.setdefault(name, []).append((call, mode, where))
+        for name, entries in by_name.items():
+            varies = [(call, where) for call, mode, where in entries if mode == "varies"]
+            if varies:
+                call, where = varies[0]
+                self.report(call, callee=name, where=f"here under `{where}`, whose mode changes between calls")
+            elif {mode for _, mode, _ in entries} - {"unknown"} == {"on", "off"}:
+                call = next(call for call, mode, _ in entries if mode == self.NOT_DEFAULT)
+                self.report(call, callee=name, where=self.BOTH)
+
+
+def _literal_bool(node: Optional[cst.BaseExpression]) -> Optional[bool]:
+    if isinstance(node, cst.Name) and node.value in ("True", "False"):
+        return node.value == "True"
+    return None
+
+
 @register
-class GradModeToggleAroundCompiledCall(_SiteBookkeeping):
+class GradModeToggleAroundCompiledCall(_ModeAroundCompiledCall):
     """Checks for a compiled callable called both under `torch.no_grad()` / `torch.inference_mode()` and
-    with gradients enabled."""
+    with gradients enabled, or under `torch.set_grad_enabled(flag)` with a flag that changes."""
     code = "DYN504"
     name = "grad-mode-toggle-around-compiled-call"
-    message = "compiled `{callee}` is called here with grad mode off and elsewhere with it on: each mode compiles its own graph"
+    message = "compiled `{callee}` is called {where}: each grad mode compiles its own graph"
+    BOTH = "here with grad mode off and elsewhere with it on"
     fix = "Expected once per mode (both graphs stay cached); for an evaluation-only path, compile a separate wrapper or keep one grad mode"
     recompiles = True
     severity = "note"
     why = """
         Grad mode is part of Dynamo's global-state guard (`GLOBAL_STATE changed: grad_mode`): a graph traced
         with gradients on is not reused under `torch.no_grad()`, so the first call in the other mode
-        recompiles. Mixing the two in a training loop with periodic evaluation costs one extra compile.
+        recompiles. Mixing the two in a training loop with periodic evaluation costs one extra compile
+        (docs/guards.md, "grad mode").
     """
     INVALID = [Example("""
         import torch
@@ -531,7 +599,18 @@ class GradModeToggleAroundCompiledCall(_SiteBookkeeping):
             with torch.no_grad():
                 metric = score(x)
             return loss, metric
-    """, "train_then_eval(torch.ones(3))")]
+    """, "train_then_eval(torch.ones(3))"), Example("""
+        import torch
+
+        @torch.compile
+        def score(x):
+            return (x * 2).sum()
+
+        def run(x, steps):
+            for step in range(steps):
+                with torch.set_grad_enabled(step % 2 == 0):
+                    score(x)
+    """, "run(torch.ones(3, requires_grad=True), 2)")]
     VALID = [Example("""
         import torch
 
@@ -544,40 +623,69 @@ class GradModeToggleAroundCompiledCall(_SiteBookkeeping):
                 return score(x), score(x + 1)
     """, "evaluate(torch.ones(3))")]
 
-    def _grad_off(self) -> bool:
-        for block in self.ctx.blocks:
-            if isinstance(block, cst.With):
-                for item in block.items:
-                    call = item.item
-                    if isinstance(call, cst.Call):
-                        q = self.call_name(call) or ""
-                        if q in ("torch.no_grad", "torch.inference_mode"):
-                            return True
-                        if q == "torch.set_grad_enabled" and call.args and \
-                                isinstance(call.args[0].value, cst.Name) and call.args[0].value.value == "False":
-                            return True
-        return False
+    def mode_of(self, call: cst.Call) -> Optional[str]:
+        q = self.call_name(call) or ""
+        if q in ("torch.no_grad", "torch.inference_mode"):
+            return "off"
+        if q == "torch.enable_grad":
+            return "on"
+        if q == "torch.set_grad_enabled" and call.args:
+            return self.flag_mode(call.args[0].value)
+        return None
 
-    def __init__(self, ctx) -> None:
-        super().__init__(ctx)
-        self._calls: List[Tuple[cst.Call, str, bool]] = []      # (call, compiled name, grad mode off there)
 
-    def visit_Call(self, node: cst.Call) -> None:
-        if isinstance(node.func, cst.Name) and node.func.value in self.compiled_here():
-            self._calls.append((node, node.func.value, self._grad_off()))
+AUTOCAST = frozenset({"torch.autocast", "torch.amp.autocast", "torch.cuda.amp.autocast", "torch.cpu.amp.autocast"})
 
-    def leave_Module(self, node: cst.Module) -> None:
-        calls = self._calls
-        by_name = {}
-        for call, name, off in calls:
-            by_name.setdefault(name, []).append((call, off))
-        for name, entries in by_name.items():
-            modes = {off for _, off in entries}
-            if modes == {True, False}:
-                for call, off in entries:
-                    if off:
-                        self.report(call, callee=name)
-                        break
+
+@register
+class AutocastToggleAroundCompiledCall(_ModeAroundCompiledCall):
+    """Checks for a compiled callable called both inside and outside `torch.autocast(...)`, or under
+    `torch.autocast(..., enabled=flag)` with a flag that changes."""
+    code = "DYN515"
+    name = "autocast-toggle-around-compiled-call"
+    message = "compiled `{callee}` is called {where}: each autocast state compiles its own graph"
+    BOTH = "here under autocast and elsewhere without it"
+    DEFAULT = "off"
+    NOT_DEFAULT = "on"
+    fix = ("Expected once per state (both graphs stay cached); to avoid it, call the compiled function under one "
+           "autocast state, or move `torch.autocast` inside it")
+    recompiles = True
+    severity = "note"
+    why = """
+        Autocast's state (enabled, its dtype) is part of Dynamo's global-state guard: a graph traced outside
+        `torch.autocast` is not reused inside it, so the first call in the other state recompiles. Both
+        graphs stay cached: one extra compile (docs/guards.md, "autocast").
+    """
+    INVALID = [Example("""
+        import torch
+
+        @torch.compile
+        def project(x, w):
+            return x @ w
+
+        def run(x, w, steps):
+            for step in range(steps):
+                with torch.autocast("cpu", enabled=step % 2 == 1):
+                    project(x, w)
+    """, "run(torch.ones(2, 3), torch.ones(3, 3), 2)")]
+    VALID = [Example("""
+        import torch
+
+        @torch.compile
+        def project(x, w):
+            return x @ w
+
+        def run(x, w, steps):
+            for step in range(steps):
+                with torch.autocast("cpu"):
+                    project(x, w)
+    """, "run(torch.ones(2, 3), torch.ones(3, 3), 2)")]
+
+    def mode_of(self, call: cst.Call) -> Optional[str]:
+        if (self.call_name(call) or "") not in AUTOCAST:
+            return None
+        enabled = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "enabled"), None)
+        return "on" if enabled is None else self.flag_mode(enabled)
 
 
 def _call_shape(node: cst.Call) -> Tuple[int, Tuple[str, ...], Tuple[int, ...]]:
