@@ -164,7 +164,7 @@ PROBES: List[Probe] = [
 
         def run(i):
             f(torch.ones(3), i + 1)
-    """),
+    """, model="int argument in condition"),
     Probe("int argument", "an int argument, `automatic_dynamic_shapes=False`", FN + """
 
         @torch.compile

@@ -45,6 +45,7 @@ BEHAVIOUR = {
     "dict argument": ONCE,                     # an int value in it: then dynamic
     "tuple argument": ONCE,                    # an int item of it: then dynamic
     "int argument in range": EVERY_CHANGE,
+    "int argument in condition": A_FEW,        # `if n > 4`: dynamic after one change, guarded on the test
     "str argument": EVERY_CHANGE,              # a new string each call
     "growing list argument": EVERY_CHANGE,     # a history list passed and iterated
     # a function compiled as a frame of its own (a graph break inside it), entered once per layer

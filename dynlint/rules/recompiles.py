@@ -156,19 +156,28 @@ class VaryingScalarArgument(TorchRule):
              "None or tensor": "None or tensor argument", "dtype": "dtype argument", "dict": "dict argument",
              "tuple": "tuple argument"}
 
-    def _bounds_range(self, callee: str, call: cst.Call, arg: cst.Arg) -> bool:
-        """The parameter of `callee` (a function of this file) that `arg` binds is a `range(...)` bound."""
+    def _int_use(self, callee: str, call: cst.Call, arg: cst.Arg) -> str:
+        """How `callee` (a function of this file) uses the int parameter that `arg` binds: "int argument in
+        range" (a `range(...)` bound), "int argument in condition" (an `if` / `while` test reads it) or "int
+        argument"."""
         ix = self.ctx.index
         info = ix.functions.get(callee) if ix is not None else None
         if info is None:
-            return False
+            return "int argument"
         if arg.keyword is not None:
             param = arg.keyword.value
         else:
             i = [a for a in call.args if a.keyword is None].index(arg)
             param = info.params[i] if i < len(info.params) else None
+        if param is None:
+            return "int argument"
         text = "\n".join((self.ctx.source or "").splitlines()[info.def_line - 1:info.end])
-        return param is not None and re.search(rf"\brange\((\s*[^()]*,)?\s*{re.escape(param)}\s*[,)]", text) is not None
+        name = re.escape(param)
+        if re.search(rf"\brange\((\s*[^()]*,)?\s*{name}\s*[,)]", text):
+            return "int argument in range"
+        if re.search(rf"^\s*(el)?(if|while)\b[^\n#]*\b{name}\b", text, re.M):
+            return "int argument in condition"
+        return "int argument"
 
     def visit_Call(self, node: cst.Call) -> None:
         if not isinstance(node.func, cst.Name) or node.func.value not in self.compiled_names():
@@ -187,8 +196,8 @@ class VaryingScalarArgument(TorchRule):
             if kind is None:
                 continue            # built from the loop variable in a way not known here (`batches[i]`)
             guard = self.GUARD.get(kind)
-            if guard == "int argument" and self._bounds_range(node.func.value, node, arg):
-                guard = "int argument in range"
+            if guard == "int argument":
+                guard = self._int_use(node.func.value, node, arg)
             if guard and not recompiles(guard):
                 return          # an int: one recompile, then dynamic with the sizes
             self.report(value, callee=node.func.value, var=var, kind=kind,
