@@ -253,6 +253,14 @@ def _caller_loop_kind(lines: List[str], line: int, name: str) -> Optional[str]:
     return None
 
 
+def _dict_keys(node: cst.BaseExpression) -> Optional[frozenset]:
+    """The literal keys of a dict display (`{"clip": 1.0}`); None for anything else."""
+    if not isinstance(node, cst.Dict) or not all(
+            isinstance(e, cst.DictElement) and isinstance(e.key, (cst.SimpleString, cst.Integer)) for e in node.elements):
+        return None
+    return frozenset(e.key.value for e in node.elements)
+
+
 def _value_kind(value: cst.BaseExpression, var_kind: str) -> Optional[str]:
     """The kind of an argument built from a varying name of kind `var_kind`; None when not known."""
     if isinstance(value, cst.Name):
@@ -269,6 +277,9 @@ def _value_kind(value: cst.BaseExpression, var_kind: str) -> Optional[str]:
     if isinstance(value, cst.IfExp) and any(isinstance(b, cst.Name) and b.value == "None"
                                                    for b in (value.body, value.orelse)):
         return "None or tensor"
+    if isinstance(value, cst.IfExp) and _dict_keys(value.body) is not None and \
+            _dict_keys(value.orelse) not in (None, _dict_keys(value.body)):
+        return "dict"             # `{"clip": 1.0} if i % 2 else {}`: its key set changes
     if isinstance(value, cst.Subscript) and isinstance(value.value, (cst.Tuple, cst.List)):
         items = [e.value for e in value.value.elements]
         if items and all(isinstance(e, cst.SimpleString) for e in items):
