@@ -328,7 +328,7 @@ PROBES: List[Probe] = [
 
         def run(i):
             f(torch.ones(3, dtype=(torch.float32, torch.float64)[i % 2]))
-    """, distinct=2),
+    """, distinct=2, model="tensor dtype argument"),
     Probe("tensor argument", "`requires_grad` of a tensor argument, alternating", FN + """
 
         @torch.compile
@@ -337,7 +337,7 @@ PROBES: List[Probe] = [
 
         def run(i):
             f(torch.ones(3, requires_grad=bool(i % 2)))
-    """, distinct=2),
+    """, distinct=2, model="tensor requires_grad argument"),
     # ---- module state
     Probe("module attribute", "an int attribute of an nn.Module, `self.calls += 1` in forward", COUNTER, model="module int attribute"),
     Probe("module attribute", "an int attribute of an nn.Module, `self.calls += 1`, "

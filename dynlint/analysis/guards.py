@@ -42,6 +42,8 @@ BEHAVIOUR = {
     "bool argument": ONCE,                     # one graph per value, both kept
     "None or tensor argument": ONCE,           # one graph each
     "dtype argument": ONCE,                    # one graph per dtype
+    "tensor dtype argument": ONCE,             # a tensor argument made with another dtype: one graph each
+    "tensor requires_grad argument": ONCE,     # `requires_grad` flipped: one graph each
     "dict argument": ONCE,                     # an int value in it: then dynamic
     "tuple argument": ONCE,                    # an int item of it: then dynamic
     "int argument in range": EVERY_CHANGE,

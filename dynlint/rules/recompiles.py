@@ -185,8 +185,11 @@ class VaryingScalarArgument(TorchRule):
         loops = [b for b in self.ctx.blocks if isinstance(b, cst.For)]
         for arg in node.args:
             value = arg.value
-            if arg.star or isinstance(value, (cst.Integer, cst.Float, cst.SimpleString)) or \
-                    self.tensors.kind(value) == TENSOR:
+            if arg.star or isinstance(value, (cst.Integer, cst.Float, cst.SimpleString)):
+                continue
+            if self.tensors.kind(value) == TENSOR:
+                if self._tensor_argument(node.func.value, value, loops):
+                    return
                 continue
             found = varying(self.ctx, value, loops)
             if found is None:
@@ -203,6 +206,21 @@ class VaryingScalarArgument(TorchRule):
             self.report(value, callee=node.func.value, var=var, kind=kind,
                         effect=effect(guard) if guard else "new values recompile")
             return
+
+    TENSOR_KEYWORDS = {("dtype", "dtype"): "tensor dtype argument", ("requires_grad", "bool"): "tensor requires_grad argument"}
+
+    def _tensor_argument(self, callee: str, value: cst.BaseExpression, loops) -> bool:
+        """A tensor made for the call with a `dtype=` or `requires_grad=` built from the loop variable
+        (`torch.ones(3, dtype=(torch.float32, torch.float64)[i % 2])`): Dynamo guards on both."""
+        for a in value.args if isinstance(value, cst.Call) else ():
+            found = varying(self.ctx, a.value, loops) if a.keyword is not None else None
+            guard = self.TENSOR_KEYWORDS.get((a.keyword.value, _value_kind(a.value, found[1]))) if found else None
+            if guard:
+                self.report(a.value, callee=callee, var=found[0], kind=f"the `{a.keyword.value}` of a tensor argument",
+                            effect=effect(guard))
+                return True
+        return False
+
 
 def varying(ctx, value: cst.BaseExpression, loops) -> Optional[Tuple[str, str]]:
     """(name, kind of its values) of a name in `value` that changes between calls: the variable of an
@@ -288,6 +306,8 @@ def _value_kind(value: cst.BaseExpression, var_kind: str) -> Optional[str]:
                          for e in items):
             return "dtype"
         return None
+    if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value == "bool":
+        return "bool"
     if _float_expr(value):
         return "float"            # `step * 0.5`: a float made of the int
     if _has_string(value):
