@@ -729,6 +729,12 @@ PROBES: List[Probe] = [
           "breaks", layers("pass", "if not state.ready:\n    x = x + 1\nstate.ready = True",
                            "import types\ns = types.SimpleNamespace(ready=False)\nfor layer in self.layers:\n"
                            "    x = layer(x, state=s)"), distinct=2, model="frame flag it sets"),
+    Probe("frame", "a flag the layer sets on its own item of an object all layers share "
+          "(`cache.items[i].ready = True`, a lazily started KV cache), the forward breaks",
+          layers("self.i = i", "item = state.items[self.i]\nif not item.ready:\n    x = x + 1\nitem.ready = True",
+                 "import types\nitems = [types.SimpleNamespace(ready=False) for _ in self.layers]\n"
+                 "s = types.SimpleNamespace(items=items)\nfor layer in self.layers:\n    x = layer(x, state=s)"),
+          model="frame item flag it sets"),
     Probe("frame", "an int argument 1 at one call and 2 at another of a helper that breaks the graph", MOD + """
 
         class M(nn.Module):

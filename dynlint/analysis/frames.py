@@ -45,6 +45,9 @@ class Frame:
     # the wrapped function (`func`), and those functions' qualnames; or a base class's `__call__` entered for
     # several subclasses' `forward` (SUPER_CALL, their qualnames)
     wraps: Tuple[str, Tuple[str, ...]] = ()
+    # a method of an object that the frame (`via`) receives as an argument, every entry the same object: how
+    # the frame reaches it (`past_key_values`, or `past_key_values.layers[...]` for one item per layer)
+    shared: str = ""
 
 
 # `Frame.wraps`' closure for a base class's `__call__`: what differs between its entries is the class of `self`,
@@ -351,6 +354,7 @@ class Frames:
                             inlined[callee] = Frame(frame.why, (), (), True, via=ref[1])
                 level = nxt
         out.update(inlined)
+        self._through_arguments(out)
         asked = tuple(sorted(out.items()))
         old = self.kept.get(("pass on",))
         if old and old[0] == asked and all(self._digest(rel) == d for rel, d in old[1].items()):
@@ -450,6 +454,74 @@ class Frames:
         if len(wrappers) != 1 or not params or params[0] in dix.functions[wrappers[0]].params:
             return None             # (a decorator that takes the function as its own argument returns it)
         return (path, wrappers[0]), params[0]
+
+    # ---- objects every entry shares: the methods a frame runs on what its arguments hold ---------------------
+    SUBCLASSES = 16     # overriding subclasses followed for one method (more: an interface too wide to follow)
+
+    def _through_arguments(self, out: Dict[FuncRef, Frame]) -> None:
+        """What a frame entered once per layer runs on the objects it receives (`past_key_values.update(...)`
+        on a parameter annotated with a project class: that class's method and its subclasses' overrides), and
+        what those call on `self` and on an item of `self.<attr>` (`self.layers[i].update(...)`, the items'
+        class from the annotation of `__init__`'s parameter of that name): inlined into the frame, run on an
+        object that every entry shares. Added to `out`, `via` the frame, with `shared` saying how it is
+        reached. From the indexes alone."""
+        added: Dict[FuncRef, Frame] = {}
+        for ref, frame in sorted(out.items()):
+            if not frame.repeated or frame.wraps or frame.shared:
+                continue
+            fn = self.project.function(ref)
+            for c in fn.calls:
+                if c.kind != "name" or c.target.count(".") != 1:
+                    continue
+                param, method = c.target.split(".")
+                for cls in self._annotated(ref, fn, param):
+                    for target in self._methods(cls, method):
+                        self._walk_shared(target, replace(frame, via=frame.via or ref[1], shared=param), out, added, 0)
+        out.update(added)
+
+    def _walk_shared(self, ref: FuncRef, frame: Frame, out, added, depth: int) -> None:
+        if ref in out or ref in added:
+            return
+        added[ref] = frame
+        fn = self.project.function(ref)
+        if depth >= 3 or not fn.cls:
+            return
+        for c in fn.calls:
+            if c.kind == "self" and "." not in c.target:
+                m = self.project.method(ref[0], fn.cls, c.target)
+                if m:
+                    self._walk_shared(m, frame, out, added, depth + 1)
+            elif c.kind == "element":
+                attr, method = c.target.split(".", 1)
+                init = self.project.method(ref[0], fn.cls, "__init__")
+                for cls in self._annotated(init, self.project.function(init), attr) if init else ():
+                    for target in self._methods(cls, method):
+                        item = replace(frame, shared=f"{frame.shared}.{attr}[...]")
+                        self._walk_shared(target, item, out, added, depth + 1)
+
+    def _annotated(self, ref: FuncRef, fn, param: str) -> List[Tuple[str, str]]:
+        """The project classes a parameter's annotation names (none for `type[...]`: a class, not an instance)."""
+        names = fn.annotations.get(param, ())
+        if any(n.rsplit(".", 1)[-1] in ("type", "Type") for n in names):
+            return []
+        ix = self.project.by_path[ref[0]]
+        out = []
+        for n in names:
+            r = self.project.resolve(ix, n)
+            if r and r[0] == "class":
+                out.append((r[1][0], r[1][1].name))
+        return out
+
+    def _methods(self, cls: Tuple[str, str], name: str) -> List[FuncRef]:
+        """The method an instance of the class (or of a project subclass) runs for `name`."""
+        own = self.project.method(cls[0], cls[1], name)
+        overrides = []
+        for path, sub in self.project.subclasses(*cls):
+            if f"{sub}.{name}" in self.project.by_path[path].functions:
+                overrides.append((path, f"{sub}.{name}"))
+                if len(overrides) > self.SUBCLASSES:
+                    return [own] if own else []
+        return ([own] if own else []) + overrides
 
     def _pass_on(self, out: Dict[FuncRef, Frame]) -> None:
         """A parameter that is None at some entries of a frame (or an int that differs), handed unchanged to a

@@ -57,6 +57,7 @@ BEHAVIOUR = {
     "frame None or tensor": ONCE,                       # None for the first layer, a tensor for the others
     "frame int argument": ONCE,                         # `shift=2` at one call, the default 1 at another
     "frame flag it sets": ONCE,                         # `if not state.ready: ...; state.ready = True`
+    "frame item flag it sets": EVERY_CHANGE,            # each layer's own item of a shared cache: every layer
     "values after a break": ONCE,                       # `sizes = t.tolist()` read by the resumed code
     "flag set by compiled code": ONCE,                  # `if not self.ready: ...; self.ready = True`
     "wrapper around frames": EVERY_CHANGE,              # one wrapper's code compiled per function it wraps
@@ -101,6 +102,8 @@ KIND_EFFECT = {
     "module lazy submodule": "the call that creates it recompiles once",
     "flag set by compiled code": "once: then both values have a graph",
     "wrapper around frames": "each wrapped function compiles it again, up to the recompile limit",
+    "frame item flag it sets": "every layer's entry compiles the frame again, up to the recompile limit, after "
+                               "which the remaining layers run eagerly",
 }
 
 

@@ -59,7 +59,8 @@ def _true_if_any(fn) -> Tuple[str, ...]:
 
 @dataclass
 class CallSite:
-    kind: str            # "name": dotted callee; "self": self.<target>; "var": a local bound to an instance
+    kind: str            # "name": dotted callee; "self": self.<target>; "var": a local bound to an instance;
+    #                      "element": a method of an item of self.<attr> (`self.layers[i].update()`: "layers.update")
     target: str          # dotted name, attribute name, or local name
     line: int
     args: List[str] = field(default_factory=list)   # dotted names of positional args (or "" if not a name)
@@ -85,6 +86,9 @@ class FunctionInfo:
     # returns in `except` handlers and `return False` fallbacks aside): true when any of them is. Empty when it
     # returns anything else.
     true_if_any: Tuple[str, ...] = ()
+    # parameter -> the dotted names its annotation mentions (`cache: Cache | None` gives ["Cache"];
+    # `layers: list[Layer]` gives ["list", "Layer"]; a string annotation is read too)
+    annotations: Dict[str, List[str]] = field(default_factory=dict)
 
 
 @dataclass
@@ -200,6 +204,24 @@ def _scalars_and_reads(node: ast.ClassDef) -> Tuple[Dict[str, str], List[str], D
 def _constant_text(value) -> str:
     """A constant's repr; a huge int in hex, since its decimal repr raises past sys.get_int_max_str_digits()."""
     return hex(value) if isinstance(value, int) and value.bit_length() > 4000 else repr(value)
+
+
+def _annotation_names(node: ast.expr) -> List[str]:
+    """The dotted names an annotation mentions, in order (a string annotation parsed first)."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        try:
+            node = ast.parse(node.value, mode="eval").body
+        except (SyntaxError, ValueError, RecursionError):
+            return []
+    out: List[str] = []
+    for n in ast.walk(node):
+        if isinstance(n, (ast.Name, ast.Attribute)):
+            name = dotted_name(n)
+            if name and not any(name != o and o.startswith(name + ".") for o in out):
+                out.append(name)
+        elif isinstance(n, ast.Constant) and isinstance(n.value, str) and n is not node:
+            out += [m for m in _annotation_names(n) if m not in out]
+    return [n for n in out if not any(o != n and o.startswith(n + ".") for o in out)]
 
 
 def dotted_name(node: ast.AST) -> Optional[str]:
@@ -329,6 +351,8 @@ class _Indexer(ast.NodeVisitor):
         )
         self.ix.functions[qual] = info
         info.true_if_any = _true_if_any(node)
+        info.annotations = {a.arg: names for a in args.posonlyargs + args.args + args.kwonlyargs
+                            if a.annotation is not None for names in [_annotation_names(a.annotation)] if names}
         if cls and len(self.stack) == 1 and cls in self.ix.classes:
             self.ix.classes[cls].methods.append(node.name)
         self.stack.append(("def", node.name))
@@ -416,6 +440,11 @@ class _Indexer(ast.NodeVisitor):
             base = dotted_name(node.func.value)
             if base and base.startswith("self.") and base.count(".") == 1:
                 site = CallSite("self", base[5:], node.lineno, args, kwargs)
+        elif isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Subscript):
+            # self.layers[i].update(x)
+            base = dotted_name(node.func.value.value)
+            if base and base.startswith("self.") and base.count(".") == 1:
+                site = CallSite("element", f"{base[5:]}.{node.func.attr}", node.lineno, args, kwargs)
         if (name in ("self.register_buffer", "self.register_parameter") and node.args
                 and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)):
             cls = self._current_class()

@@ -1339,7 +1339,53 @@ class ValueDiffersBetweenFrameEntries(TorchRule):
                     x = layer(x, bias)
                     bias = x
                 return x
-    """, "torch.compile(Model())(torch.ones(2, 4))")]
+    """, "torch.compile(Model())(torch.ones(2, 4))"), Example("""
+        import torch
+        from torch import nn
+
+        class Item:
+            def __init__(self):
+                self.ready = False
+                self.value = None
+
+            def start(self, x):
+                self.value = x[:0]
+                self.ready = True
+
+            def update(self, x):
+                if not self.ready:
+                    self.start(x)
+                self.value = torch.cat([self.value, x])
+                return self.value
+
+        class Cache:
+            def __init__(self, items: list[Item]):
+                self.items = items
+
+            def update(self, x, index):
+                return self.items[index].update(x)
+
+        class Layer(nn.Module):
+            def __init__(self, index):
+                super().__init__()
+                self.index = index
+                self.proj = nn.Linear(4, 4)
+
+            def forward(self, x, cache: Cache):
+                print("layer")
+                return cache.update(self.proj(x), self.index)[-2:]
+
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.layers = nn.ModuleList([Layer(0) for _ in range(3)])
+
+            def forward(self, x):
+                cache = Cache([Item() for _ in self.layers])
+                for layer in self.layers:
+                    x = layer(x, cache)
+                return x
+    """, "with torch.no_grad(): torch.compile(Model())(torch.ones(2, 4))")]
     VALID = [Example("""
         import torch
         from torch import nn
@@ -1456,6 +1502,8 @@ class ValueDiffersBetweenFrameEntries(TorchRule):
         frame = self.frame()
         if not self._flags(frame):
             return
+        if frame.shared and self._lazy_start(node, frame):
+            return
         params = self._params()
         for sub in [node.test, *_names_and_attrs(node.test)]:
             root = _root_attr(sub) if not isinstance(sub, cst.Name) else \
@@ -1463,6 +1511,27 @@ class ValueDiffersBetweenFrameEntries(TorchRule):
             if root and root[0] in params:
                 self.tests.append((node.test, root, self.ctx.qualname, frame))
                 return
+
+    def _lazy_start(self, node: cst.If, frame) -> bool:
+        """A method of an object every entry shares that tests a flag of `self` and sets it in the branch
+        (`if not self.is_initialized: self.lazy_initialization(...)`): the next entry sees the new value."""
+        for sub in [node.test, *_names_and_attrs(node.test)]:
+            root = _root_attr(sub)
+            if not root or root[0] != "self" or f"{self.ctx.class_name}.{root[1]}" in self.done:
+                continue
+            where = next(((self.ctx.position(t)[0], source_of(v)) for t, v in _assigned_constants(node.body)
+                          if _root_attr(t) == root), None) or \
+                next((w for m in _self_calls(node.body) for w in [method_sets(self.ctx, m, root[1])] if w), None)
+            if where is None:
+                continue
+            self.done.add(f"{self.ctx.class_name}.{root[1]}")
+            item = frame.shared.endswith("[...]")
+            held = f"an item of `{frame.shared[:-5]}`, one per layer" if item else f"`{frame.shared}`"
+            self.report(node.test, what=f"`self.{root[1]}` (of {held}, which every entry shares), which this code "
+                        f"sets to `{where[1]}` at line {where[0]},", func=self._func(frame, self.ctx.qualname),
+                        why=self._why(frame), effect=effect("frame item flag it sets" if item else "frame flag it sets"))
+            return True
+        return False
 
     def finish(self, findings) -> None:
         for test, root, qual, frame in self.tests:
@@ -1683,6 +1752,22 @@ def _assigned_constants(node: cst.CSTNode):
         stack.extend(children(n))
 
 
+def method_sets(ctx, method: str, attr: str) -> Optional[Tuple[int, str]]:
+    """(line, value) where a method of the class being checked (defined in this file) sets `self.<attr>` to a
+    constant."""
+    ix, cls = ctx.index, ctx.class_name
+    info = ix.functions.get(f"{cls}.{method}") if ix is not None and cls else None
+    if info is None:
+        return None
+    assigned = re.compile(rf"\bself\.{re.escape(attr)}\s*=(?!=)\s*(True|False|None|-?\d+)\s*(#.*)?$")
+    lines = (ctx.source or "").splitlines()
+    for n in range(info.def_line, min(info.end, len(lines)) + 1):
+        m = assigned.search(lines[n - 1])
+        if m:
+            return n, m.group(1)
+    return None
+
+
 def _literal_or_none(node: cst.BaseExpression) -> bool:
     return (isinstance(node, cst.Name) and node.value in ("True", "False", "None")) or \
         isinstance(node, (cst.Integer, cst.SimpleString))
@@ -1808,17 +1893,7 @@ class FlagSetForTheNextCall(TorchRule):
         return self.constants[key]
 
     def _method_sets_now(self, method: str, attr: str) -> Optional[Tuple[int, str]]:
-        ix, cls = self.ctx.index, self.ctx.class_name
-        info = ix.functions.get(f"{cls}.{method}") if ix is not None and cls else None
-        if info is None:
-            return None
-        assigned = re.compile(rf"\bself\.{re.escape(attr)}\s*=(?!=)\s*(True|False|None|-?\d+)\s*(#.*)?$")
-        lines = (self.ctx.source or "").splitlines()
-        for n in range(info.def_line, min(info.end, len(lines)) + 1):
-            m = assigned.search(lines[n - 1])
-            if m:
-                return n, m.group(1)
-        return None
+        return method_sets(self.ctx, method, attr)
 
     def _constants_set(self, fn: cst.CSTNode) -> dict:
         """(object, attribute) -> [(line, constant)] of the `self.<attr> = <constant>` in a function: one walk
