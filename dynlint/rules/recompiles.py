@@ -175,7 +175,8 @@ class VaryingScalarArgument(TorchRule):
         name = re.escape(param)
         if re.search(rf"\brange\((\s*[^()]*,)?\s*{name}\s*[,)]", text):
             return "int argument in range"
-        if re.search(rf"^\s*(el)?(if|while)\b[^\n#]*\b{name}\b", text, re.M):
+        compared = rf"(\b{name}\s*(<|>|==|!=)|(<|>|==|!=)=?\s*{name}\b)"
+        if re.search(rf"^\s*(el)?(if|while)\b[^\n#]*{compared}", text, re.M):
             return "int argument in condition"
         return "int argument"
 
@@ -531,15 +532,18 @@ class TrainEvalToggleOnCompiledModel(_SiteBookkeeping):
                     stack.append((p, cinfo))
         return None
 
-    def _handed_to_compile(self) -> Set[str]:
-        """The names handed to `torch.compile` at module level or in this function (`cm = torch.compile(model)`:
-        `model.eval()` flips the mode of the module `cm` runs)."""
+    def _handed_to_compile(self, line: int) -> Set[str]:
+        """The names handed to `torch.compile` before `line`, at module level or in this function (`cm =
+        torch.compile(model)`: a later `model.eval()` flips the mode of the module `cm` runs; one before it
+        only picks the mode the first compile sees)."""
         ix = self.ctx.index
         if ix is None:
             return set()
         fn = ix.functions.get(self.ctx.qualname)
-        return {c.args[0] for c in ix.module_calls + (fn.calls if fn else []) if c.kind == "name" and c.args and
-                c.args[0].isidentifier() and ix.qualify(c.target) in COMPILE}
+        calls = [c for c in ix.module_calls if fn is not None or c.line < line] + \
+            [c for c in (fn.calls if fn else []) if c.line < line]
+        return {c.args[0] for c in calls if c.kind == "name" and c.args and c.args[0].isidentifier() and
+                ix.qualify(c.target) in COMPILE}
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
@@ -547,7 +551,7 @@ class TrainEvalToggleOnCompiledModel(_SiteBookkeeping):
                 and isinstance(func.value, cst.Name)):
             return
         name = func.value.value
-        if name not in self.compiled_here() | self._handed_to_compile():
+        if name not in self.compiled_here() | self._handed_to_compile(self.ctx.position(node)[0]):
             return
         layer = self._training_layer(name)
         if layer is not None:
