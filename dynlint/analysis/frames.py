@@ -464,11 +464,20 @@ class Frames:
         what those call on `self` and on an item of `self.<attr>` (`self.layers[i].update(...)`, the items'
         class from the annotation of `__init__`'s parameter of that name): inlined into the frame, run on an
         object that every entry shares. Added to `out`, `via` the frame, with `shared` saying how it is
-        reached. From the indexes alone."""
+        reached. From the indexes alone: kept in `graph` for the same frames."""
+        asked = tuple(sorted((ref, frame) for ref, frame in out.items()
+                             if frame.repeated and not frame.wraps and not frame.shared))
+        kept = self.graph.setdefault("shared", {})
+        if asked not in kept:
+            kept.clear()
+            kept[asked] = self._shared_methods(asked)
+            self.fresh = True
+        for ref, frame in kept[asked].items():
+            out.setdefault(ref, frame)
+
+    def _shared_methods(self, frames) -> Dict[FuncRef, Frame]:
         added: Dict[FuncRef, Frame] = {}
-        for ref, frame in sorted(out.items()):
-            if not frame.repeated or frame.wraps or frame.shared:
-                continue
+        for ref, frame in frames:
             fn = self.project.function(ref)
             for c in fn.calls:
                 if c.kind != "name" or c.target.count(".") != 1:
@@ -476,11 +485,11 @@ class Frames:
                 param, method = c.target.split(".")
                 for cls in self._annotated(ref, fn, param):
                     for target in self._methods(cls, method):
-                        self._walk_shared(target, replace(frame, via=frame.via or ref[1], shared=param), out, added, 0)
-        out.update(added)
+                        self._walk_shared(target, replace(frame, via=frame.via or ref[1], shared=param), added, 0)
+        return added
 
-    def _walk_shared(self, ref: FuncRef, frame: Frame, out, added, depth: int) -> None:
-        if ref in out or ref in added:
+    def _walk_shared(self, ref: FuncRef, frame: Frame, added, depth: int) -> None:
+        if ref in added:
             return
         added[ref] = frame
         fn = self.project.function(ref)
@@ -490,14 +499,14 @@ class Frames:
             if c.kind == "self" and "." not in c.target:
                 m = self.project.method(ref[0], fn.cls, c.target)
                 if m:
-                    self._walk_shared(m, frame, out, added, depth + 1)
+                    self._walk_shared(m, frame, added, depth + 1)
             elif c.kind == "element":
                 attr, method = c.target.split(".", 1)
                 init = self.project.method(ref[0], fn.cls, "__init__")
                 for cls in self._annotated(init, self.project.function(init), attr) if init else ():
                     for target in self._methods(cls, method):
                         item = replace(frame, shared=f"{frame.shared}.{attr}[...]")
-                        self._walk_shared(target, item, out, added, depth + 1)
+                        self._walk_shared(target, item, added, depth + 1)
 
     def _annotated(self, ref: FuncRef, fn, param: str) -> List[Tuple[str, str]]:
         """The project classes a parameter's annotation names (none for `type[...]`: a class, not an instance)."""
