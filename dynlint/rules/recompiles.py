@@ -1500,7 +1500,7 @@ class ValueDiffersBetweenFrameEntries(TorchRule):
                 self.writes.add((self.ctx.qualname, root))
         root = _root_attr(node.value)
         if root and root[0] in params and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
-            self.locals[(self.ctx.qualname, node.targets[0].target.value)] = root
+            self.locals[(self.ctx.qualname, node.targets[0].target.value)] = (root, _per_layer_key(node.value))
 
     def visit_If(self, node: cst.If) -> None:
         frame = self.frame()
@@ -1510,10 +1510,10 @@ class ValueDiffersBetweenFrameEntries(TorchRule):
             return
         params = self._params()
         for sub in [node.test, *_names_and_attrs(node.test)]:
-            root = _root_attr(sub) if not isinstance(sub, cst.Name) else \
-                self.locals.get((self.ctx.qualname, sub.value))
+            root, keyed = (_root_attr(sub), _per_layer_key(sub)) if not isinstance(sub, cst.Name) else \
+                self.locals.get((self.ctx.qualname, sub.value), (None, False))
             if root and root[0] in params:
-                self.tests.append((node.test, root, self.ctx.qualname, frame))
+                self.tests.append((node.test, root, self.ctx.qualname, frame, keyed))
                 return
 
     def _lazy_start(self, node: cst.If, frame) -> bool:
@@ -1538,12 +1538,26 @@ class ValueDiffersBetweenFrameEntries(TorchRule):
         return False
 
     def finish(self, findings) -> None:
-        for test, root, qual, frame in self.tests:
+        for test, root, qual, frame, keyed in self.tests:
             if (qual, root) in self.writes and f"{qual}:{'.'.join(root)}" not in self.done:
                 self.done.add(f"{qual}:{'.'.join(root)}")
+                each = " (one entry per layer)" if keyed else ""
                 self.ctx.report(self, test, self.format_message(
-                    what=f"`{'.'.join(root)}`, which this code sets for the next entry,", func=self._func(frame, qual),
-                    why=self._why(frame), effect=effect("frame flag it sets")), ())
+                    what=f"`{'.'.join(root)}`{each}, which this code sets for the next entry,", func=self._func(frame, qual),
+                    why=self._why(frame), effect=effect("frame item flag it sets" if keyed else "frame flag it sets")), ())
+
+
+def _per_layer_key(node: cst.BaseExpression) -> bool:
+    """`state.flags[self.layer_idx]`, `state.flags.get(self.layer_idx)`: an entry picked by an attribute of
+    `self` (one per layer), not one flag for all."""
+    if isinstance(node, cst.Subscript):
+        keys = [e.slice.value for e in node.slice if isinstance(e.slice, cst.Index)]
+    elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "get":
+        keys = [a.value for a in node.args[:1]]
+    else:
+        return False
+    return any(isinstance(k, cst.Attribute) and isinstance(k.value, cst.Name) and k.value.value == "self"
+               for k in keys)
 
 
 def _names_and_attrs(node: cst.CSTNode) -> List[cst.BaseExpression]:
