@@ -439,3 +439,158 @@ class Model(nn.Module):
     (tmp_path / "attention.py").write_text(attention.replace("position_bias=None", "bias=None").replace(
         "if position_bias is None:", "if bias is None:"))
     assert dyn509() == []
+
+
+ENCODER_DECODER = '''
+import torch
+from torch import nn
+
+
+class Positions(nn.Embedding):
+    def forward(self, input_ids: torch.Tensor, position_ids: torch.Tensor | None = None):
+        if position_ids is None:
+            position_ids = torch.arange(input_ids.shape[1])
+        return super().forward(position_ids)
+
+
+class Cache:
+    def __init__(self):
+        self.is_updated = {i: False for i in range(3)}
+        self.cross = [None] * 3
+
+
+class Attention(nn.Module):
+    def __init__(self, layer_idx):
+        super().__init__()
+        self.layer_idx = layer_idx
+        self.proj = nn.Linear(8, 8)
+
+    def forward(self, hidden_states, key_value_states=None, cache: Cache | None = None):
+        is_cross_attention = key_value_states is not None
+        is_updated = False
+        if cache is not None:
+            is_updated = cache.is_updated.get(self.layer_idx)
+        if is_cross_attention and cache is not None and is_updated:
+            kv = cache.cross[self.layer_idx]
+        else:
+            kv = self.proj(key_value_states if is_cross_attention else hidden_states)
+            if is_cross_attention and cache is not None:
+                cache.cross[self.layer_idx] = kv
+                cache.is_updated[self.layer_idx] = True
+        return hidden_states + kv
+
+
+class EncoderLayer(nn.Module):
+    def __init__(self, i):
+        super().__init__()
+        self.attn = Attention(i)
+
+    def forward(self, x):
+        return self.attn(x)
+
+
+class DecoderLayer(nn.Module):
+    def __init__(self, i):
+        super().__init__()
+        self.self_attn = Attention(i)
+        self.cross_attn = Attention(i)
+
+    def forward(self, x, encoder_hidden_states=None, cache=None):
+        x = self.self_attn(x)
+        if encoder_hidden_states is not None:
+            x = self.cross_attn(x, key_value_states=encoder_hidden_states, cache=cache)
+        return x
+
+
+class Encoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.positions = Positions(16, 8)
+        self.layers = nn.ModuleList([EncoderLayer(i) for i in range(3)])
+
+    def forward(self, x):
+        x = x + self.positions(x[:, :, 0])
+        for layer in self.layers:
+            if self.training:
+                if torch.rand([]) < 0.0:        # layer drop: a data-dependent branch, in training
+                    continue
+            x = layer(x)
+        return x
+
+
+class Decoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.positions = Positions(16, 8)
+        self.layers = nn.ModuleList([DecoderLayer(i) for i in range(3)])
+
+    def forward(self, x, encoder_hidden_states=None, cache=None):
+        position_ids = torch.arange(x.shape[1]) + 0
+        x = x + self.positions(x[:, :, 0], position_ids=position_ids)
+        for layer in self.layers:
+            if self.training:
+                if torch.rand([]) < 0.0:
+                    continue
+            x = layer(x, encoder_hidden_states, cache)
+        return x
+{models}
+
+def run():
+    m = torch.compile({entry}())
+    m(torch.ones(2, 4, 8))
+    m(torch.ones(2, 4, 8))
+'''
+SEQ2SEQ = '''
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.encoder = Encoder()
+        self.decoder = Decoder()
+
+    def forward(self, x):
+        cache = Cache()
+        encoded = self.encoder(x)
+        return self.decoder(x, encoder_hidden_states=encoded, cache=cache)
+'''
+CAUSAL_LM = '''
+
+class CausalLM(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.decoder = Decoder()
+
+    def forward(self, x, encoder_hidden_states=None):
+        return self.decoder(x, encoder_hidden_states=encoder_hidden_states, cache=Cache())
+'''
+
+
+def test_an_encoder_decoder_in_training_recompiles_per_layer_and_for_the_decoders_positions(tmp_path):
+    # layer drop breaks both loops in training, so the layers and the positions' forward are entered as frames
+    # from eager code: the encoder's call passes position_ids None, the decoder's (run after it) a tensor; each
+    # decoder layer's cross-attention sets its own flag in the cache all layers share
+    src = ENCODER_DECODER.replace("{models}", SEQ2SEQ).replace("{entry}", "Model")
+    found, recompiled = _check(src, tmp_path)
+    assert found == [_line(src, "if position_ids is None:"),
+                     _line(src, "if is_cross_attention and cache is not None and is_updated:")]
+    assert set(found) <= set(recompiled)
+
+
+def test_cross_attention_no_project_code_runs_is_not_reported(tmp_path):
+    # the causal LM alone: nothing in the project hands the decoder encoder states, so the cross-attention (and
+    # its flag) runs only for a user who passes them; the decoder's positions are entered from one caller
+    src = ENCODER_DECODER.replace("{models}", CAUSAL_LM).replace("{entry}", "CausalLM")
+    found, recompiled = _check(src, tmp_path)
+    assert found == []
+    assert _line(src, "if is_cross_attention and cache is not None and is_updated:") not in recompiled
+    assert _line(src, "if position_ids is None:") not in recompiled
+
+
+def test_a_builtin_passed_at_one_entry_is_the_guard_that_fails_first(tmp_path):
+    # the decoder hands its positions the builtin `input` (a slip for its tensor): the guard on that tensor
+    # argument, checked on entry, fails before the `is None` test's, so the recompile is named at no line
+    src = ENCODER_DECODER.replace("{models}", SEQ2SEQ).replace("{entry}", "Model").replace(
+        "self.positions(x[:, :, 0], position_ids=position_ids)", "self.positions(input, position_ids=position_ids)")
+    found, recompiled = _check(src, tmp_path)
+    assert _line(src, "if position_ids is None:") not in found + recompiled
+    assert found == [_line(src, "if is_cross_attention and cache is not None and is_updated:")]

@@ -69,7 +69,9 @@ BUILDABLE = {"input_ids", "attention_mask", "decoder_input_ids", "pixel_values",
 # Parent: enumerate, schedule, write results
 # ---------------------------------------------------------------------------------------------------
 def model_classes():
-    """{model_type: class name}: the causal-LM head where there is one, else the base model, else any head."""
+    """{model_type: [class names]}: the causal-LM head where there is one, else the base model, else any head;
+    for an encoder-decoder model type whose causal-LM head is its decoder alone (BartForCausalLM), also the
+    base model, which runs the encoder-decoder path (cross-attention, its caches) that head never does."""
     from transformers.models.auto import configuration_auto, modeling_auto
 
     mappings = [modeling_auto.MODEL_FOR_CAUSAL_LM_MAPPING_NAMES, modeling_auto.MODEL_MAPPING_NAMES]
@@ -80,11 +82,30 @@ def model_classes():
         for mapping in mappings:
             name = mapping.get(model_type)
             if name:
-                chosen[model_type] = name if isinstance(name, str) else name[0]
+                chosen[model_type] = [name if isinstance(name, str) else name[0]]
                 break
         else:
-            chosen[model_type] = None
+            chosen[model_type] = [None]
+        base = modeling_auto.MODEL_MAPPING_NAMES.get(model_type)
+        base = base if isinstance(base, str) or base is None else base[0]
+        if chosen[model_type][0] in modeling_auto.MODEL_FOR_CAUSAL_LM_MAPPING_NAMES.values() and base and \
+                base != chosen[model_type][0] and _encoder_decoder(model_type):
+            chosen[model_type].append(base)
     return chosen
+
+
+def _encoder_decoder(model_type) -> bool:
+    from transformers.models.auto import configuration_auto
+
+    try:
+        config_cls = configuration_auto.CONFIG_MAPPING[model_type]
+    except KeyError:
+        return False
+    try:
+        return bool(getattr(config_cls(), "is_encoder_decoder", False))
+    except Exception:                # noqa: BLE001 - a default config that does not build: its signature's default
+        param = inspect.signature(config_cls.__init__).parameters.get("is_encoder_decoder")
+        return bool(param is not None and param.default is True)
 
 
 def versions():
@@ -96,7 +117,7 @@ def versions():
 
 
 def read_done(path, header):
-    """Keys (model, mode) already in the results file; refuses a file written with other versions."""
+    """Keys (model, mode, class) already in the results file; refuses a file written with other versions."""
     done = set()
     if not os.path.exists(path):
         return done
@@ -107,7 +128,7 @@ def read_done(path, header):
                 if {k: rec.get(k) for k in header} != header:
                     sys.exit(f"{path} was written with {rec}, not {header}: one torch version per file")
             else:
-                done.add((rec["model"], rec["mode"]))
+                done.add((rec["model"], rec["mode"], rec.get("cls")))
     return done
 
 
@@ -174,20 +195,22 @@ def main():
 
     classes = model_classes()
     wanted = args.models.split(",") if args.models else sorted(classes)
-    todo_models = [m for m in wanted if any((m, mode) not in done for mode in MODES)]
+    unknown = [None]                 # an unknown model type: one job, recorded as skipped
+    pending = [(m, mode, c) for m in wanted for c in classes.get(m, unknown) for mode in MODES
+               if (m, mode, c) not in done]
+    todo_models = list(dict.fromkeys(m for m, _, _ in pending))
     if args.limit is not None:
         todo_models = todo_models[:args.limit]
-    jobs = [(m, mode) for m in todo_models for mode in MODES if (m, mode) not in done]
+    jobs = [j for j in pending if j[0] in todo_models]
     print(f"{len(done)} done, {len(jobs)} to run ({len(todo_models)} models)", flush=True)
 
     signal.signal(signal.SIGTERM, stop_children)
     signal.signal(signal.SIGINT, stop_children)
     lock = threading.Lock()
 
-    def task(model_type, mode):
+    def task(model_type, mode, cls_name):
         if _stopping.is_set():
             return
-        cls_name = classes.get(model_type)
         if cls_name is None:
             rec = {"model": model_type, "mode": mode, "cls": None, "status": "skipped",
                    "reason": "no model class" if model_type in classes else "unknown model type"}
@@ -203,7 +226,7 @@ def main():
                   f"{rec.get('reason') or rec.get('error') or ''}"[:220], flush=True)
 
     with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
-        for fut in [pool.submit(task, m, mode) for m, mode in jobs]:
+        for fut in [pool.submit(task, *job) for job in jobs]:
             fut.result()
 
 

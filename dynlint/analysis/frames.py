@@ -19,6 +19,7 @@ them and the function it hands them to next, code Dynamo resumes after the call 
 from __future__ import annotations
 
 import ast
+import builtins
 import textwrap
 from collections import OrderedDict, deque
 from dataclasses import dataclass, replace
@@ -48,7 +49,12 @@ class Frame:
     # a method of an object that the frame (`via`) receives as an argument, every entry the same object: how
     # the frame reaches it (`past_key_values`, or `past_key_values.layers[...]` for one item per layer)
     shared: str = ""
+    # parameters defaulting to None that no project code passes a value for (`key_value_states` of an
+    # attention that only a composite model, or a user, calls with one): what a test of them guards never runs
+    unsupplied: Tuple[str, ...] = ()
 
+
+BUILTINS = frozenset(dir(builtins))
 
 # `Frame.wraps`' closure for a base class's `__call__`: what differs between its entries is the class of `self`,
 # whose `forward` its `super().__call__(...)` runs
@@ -363,6 +369,7 @@ class Frames:
         else:
             self._reading.append(set())
             self._pass_on(out)
+            self._mark_unsupplied(out)
             self.made[("pass on",)] = (asked, {rel: self._digest(rel) for rel in self._reading.pop()}, tuple(out.items()))
             self.fresh = True
         entered = {ref: (why, {c[0] for c, s in callers.get(ref, ()) if s is not None})
@@ -559,6 +566,57 @@ class Frames:
                 out[callee] = replace(old, none_or_value=tuple(dict.fromkeys(old.none_or_value + moved["none_or_value"])),
                                       ints=tuple(dict.fromkeys(old.ints + moved["ints"])))
 
+    def _mark_unsupplied(self, out: Dict[FuncRef, Frame]) -> None:
+        """Each frame entered per layer (and what it inlines): its parameters defaulting to None, tested `is
+        None` / `is not None` in it, that no project code calls it with a value for (`unsupplied`)."""
+        for ref, frame in sorted(out.items()):
+            fdef = self.definition(ref) if frame.repeated and not frame.wraps else None
+            if fdef is None:
+                continue
+            args = fdef.args
+            positional = args.posonlyargs + args.args
+            defaults = dict(zip([a.arg for a in positional][len(positional) - len(args.defaults):], args.defaults))
+            defaults.update({a.arg: d for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None})
+            optional = {p for p, d in defaults.items() if isinstance(d, ast.Constant) and d.value is None}
+            tested = {n.left.id for n in ast.walk(fdef) if isinstance(n, ast.Compare) and isinstance(n.left, ast.Name)
+                      and len(n.ops) == 1 and isinstance(n.ops[0], (ast.Is, ast.IsNot)) and
+                      isinstance(n.comparators[0], ast.Constant) and n.comparators[0].value is None}
+            unsupplied = tuple(sorted(p for p in optional & tested if not self._supplied(ref, p)))
+            if unsupplied:
+                out[ref] = replace(frame, unsupplied=unsupplied)
+
+    def _supplied(self, ref: FuncRef, param: str, depth: int = 4, seen: frozenset = frozenset()) -> bool:
+        """Does project code call `ref` with a value for `param` other than None: an expression it computes, or
+        its own parameter that its callers supply so (an encoder-decoder's forward hands its decoder
+        `encoder_outputs[0]`)? A parameter left to the user at an entry point (`encoder_hidden_states=None`
+        of a causal LM's forward) is not; nor is one only a `**kwargs` splat could carry."""
+        fdef = self.definition(ref)
+        if fdef is None or depth == 0 or ref in seen:
+            return False
+        names = [a.arg for a in fdef.args.posonlyargs + fdef.args.args]
+        if self.project.function(ref).cls and names:
+            names = names[1:]
+        index = names.index(param) if param in names else None
+        for caller, site in self.callers().get(ref, ()):
+            call = self._call(caller, site)[0] if site is not None else None
+            if call is None:
+                continue
+            expr = next((k.value for k in call.keywords if k.arg == param), None)
+            if expr is None and index is not None and index < len(call.args) and \
+                    not any(isinstance(a, ast.Starred) for a in call.args[:index + 1]):
+                expr = call.args[index]
+            if expr is None or (isinstance(expr, ast.Constant) and expr.value is None):
+                continue
+            if not isinstance(expr, ast.Name):
+                return True
+            params, bound, _ = self._bindings(caller)
+            values = bound.get(expr.id, [])
+            if any(not (isinstance(v, ast.Constant) and v.value is None) for v in values):
+                return True
+            if expr.id in params and self._supplied(caller, expr.id, depth - 1, seen | {ref}):
+                return True
+        return False
+
     def _host_flow(self, found, callers) -> Dict[FuncRef, Tuple[Tuple[str, str, int], ...]]:
         """Python values that a break makes and its function returns (`sizes = counts.tolist()` ...
         `return x, sizes`): the caller's graph ends at the call, and the code Dynamo resumes after it receives
@@ -691,9 +749,10 @@ class Frames:
 
     def _arguments(self, ref: FuncRef, calls, eager_only: bool):
         """The parameters that differ between entries: None at one and a value at another (tested `is None` in
-        the function or what it hands them to), and int constants (read in it). Entries from different callers count for a function
-        that breaks (each traced call of it is an entry); for one entered from eager callers only, just the
-        calls of one caller (different callers may reach it inlined, not as an entry)."""
+        the function or what it hands them to), and int constants (read in it). Entries from different callers count
+        for a function that breaks (each traced call of it is an entry); for one entered from eager callers only,
+        the calls of one caller, or None from a caller that a common caller runs before the one passing a
+        tensor (different callers may reach it inlined, not as an entry)."""
         fdef = self.definition(ref)
         if fdef is None:
             return (), ()
@@ -706,7 +765,9 @@ class Frames:
             names = names[1:]           # self: calls through an instance do not pass it
         every = names + [a.arg for a in args.kwonlyargs]
         read = {n.id for n in ast.walk(fdef) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
-        nones, ints = [], []
+        nones, ints, across = [], [], []
+        builtin = False
+        annotations = {a.arg: a.annotation for a in positional + args.kwonlyargs}
         for p in every:
             if p not in read:
                 continue
@@ -715,22 +776,50 @@ class Frames:
                 state = self._passes(caller, call, p, names.index(p) if p in names else None, defaults.get(p))
                 if state:
                     seen.setdefault((caller if eager_only else None, state), site.line)
+            if any(state == "builtin" for _, state in seen):    # a tensor parameter's guard, checked first
+                note = annotations.get(p)
+                builtin = builtin or note is None or "Tensor" in ast.unparse(note)
             # (tested `is None` here, or handed on to a function that tests it: _pass_on)
             first = [line for (_, state), line in seen.items() if state == "none first"]
             both = [line for (c, state), line in seen.items() if state == "none" and (c, "value") in seen]
             if first or both:
                 nones.append((p, min(first or both)))
+            elif eager_only:                # callers that run eagerly one after the other: None from the first
+                later = [line for (c, state), line in seen.items() if state == "none" and any(
+                    state2 == "value" and c2 != c and self._before(c, c2) for c2, state2 in seen)]
+                if later:
+                    across.append((p, min(later)))
             values = {}
             for (c, state), line in seen.items():
                 if isinstance(state, tuple):
                     values.setdefault(c, {}).setdefault(state[1], line)
             if any(len(v) > 1 for v in values.values()):
                 ints.append((p, min(line for v in values.values() if len(v) > 1 for line in v.values())))
+        # Between entries from different callers, the `is None` guard is the one a recompile names unless a
+        # guard Dynamo checks before it fails too: a builtin at one entry for a parameter meant for a tensor (a
+        # tensor argument's guard is checked on entry, before those of the tests in the code; a `torch.Size`
+        # parameter's is not), or the decorator's wrapper the function is entered through (its own guards)
+        fn = self.project.function(ref)
+        ix = self.project.by_path.get(ref[0])
+        if across and not builtin and not (ix is not None and any(self._wrapper_of(ix, d) for d in fn.decorators)):
+            nones += across
         return tuple(nones), tuple(ints)
+
+    def _before(self, first: FuncRef, then: FuncRef) -> bool:
+        """Does one function call `first` before `then` (an encoder-decoder's forward calls its encoder, then
+        its decoder)? Then an argument None at `first`'s entry and a tensor at `then`'s is guarded `is None` at
+        the test (a tensor first is guarded on its type instead, at no line of the source)."""
+        callers = self.callers()
+        later = {c: site.line for c, site in callers.get(then, ()) if site is not None}
+        for c, site in callers.get(first, ()):
+            if site is not None and c in later and site.line < later[c]:
+                self._note(c[0])
+                return True
+        return False
 
     def _passes(self, caller: FuncRef, call: Optional[ast.Call], param: str, index: Optional[int],
                 default: Optional[ast.expr]) -> Optional[str]:
-        """"none", "value", "none first" (a name that is None on a loop's first iteration, then set),
+        """"none", "value", "none first" (a name that is None on a loop's first iteration, then set), "builtin",
         ("int", n) for an int constant, or None (not known) for what a call passes as `param`."""
         if call is None:
             return None
@@ -783,8 +872,13 @@ class Frames:
             return None         # a parameter of the caller: whatever its callers pass
         values = bound.get(name, [])
         nones = [v for v in values if isinstance(v, ast.Constant) and v.value is None]
-        if not values or len(nones) == len(values):
-            return None if not values else "none"
+        if not values:
+            # a name the caller never binds: a builtin (`input`, passed by mistake for `input_ids`) is no tensor
+            ix = self.project.by_path.get(caller[0])
+            bound_here = ix is not None and (name in ix.imports or name in ix.functions or name in ix.classes)
+            return "builtin" if name in BUILTINS and not bound_here else None
+        if len(nones) == len(values):
+            return "none"
         if nones:
             for first, last, names in loops:
                 if first < call.lineno <= last and name in names and any(v.lineno < first for v in nones):

@@ -1425,6 +1425,7 @@ class ValueDiffersBetweenFrameEntries(TorchRule):
         self.locals: dict = {}
         self.tests: list = []
         self.writes: Set[tuple] = set()
+        self.given: dict = {}           # (function, local) -> the parameter it tests `is not None`
 
     def frame(self):
         project = self.ctx.project
@@ -1485,9 +1486,9 @@ class ValueDiffersBetweenFrameEntries(TorchRule):
         return _parameters(self.ctx.function) - {"self"}
 
     def _flags(self, frame) -> bool:
-        """Look for flags the frame sets: in a frame entered per layer that exists outside training too (a
-        training step runs without the caches whose flags these are)."""
-        return frame is not None and frame.repeated and not frame.why[2]
+        """Look for flags the frame sets: in a frame entered per layer (in training too: a layer-drop break
+        makes every layer of an encoder-decoder a frame, whose cross-attention caches keep such flags)."""
+        return frame is not None and frame.repeated
 
     def visit_Assign(self, node: cst.Assign) -> None:
         frame = self.frame()
@@ -1501,12 +1502,17 @@ class ValueDiffersBetweenFrameEntries(TorchRule):
         root = _root_attr(node.value)
         if root and root[0] in params and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
             self.locals[(self.ctx.qualname, node.targets[0].target.value)] = (root, _per_layer_key(node.value))
+        given = _not_none(node.value)
+        if given in params and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
+            self.given[(self.ctx.qualname, node.targets[0].target.value)] = given
 
     def visit_If(self, node: cst.If) -> None:
         frame = self.frame()
         if not self._flags(frame):
             return
         if frame.shared and self._lazy_start(node, frame):
+            return
+        if self._never_given(node.test, frame):
             return
         params = self._params()
         for sub in [node.test, *_names_and_attrs(node.test)]:
@@ -1515,6 +1521,17 @@ class ValueDiffersBetweenFrameEntries(TorchRule):
             if root and root[0] in params:
                 self.tests.append((node.test, root, self.ctx.qualname, frame, keyed))
                 return
+
+    def _never_given(self, test: cst.BaseExpression, frame) -> bool:
+        """A test that holds only when a parameter no project code passes is given (`if is_cross_attention and
+        ... and is_updated:`, `is_cross_attention = key_value_states is not None`): the flag it reads is
+        set and read only by callers this project does not have (a composite model, a user)."""
+        for sub in _names_and_attrs(test) + [c for c in _comparisons(test)]:
+            given = self.given.get((self.ctx.qualname, sub.value)) if isinstance(sub, cst.Name) else \
+                _not_none(sub) if isinstance(sub, cst.Comparison) else None
+            if given and given in frame.unsupplied:
+                return True
+        return False
 
     def _lazy_start(self, node: cst.If, frame) -> bool:
         """A method of an object every entry shares that tests a flag of `self` and sets it in the branch
@@ -1545,6 +1562,22 @@ class ValueDiffersBetweenFrameEntries(TorchRule):
                 self.ctx.report(self, test, self.format_message(
                     what=f"`{'.'.join(root)}`{each}, which this code sets for the next entry,", func=self._func(frame, qual),
                     why=self._why(frame), effect=effect("frame item flag it sets" if keyed else "frame flag it sets")), ())
+
+
+def _not_none(node: cst.BaseExpression) -> Optional[str]:
+    """The name `node` tests `is not None` (`key_value_states is not None`), else None."""
+    if isinstance(node, cst.Comparison) and isinstance(node.left, cst.Name) and len(node.comparisons) == 1:
+        op, right = node.comparisons[0].operator, node.comparisons[0].comparator
+        if isinstance(op, cst.IsNot) and isinstance(right, cst.Name) and right.value == "None":
+            return node.left.value
+    return None
+
+
+def _comparisons(node: cst.BaseExpression) -> List[cst.Comparison]:
+    """The comparisons an `and` chain holds (`a is not None and b`)."""
+    if isinstance(node, cst.BooleanOperation) and isinstance(node.operator, cst.And):
+        return _comparisons(node.left) + _comparisons(node.right)
+    return [node] if isinstance(node, cst.Comparison) else []
 
 
 def _per_layer_key(node: cst.BaseExpression) -> bool:
