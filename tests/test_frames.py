@@ -594,3 +594,23 @@ def test_a_builtin_passed_at_one_entry_is_the_guard_that_fails_first(tmp_path):
     found, recompiled = _check(src, tmp_path)
     assert _line(src, "if position_ids is None:") not in found + recompiled
     assert found == [_line(src, "if is_cross_attention and cache is not None and is_updated:")]
+
+
+def test_layers_appended_to_a_module_list_in_init_are_followed(tmp_path):
+    # `self.layers = nn.ModuleList()` then `self.layers.append(Layer(...))` in a loop: the index knows what the
+    # list holds, so the layers' forward is found as the frame each layer enters
+    src = _program('y = x * self.index\nprint("layer")\nx = x + y').replace(
+        "        self.layers = nn.ModuleList([Layer(i, False) for i in range(4)])",
+        "        self.layers = nn.ModuleList()\n        for i in range(4):\n            self.layers.append(Layer(i, False))")
+    assert "self.layers.append(Layer(i, False))" in src
+    found, recompiled = _check(src, tmp_path)
+    assert found == [_line(src, "x * self.index")]
+    assert found[0] in recompiled
+
+
+def test_a_break_on_the_right_of_and_that_no_run_reaches_makes_no_frame(tmp_path):
+    # `x.dtype == torch.float16 and torch.isinf(x).any()`: in float32 the right side never runs, nothing breaks
+    src = _program('if x.dtype == torch.float16 and torch.isinf(x).any():\n    x = x.clamp(-1, 1)\ny = x * self.index')
+    found, recompiled = _check(src, tmp_path)
+    assert found == []
+    assert _line(src, "x * self.index") not in recompiled

@@ -100,6 +100,17 @@ def _training(test: ast.expr) -> bool:
         test.value.id == "self"
 
 
+def _after_short_circuit(test: ast.expr, line: int, column: int) -> bool:
+    """Is the position inside an operand after the first of an `and`/`or` in the test?"""
+    for node in ast.walk(test):
+        if isinstance(node, ast.BoolOp):
+            for operand in node.values[1:]:
+                if (operand.lineno, operand.col_offset) <= (line, column) <= (
+                        operand.end_lineno or operand.lineno, operand.end_col_offset or 0):
+                    return True
+    return False
+
+
 def _value_kind(expr: ast.expr) -> str:
     """What an expression built from a loop variable gives: "bool" (a comparison), "int" (the variable, or
     arithmetic on it), "value" (anything else: a config list indexed by it)."""
@@ -298,7 +309,7 @@ class Frames:
             if owner is None:
                 continue
             ref = (f.path, owner)
-            runs = self._runs(ref, f.line) if ref in self.regions else None
+            runs = self._runs(ref, f.line, f.column) if ref in self.regions else None
             if runs:
                 found.append((runs == "training", ref, f))
         for training, ref, f in sorted(found, key=lambda t: t[0]):     # breaks every run reaches first
@@ -660,16 +671,16 @@ class Frames:
                         out.setdefault(callee, []).append((param, f.path, f.line))
         return {r: tuple(dict.fromkeys(v)) for r, v in out.items()}
 
-    def _runs(self, ref: FuncRef, line: int) -> Optional[str]:
-        key, digest = ("runs", ref, line), self._digest(ref[0])
+    def _runs(self, ref: FuncRef, line: int, column: Optional[int] = None) -> Optional[str]:
+        key, digest = ("runs", ref, line, column), self._digest(ref[0])
         old = self.kept.get(key)
         if old is None or old[0] != digest or digest is None:
-            old = (digest, self._runs_now(ref, line))
+            old = (digest, self._runs_now(ref, line, column))
             self.fresh = True
         self.made[key] = old
         return old[1]
 
-    def _runs_now(self, ref: FuncRef, line: int) -> Optional[str]:
+    def _runs_now(self, ref: FuncRef, line: int, column: Optional[int] = None) -> Optional[str]:
         """"always" when every run of the function runs this line, "training" when every training step does
         (it is under `if self.training:`), else None: in a branch of any other `if` (a Python flag such as
         gradient checkpointing, or anything else), an `else`, an exception handler. Loop bodies count as run
@@ -677,6 +688,8 @@ class Frames:
         fdef = self.definition(ref)
         if fdef is None:
             return None
+        if column is not None:
+            column -= self.project.function(ref).indent        # (the def is parsed dedented)
         body, runs = fdef.body, "always"
         while True:
             stmt = next((s for s in body if s.lineno <= line <= (s.end_lineno or s.lineno)), None)
@@ -684,7 +697,9 @@ class Frames:
                 return None
             if isinstance(stmt, ast.If):
                 if line <= (stmt.test.end_lineno or stmt.lineno):
-                    return runs
+                    # (the right of an `and`/`or` runs only when the left says so: `x.dtype == torch.float16 and
+                    # torch.isinf(x).any()` breaks only in half precision)
+                    return None if column is not None and _after_short_circuit(stmt.test, line, column) else runs
                 if not _training(stmt.test) or (stmt.orelse and line >= stmt.orelse[0].lineno):
                     return None
                 body, runs = stmt.body, "training"

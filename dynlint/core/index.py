@@ -405,6 +405,11 @@ class _Indexer(ast.NodeVisitor):
             return self.ix.classes.get(self.stack[0][1])
         return None
 
+    def _constructed_in(self, expr: ast.expr) -> List[str]:
+        """The classes an argument builds (`Layer(...)`, `[Layer(...) for ...]`): capitalised callees."""
+        return [name for sub in ast.walk(expr) if isinstance(sub, ast.Call)
+                for name in [dotted_name(sub.func)] if name and name.rsplit(".", 1)[-1][:1].isupper()]
+
     def _constructed(self, call: ast.Call) -> List[str]:
         """Dotted names of the classes a constructor expression builds, containers included:
         `Block(...)`, `nn.ModuleList([Block(...) for _ in ...])`, `nn.Sequential(A(), B())`, `torch.compile(M())`."""
@@ -445,6 +450,13 @@ class _Indexer(ast.NodeVisitor):
             base = dotted_name(node.func.value.value)
             if base and base.startswith("self.") and base.count(".") == 1:
                 site = CallSite("element", f"{base[5:]}.{node.func.attr}", node.lineno, args, kwargs)
+        if name and name.startswith("self.") and name.count(".") == 2 and name.rsplit(".", 1)[1] in (
+                "append", "extend", "insert") and node.args:
+            # self.layers.append(Layer(...)) in a loop of __init__: what the container holds
+            cls = self._current_class()
+            held = [c for a in node.args for c in self._constructed_in(a)]
+            if cls and held:
+                cls.attrs.setdefault(name.split(".")[1], []).extend(held)
         if (name in ("self.register_buffer", "self.register_parameter") and node.args
                 and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)):
             cls = self._current_class()

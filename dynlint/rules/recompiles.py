@@ -1512,8 +1512,8 @@ class ValueDiffersBetweenFrameEntries(TorchRule):
             return
         if frame.shared and self._lazy_start(node, frame):
             return
-        if self._never_given(node.test, frame):
-            return
+        if self._never_given(node.test, frame) or (frame.via and frame.why[0] != self.ctx.path):
+            return          # (inlined into another file's frame: which model a user compiles is not known here)
         params = self._params()
         for sub in [node.test, *_names_and_attrs(node.test)]:
             root, keyed = (_root_attr(sub), _per_layer_key(sub)) if not isinstance(sub, cst.Name) else \
