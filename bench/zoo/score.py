@@ -211,6 +211,13 @@ def _totals(labels, findings, verdicts):
             "per_gb": per_gb, "misses": misses}
 
 
+def _recompile_rules(s):
+    """(right, right + false alarms) of the default rules that predict recompiles."""
+    codes = {r.code for r in all_rules() if r.recompiles} - s["preview"]
+    right = sum(s["per_rule"][c]["right"] for c in codes)
+    return right, right + sum(s["per_rule"][c]["false alarm"] for c in codes)
+
+
 def ratio(a, b):
     return f"{a / b:.2f}" if b else "n/a"
 
@@ -231,6 +238,7 @@ def render(labels, s, command):
         f"    covered-line precision: {ratio(d['right'], d['right'] + d['false'])}",
         f"    break-site recall: {ratio(d['found'], d['sites'])}",
         f"    recompile recall: {ratio(d['rc_found'], d['rc_sites'])}",
+        f"    recompile-rule precision: {ratio(*_recompile_rules(s))}",
         "",
         f"Default rules: {d['right']} findings right, {d['false']} false alarms, {d['unverified']} unverified (on "
         f"code no compiled model traced); break sites found {d['found']} of {d['sites']}, recompile sites "
