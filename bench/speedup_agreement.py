@@ -6,8 +6,15 @@ The models: timm models at batch 32 (random weights from timm's registry, nothin
 models built from small configs, and the bundled examples. Each round runs, for every model, dynlint's verify
 (one project of `@dynlint.example` factories: dynlint's backend over Inductor and its interval method,
 runtime_check/timing.py) and then, in a fresh process, an independent harness on the same model and inputs:
-plain `torch.compile` (Inductor's default backend), 5 warm-up calls, then the median of 50 calls each timed with
-CUDA events, and `triton.testing.do_bench`. Both call the model as the example does (no `no_grad`).
+plain `torch.compile` (Inductor's default backend), 2 s of warm-up calls of both, then 50 eager and 50
+compiled calls interleaved (one of each in turn, which goes first alternating), each timed with CUDA events
+and synchronised after, the ratio of the medians; and `triton.testing.do_bench`. Both call the model as the
+example does (no `no_grad`). The harness's first method, 5 warm-ups and 50 eager calls, then 5 warm-ups and
+50 compiled calls, is kept beside it (`sequential_speedup` right after compiling, `sequential_late_speedup`
+after the interleaved calls), with the machine's CPU load during each window, and the kernels' time per
+call (the profiler). Interleaving is there because the host's speed can change by 2x from one half-second
+window to the next (measured: docs/benchmarks.md, "Why efficientnet_b0 disagreed"); timing all eager calls,
+then all compiled calls, lets such a change land on one side only.
 
 The verdict per model compares dynlint's median speedup over the rounds with the independent harness's median
 (CUDA events): within 10%, or else whether dynlint's intervals hold the independent figure (they say why not).
@@ -87,10 +94,69 @@ def dynlint_round(models, device: str, budget: float) -> dict:
     return {e["name"]: e for e in report.to_dict()["examples"]}
 
 
-def independent(name: str, device: str, repeats: int = 50) -> dict:
+class Load:
+    """What else the machine did during a timing window: the busy and stolen share of all CPUs (/proc/stat),
+    and the CPU seconds this process's children (Inductor's compile workers) used. psutil when present."""
+
+    def __init__(self):
+        try:
+            import psutil
+        except ImportError:
+            psutil = None
+        self.psutil = psutil
+
+    def mark(self):
+        if self.psutil is None:
+            return None
+        me = self.psutil.Process()
+        kids = 0.0
+        for c in me.children(recursive=True):
+            try:
+                t = c.cpu_times()
+                kids += t.user + t.system
+            except self.psutil.Error:
+                pass
+        return self.psutil.cpu_times(), kids, len(me.children(recursive=True))
+
+    def since(self, mark) -> dict:
+        now = self.mark()
+        if mark is None or now is None:
+            return {}
+        (a, ka, _), (b, kb, n) = mark, now
+        total = sum(b) - sum(a)
+        idle = (b.idle + getattr(b, "iowait", 0)) - (a.idle + getattr(a, "iowait", 0))
+        return {"cpu_busy": (total - idle) / total if total else None,
+                "cpu_steal": (getattr(b, "steal", 0) - getattr(a, "steal", 0)) / total if total else None,
+                "children_cpu_s": kb - ka, "children": n}
+
+
+def kernels_ms(f, calls: int = 10):
+    """The device's time in kernels per call (the profiler's sum), as dynlint's worker reports it."""
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+
+    torch.cuda.synchronize()
+    try:
+        with profile(activities=[ProfilerActivity.CUDA]) as prof:
+            for _ in range(calls):
+                f()
+            torch.cuda.synchronize()
+    except Exception:                     # noqa: BLE001 - no profiler: no kernel time
+        return None
+    return sum(getattr(e, "self_device_time_total", 0) for e in prof.key_averages()) / 1e3 / calls
+
+
+def independent(name: str, device: str, repeats: int = 50, warm_s: float = 2.0) -> dict:
+    """The independent figure: plain torch.compile, then the compiled and eager calls interleaved (one of
+    each in turn, which goes first alternating), each call timed with CUDA events and synchronised after,
+    medians of `repeats` each, after `warm_s` seconds of warm-up calls of both. Also, for comparison, the
+    harness's first method (`sequential_*`: 5 warm-ups and 50 eager calls, then 5 and 50 compiled,
+    right after compiling), once right after compiling and once after the interleaved timing, each with the
+    machine's load during its windows; and do_bench."""
     import torch
     from triton.testing import do_bench
 
+    load = Load()
     model, args = build(name, device)
     compiled = torch.compile(model)
     start = time.perf_counter()
@@ -98,24 +164,58 @@ def independent(name: str, device: str, repeats: int = 50) -> dict:
     torch.cuda.synchronize()
     compile_s = time.perf_counter() - start
 
+    def timed(f):
+        begin, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        begin.record()
+        f(*args)
+        end.record()
+        torch.cuda.synchronize()
+        return begin.elapsed_time(end)
+
     def events_ms(f):
         for _ in range(5):
             f(*args)
         torch.cuda.synchronize()
-        times = []
-        for _ in range(repeats):
-            begin, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            begin.record()
-            f(*args)
-            end.record()
-            torch.cuda.synchronize()
-            times.append(begin.elapsed_time(end))
-        return statistics.median(times)
+        mark = load.mark()
+        times = [timed(f) for _ in range(repeats)]
+        return statistics.median(times), load.since(mark)
 
-    eager, comp = events_ms(model), events_ms(compiled)
+    def sequential():
+        (eager, eager_load), (comp, comp_load) = events_ms(model), events_ms(compiled)
+        return {"eager_ms": eager, "compiled_ms": comp, "speedup": eager / comp, "eager_load": eager_load,
+                "compiled_load": comp_load}
+
+    def interleaved(eager_fn, compiled_fn):
+        until = time.perf_counter() + warm_s
+        while time.perf_counter() < until:
+            eager_fn(*args)
+            compiled_fn(*args)
+        torch.cuda.synchronize()
+        mark = load.mark()
+        eager_t, comp_t = [], []
+        for i in range(repeats):
+            pair = ((eager_t, eager_fn), (comp_t, compiled_fn)) if i % 2 == 0 else \
+                ((comp_t, compiled_fn), (eager_t, eager_fn))
+            for out, f in pair:
+                out.append(timed(f))
+        return statistics.median(eager_t), statistics.median(comp_t), load.since(mark)
+
+    first = sequential()
+    eager, comp, interleaved_load = interleaved(model, compiled)
+    late = sequential()
+    # the compiled side on its own build of the model (as dynlint's worker does), interleaved with the same eager
+    other = torch.compile(build(name, device)[0])
+    other(*args)
+    sep_eager, sep_comp, sep_load = interleaved(model, other)
+    separate = {"eager_ms": sep_eager, "compiled_ms": sep_comp, "speedup": sep_eager / sep_comp, "load": sep_load}
     bench_eager, bench_comp = do_bench(lambda: model(*args)), do_bench(lambda: compiled(*args))
-    return {"eager_ms": eager, "compiled_ms": comp, "speedup": eager / comp, "do_bench_eager_ms": bench_eager,
-            "do_bench_compiled_ms": bench_comp, "do_bench_speedup": bench_eager / bench_comp, "compile_s": compile_s}
+    kernels = {"eager": kernels_ms(lambda: model(*args)), "compiled": kernels_ms(lambda: compiled(*args))}
+    return {"eager_ms": eager, "kernels_ms": kernels, "compiled_ms": comp, "speedup": eager / comp, "load": interleaved_load,
+            "sequential_first": first, "sequential_late": late, "separate_build": separate,
+            "separate_build_speedup": separate["speedup"],
+            "sequential_speedup": first["speedup"], "sequential_late_speedup": late["speedup"],
+            "do_bench_eager_ms": bench_eager, "do_bench_compiled_ms": bench_comp,
+            "do_bench_speedup": bench_eager / bench_comp, "compile_s": compile_s}
 
 
 def independent_round(models, device: str) -> dict:
@@ -140,6 +240,7 @@ def summary(rounds: list) -> list:
             continue
         d, i = statistics.median(e["speedup"] for e in ours), statistics.median(e["speedup"] for e in theirs)
         b = statistics.median(e["do_bench_speedup"] for e in theirs)
+        seq = [e["sequential_speedup"] for e in theirs if e.get("sequential_speedup")]
         held = sum(1 for e in ours if e["speedup_interval"] and e["speedup_interval"][0] <= i <= e["speedup_interval"][1])
         # launch-bound rounds: dynlint also times one call at a time, as the independent harness does
         single = [e["one_call_speedup"] for e in ours if e.get("one_call_speedup")]
@@ -148,6 +249,7 @@ def summary(rounds: list) -> list:
                      "intervals": [e["speedup_interval"] for e in ours], "rounds_timed": [e["rounds"] for e in ours],
                      "launch_bound": [e.get("launch_bound") for e in ours],
                      "independent": i, "independent_rounds": [e["speedup"] for e in theirs], "do_bench": b,
+                     "independent_sequential": statistics.median(seq) if seq else None, "sequential_rounds": seq,
                      "difference": abs(d - i) / i, "within_10_percent": abs(d - i) <= 0.10 * i,
                      "intervals_holding_independent": held, "dynlint_one_call": one,
                      "one_call_rounds": single, "one_call_difference": abs(one - i) / i if one else None})
@@ -185,11 +287,14 @@ def main() -> int:
             r["dynlint"].update(dynlint_round([m], args.device, args.budget))
             r["independent"].update(independent_round([m], args.device))
             o, t = r["dynlint"].get(m, {}), r["independent"].get(m, {})
+            failed = (f" {o.get('message', '')[:300]}" if o.get("outcome") != "ok" else "") + \
+                (f" {t['error'][-300:]}" if "error" in t else "")
             print(f"{m:<24} dynlint {o.get('speedup') or 0:6.2f}x {o.get('speedup_interval')} "
                   f"({o.get('outcome')}, {o.get('rounds')} rounds, launch-bound {o.get('launch_bound')})  "
-                  f"independent {t.get('speedup') or 0:6.2f}x do_bench {t.get('do_bench_speedup') or 0:6.2f}x "
-                  f"[{time.perf_counter() - start:.0f} s]" + (f" {o.get('message', '')[:300]}" if o.get("outcome") != "ok"
-                                                            else "") + (f" {t['error'][-300:]}" if "error" in t else ""),
+                  f"independent {t.get('speedup') or 0:6.2f}x (sequential {t.get('sequential_speedup') or 0:.2f}x, "
+                  f"late {t.get('sequential_late_speedup') or 0:.2f}x, "
+                  f"separate build {t.get('separate_build_speedup') or 0:.2f}x) "
+                  f"do_bench {t.get('do_bench_speedup') or 0:6.2f}x [{time.perf_counter() - start:.0f} s]" + failed,
                   flush=True)
             first = r["dynlint"].get(m, {})
             doc.update(device=first.get("device") or doc.get("device"),
