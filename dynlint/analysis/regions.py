@@ -97,7 +97,7 @@ def _targets_of_value(project: Project, ix: ModuleIndex, fn: Optional[FunctionIn
 
 def _passed_classes(project: Project, ix: ModuleIndex, fn: FunctionInfo, param: str) -> List[Tuple[str, str]]:
     """The classes of what the project's calls of `fn` pass as `param`, where each passes an instance it made
-    (`s = Sampler()` ... `denoise(x, s)`): (path, class name). Looked for in fn's own file and the files
+    (`s = Sampler()` ... `denoise(x, s)`, or `denoise(x, Sampler())`): (path, class name). Looked for in fn's own file and the files
     importing its module or it; a call that passes anything else makes it unknown (empty)."""
     params = [p for p in fn.params if p not in ("self", "cls")] if fn.cls else list(fn.params)
     if param not in params:
@@ -118,7 +118,8 @@ def _passed_classes(project: Project, ix: ModuleIndex, fn: FunctionInfo, param: 
                         ("function", ref):
                     continue
                 arg = c.args[k] if k < len(c.args) else ""
-                classes = [r for r in (project.resolve(cix, ctor) for ctor in held.get(arg, ())) if r]
+                made = [arg[:-2]] if arg.endswith("()") and "(" not in arg[:-2] else held.get(arg, ())
+                classes = [r for r in (project.resolve(cix, ctor) for ctor in made) if r]
                 if not classes or any(r[0] != "class" for r in classes):
                     return []                   # something else passed: not known
                 found |= {(r[1][0], r[1][1].name) for r in classes}

@@ -336,6 +336,24 @@ class _Indexer(ast.NodeVisitor):
         self.stack.append(("class", node.name))
         self.generic_visit(node)
         self.stack.pop()
+        if not self.stack:
+            self._property_reads(node)
+
+    def _property_reads(self, node: ast.ClassDef) -> None:
+        """A read of one of the class's own properties (`self.state_in_first_order`) runs its getter: a call
+        site of it, in the method that reads it (Dynamo traces the getter as part of that method)."""
+        props = {f.name for f in node.body if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)) and
+                 any(dotted_name(d) == "property" for d in f.decorator_list)}
+        if not props:
+            return
+        for f in node.body:
+            info = self.ix.functions.get(f"{node.name}.{getattr(f, 'name', '')}")
+            if info is None or not isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            for n in ast.walk(f):
+                if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Load) and n.attr in props and \
+                        isinstance(n.value, ast.Name) and n.value.id == "self" and n.attr != f.name:
+                    info.calls.append(CallSite("self", n.attr, n.lineno, [], {}))
 
     def visit_FunctionDef(self, node) -> None:
         qual = self._qual(node.name)

@@ -1840,7 +1840,8 @@ def _self_calls(node: cst.CSTNode) -> List[str]:
 class FlagSetForTheNextCall(TorchRule):
     """Checks for a flag of `self` (a module, or an object whose method is compiled) that compiled code tests and
     then sets to a constant (`if not self.is_initialized: ...; self.is_initialized = True`): Dynamo guarded
-    the graph on the flag's old value, so the next call compiles again."""
+    the graph on the flag's old value, so the next call compiles again. A flag tested through a property of
+    the class (`return self.dt is None`, a two-stage sampler's order) is guarded at the property's line."""
     code = "DYN512"
     name = "flag-set-for-the-next-call"
     message = ("`{flag}` is tested here and set to {value} at line {line} by this compiled code: Dynamo guards on "
@@ -1895,7 +1896,30 @@ class FlagSetForTheNextCall(TorchRule):
 
         sampler = Sampler()
         step = torch.compile(sampler.step)
-    """, "step(torch.ones(3))", "step(torch.ones(3))")]
+    """, "step(torch.ones(3))", "step(torch.ones(3))"), Example("""
+        import torch
+
+
+        class TwoOrder:
+            def __init__(self):
+                self.dt = None
+
+            @property
+            def first_order(self):
+                return self.dt is None
+
+            def step(self, x):
+                if self.first_order:
+                    self.dt = x.mean()
+                    return x * 2
+                out = x + self.dt
+                self.dt = None
+                return out
+
+
+        sampler = TwoOrder()
+        step = torch.compile(sampler.step)
+    """, "step(torch.ones(3))", "step(torch.ones(3))", "step(torch.ones(3))")]
     VALID = [Example("""
         import torch
         from torch import nn
@@ -1981,6 +2005,33 @@ class FlagSetForTheNextCall(TorchRule):
                         owner="module" if self._module() else "object",
                         effect=effect("flag set by compiled code"))
             return
+
+    def visit_Return(self, node: cst.Return) -> None:
+        """A property returning a test of a flag (`def state_in_first_order(self): return self.dt is None`): its
+        line is where Dynamo guards the flag for the compiled method that reads the property, reported when
+        such a method of the class sets the flag to a constant (`self.dt = None` after a step that set a
+        tensor: each call flips it)."""
+        fn, ix, cls = self.ctx.function, self.ctx.index, self.ctx.class_name
+        if fn is None or node.value is None or ix is None or not cls or not any(
+                dotted(d.decorator) == "property" for d in fn.decorators):
+            return
+        root = next((r for sub in [node.value, *_names_and_attrs(node.value)] for r in [_root_attr(sub)]
+                     if r and r[0] == "self"), None)
+        if root is None or (self.ctx.qualname, root) in self.done:
+            return
+        lines = (self.ctx.source or "").splitlines()
+        read = re.compile(rf"\bself\.{re.escape(fn.name.value)}\b")
+        for q, info in sorted(ix.functions.items()):
+            if info.cls != cls or q == self.ctx.qualname or not any(
+                    read.search(ln) for ln in lines[info.def_line:info.end]):
+                continue
+            where = method_sets(self.ctx, q.rsplit(".", 1)[-1], root[1])
+            if where:
+                self.done.add((self.ctx.qualname, root))
+                self.report(node.value, flag=".".join(root), value=f"`{where[1]}`", line=where[0],
+                            owner="module" if self._module() else "object",
+                            effect=effect("flag set by compiled code"))
+                return
 
 
 @register

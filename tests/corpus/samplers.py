@@ -1,5 +1,6 @@
-"""Samplers: temperature, top-k, top-p, a noisy exploration step, and a diffusion scheduler whose compiled `step`
-keeps its step index as a Python int."""
+"""Samplers: temperature, top-k, top-p, a noisy exploration step, and diffusion schedulers whose compiled `step`
+keeps its step index as a Python int (Euler), a flag of which order runs (Heun), a list of past outputs and a
+count of lower-order steps (multistep)."""
 import random
 
 import numpy as np
@@ -92,6 +93,106 @@ def denoise(x, sched):
     return x
 
 
+class HeunScheduler:
+    """Two evaluations per step: the first order keeps its derivative and `dt` for the second (a property says
+    which order runs)."""
+
+    def __init__(self, num_train_timesteps=1000):
+        betas = torch.linspace(1e-4, 0.02, num_train_timesteps)
+        alphas_cumprod = torch.cumprod(1.0 - betas, dim=0)
+        self.sigmas_all = ((1 - alphas_cumprod) / alphas_cumprod) ** 0.5
+        self._step_index = None
+        self.prev_derivative = None
+        self.dt = None
+        self.sample = None
+
+    @property
+    def state_in_first_order(self):
+        return self.dt is None  # expect: DYN512
+
+    def set_timesteps(self, num_inference_steps):
+        idx = torch.linspace(0, len(self.sigmas_all) - 1, num_inference_steps).long().flip(0)
+        sigmas = self.sigmas_all[idx]
+        self.sigmas = torch.cat([sigmas[:1], sigmas[1:].repeat_interleave(2), torch.zeros(1)])
+        self.timesteps = torch.cat([idx[:1], idx[1:].repeat_interleave(2)])
+        self._step_index = None
+
+    def step(self, model_output, timestep, sample):
+        if self._step_index is None:  # expect: DYN306, DYN512
+            self._step_index = 0
+        if self.state_in_first_order:
+            sigma = self.sigmas[self._step_index]
+            sigma_next = self.sigmas[self._step_index + 1]
+        else:
+            sigma = self.sigmas[self._step_index - 1]
+            sigma_next = self.sigmas[self._step_index]
+        derivative = (sample - model_output) / sigma
+        if self.state_in_first_order:
+            self.prev_derivative = derivative
+            self.dt = sigma_next - sigma
+            self.sample = sample
+            prev = sample + derivative * self.dt
+        else:
+            derivative = (self.prev_derivative + derivative) / 2
+            prev = self.sample + derivative * self.dt
+            self.prev_derivative = None
+            self.dt = None
+            self.sample = None
+        self._step_index += 1
+        return prev
+
+
+class MultistepScheduler:
+    """A second-order multistep solver: the last model outputs in a list, a count of the lower-order steps."""
+
+    def __init__(self, num_train_timesteps=1000, order=2):
+        self.order = order
+        self.model_outputs = [None] * order
+        self.lower_order_nums = 0
+        self._step_index = None
+        betas = torch.linspace(1e-4, 0.02, num_train_timesteps)
+        self.alphas_cumprod = torch.cumprod(1.0 - betas, dim=0)
+
+    def set_timesteps(self, num_inference_steps):
+        self.timesteps = torch.linspace(999, 0, num_inference_steps).long()
+        self.model_outputs = [None] * self.order
+        self.lower_order_nums = 0
+        self._step_index = None
+
+    def first_order_update(self, x0, sample):
+        alpha = self.alphas_cumprod[self.timesteps[self._step_index]]  # miss: the step index, read in a helper
+        return alpha.sqrt() * x0 + (1 - alpha).sqrt() * sample
+
+    def second_order_update(self, sample):
+        m0, m1 = self.model_outputs[-1], self.model_outputs[-2]  # ok
+        return sample + 0.5 * (m0 - m1)
+
+    def step(self, model_output, timestep, sample):
+        if self._step_index is None:  # expect: DYN306, DYN512
+            self._step_index = 0
+        lower_order_final = self._step_index == len(self.timesteps) - 1
+        for i in range(self.order - 1):
+            self.model_outputs[i] = self.model_outputs[i + 1]
+        self.model_outputs[-1] = model_output
+        if self.order == 1 or self.lower_order_nums < 1 or lower_order_final:  # expect: DYN306
+            prev = self.first_order_update(model_output, sample)
+        else:
+            prev = self.second_order_update(sample)
+        if self.lower_order_nums < self.order:
+            self.lower_order_nums += 1
+        self._step_index += 1
+        return prev
+
+
+def sample_with(sched, steps=6):
+    sched.set_timesteps(steps)
+    step = torch.compile(sched.step)
+    x = torch.randn(2, 4)
+    for t in sched.timesteps:
+        x = step(x * 0.9, t, x)
+    return x
+
+
 def __dynlint_calls__():
     torch.manual_seed(0)
     random.seed(0)
@@ -105,3 +206,5 @@ def __dynlint_calls__():
     euler = EulerScheduler()
     euler.set_timesteps(6)
     denoise(torch.randn(2, 4), euler)
+    sample_with(HeunScheduler())
+    sample_with(MultistepScheduler())
