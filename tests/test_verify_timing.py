@@ -78,9 +78,15 @@ def test_modes_are_each_measured_and_one_is_recommended(run):
     assert tuned["agreement"] == "match" and tuned["compile_s"] > 0 and tuned["rounds"] >= 5
     assert tuned["speedup_interval"][0] <= tuned["speedup"] <= tuned["speedup_interval"][1]
     default = examples["pointwise"]
-    best = "max-autotune-no-cudagraphs" if tuned["speedup_interval"][0] > default["speedup_interval"][1] else \
-        "default"                     # a mode not measurably faster than default is not recommended over it
-    assert default["speedup_interval"][0] > 1 and default["recommended_mode"] == best
+    # measurably faster than eager (the interval above 1), outputs agreeing; of those the fastest, unless it is
+    # not measurably faster than default. (On a loaded 2-core machine even the fused pointwise kernel can come
+    # out no faster than eager: then nothing is recommended.)
+    faster = {name: (e["speedup"], *e["speedup_interval"]) for name, e in
+              (("default", default), ("max-autotune-no-cudagraphs", tuned)) if e["speedup_interval"][0] > 1}
+    best = max(faster, key=lambda n: faster[n][0]) if faster else None
+    if best == "max-autotune-no-cudagraphs" and "default" in faster and faster[best][1] <= faster["default"][2]:
+        best = "default"              # a mode not measurably faster than default is not recommended over it
+    assert default["recommended_mode"] == best
 
 
 def test_a_training_example_is_timed_as_training_steps(run):
