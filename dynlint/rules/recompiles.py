@@ -88,7 +88,9 @@ def _names_in(node: cst.CSTNode) -> Set[str]:
 @register
 class VaryingScalarArgument(TorchRule):
     """Checks for calls of a compiled function inside a loop that pass the loop variable: a float, bool or
-    string that changes every iteration (an int becomes dynamic with the sizes: not reported)."""
+    string that changes every iteration (an int becomes dynamic with the sizes: not reported); and a sampling
+    loop that hands the compiled function back what it returned with grad mode on (`x = step(model, x)`):
+    `x` requires grad from the second call on."""
     code = "DYN501"
     name = "varying-scalar-argument"
     message = "compiled `{callee}` gets the loop variable `{var}` ({kind}): {effect}"
@@ -127,6 +129,20 @@ class VaryingScalarArgument(TorchRule):
                     x = activate(x, kind)
                 return x
         """, "sweep(torch.ones(3))"),
+        Example("""
+            import torch
+            from torch import nn
+
+            @torch.compile
+            def denoise_step(model, x):
+                return x - 0.1 * model(x)
+
+            def sample(model):
+                x = torch.randn(2, 4)
+                for _ in range(3):
+                    x = denoise_step(model, x)
+                return x
+        """, "sample(nn.Linear(4, 4))"),
     ]
     VALID = [Example("""
         import torch
@@ -150,7 +166,21 @@ class VaryingScalarArgument(TorchRule):
             for factor in range(4):
                 x = scale(x, factor)        # an int: one recompile, then a dynamic int
             return x
-    """)]
+    """), Example("""
+        import torch
+        from torch import nn
+
+        @torch.compile
+        def denoise_step(model, x):
+            return x - 0.1 * model(x)
+
+        def sample(model):
+            x = torch.randn(2, 4)
+            with torch.no_grad():           # what it returns does not require grad
+                for _ in range(3):
+                    x = denoise_step(model, x)
+            return x
+    """, "sample(nn.Linear(4, 4))")]
 
     GUARD = {"int": "int argument", "float": "float argument", "bool": "bool argument", "str": "str argument",
              "None or tensor": "None or tensor argument", "dtype": "dtype argument", "dict": "dict argument",
@@ -184,6 +214,8 @@ class VaryingScalarArgument(TorchRule):
         if not isinstance(node.func, cst.Name) or node.func.value not in self.compiled_names():
             return
         loops = [b for b in self.ctx.blocks if isinstance(b, cst.For)]
+        if loops and self._comes_back_with_grad(node):
+            return
         for arg in node.args:
             value = arg.value
             if arg.star or isinstance(value, (cst.Integer, cst.Float, cst.SimpleString)):
@@ -209,6 +241,47 @@ class VaryingScalarArgument(TorchRule):
             return
 
     TENSOR_KEYWORDS = {("dtype", "dtype"): "tensor dtype argument", ("requires_grad", "bool"): "tensor requires_grad argument"}
+
+    NO_GRAD = ("torch.no_grad", "torch.inference_mode", "torch.set_grad_enabled")
+    FACTORY = re.compile(r"torch\.(randn|rand|zeros|ones|empty|full|normal|randint)(_like)?\(")
+
+    def _comes_back_with_grad(self, node: cst.Call) -> bool:
+        """`x = step(model, x, t)` in a loop with grad mode on: the compiled function runs a module it is handed
+        (`model(...)`), so what it returns requires grad, and the loop hands that back as `x`. The first call
+        saw `x` made by a torch factory (no grad), the second sees `requires_grad=True`: Dynamo guards on it
+        and compiles again, once (`tensor 'x' requires_grad mismatch`)."""
+        parent = self.ctx.parents[-1] if self.ctx.parents else None
+        if not (isinstance(parent, cst.Assign) and parent.value is node and len(parent.targets) == 1 and
+                isinstance(parent.targets[0].target, cst.Name)):
+            return False
+        var = parent.targets[0].target.value
+        arg = next((a for a in node.args if isinstance(a.value, cst.Name) and a.value.value == var and not a.star), None)
+        fn = next((f for f in reversed(self.ctx.functions) if isinstance(f, cst.FunctionDef)), None)
+        ix = self.ctx.index
+        info = ix.functions.get(node.func.value) if ix is not None else None
+        if arg is None or fn is None or info is None:
+            return False
+        no_grad = [d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator for d in fn.decorators]
+        no_grad += [i.item.func if isinstance(i.item, cst.Call) else i.item for b in self.ctx.blocks
+                    if isinstance(b, cst.With) for i in b.items]
+        if any(self.ctx.qualify(n) in self.NO_GRAD for n in no_grad):
+            return False
+        lines = (self.ctx.source or "").splitlines()
+        callee = "\n".join(lines[info.start - 1:info.end])
+        if "no_grad" in callee or "inference_mode" in callee or "set_grad_enabled" in callee or not any(
+                re.search(rf"\b{re.escape(p)}\(", callee) for p in info.params if p not in ("self", "cls")):
+            return False
+        call_line = self.ctx.position(node)[0]
+        start = self.ctx.position(fn)[0]
+        made = re.compile(rf"^\s*{re.escape(var)}\s*=\s*(.*)$")
+        first = [m.group(1) for ln in lines[start:call_line - 1] for m in [made.match(ln)] if m]
+        if not first or not self.FACTORY.match(first[0]) or "requires_grad" in first[0]:
+            return False
+        self.report(arg.value, message=f"compiled `{node.func.value}` gets back `{var}`, which it returns requiring "
+                                       f"grad (grad mode is on and it runs the module it is handed): the second "
+                                       f"call sees `requires_grad=True` where the first saw False, so "
+                                       f"{effect('tensor requires_grad argument')}")
+        return True
 
     def _tensor_argument(self, callee: str, value: cst.BaseExpression, loops) -> bool:
         """A tensor made for the call with a `dtype=` or `requires_grad=` built from the loop variable
