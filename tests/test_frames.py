@@ -614,3 +614,52 @@ def test_a_break_on_the_right_of_and_that_no_run_reaches_makes_no_frame(tmp_path
     found, recompiled = _check(src, tmp_path)
     assert found == []
     assert _line(src, "x * self.index") not in recompiled
+
+
+def test_a_wrapper_whose_functions_are_called_with_more_or_fewer_arguments(tmp_path):
+    # the wrapper's code is one frame for every function it wraps; `shift` called with one argument and with
+    # two: the same function, so the guard that fails is the length of `args`, where the wrapper reads it
+    src = '''
+import functools
+
+import torch
+
+
+def logged(func):
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        first = args[0]
+        return func(first, *args[1:], **kwargs)
+    return wrapper
+
+
+@logged
+def shift(x, y=None):
+    print("shift")
+    return x + 1 if y is None else x + y
+
+
+@logged
+def scale(x):
+    print("scale")
+    return x * 2
+
+
+@torch.compile
+def step(x):
+    return shift(x) + shift(x, x) + scale(x)
+
+
+def run():
+    step(torch.ones(3))
+    step(torch.ones(3))
+'''
+    path = tmp_path / "model.py"
+    path.write_text(src)
+    found = sorted((f.line, f.message.split(" ")[0]) for f in api.check_source(
+        src, filename="model.py", select=("DYN513",)).findings)
+    obs = harness.observe(str(path), ["run()"])
+    assert obs.error is None, obs.error
+    recompiled = {line for lines in obs.recompile_lines(str(path)) for line in lines}
+    assert found == [(_line(src, "first = args[0]"), "`args`"), (_line(src, "return func(first"), "`func`")]
+    assert {line for line, _ in found} <= recompiled

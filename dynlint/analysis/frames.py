@@ -52,6 +52,9 @@ class Frame:
     # parameters defaulting to None that no project code passes a value for (`key_value_states` of an
     # attention that only a composite model, or a user, calls with one): what a test of them guards never runs
     unsupplied: Tuple[str, ...] = ()
+    # a decorator's wrapper: the numbers of positional arguments its entries' calls pass (two or more: its
+    # `*args` has another length at some entry, and Dynamo guards on the length where it is read)
+    arities: Tuple[int, ...] = ()
 
 
 BUILTINS = frozenset(dir(builtins))
@@ -434,7 +437,10 @@ class Frames:
             if len(refs) > 1 and len(names) > len(known):        # the file entering the most of them
                 always = [r for r in refs if not entered[r][0][2]]     # frames outside training too
                 why = entered[always[0]][0] if len(always) > 1 else entered[refs[0]][0][:2] + (True,)
-                out[wrapper] = Frame(why, (), (), True, wraps=(closure, names))
+                callers = self.callers()
+                arities = tuple(sorted({len(site.args) for r in refs for _, site in callers.get(r, ()) if site}))
+                out[wrapper] = Frame(why, (), (), True, wraps=(closure, names),
+                                     arities=arities if closure != SUPER_CALL else ())
         return out
 
     def _shared_call(self, ref: FuncRef) -> Optional[Tuple[FuncRef, str]]:

@@ -2235,11 +2235,27 @@ class WrapperSharedByFrames(TorchRule):
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
         self.done: Set[str] = set()
+        self.varargs_done: Set[str] = set()
 
     def _frame(self):
         project = self.ctx.project
         frame = project.frames.get((self.ctx.path, self.ctx.qualname)) if project is not None else None
         return frame if frame and frame.wraps and self.ctx.qualname not in self.done else None
+
+    def _frame_of_wrapper(self):
+        project = self.ctx.project
+        frame = project.frames.get((self.ctx.path, self.ctx.qualname)) if project is not None else None
+        return frame if frame and frame.wraps and self.ctx.qualname not in self.varargs_done else None
+
+    def _first_varargs_read(self, node: cst.Name) -> bool:
+        """A read of the wrapper's own `*args` (not its declaration)."""
+        fn = self.ctx.function
+        star = fn.params.star_arg if isinstance(fn, cst.FunctionDef) else None
+        if not isinstance(star, cst.Param) or star.name.value != node.value:
+            return False
+        parent = self.ctx.parents[-1] if self.ctx.parents else None
+        return not isinstance(parent, (cst.Param, cst.AssignTarget)) and not any(
+            isinstance(p, cst.Decorator) for p in self.ctx.parents)
 
     def _report(self, node, closure: str, wrapper: str, frame) -> None:
         self.done.add(self.ctx.qualname)
@@ -2249,6 +2265,14 @@ class WrapperSharedByFrames(TorchRule):
                     training=", in training" if frame.why[2] else "", effect=effect("wrapper around frames"))
 
     def visit_Name(self, node: cst.Name) -> None:
+        frame = self._frame_of_wrapper()
+        if frame is not None and len(frame.arities) > 1 and self._first_varargs_read(node):
+            counts = " and ".join(str(n) for n in frame.arities[:2]) + (" or more" if len(frame.arities) > 2 else "")
+            self.varargs_done.add(self.ctx.qualname)
+            self.report(node, message=f"`{node.value}` (the wrapper's `*{node.value}`) has another length at other "
+                                      f"entries of `{self.ctx.qualname.rsplit('.', 1)[-1]}` (its wrapped functions "
+                                      f"are called with {counts} positional arguments): Dynamo guards on the "
+                                      f"length where it is first read, so {effect('wrapper around frames')}")
         frame = self._frame()
         if not frame or node.value != frame.wraps[0]:
             return
