@@ -663,3 +663,57 @@ def run():
     recompiled = {line for lines in obs.recompile_lines(str(path)) for line in lines}
     assert found == [(_line(src, "first = args[0]"), "`args`"), (_line(src, "return func(first"), "`func`")]
     assert {line for line, _ in found} <= recompiled
+
+
+def test_an_entry_that_skips_the_first_read_of_args_is_guarded_at_the_next(tmp_path):
+    # a factory decorator: methods read `args[0]` under `if method:`, plain functions skip it; `shift` is
+    # called with keywords only and with one positional argument, so its entries differ at the read every
+    # path runs, the call `func(*args, **kwargs)` (Dynamo's `not args`)
+    src = '''
+import functools
+
+import torch
+
+
+def logged(method):
+    def decorate(func):
+        @functools.wraps(func)
+        def wrapper(*args, **kwargs):
+            if method:
+                print(args[0])
+            return func(*args, **kwargs)
+        return wrapper
+    return decorate
+
+
+@logged(False)
+def shift(x):
+    print("shift")
+    return x + 1
+
+
+@logged(False)
+def scale(x):
+    print("scale")
+    return x * 2
+
+
+@torch.compile
+def step(x):
+    return shift(x=x) + shift(x) + scale(x)
+
+
+def run():
+    step(torch.ones(3))
+    step(torch.ones(3))
+'''
+    path = tmp_path / "model.py"
+    path.write_text(src)
+    found = sorted((f.line, f.message.split(" ")[0]) for f in api.check_source(
+        src, filename="model.py", select=("DYN513",)).findings)
+    obs = harness.observe(str(path), ["run()"])
+    assert obs.error is None, obs.error
+    recompiled = {line for lines in obs.recompile_lines(str(path)) for line in lines}
+    call = _line(src, "return func(*args, **kwargs)")
+    assert found == [(_line(src, "print(args[0])"), "`args`"), (call, "`args`"), (call, "`func`")]
+    assert call in recompiled

@@ -2236,6 +2236,7 @@ class WrapperSharedByFrames(TorchRule):
         super().__init__(ctx)
         self.done: Set[str] = set()
         self.varargs_done: Set[str] = set()
+        self.varargs_seen: Set[str] = set()        # a read under an `if` reported: the next is one every path runs
 
     def _frame(self):
         project = self.ctx.project
@@ -2246,6 +2247,13 @@ class WrapperSharedByFrames(TorchRule):
         project = self.ctx.project
         frame = project.frames.get((self.ctx.path, self.ctx.qualname)) if project is not None else None
         return frame if frame and frame.wraps and self.ctx.qualname not in self.varargs_done else None
+
+    def _conditional_here(self) -> bool:
+        """Inside an `if` (or a conditional expression, a short-circuit) of the function being checked."""
+        fn = self.ctx.function
+        chain = list(self.ctx.parents)
+        inner = chain[chain.index(fn) + 1:] if fn in chain else chain
+        return any(isinstance(p, (cst.If, cst.IfExp, cst.BooleanOperation)) for p in inner)
 
     def _first_varargs_read(self, node: cst.Name) -> bool:
         """A read of the wrapper's own `*args` (not its declaration)."""
@@ -2268,7 +2276,12 @@ class WrapperSharedByFrames(TorchRule):
         frame = self._frame_of_wrapper()
         if frame is not None and len(frame.arities) > 1 and self._first_varargs_read(node):
             counts = " and ".join(str(n) for n in frame.arities[:2]) + (" or more" if len(frame.arities) > 2 else "")
-            self.varargs_done.add(self.ctx.qualname)
+            # an entry whose path skips a read under an `if` is guarded at the next one every path runs
+            if not self._conditional_here():
+                self.varargs_done.add(self.ctx.qualname)
+            elif self.ctx.qualname in self.varargs_seen:
+                return
+            self.varargs_seen.add(self.ctx.qualname)
             self.report(node, message=f"`{node.value}` (the wrapper's `*{node.value}`) has another length at other "
                                       f"entries of `{self.ctx.qualname.rsplit('.', 1)[-1]}` (its wrapped functions "
                                       f"are called with {counts} positional arguments): Dynamo guards on the "
