@@ -664,8 +664,55 @@ class _ModeAroundCompiledCall(_SiteBookkeeping):
         return self.DEFAULT, ""
 
     def visit_Call(self, node: cst.Call) -> None:
-        if isinstance(node.func, cst.Name) and node.func.value in self.compiled_here():
+        compiled = self.compiled_here()
+        if isinstance(node.func, cst.Name) and node.func.value in compiled:
             self._calls.append((node, node.func.value, *self._mode()))
+            return
+        # a compiled name handed to a function of this file that calls it (`evaluate(cmodel, loader)`, its
+        # `model(x)` under `@torch.no_grad()`): the mode of those calls, there
+        callee = node.func.value if isinstance(node.func, cst.Name) else None
+        info = self.ctx.index.functions.get(callee) if callee and self.ctx.index is not None else None
+        if info is None or info.cls:
+            return
+        outer, where = self._mode()
+        for i, arg in enumerate(node.args):
+            if not (isinstance(arg.value, cst.Name) and arg.value.value in compiled) or arg.star:
+                continue
+            param = arg.keyword.value if arg.keyword is not None else \
+                (info.params[i] if i < len(info.params) else None)
+            modes = self.modes_inside(info, param) if param else set()
+            if len(modes) == 1:
+                mode, inner = next(iter(modes))
+                self._calls.append((node, arg.value.value, mode if inner else outer,
+                                    f"{inner} in `{callee}`" if inner else where))
+
+    def modes_inside(self, info, param: str) -> Set[Tuple[str, str]]:
+        """The modes (mode, what sets it, or "" for none) that the calls `param(...)` inside the function run
+        under: its decorators, or a `with` around the call's line (found by indentation)."""
+        lines = (self.ctx.source or "").splitlines()
+        outer = next(((m, d) for d in info.decorators for m in [self.mode_of_text(d)] if m), None)
+        out = set()
+        for c in info.calls:
+            if c.kind != "name" or c.target != param:
+                continue
+            found = outer
+            indent = len(lines[c.line - 1]) - len(lines[c.line - 1].lstrip()) if 0 < c.line <= len(lines) else 0
+            for text in reversed(lines[info.def_line:c.line - 1]):
+                stripped = text.lstrip()
+                if not stripped or stripped.startswith("#") or len(text) - len(stripped) >= indent:
+                    continue
+                indent = len(text) - len(stripped)
+                m = re.match(r"(?:async\s+)?with\s+([\w.]+\(.*?\))", stripped)
+                mode = self.mode_of_text(m.group(1)) if m else None
+                if mode:
+                    found = (mode, m.group(1))
+                    break
+            out.add(found or (self.DEFAULT, ""))
+        return out
+
+    def mode_of_text(self, text: str) -> Optional[str]:
+        """The mode a decorator or `with` item, as written (`torch.no_grad()`), sets; None for another."""
+        return None
 
     def leave_Module(self, node: cst.Module) -> None:
         by_name: dict = {}
@@ -677,8 +724,10 @@ class _ModeAroundCompiledCall(_SiteBookkeeping):
                 call, where = varies[0]
                 self.report(call, callee=name, where=f"here under `{where}`, whose mode changes between calls")
             elif {mode for _, mode, _ in entries} - {"unknown"} == {"on", "off"}:
-                call = next(call for call, mode, _ in entries if mode == self.NOT_DEFAULT)
-                self.report(call, callee=name, where=self.BOTH)
+                call, where = next((call, where) for call, mode, where in entries if mode == self.NOT_DEFAULT)
+                through = f" (`{where.split(' in `')[1][:-1]}` calls it under `{where.split(' in `')[0]}`)" \
+                    if " in `" in where else ""
+                self.report(call, callee=name, where=self.BOTH + through)
 
 
 def _literal_bool(node: Optional[cst.BaseExpression]) -> Optional[bool]:
@@ -690,7 +739,9 @@ def _literal_bool(node: Optional[cst.BaseExpression]) -> Optional[bool]:
 @register
 class GradModeToggleAroundCompiledCall(_ModeAroundCompiledCall):
     """Checks for a compiled callable called both under `torch.no_grad()` / `torch.inference_mode()` and
-    with gradients enabled, or under `torch.set_grad_enabled(flag)` with a flag that changes."""
+    with gradients enabled, or under `torch.set_grad_enabled(flag)` with a flag that changes; also when it is
+    handed to functions of the file that call it (`train_epoch(compiled, ...)` with grad,
+    `evaluate(compiled, ...)` under `@torch.no_grad()`), reported at the hand-off."""
     code = "DYN504"
     name = "grad-mode-toggle-around-compiled-call"
     message = "compiled `{callee}` is called {where}: each grad mode compiles its own graph"
@@ -727,7 +778,26 @@ class GradModeToggleAroundCompiledCall(_ModeAroundCompiledCall):
             for step in range(steps):
                 with torch.set_grad_enabled(step % 2 == 0):
                     score(x)
-    """, "run(torch.ones(3, requires_grad=True), 2)")]
+    """, "run(torch.ones(3, requires_grad=True), 2)"), Example("""
+        import torch
+        from torch import nn
+
+        def train_epoch(model, batches, opt):
+            for x in batches:
+                model(x).sum().backward()
+                opt.step()
+
+        @torch.no_grad()
+        def evaluate(model, batches):
+            return [model(x).sum() for x in batches]
+
+        def fit(model, batches):
+            compiled = torch.compile(model)
+            opt = torch.optim.SGD(model.parameters(), lr=0.1)
+            for epoch in range(2):
+                train_epoch(compiled, batches, opt)
+                evaluate(compiled, batches)
+    """, "fit(nn.Linear(4, 2), [torch.ones(3, 4)])")]
     VALID = [Example("""
         import torch
 
@@ -738,7 +808,30 @@ class GradModeToggleAroundCompiledCall(_ModeAroundCompiledCall):
         def evaluate(x):
             with torch.no_grad():
                 return score(x), score(x + 1)
-    """, "evaluate(torch.ones(3))")]
+    """, "evaluate(torch.ones(3))"), Example("""
+        import torch
+        from torch import nn
+
+        @torch.no_grad()
+        def evaluate(model, batches):
+            return [model(x).sum() for x in batches]
+
+        def predict(model, x):
+            with torch.no_grad():
+                return model(x).argmax(-1)
+
+        def serve(model, batches):
+            compiled = torch.compile(model)
+            for epoch in range(2):
+                evaluate(compiled, batches)       # both under no_grad: one graph
+                predict(compiled, batches[0])
+    """, "serve(nn.Linear(4, 2), [torch.ones(3, 4)])")]
+
+    def mode_of_text(self, text: str) -> Optional[str]:
+        name = text.split("(", 1)[0]
+        q = self.ctx.index.qualify(name) if self.ctx.index is not None else name
+        return "off" if q in ("torch.no_grad", "torch.inference_mode") and text.endswith(")") else \
+            "on" if q == "torch.enable_grad" else None
 
     def mode_of(self, call: cst.Call) -> Optional[str]:
         q = self.call_name(call) or ""
