@@ -116,6 +116,30 @@ class CountingWrapper(nn.Module):
         return self.inner(x)
 
 
+def train_epoch(model, batches, opt):
+    model.train()
+    for x, y in batches:
+        loss = nn.functional.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+        opt.zero_grad()
+
+
+@torch.no_grad()
+def evaluate(model, batches):
+    model.eval()
+    return sum((model(x).argmax(-1) == y).sum() for x, y in batches)
+
+
+def train_and_evaluate(model, batches, epochs=2):
+    compiled = torch.compile(model)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    for epoch in range(epochs):
+        train_epoch(compiled, batches, opt)  # ok
+        evaluate(compiled, batches)  # expect: DYN504
+    return compiled
+
+
 def __dynlint_calls__():
     torch.manual_seed(0)
     model = MLP()
@@ -132,3 +156,4 @@ def __dynlint_calls__():
     wrapped = torch.compile(CountingWrapper(SmallNet()))
     for _ in range(3):
         wrapped(x)
+    train_and_evaluate(MLP(), batches)
