@@ -53,14 +53,18 @@ def _program(body: str, outer: str = PLAIN, flag: str = "False") -> str:
 
 def _check(src: str, tmp_path):
     """(dynlint's DYN509/DYN510 lines, the lines real Dynamo's recompiles point at)."""
+    findings, recompiled = _observe(src, tmp_path, ("DYN509", "DYN510"))
+    return sorted({f.line for f in findings}), sorted(recompiled)
+
+
+def _observe(src: str, tmp_path, select):
+    """(dynlint's findings of the selected rules, the lines real Dynamo's recompiles point at) for `run()`."""
     path = tmp_path / "model.py"
     path.write_text(src)
-    found = sorted({f.line for f in api.check_source(src, filename="model.py", select=("DYN509", "DYN510"))
-                    .findings})
+    findings = api.check_source(src, filename="model.py", select=select).findings
     obs = harness.observe(str(path), ["run()"])
     assert obs.error is None, obs.error
-    recompiled = sorted({line for lines in obs.recompile_lines(str(path)) for line in lines})
-    return found, recompiled
+    return findings, {line for lines in obs.recompile_lines(str(path)) for line in lines}
 
 
 def _line(src: str, text: str) -> int:
@@ -356,12 +360,8 @@ def test_values_a_gating_module_returns_from_a_break_recompile_where_the_experts
     # transformers' granitemoe / jetmoe: `expert_size = counts.tolist()` in the router, returned, and split by
     # in the experts' module: the MoE layer's graph ends at the router call; the code resumed after it
     # (the experts' forward, inlined) is guarded on the sizes. Appending them to a list guards nothing.
-    path = tmp_path / "model.py"
-    path.write_text(MOE)
-    found = sorted({f.line for f in api.check_source(MOE, filename="model.py", select=("DYN511",)).findings})
-    obs = harness.observe(str(path), ["run()"])
-    assert obs.error is None, obs.error
-    recompiled = {line for lines in obs.recompile_lines(str(path)) for line in lines}
+    findings, recompiled = _observe(MOE, tmp_path, ("DYN511",))
+    found = sorted({f.line for f in findings})
     assert found == [_line(MOE, "parts = x.split(expert_size")] and set(found) <= recompiled
     assert _line(MOE, "self.seen.append") not in found
 
@@ -654,13 +654,8 @@ def run():
     step(torch.ones(3))
     step(torch.ones(3))
 '''
-    path = tmp_path / "model.py"
-    path.write_text(src)
-    found = sorted((f.line, f.message.split(" ")[0]) for f in api.check_source(
-        src, filename="model.py", select=("DYN513",)).findings)
-    obs = harness.observe(str(path), ["run()"])
-    assert obs.error is None, obs.error
-    recompiled = {line for lines in obs.recompile_lines(str(path)) for line in lines}
+    findings, recompiled = _observe(src, tmp_path, ("DYN513",))
+    found = sorted((f.line, f.message.split(" ")[0]) for f in findings)
     assert found == [(_line(src, "first = args[0]"), "`args`"), (_line(src, "return func(first"), "`func`")]
     assert {line for line, _ in found} <= recompiled
 
@@ -707,13 +702,8 @@ def run():
     step(torch.ones(3))
     step(torch.ones(3))
 '''
-    path = tmp_path / "model.py"
-    path.write_text(src)
-    found = sorted((f.line, f.message.split(" ")[0]) for f in api.check_source(
-        src, filename="model.py", select=("DYN513",)).findings)
-    obs = harness.observe(str(path), ["run()"])
-    assert obs.error is None, obs.error
-    recompiled = {line for lines in obs.recompile_lines(str(path)) for line in lines}
+    findings, recompiled = _observe(src, tmp_path, ("DYN513",))
+    found = sorted((f.line, f.message.split(" ")[0]) for f in findings)
     call = _line(src, "return func(*args, **kwargs)")
     assert found == [(_line(src, "print(args[0])"), "`args`"), (call, "`args`"), (call, "`func`")]
     assert call in recompiled

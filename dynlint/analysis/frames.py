@@ -103,6 +103,14 @@ def _training(test: ast.expr) -> bool:
         test.value.id == "self"
 
 
+def _defaults(args: ast.arguments) -> Dict[str, ast.expr]:
+    """Each parameter's default expression, by name."""
+    positional = args.posonlyargs + args.args
+    out = dict(zip([a.arg for a in positional][len(positional) - len(args.defaults):], args.defaults))
+    out.update({a.arg: d for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None})
+    return out
+
+
 def _after_short_circuit(test: ast.expr, line: int, column: int) -> bool:
     """Is the position inside an operand after the first of an `and`/`or` in the test?"""
     for node in ast.walk(test):
@@ -590,11 +598,7 @@ class Frames:
             fdef = self.definition(ref) if frame.repeated and not frame.wraps else None
             if fdef is None:
                 continue
-            args = fdef.args
-            positional = args.posonlyargs + args.args
-            defaults = dict(zip([a.arg for a in positional][len(positional) - len(args.defaults):], args.defaults))
-            defaults.update({a.arg: d for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None})
-            optional = {p for p, d in defaults.items() if isinstance(d, ast.Constant) and d.value is None}
+            optional = {p for p, d in _defaults(fdef.args).items() if isinstance(d, ast.Constant) and d.value is None}
             tested = {n.left.id for n in ast.walk(fdef) if isinstance(n, ast.Compare) and isinstance(n.left, ast.Name)
                       and len(n.ops) == 1 and isinstance(n.ops[0], (ast.Is, ast.IsNot)) and
                       isinstance(n.comparators[0], ast.Constant) and n.comparators[0].value is None}
@@ -779,8 +783,7 @@ class Frames:
             return (), ()
         args = fdef.args
         positional = args.posonlyargs + args.args
-        defaults = dict(zip([a.arg for a in positional][len(positional) - len(args.defaults):], args.defaults))
-        defaults.update({a.arg: d for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None})
+        defaults = _defaults(args)
         names = [a.arg for a in positional]
         if self.project.function(ref).cls and names:
             names = names[1:]           # self: calls through an instance do not pass it

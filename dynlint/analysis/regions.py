@@ -97,8 +97,8 @@ def _targets_of_value(project: Project, ix: ModuleIndex, fn: Optional[FunctionIn
 
 def _passed_classes(project: Project, ix: ModuleIndex, fn: FunctionInfo, param: str) -> List[Tuple[str, str]]:
     """The classes of what the project's calls of `fn` pass as `param`, where each passes an instance it made
-    (`s = Sampler()` ... `denoise(x, s)`, or `denoise(x, Sampler())`): (path, class name). Looked for in fn's own file and the files
-    importing its module or it; a call that passes anything else makes it unknown (empty)."""
+    (`s = Sampler()` ... `denoise(x, s)`, or `denoise(x, Sampler())`): (path, class name). Looked for in fn's
+    own file and the files importing its module or it; a call that passes anything else makes it unknown."""
     params = [p for p in fn.params if p not in ("self", "cls")] if fn.cls else list(fn.params)
     if param not in params:
         return []

@@ -424,7 +424,8 @@ class _Indexer(ast.NodeVisitor):
         return None
 
     def _constructed_in(self, expr: ast.expr) -> List[str]:
-        """The classes an argument builds (`Layer(...)`, `[Layer(...) for ...]`): capitalised callees."""
+        """The classes an argument builds (`Layer(...)`, `[Layer(...) for ...]`): capitalised callees (class
+        names are capitalised)."""
         return [name for sub in ast.walk(expr) if isinstance(sub, ast.Call)
                 for name in [dotted_name(sub.func)] if name and name.rsplit(".", 1)[-1][:1].isupper()]
 
@@ -436,11 +437,7 @@ class _Indexer(ast.NodeVisitor):
         if callee:
             out.append(callee)
         for arg in list(call.args) + [k.value for k in call.keywords]:
-            for sub in ast.walk(arg):
-                if isinstance(sub, ast.Call):
-                    name = dotted_name(sub.func)
-                    if name and name.rsplit(".", 1)[-1][:1].isupper():   # class names are capitalised
-                        out.append(name)
+            out += self._constructed_in(arg)
         return out
 
     def _call(self, node: ast.Call) -> None:

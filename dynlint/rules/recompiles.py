@@ -21,7 +21,7 @@ from dynlint.core.rule import Example, register
 from dynlint.core.walker import children, dotted
 from dynlint.rules.common import TorchRule, call_args, source_of
 
-GRAD_OFF = frozenset({"torch.no_grad", "torch.inference_mode", "torch.set_grad_enabled", "torch.enable_grad"})
+GRAD_OFF = frozenset({"torch.no_grad", "torch.inference_mode"})        # what turns grad mode off for its block
 TRAINING_DEPENDENT = ("Dropout", "BatchNorm", "SyncBatchNorm", "InstanceNorm", "AlphaDropout", "FeatureAlphaDropout",
                       "RReLU")
 
@@ -242,7 +242,6 @@ class VaryingScalarArgument(TorchRule):
 
     TENSOR_KEYWORDS = {("dtype", "dtype"): "tensor dtype argument", ("requires_grad", "bool"): "tensor requires_grad argument"}
 
-    NO_GRAD = ("torch.no_grad", "torch.inference_mode", "torch.set_grad_enabled")
     FACTORY = re.compile(r"torch\.(randn|rand|zeros|ones|empty|full|normal|randint)(_like)?\(")
 
     def _comes_back_with_grad(self, node: cst.Call) -> bool:
@@ -264,7 +263,7 @@ class VaryingScalarArgument(TorchRule):
         no_grad = [d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator for d in fn.decorators]
         no_grad += [i.item.func if isinstance(i.item, cst.Call) else i.item for b in self.ctx.blocks
                     if isinstance(b, cst.With) for i in b.items]
-        if any(self.ctx.qualify(n) in self.NO_GRAD for n in no_grad):
+        if any(self.ctx.qualify(n) in GRAD_OFF | {"torch.set_grad_enabled"} for n in no_grad):
             return False
         lines = (self.ctx.source or "").splitlines()
         callee = "\n".join(lines[info.start - 1:info.end])
@@ -323,25 +322,32 @@ def varying(ctx, value: cst.BaseExpression, loops) -> Optional[Tuple[str, str]]:
     return None
 
 
-def _caller_loop_kind(lines: List[str], line: int, name: str) -> Optional[str]:
-    """The kind of values `name` takes at line `line` when it is the variable of the `for` loop around that
-    line (found by indentation; its header parsed and judged as `_loop_scalar_kind` judges any loop)."""
+def _headers_around(lines: List[str], line: int, first: int = 1):
+    """The lines that open the blocks around line `line` (found by indentation), innermost first, stripped;
+    none above line `first`."""
     if not 0 < line <= len(lines):
-        return None
+        return
     indent = len(lines[line - 1]) - len(lines[line - 1].lstrip())
-    for text in reversed(lines[:line - 1]):
+    for text in reversed(lines[max(first, 1) - 1:line - 1]):
         stripped = text.lstrip()
         if not stripped or stripped.startswith("#") or len(text) - len(stripped) >= indent:
             continue
         indent = len(text) - len(stripped)
+        yield stripped
+        if indent == 0:
+            return
+
+
+def _caller_loop_kind(lines: List[str], line: int, name: str) -> Optional[str]:
+    """The kind of values `name` takes at line `line` when it is the variable of the `for` loop around that
+    line (found by indentation; its header parsed and judged as `_loop_scalar_kind` judges any loop)."""
+    for stripped in _headers_around(lines, line):
         if stripped.startswith("for ") and stripped.rstrip().endswith(":"):
             try:
                 loop = cst.parse_statement(stripped.rstrip() + " pass\n")
             except cst.ParserSyntaxError:
                 return None           # a header over several lines: not known here
             return _loop_scalar_kind(loop, name) if isinstance(loop, cst.For) else None
-        if indent == 0:
-            return None
     return None
 
 
@@ -696,12 +702,7 @@ class _ModeAroundCompiledCall(_SiteBookkeeping):
             if c.kind != "name" or c.target != param:
                 continue
             found = outer
-            indent = len(lines[c.line - 1]) - len(lines[c.line - 1].lstrip()) if 0 < c.line <= len(lines) else 0
-            for text in reversed(lines[info.def_line:c.line - 1]):
-                stripped = text.lstrip()
-                if not stripped or stripped.startswith("#") or len(text) - len(stripped) >= indent:
-                    continue
-                indent = len(text) - len(stripped)
+            for stripped in _headers_around(lines, c.line, info.def_line + 1):
                 m = re.match(r"(?:async\s+)?with\s+([\w.]+\(.*?\))", stripped)
                 mode = self.mode_of_text(m.group(1)) if m else None
                 if mode:
@@ -830,12 +831,12 @@ class GradModeToggleAroundCompiledCall(_ModeAroundCompiledCall):
     def mode_of_text(self, text: str) -> Optional[str]:
         name = text.split("(", 1)[0]
         q = self.ctx.index.qualify(name) if self.ctx.index is not None else name
-        return "off" if q in ("torch.no_grad", "torch.inference_mode") and text.endswith(")") else \
+        return "off" if q in GRAD_OFF and text.endswith(")") else \
             "on" if q == "torch.enable_grad" else None
 
     def mode_of(self, call: cst.Call) -> Optional[str]:
         q = self.call_name(call) or ""
-        if q in ("torch.no_grad", "torch.inference_mode"):
+        if q in GRAD_OFF:
             return "off"
         if q == "torch.enable_grad":
             return "on"
