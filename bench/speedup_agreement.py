@@ -10,9 +10,10 @@ plain `torch.compile` (Inductor's default backend), 2 s of warm-up calls of both
 compiled calls interleaved (one of each in turn, which goes first alternating), each timed with CUDA events
 and synchronised after, the ratio of the medians; and `triton.testing.do_bench`. Both call the model as the
 example does (no `no_grad`). The harness's first method, 5 warm-ups and 50 eager calls, then 5 warm-ups and
-50 compiled calls, is kept beside it (`sequential_speedup` right after compiling, `sequential_late_speedup`
-after the interleaved calls), with the machine's CPU load during each window, and the kernels' time per
-call (the profiler). Interleaving is there because the host's speed can change by 2x from one half-second
+50 compiled calls, is kept beside it (`sequential_speedup`, right after compiling), with the machine's CPU
+load during each window, and the kernels' time per call (the profiler); `--diagnose` adds that method
+again after the interleaved calls (`sequential_late_speedup`) and a second build of the model compiled on
+its own, as dynlint's worker does (`separate_build_speedup`). Interleaving is there because the host's speed can change by 2x from one half-second
 window to the next (measured: docs/benchmarks.md, "Why efficientnet_b0 disagreed"); timing all eager calls,
 then all compiled calls, lets such a change land on one side only.
 
@@ -146,13 +147,14 @@ def kernels_ms(f, calls: int = 10):
     return sum(getattr(e, "self_device_time_total", 0) for e in prof.key_averages()) / 1e3 / calls
 
 
-def independent(name: str, device: str, repeats: int = 50, warm_s: float = 2.0) -> dict:
+def independent(name: str, device: str, repeats: int = 50, warm_s: float = 2.0, diagnose: bool = False) -> dict:
     """The independent figure: plain torch.compile, then the compiled and eager calls interleaved (one of
     each in turn, which goes first alternating), each call timed with CUDA events and synchronised after,
     medians of `repeats` each, after `warm_s` seconds of warm-up calls of both. Also, for comparison, the
-    harness's first method (`sequential_*`: 5 warm-ups and 50 eager calls, then 5 and 50 compiled,
-    right after compiling), once right after compiling and once after the interleaved timing, each with the
-    machine's load during its windows; and do_bench."""
+    harness's first method (`sequential_*`: 5 warm-ups and 50 eager calls, then 5 and 50 compiled, right
+    after compiling) with the machine's load during its windows, and do_bench. `diagnose` adds the sequential
+    method again after the interleaved timing, and the compiled side on a second build of the model (as
+    dynlint's worker compiles it), interleaved with the same eager calls."""
     import torch
     from triton.testing import do_bench
 
@@ -202,27 +204,29 @@ def independent(name: str, device: str, repeats: int = 50, warm_s: float = 2.0) 
 
     first = sequential()
     eager, comp, interleaved_load = interleaved(model, compiled)
-    late = sequential()
-    # the compiled side on its own build of the model (as dynlint's worker does), interleaved with the same eager
-    other = torch.compile(build(name, device)[0])
-    other(*args)
-    sep_eager, sep_comp, sep_load = interleaved(model, other)
-    separate = {"eager_ms": sep_eager, "compiled_ms": sep_comp, "speedup": sep_eager / sep_comp, "load": sep_load}
+    out = {}
+    if diagnose:
+        late = sequential()
+        # the compiled side on its own build of the model (as dynlint's worker does), interleaved with the same eager
+        other = torch.compile(build(name, device)[0])
+        other(*args)
+        sep_eager, sep_comp, sep_load = interleaved(model, other)
+        separate = {"eager_ms": sep_eager, "compiled_ms": sep_comp, "speedup": sep_eager / sep_comp, "load": sep_load}
+        out = {"sequential_late": late, "separate_build": separate, "separate_build_speedup": separate["speedup"],
+               "sequential_late_speedup": late["speedup"]}
     bench_eager, bench_comp = do_bench(lambda: model(*args)), do_bench(lambda: compiled(*args))
     kernels = {"eager": kernels_ms(lambda: model(*args)), "compiled": kernels_ms(lambda: compiled(*args))}
     return {"eager_ms": eager, "kernels_ms": kernels, "compiled_ms": comp, "speedup": eager / comp, "load": interleaved_load,
-            "sequential_first": first, "sequential_late": late, "separate_build": separate,
-            "separate_build_speedup": separate["speedup"],
-            "sequential_speedup": first["speedup"], "sequential_late_speedup": late["speedup"],
+            "sequential_first": first, "sequential_speedup": first["speedup"], **out,
             "do_bench_eager_ms": bench_eager, "do_bench_compiled_ms": bench_comp,
             "do_bench_speedup": bench_eager / bench_comp, "compile_s": compile_s}
 
 
-def independent_round(models, device: str) -> dict:
+def independent_round(models, device: str, diagnose: bool = False) -> dict:
     out = {}
     for m in models:
-        r = subprocess.run([sys.executable, __file__, "--independent", m, "--device", device], capture_output=True,
-                           text=True, timeout=900)
+        r = subprocess.run([sys.executable, __file__, "--independent", m, "--device", device]
+                           + ["--diagnose"] * diagnose, capture_output=True, text=True, timeout=900)
         try:
             out[m] = json.loads(r.stdout.strip().splitlines()[-1])
         except (ValueError, IndexError):
@@ -265,10 +269,12 @@ def main() -> int:
     ap.add_argument("--json", type=Path)
     ap.add_argument("--resume", action="store_true", help="add rounds to those already in --json")
     ap.add_argument("--deadline", type=float, default=0, help="seconds: start no round that would end later (judged by the longest round so far)")
+    ap.add_argument("--diagnose", action="store_true",
+                    help="the independent harness also repeats its sequential method late and times a second build")
     ap.add_argument("--independent", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.independent:
-        print(json.dumps(independent(args.independent, args.device)))
+        print(json.dumps(independent(args.independent, args.device, diagnose=args.diagnose)))
         return 0
     start = time.perf_counter()
     models = [m for m in args.models.split(",") if m]
@@ -287,18 +293,18 @@ def main() -> int:
                 break
             began = time.perf_counter()
             r["dynlint"].update(dynlint_round([m], args.device, args.budget))
-            r["independent"].update(independent_round([m], args.device))
+            r["independent"].update(independent_round([m], args.device, args.diagnose))
             longest = max(longest, time.perf_counter() - began)
             o, t = r["dynlint"].get(m, {}), r["independent"].get(m, {})
             failed = (f" {o.get('message', '')[:300]}" if o.get("outcome") != "ok" else "") + \
                 (f" {t['error'][-300:]}" if "error" in t else "")
+            late = (f", late {t['sequential_late_speedup']:.2f}x, separate build {t['separate_build_speedup']:.2f}x"
+                    if "sequential_late_speedup" in t else "")
             print(f"{m:<24} dynlint {o.get('speedup') or 0:6.2f}x {o.get('speedup_interval')} "
                   f"({o.get('outcome')}, {o.get('rounds')} rounds, launch-bound {o.get('launch_bound')})  "
-                  f"independent {t.get('speedup') or 0:6.2f}x (sequential {t.get('sequential_speedup') or 0:.2f}x, "
-                  f"late {t.get('sequential_late_speedup') or 0:.2f}x, "
-                  f"separate build {t.get('separate_build_speedup') or 0:.2f}x) "
-                  f"do_bench {t.get('do_bench_speedup') or 0:6.2f}x [{time.perf_counter() - start:.0f} s]" + failed,
-                  flush=True)
+                  f"independent {t.get('speedup') or 0:6.2f}x (sequential {t.get('sequential_speedup') or 0:.2f}x"
+                  f"{late}) do_bench {t.get('do_bench_speedup') or 0:6.2f}x [{time.perf_counter() - start:.0f} s]"
+                  + failed, flush=True)
             first = r["dynlint"].get(m, {})
             doc.update(device=first.get("device") or doc.get("device"),
                        torch=first.get("torch_version") or doc.get("torch"),
