@@ -100,3 +100,30 @@ def test_the_recommended_mode_is_the_fastest_measurably_better_one_whose_outputs
     slower = base.with_(compiled_ms=2.4, speedup_low=0.8, speedup_high=0.86,
                         modes=(mode("max-autotune", 0.9, 0.85, 0.95),))
     assert slower.recommended_mode is None and slower.verdict == timing.SLOWER
+
+
+class Synced(Machine):
+    """As Machine, and each block also pays a fixed cost (`sync_ms`): the synchronisation and the empty queue
+    that the first call of a block starts from."""
+
+    def __init__(self, eager_ms, compiled_ms, sync_ms, noise=0.002):
+        super().__init__(eager_ms, compiled_ms, noise)
+        self.sync_ms = sync_ms
+
+    def block(self, fn, k):
+        return super().block(fn, k) + self.sync_ms / 1000
+
+
+def test_one_call_at_a_time_is_apart_from_blocks_for_a_call_as_short_as_a_synchronisation():
+    # a 1.6 ms eager call against a 0.13 ms compiled one, 0.05 ms to synchronise (the bundled pointwise example
+    # on an H200): blocks give about 11x, one call at a time about 9x
+    short = Synced(1.6, 0.13, 0.05)
+    blocks = timing.measure(short.block, lambda: "eager", lambda: "compiled", 2.0, clock=short.clock)
+    one = timing.measure(short.block, lambda: "eager", lambda: "compiled", 2.0, clock=short.clock, calls_per_block=1)
+    assert blocks.speedup > 10.5 and 8.5 < one.speedup < 9.5
+    assert timing.apart(blocks, one) and timing.apart(one, blocks)
+    # the same cost beside 2 ms and 1 ms calls moves one call at a time by under 5%: not apart
+    long = Synced(2.0, 1.0, 0.05)
+    blocks = timing.measure(long.block, lambda: "eager", lambda: "compiled", 2.0, clock=long.clock)
+    one = timing.measure(long.block, lambda: "eager", lambda: "compiled", 2.0, clock=long.clock, calls_per_block=1)
+    assert blocks.low > one.high and not timing.apart(blocks, one)

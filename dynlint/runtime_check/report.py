@@ -114,10 +114,10 @@ def _timing_notes(r: ExampleResult) -> List[str]:
             "; CUDA graphs cut launch overhead: try --modes default,reduce-overhead"
         out.append(f"  {r.name}: launch-bound: {r.compiled_device_ms:.3f} ms of kernels in a "
                    f"{r.compiled_ms:.3f} ms compiled call{hint}")
-        if r.one_call_speedup is not None:
-            out.append(f"  {r.name}: one call at a time (synchronised after each): "
-                       f"{speedup_text(r.one_call_speedup, r.one_call_low, r.one_call_high)}; the table's figure is "
-                       f"a loop of calls back to back")
+    if r.one_call_speedup is not None:
+        out.append(f"  {r.name}: one call at a time (synchronised after each): "
+                   f"{speedup_text(r.one_call_speedup, r.one_call_low, r.one_call_high)}; the table's figure is "
+                   f"a loop of calls back to back")
     if r.modes:
         parts = [f"default {speedup_text(r.speedup, r.speedup_low, r.speedup_high)}, compile {_num(r.compile_s, '{:.1f}')} s"
                  + _pays(r.break_even_calls)]

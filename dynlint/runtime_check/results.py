@@ -92,7 +92,8 @@ class ExampleResult:
     speedup_settled: bool = False
     eager_device_ms: Optional[float] = None         # CUDA only: time in kernels per call (the profiler)
     compiled_device_ms: Optional[float] = None
-    # a launch-bound call (CUDA) timed one call at a time, the device synchronised after each (timing.py)
+    # CUDA: one call at a time, the device synchronised after each (timing.py), kept for a launch-bound call
+    # and where it disagrees with the blocks of calls
     one_call_eager_ms: Optional[float] = None
     one_call_compiled_ms: Optional[float] = None
     one_call_low: Optional[float] = None
@@ -122,7 +123,7 @@ class ExampleResult:
 
     @property
     def one_call_speedup(self) -> Optional[float]:
-        """The speedup of one call at a time (measured for launch-bound calls only)."""
+        """The speedup of one call at a time (kept for a launch-bound call, or where it disagrees)."""
         if self.one_call_eager_ms and self.one_call_compiled_ms:
             return self.one_call_eager_ms / self.one_call_compiled_ms
         return None

@@ -9,10 +9,12 @@ the rounds (whole rounds are resampled: a round's two blocks stay paired); round
 interval is within ±TARGET of the speedup, or the time budget is spent. An interval that holds 1.0 is no
 measurable difference, neither a win nor a loss.
 
-A block of back-to-back calls is the throughput of a loop that keeps the device's queue full. For a
-launch-bound call (its kernels fill less than half of it), one call at a time with the device synchronised
-after each (what PyTorch's harness times, and a latency benchmark) can differ a lot: the worker then also
-measures that, blocks of one call (`calls_per_block=1`), and reports both.
+A block of back-to-back calls is the throughput of a loop that keeps the device's queue full. One call at a
+time with the device synchronised after each (what PyTorch's harness times, and a latency benchmark) can
+differ a lot: for a launch-bound call (its kernels fill less than half of it), and for a call so short that
+the fixed cost of a synchronisation and an empty queue (tens of microseconds) weighs on one side. On a GPU
+the worker also measures that, blocks of one call (`calls_per_block=1`), and reports both when the call is
+launch-bound or the two differ by more than TARGET, their intervals apart.
 
 Nothing here imports torch: the worker hands in `time_block` (which synchronises the device).
 """
@@ -103,6 +105,11 @@ def measure(time_block: Callable[[Callable[[], object], int], float], eager: Cal
     point, low, high = interval(*times)
     return Speedup(statistics.median(times[0]), statistics.median(times[1]), point, low, high, len(times[0]), k,
                    settled and close_enough(point, low, high))
+
+
+def apart(a: Speedup, b: Speedup) -> bool:
+    """Whether two measurements of one speedup disagree: by more than TARGET, their intervals apart."""
+    return abs(a.speedup - b.speedup) > TARGET * min(a.speedup, b.speedup) and (a.high < b.low or b.high < a.low)
 
 
 def launch_bound(wall_ms: Optional[float], device_ms: Optional[float]) -> Optional[bool]:

@@ -149,7 +149,8 @@ class Worker:
                                compiled_device_ms=timer.device_ms(run_compiled),
                                eager_peak_mem_bytes=timer.peak_bytes(run_eager),
                                compiled_peak_mem_bytes=timer.peak_bytes(run_compiled))
-            if one is not None and timing.launch_bound(s.compiled_ms, self.fields["compiled_device_ms"]):
+            if one is not None and (timing.launch_bound(s.compiled_ms, self.fields["compiled_device_ms"])
+                                    or timing.apart(s, one)):
                 self.fields.update(one_call_eager_ms=one.eager_ms, one_call_compiled_ms=one.compiled_ms,
                                    one_call_low=one.low, one_call_high=one.high)
         self.record_compilation()
