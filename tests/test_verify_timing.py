@@ -1,6 +1,7 @@
 """`--verify`'s timing end to end on CPU (real workers, real Dynamo and Inductor): the speedup with its
 interval and rounds, `--modes` (each mode compiled and timed; reduce-overhead skipped with a note on CPU;
-a recommendation), a training example timed as training steps, and the fields in JSON and text. The interval
+a recommendation), a training example timed as training steps, an example run with autograd off marked so,
+and the fields in JSON and text. The interval
 logic itself is in test_timing.py."""
 import json
 import textwrap
@@ -39,6 +40,22 @@ EXAMPLES = textwrap.dedent('''
         x = torch.randn(8, 32)
         return {"fn": model, "inputs": [(x,), (x,)], "loss": counted_loss,
                 "optimizer": lambda params: torch.optim.SGD(params, lr=0.1)}
+
+
+    class Head(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = torch.nn.Linear(32, 32)
+
+        @torch.no_grad()
+        def forward(self, x):
+            return torch.relu(self.lin(x))
+
+
+    @dynlint.example
+    def inference():
+        torch.manual_seed(0)
+        return Head(), [(torch.randn(8, 32),)]
 ''')
 
 
@@ -96,6 +113,14 @@ def test_a_training_example_is_timed_as_training_steps(run):
     assert e["training"] and e["agreement"]["status"] == "match" and e["calls"] == 2
     assert len(losses) > 2 * e["rounds"]          # every timed call was a step with its loss (both runs)
     assert "mlp_training: timed as training steps (forward, backward, optimizer step)" in text
+
+
+def test_an_example_that_runs_with_autograd_off_says_so(run):
+    examples, text, _ = run
+    # the model's forward runs under its own @torch.no_grad(); the other two run with grad on
+    assert examples["inference"]["grad_off"] is True
+    assert examples["pointwise"]["grad_off"] is False and examples["mlp_training"]["grad_off"] is False
+    assert "autograd off" not in text                    # the caveat is measured on a GPU only
 
 
 def test_the_text_table_shows_the_interval(run):

@@ -274,6 +274,16 @@ def test_a_launch_bound_call_is_also_reported_one_call_at_a_time():
     assert sample_result().to_dict()["one_call_speedup"] is None
 
 
+def test_a_speedup_measured_with_autograd_off_on_a_gpu_carries_a_caveat():
+    gpu = sample_result(grad_off=True, device="cuda (NVIDIA H200)")
+    text = VerifyReport(project_root="/p", device="cuda", examples=(gpu,), findings=()).render_text()
+    assert "ex: runs with autograd off (no_grad or inference_mode)" in text
+    for quiet in (sample_result(grad_off=True, device="cpu"), sample_result(device="cuda (NVIDIA H200)")):
+        assert "autograd off" not in VerifyReport(project_root="/p", device="cpu", examples=(quiet,),
+                                                  findings=()).render_text()
+    assert ExampleResult.from_dict(json.loads(json.dumps(gpu.to_dict()))) == gpu
+
+
 def test_one_call_at_a_time_is_reported_beside_a_call_that_is_not_launch_bound():
     # a short call whose kernels fill it (0.13 ms of 0.15 ms), where one call at a time disagrees
     r = sample_result(eager_ms=1.6, compiled_ms=0.15, compiled_device_ms=0.13, speedup_low=10.3, speedup_high=11.0,

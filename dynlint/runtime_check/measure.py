@@ -119,6 +119,27 @@ def invoke(fn: Callable, call: Call, seed: int):
     return fn(*call.args, **call.kwargs)
 
 
+class GradProbe(torch.overrides.TorchFunctionMode):
+    """Whether the torch calls made inside it that returned a tensor ran with autograd on: `off` is True when
+    there were some and none did (the example's own `torch.no_grad()` or `torch.inference_mode()`; the calls
+    that switch the mode return none)."""
+
+    def __init__(self):
+        super().__init__()
+        self.on = self.calls = 0
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        if isinstance(out, torch.Tensor):
+            self.calls += 1
+            self.on += torch.is_grad_enabled()
+        return out
+
+    @property
+    def off(self) -> bool:
+        return self.calls > 0 and self.on == 0
+
+
 def code_of(fn: Callable):
     """The code object Dynamo compiles for fn (Module.forward for modules), or None."""
     fn = inspect.unwrap(fn) if not isinstance(fn, torch.nn.Module) else fn

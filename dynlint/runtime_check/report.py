@@ -109,6 +109,9 @@ def _timing_notes(r: ExampleResult) -> List[str]:
                    f"rounds: the time budget ran out first (--timing-budget SECONDS gives it longer)")
     if r.training:
         out.append(f"  {r.name}: timed as training steps (forward, backward, optimizer step)")
+    if r.grad_off and r.device.startswith("cuda") and r.speedup is not None:
+        out.append(f"  {r.name}: runs with autograd off (no_grad or inference_mode): on a GPU, timing eager and "
+                   f"compiled calls in turn has understated such speedups (README, \"How the speedup is measured\")")
     if r.launch_bound:
         hint = "" if any(m.mode == "reduce-overhead" for m in r.modes) else \
             "; CUDA graphs cut launch overhead: try --modes default,reduce-overhead"

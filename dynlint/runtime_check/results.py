@@ -101,6 +101,7 @@ class ExampleResult:
     eager_peak_mem_bytes: Optional[int] = None      # CUDA only: peak allocated above the baseline
     compiled_peak_mem_bytes: Optional[int] = None
     training: bool = False                # every call was a training step (forward, backward, optimizer step)
+    grad_off: bool = False                # the eager calls' torch operations all ran with autograd off
     modes: Tuple[ModeResult, ...] = ()    # --modes: the modes other than "default", each measured alike
     agreement: Agreement = field(default_factory=Agreement)
     # `--fix --verify`, the run after the fixes: its outputs (eager, then compiled) vs the original code's eager ones

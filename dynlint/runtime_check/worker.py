@@ -110,12 +110,17 @@ class Worker:
         """Each call once with line recording (outputs kept for the comparison), then once more timed."""
         from dynlint.runtime_check.compare import snapshot
         from dynlint.runtime_check.coverage import LineRecorder
-        from dynlint.runtime_check.measure import invoke
+        from dynlint.runtime_check.measure import GradProbe, invoke
 
-        self.recorder = LineRecorder(self.users)
+        self.recorder, grad = LineRecorder(self.users), GradProbe()
+
+        def probed(i, call):
+            with grad:
+                return invoke(eager.fn, call, i)
+
         with self.recorder:
-            outputs = [snapshot(invoke(eager.fn, call, i)) for i, call in enumerate(eager.calls)]
-        self.fields["executed"] = self.recorder.by_file(self.users.relpath)
+            outputs = [snapshot(probed(i, call)) for i, call in enumerate(eager.calls)]
+        self.fields.update(executed=self.recorder.by_file(self.users.relpath), grad_off=grad.off)
         seconds = [timer.once_s(lambda: invoke(eager.fn, call, i)) for i, call in enumerate(eager.calls)]
         return outputs, seconds
 
