@@ -142,7 +142,8 @@ def _examples():
                       function_line=12, recompiles=(recompile,), compile_s=1.0, eager_ms=0.05, compiled_ms=0.1,
                       speedup_low=0.45, speedup_high=0.55, rounds=12, eager_peak_mem_bytes=3 * 2 ** 20,
                       compiled_peak_mem_bytes=2 ** 20, compiled_device_ms=0.01, one_call_eager_ms=0.06,
-                      one_call_compiled_ms=0.2, one_call_low=0.28, one_call_high=0.33,
+                      one_call_compiled_ms=0.2, one_call_low=0.28, one_call_high=0.33, grad_off=True,
+                      device="cuda (NVIDIA H200)",
                       modes=(ModeResult("reduce-overhead", compile_s=1.5, compiled_ms=0.05, eager_ms=0.05, speedup=1.0,
                                         speedup_low=0.97, speedup_high=1.04, agreement="match"),),
                       agreement=Agreement("match", 0.0), executed=(("model.py", (13,)),), **ok),
@@ -209,6 +210,7 @@ def test_per_function_table_rows_and_sort_keys(verified):
     assert shown.startswith("0.50×") and "0.45–0.55" in shown and "12 rounds" in shown and "launch-bound" in shown
     assert "one call at a time: 0.30× (0.28–0.33)" in shown          # launch-bound: also one call at a time
     assert "reduce-overhead 1.00×" in shown and "recommended mode" not in shown      # none is faster than eager
+    assert "autograd off" in shown and "autograd off" not in positive["speedup"].text
     assert batches["peak MiB"].text == "3 → 1" and positive["peak MiB"].text == "–"
     hangs = {h: td for h, td in zip(heads, rows[2].find_all("td"))}
     assert hangs["speedup"].attrs["data-v"] == "" and hangs["outcome"].text == "timeout"
