@@ -269,7 +269,7 @@ class _Page:
         kind = "same" if same else ("up" if speedup >= 1 else "down")
         notes = [f"{x.get('rounds', 0)} rounds"] + (["training steps"] if x.get("training") else [])
         if x.get("grad_off") and str(x.get("device", "")).startswith("cuda"):
-            notes.append("autograd off: on a GPU such speedups have measured understated")
+            notes.append("autograd off: on a GPU this can understate the speedup")
         if x.get("launch_bound"):
             notes.append(f"launch-bound: {x.get('compiled_device_ms', 0):.3f} ms of kernels per call")
         if x.get("one_call_speedup") is not None and x.get("one_call_interval"):
