@@ -23,6 +23,9 @@ For a launch-bound model dynlint also times one call at a time (synchronised aft
 harness does); its median is compared too (`dynlint_one_call`).
 `--json` keeps every round (`--resume` adds rounds to a file written before); a deadline stops before a round
 that would not finish in time, the rounds so far kept.
+
+Needs a GPU, torch with triton, timm and transformers (none of them a dynlint dependency: this is a GPU
+benchmark, not a test); psutil, for the CPU load, is read when present.
 """
 from __future__ import annotations
 
@@ -147,6 +150,28 @@ def kernels_ms(f, calls: int = 10):
     return sum(getattr(e, "self_device_time_total", 0) for e in prof.key_averages()) / 1e3 / calls
 
 
+def event_ms(f) -> float:
+    """One call of f between two CUDA events, synchronised after: its milliseconds."""
+    import torch
+
+    begin, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    begin.record()
+    f()
+    end.record()
+    torch.cuda.synchronize()
+    return begin.elapsed_time(end)
+
+
+def interleaved(eager, compiled, repeats: int):
+    """One eager and one compiled call in turn (which goes first alternating), each timed by event_ms: the
+    per-call times of each side."""
+    times = ([], [])
+    for i in range(repeats):
+        for which in ((0, 1) if i % 2 == 0 else (1, 0)):
+            times[which].append(event_ms((eager, compiled)[which]))
+    return times
+
+
 def independent(name: str, device: str, repeats: int = 50, warm_s: float = 2.0, diagnose: bool = False) -> dict:
     """The independent figure: plain torch.compile, then the compiled and eager calls interleaved (one of
     each in turn, which goes first alternating), each call timed with CUDA events and synchronised after,
@@ -166,20 +191,12 @@ def independent(name: str, device: str, repeats: int = 50, warm_s: float = 2.0, 
     torch.cuda.synchronize()
     compile_s = time.perf_counter() - start
 
-    def timed(f):
-        begin, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        begin.record()
-        f(*args)
-        end.record()
-        torch.cuda.synchronize()
-        return begin.elapsed_time(end)
-
     def events_ms(f):
         for _ in range(5):
             f(*args)
         torch.cuda.synchronize()
         mark = load.mark()
-        times = [timed(f) for _ in range(repeats)]
+        times = [event_ms(lambda: f(*args)) for _ in range(repeats)]
         return statistics.median(times), load.since(mark)
 
     def sequential():
@@ -187,30 +204,25 @@ def independent(name: str, device: str, repeats: int = 50, warm_s: float = 2.0, 
         return {"eager_ms": eager, "compiled_ms": comp, "speedup": eager / comp, "eager_load": eager_load,
                 "compiled_load": comp_load}
 
-    def interleaved(eager_fn, compiled_fn):
+    def warm_then_interleaved(eager_fn, compiled_fn):
         until = time.perf_counter() + warm_s
         while time.perf_counter() < until:
             eager_fn(*args)
             compiled_fn(*args)
         torch.cuda.synchronize()
         mark = load.mark()
-        eager_t, comp_t = [], []
-        for i in range(repeats):
-            pair = ((eager_t, eager_fn), (comp_t, compiled_fn)) if i % 2 == 0 else \
-                ((comp_t, compiled_fn), (eager_t, eager_fn))
-            for out, f in pair:
-                out.append(timed(f))
+        eager_t, comp_t = interleaved(lambda: eager_fn(*args), lambda: compiled_fn(*args), repeats)
         return statistics.median(eager_t), statistics.median(comp_t), load.since(mark)
 
     first = sequential()
-    eager, comp, interleaved_load = interleaved(model, compiled)
+    eager, comp, interleaved_load = warm_then_interleaved(model, compiled)
     out = {}
     if diagnose:
         late = sequential()
         # the compiled side on its own build of the model (as dynlint's worker does), interleaved with the same eager
         other = torch.compile(build(name, device)[0])
         other(*args)
-        sep_eager, sep_comp, sep_load = interleaved(model, other)
+        sep_eager, sep_comp, sep_load = warm_then_interleaved(model, other)
         separate = {"eager_ms": sep_eager, "compiled_ms": sep_comp, "speedup": sep_eager / sep_comp, "load": sep_load}
         out = {"sequential_late": late, "separate_build": separate, "separate_build_speedup": separate["speedup"],
                "sequential_late_speedup": late["speedup"]}

@@ -25,6 +25,8 @@ The settings (`SETTINGS`) vary one thing at a time from the independent harness 
 model shared by eager and compiled, 5 warm-ups) towards dynlint's worker (its own backend, two builds of the
 model, Inductor's `fallback_random`, the log collector open, eager calls before compiling), plus all of those
 together and `no_grad`. Results: docs/benchmarks.md, "Why efficientnet_b0 disagreed".
+
+Needs what bench/speedup_agreement.py needs; pynvml, for the SM clock, is read when present.
 """
 from __future__ import annotations
 
@@ -39,6 +41,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import speedup_agreement as agreement  # noqa: E402 - beside this file, on the path just above
 
 SETTINGS = {                   # in the order they run (a deadline drops the last)
     "independent": {},
@@ -65,9 +69,9 @@ def sm_clock_mhz():
 
 
 def methods(torch, reps):
-    def block(f, k=20):
+    def block(f, k=20, times=None):
         out = []
-        for _ in range(max(3, reps // 5)):
+        for _ in range(times or max(3, reps // 5)):
             torch.cuda.synchronize()
             t = time.perf_counter()
             for _ in range(k):
@@ -77,25 +81,10 @@ def methods(torch, reps):
         return out
 
     def one_wall(f):
-        out = []
-        for _ in range(reps):
-            torch.cuda.synchronize()
-            t = time.perf_counter()
-            f()
-            torch.cuda.synchronize()
-            out.append((time.perf_counter() - t) * 1e3)
-        return out
+        return block(f, 1, reps)
 
     def one_events(f):
-        out = []
-        for _ in range(reps):
-            b, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            b.record()
-            f()
-            e.record()
-            torch.cuda.synchronize()
-            out.append(b.elapsed_time(e))
-        return out
+        return [agreement.event_ms(f) for _ in range(reps)]
 
     def host(f):
         out = []
@@ -110,21 +99,6 @@ def methods(torch, reps):
     return {"block": block, "one_wall": one_wall, "one_events": one_events, "host": host}
 
 
-def interleaved(torch, eager, compiled, reps=50):
-    """One eager and one compiled call in turn (which goes first alternating), each between CUDA events and
-    synchronised after: the per-call times of each."""
-    times = ([], [])
-    for i in range(reps):
-        for which in ((0, 1) if i % 2 == 0 else (1, 0)):
-            b, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            b.record()
-            (eager, compiled)[which]()
-            e.record()
-            torch.cuda.synchronize()
-            times[which].append(b.elapsed_time(e))
-    return times
-
-
 def dynlint_measure(eager, compiled, budget_s: float, calls_per_block=None) -> dict:
     """dynlint's own method (runtime_check/timing.py with the worker's Timer), as `--verify` runs it."""
     from dynlint.runtime_check import timing
@@ -135,22 +109,9 @@ def dynlint_measure(eager, compiled, budget_s: float, calls_per_block=None) -> d
             "high": s.high, "rounds": s.rounds, "calls_per_block": s.calls_per_block}
 
 
-def kernels_ms(torch, f, calls=10):
-    from torch.profiler import ProfilerActivity, profile
-
-    torch.cuda.synchronize()
-    with profile(activities=[ProfilerActivity.CUDA]) as prof:
-        for _ in range(calls):
-            f()
-        torch.cuda.synchronize()
-    return sum(getattr(e, "self_device_time_total", 0) for e in prof.key_averages()) / 1e3 / calls
-
-
 def one(name: str, model_name: str, soak: int, reps: int, budget_s: float) -> dict:
     import torch
     import torch._inductor.config as iconfig
-
-    import speedup_agreement as agreement
 
     s = dict(SETTINGS[name])
     device = "cuda"
@@ -209,7 +170,7 @@ def one(name: str, model_name: str, soak: int, reps: int, budget_s: float) -> di
                         res[f"{way}_{label}_samples"] = [round(t, 4) for t in times]
                 res[f"{way}_speedup"] = res[f"{way}_eager_ms"] / res[f"{way}_compiled_ms"]
             mark = load.mark()
-            te, tc = interleaved(torch, eager, compiled, reps)
+            te, tc = agreement.interleaved(eager, compiled, reps)
             res["interleaved_eager_ms"], res["interleaved_compiled_ms"] = statistics.median(te), statistics.median(tc)
             res["interleaved_speedup"] = res["interleaved_eager_ms"] / res["interleaved_compiled_ms"]
             res["interleaved_load"] = load.since(mark)
@@ -220,7 +181,7 @@ def one(name: str, model_name: str, soak: int, reps: int, budget_s: float) -> di
                 res[key] = dynlint_measure(eager, compiled, budget_s, k)
                 res[key]["clock_mhz"], res[key]["load"] = (clock0, sm_clock_mhz()), load.since(mark)
             phases[phase] = res
-        kern = {"eager": kernels_ms(torch, eager), "compiled": kernels_ms(torch, compiled)}
+        kern = {"eager": agreement.kernels_ms(eager), "compiled": agreement.kernels_ms(compiled)}
     if collector is not None:
         collector.__exit__(None, None, None)
     return {
