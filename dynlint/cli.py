@@ -282,7 +282,9 @@ def _configuration(args):
         raise _Stop(EXIT_USAGE)
     for p in args.paths if getattr(args, "stdin_text", None) is None else ():
         if not os.path.lexists(p):
-            sys.stderr.write(f"dynlint: error: no such file or directory: {p}\n")
+            hint = " (an option after `--` is read as a path; for the pre-commit hook, set options in " \
+                "[tool.dynlint] of pyproject.toml)" if p.startswith("-") else ""
+            sys.stderr.write(f"dynlint: error: no such file or directory: {p}{hint}\n")
             raise _Stop(EXIT_USAGE)
     known = api.known_codes()
     config = load_config(args.paths, known, args.config)
@@ -507,13 +509,26 @@ def _fixed_summary(outcome, verification=None, result=None) -> str:
             f"{_plural(max(outcome.found - left, 0), 'finding')} fewer, {left} remaining.{_unsafe_hint(outcome)}\n")
 
 
+def paths_never_flags(argv: Sequence[str]) -> List[str]:
+    """`argv` with every word that names an existing file or folder moved behind `--`, so that it is a path.
+    pre-commit passes staged file names after the hook's options: a committed file called `--verify` or
+    `--report=model.py` must be checked, never obeyed (docs/reliability.md)."""
+    argv = list(argv)
+    end = argv.index("--") if "--" in argv else len(argv)
+    named = [w for w in argv[:end] if w.startswith("-") and w != "-" and os.path.lexists(w)]
+    if not named:
+        return argv
+    kept = [w for w in argv[:end] if w not in named]
+    return kept + ["--"] + named + argv[end + 1:]
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     # A run allocates millions of short-lived objects (syntax trees, indexes); at the default threshold (700)
     # the cyclic collector re-scans the growing heap so often that it takes a fifth of a cold run and half of
     # a re-run (bench/speed.py). The process is short-lived; workers inherit the setting.
     gc.set_threshold(100_000, 50, 100)
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parser.parse_args(paths_never_flags(sys.argv[1:] if argv is None else argv))
     try:
         if args.command == "rules":
             return cmd_rules(sys.stdout)

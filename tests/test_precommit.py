@@ -36,7 +36,7 @@ def test_manifest_declares_both_hooks():
     hooks = {h["id"]: h for h in load_manifest(str(ROOT / ".pre-commit-hooks.yaml"))}
     static, verify = hooks["dynlint"], hooks["dynlint-verify"]
     assert (static["entry"], static["language"], static["types_or"], static["require_serial"]) == \
-        ("dynlint check --force-exclude", "python", ["python", "jupyter"], True)
+        ("dynlint check --force-exclude --", "python", ["python", "jupyter"], True)
     assert static["pass_filenames"] and static["stages"] == []          # every stage, the staged files
     assert (verify["entry"], verify["stages"], verify["pass_filenames"]) == \
         ("dynlint check --verify", ["manual"], False)

@@ -68,9 +68,21 @@ def source_digest(package: Path) -> str:
 
 # ---- the seal ------------------------------------------------------------------------------------------
 def key_file() -> Path:
-    """Where the user's key lives: their own cache folder (XDG), outside any project."""
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    """Where the user's key lives: their own cache folder (XDG), outside any project. A relative
+    XDG_CACHE_HOME is ignored, as the XDG specification says (it would lie wherever dynlint runs)."""
+    base = os.environ.get("XDG_CACHE_HOME", "")
+    if not os.path.isabs(base):
+        base = os.path.join(os.path.expanduser("~"), ".cache")
     return Path(base, "dynlint", "key")
+
+
+def key_inside(root: Path) -> Optional[str]:
+    """Why the key cannot seal the cache of the project at `root`, or None: a key inside the checked tree (HOME
+    or XDG_CACHE_HOME in the checkout, as CI containers set them) could have been committed with the cache."""
+    key, tree = os.path.realpath(key_file()), os.path.realpath(root)
+    if os.path.commonpath([key, tree]) == tree:
+        return f"the key {key_file()} lies inside the checked project"
+    return None
 
 
 def _owner(path: Optional[Path]) -> Optional[int]:
@@ -80,32 +92,49 @@ def _owner(path: Optional[Path]) -> Optional[int]:
         return None
 
 
-def _read_regular(path, limit: int) -> bytes:
+def _read_regular(path, limit: int, trusted: bool = False) -> bytes:
     """A regular file's bytes, never through a symbolic link (O_NOFOLLOW), never blocking on a FIFO or a
-    terminal (O_NONBLOCK, and only regular files are read); OSError otherwise or when over `limit`."""
+    terminal (O_NONBLOCK, and only regular files are read); OSError otherwise or when over `limit`.
+    `trusted`: also the user's own, and neither readable nor writable by others (a secret)."""
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
                  | getattr(os, "O_BINARY", 0))
     with os.fdopen(fd, "rb") as f:
         st = os.fstat(f.fileno())
         if not stat.S_ISREG(st.st_mode) or st.st_size > limit:
             raise OSError(0, "not a cache file")
+        if trusted:
+            _check_private(st, "key file", 0o077)
         return f.read(limit + 1)
+
+
+def _check_private(st: os.stat_result, what: str, others: int) -> None:
+    """OSError unless `st` belongs to this user and grants others none of the `others` permission bits: a
+    key planted by another user, or one they could replace, would let them seal a pickle of their choosing."""
+    if not hasattr(os, "getuid"):
+        return
+    if st.st_uid != os.getuid():
+        raise OSError(0, f"the {what} belongs to another user")
+    if st.st_mode & others:
+        raise OSError(0, f"the {what} is open to other users (mode {stat.S_IMODE(st.st_mode):o}; "
+                         f"chmod go-rwx fixes it)")
 
 
 @functools.lru_cache(maxsize=None)
 def user_key() -> bytes:
     """The user's secret key (32 random bytes, mode 0600), made on first use. OSError when the user's cache
-    folder cannot hold one: the cache is then off, never unsealed."""
+    folder cannot hold one, or holds one that is not theirs alone: the cache is then off, never unsealed."""
     path = key_file()
     for _ in range(3):
         try:
-            key = _read_regular(path, TAG_SIZE)
+            _check_private(os.stat(path.parent), "key's folder", 0o022)
+            key = _read_regular(path, TAG_SIZE, trusted=True)
             if len(key) == TAG_SIZE:
                 return key
             os.unlink(path)                           # damaged: make a new one
         except FileNotFoundError:
             pass
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        _check_private(os.stat(path.parent), "key's folder", 0o022)
         fd, tmp = tempfile.mkstemp(prefix=".key.", dir=path.parent)    # mode 0600
         try:
             with os.fdopen(fd, "wb") as f:
@@ -180,6 +209,8 @@ class Cache:
                 pass
             except OSError as e:
                 why = e.strerror or str(e)
+        if why is None and self.root is not None:
+            why = key_inside(self.root)
         if why is None:
             try:
                 user_key()

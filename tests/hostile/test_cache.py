@@ -224,3 +224,73 @@ def test_a_planted_flake8_lock_is_neither_followed_nor_waited_on(victim, plant):
     assert (home / ".bashrc").read_text() == "# the user's\n"
     assert not (home / "authorized_keys").exists()
     assert plant != "folder linked out" or list((home / "cache").iterdir()) == []
+
+
+def _plant_sealed(project: Path, names, key_home: Path, marker: Path) -> None:
+    """Seal a malicious pickle under each cache name with the key that lives under `key_home` (XDG)."""
+    from dynlint.core import cache
+
+    cache.user_key.cache_clear()
+    saved = os.environ.get("XDG_CACHE_HOME")
+    os.environ["XDG_CACHE_HOME"] = str(key_home)
+    try:
+        for name in names:
+            (project / name).parent.mkdir(parents=True, exist_ok=True)
+            (project / name).write_bytes(cache.seal(Path(*name.parts[1:]).as_posix(), pickle.dumps(_Payload(marker))))
+    finally:
+        os.environ.pop("XDG_CACHE_HOME") if saved is None else os.environ.update(XDG_CACHE_HOME=saved)
+        cache.user_key.cache_clear()
+
+
+@pytest.mark.parametrize("setup", ["HOME in the checkout", "relative XDG_CACHE_HOME"])
+def test_a_key_committed_inside_the_checkout_is_never_used(cli, victim, tmp_path, setup):
+    """CI containers set HOME to the checkout: a committed `.cache/dynlint/key` and a pickle sealed with it."""
+    project, home, env = victim
+    marker = tmp_path / "pwned"
+    names = _learn_names(cli, project, tmp_path)
+    _plant_sealed(project, names, project / ".cache", marker)
+    assert (project / ".cache" / "dynlint" / "key").is_file()
+    env = dict(env, HOME=str(project), XDG_CACHE_HOME="") if setup == "HOME in the checkout" else \
+        dict(env, XDG_CACHE_HOME=".cache")
+    r = cli("check", ".", cwd=project, env=env)
+    assert not marker.exists()
+    assert r.returncode == 1 and "model.py:5:12: DYN201" in r.stdout, r.stdout + r.stderr
+    if setup == "HOME in the checkout":
+        assert "cache not used" in r.stderr and "lies inside the checked project" in r.stderr
+
+
+def _own_key(tmp_path, name="shared-cache") -> Path:
+    key = tmp_path / name / "dynlint" / "key"
+    key.parent.mkdir(parents=True)
+    key.write_bytes(os.urandom(32))
+    key.chmod(0o600)
+    return key
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="needs root to give a file away")
+def test_a_key_another_user_planted_is_refused(cli, victim, tmp_path):
+    project, home, env = victim
+    key = _own_key(tmp_path)
+    marker = tmp_path / "pwned"
+    names = _learn_names(cli, project, tmp_path)
+    _plant_sealed(project, names, tmp_path / "shared-cache", marker)
+    os.chown(key, 65534, 65534)                                # the attacker's (nobody's) key
+    r = cli("check", ".", cwd=project, env=dict(env, XDG_CACHE_HOME=str(tmp_path / "shared-cache")))
+    assert not marker.exists()
+    assert r.returncode == 1 and "model.py:5:12: DYN201" in r.stdout
+    assert "the key file belongs to another user" in r.stderr
+
+
+@pytest.mark.skipif(os.name != "posix", reason="POSIX permissions")
+@pytest.mark.parametrize("what", ["folder", "file"])
+def test_a_key_others_could_replace_or_read_is_refused(cli, victim, tmp_path, what):
+    project, home, env = victim
+    key = _own_key(tmp_path)
+    marker = tmp_path / "pwned"
+    names = _learn_names(cli, project, tmp_path)
+    _plant_sealed(project, names, tmp_path / "shared-cache", marker)
+    (key.parent.chmod(0o777) if what == "folder" else key.chmod(0o644))
+    r = cli("check", ".", cwd=project, env=dict(env, XDG_CACHE_HOME=str(tmp_path / "shared-cache")))
+    assert not marker.exists()
+    assert r.returncode == 1 and "model.py:5:12: DYN201" in r.stdout
+    assert "is open to other users" in r.stderr and "cache not used" in r.stderr
