@@ -87,7 +87,7 @@ class Session:
         """Check the whole project, `buffers` (project-relative path -> bytes) in place of those files."""
         if self._files is None:
             self._notices: list = []
-            self._files = discover([str(self.config.root)], self.config, self._notices)
+            self._files = list(discover([str(self.config.root)], self.config, self._notices))   # kept: read again
         result = engine.run(_with_buffers(self._files, self.config, buffers), self.config, self.rules,
                             regions=regions, cache=self.store, buffers=buffers)
         result.notices = self._notices + self.store.notices

@@ -13,7 +13,7 @@ from dynlint import api
 from dynlint import report as report_formats
 from dynlint.core.codes import ENGINE_CODES, RUNTIME_CODES
 from dynlint.core.config import REGION_MODES, Config, ConfigError, apply_table, load_config
-from dynlint.core.files import discover, shown, write_atomic
+from dynlint.core.files import discover, shown, write_output
 from dynlint.core.version import __version__
 from dynlint.report import progress
 from dynlint.report import text as text_format
@@ -133,7 +133,7 @@ def build_parser() -> argparse.ArgumentParser:
     out = c.add_argument_group("output")
     out.add_argument("--format", choices=tuple(report_formats.FORMATS), default="text",
                      help="report format (default: text)")
-    out.add_argument("--output", "-o", metavar="FILE", help="write the report to FILE (atomically)")
+    out.add_argument("--output", "-o", metavar="FILE", help="write the report to FILE (a file atomically; a device or pipe as it is)")
     out.add_argument("--report", metavar="FILE", help="also write a self-contained HTML report to FILE")
     out.add_argument("--statistics", action="store_true", help="a table of findings per rule instead of the list")
     out.add_argument("--quiet", "-q", action="store_true", help="only the finding lines and the summary")
@@ -259,7 +259,7 @@ def cmd_check(args) -> int:
     if not _write_reports(args, config, run, fix_line):
         return EXIT_USAGE
     if result.internal_errors:
-        return EXIT_USAGE
+        return _internal_errors(result)
     return EXIT_FINDINGS if findings and not args.exit_zero else EXIT_CLEAN
 
 
@@ -426,11 +426,11 @@ def _write_reports(args, config, run, fix_line: str) -> bool:
         sys.stderr.write(fix_line)
     try:
         if args.output:
-            write_atomic(args.output, text.encode("utf-8"), config.root)
+            write_output(args.output, text.encode("utf-8"), config.root)
         else:
             sys.stdout.write(text)
         if args.report:
-            write_atomic(args.report, report_formats.render("html", run).encode("utf-8"), config.root)
+            write_output(args.report, report_formats.render("html", run).encode("utf-8"), config.root)
     except OSError as e:
         if isinstance(e, BrokenPipeError):
             raise
@@ -463,6 +463,21 @@ def _verify_fixes(args, config, jobs, outcome):
     return verification, report, result
 
 
+def _internal_errors(result) -> int:
+    """Exit 2 for a bug of dynlint's, saying so on stderr: the DYN001 lines may be lost among many findings, in a
+    JSON file, or cut by the caller's pager, and exit 2 must always say why."""
+    errors = result.internal_errors
+    files = sorted({f.path for f in errors})
+    named = ", ".join(printable(p) for p in files[:3]) + (f" and {len(files) - 3} more" if len(files) > 3 else "")
+    sys.stderr.write(f"dynlint: error: {_plural(len(errors), 'internal error')} (DYN001, a bug of dynlint's) in "
+                     f"{named}; the other findings are reported. Exit status 2. --debug shows the tracebacks: please "
+                     f"report them at {ISSUES_URL}\n")
+    return EXIT_USAGE
+
+
+ISSUES_URL = "https://github.com/dynlint/dynlint/issues"
+
+
 def _plural(n: int, word: str) -> str:
     return f"{n} {word}{('es' if word.endswith('x') else 's') if n != 1 else ''}"
 
@@ -481,7 +496,7 @@ def _report_diff(outcome, quiet: bool) -> int:
         else:
             sys.stderr.write(f"No fixes available.{_unsafe_hint(outcome)}\n")
     if outcome.result.internal_errors:
-        return EXIT_USAGE
+        return _internal_errors(outcome.result)
     return EXIT_FINDINGS if outcome.after else EXIT_CLEAN
 
 

@@ -300,6 +300,7 @@ def test_a_rule_that_raises_is_isolated(tmp_path, jobs):
 
     r, findings = run()
     assert r.returncode == 2                                          # an internal error is not a clean run
+    assert "dynlint: error: 1 internal error (DYN001, a bug of dynlint's) in bad.py" in r.stderr   # exit 2 says why
     bad = [(f["code"], f["line"]) for f in findings if f["path"] == "bad.py"]
     assert bad == [("DYN001", 5), ("DYN201", 5)]                      # the other rules' finding is kept
     err = next(f for f in findings if f["code"] == "DYN001")
@@ -324,8 +325,10 @@ def test_a_bug_outside_the_rules_is_a_dyn001_for_that_file_only(tmp_path, monkey
     monkeypatch.setattr(engine, "build_index", flaky)
     monkeypatch.chdir(tmp_path)
     assert cli.main(["check", ".", "--no-cache", "-j1", "--format", "json"]) == 2
-    doc = json.loads(capsys.readouterr().out)
+    out, err = capsys.readouterr()
+    doc = json.loads(out)
     assert [(f["path"], f["code"]) for f in doc["findings"]] == [("a.py", "DYN001"), ("b.py", "DYN201")]
+    assert "internal error (DYN001, a bug of dynlint's) in a.py" in err and "Exit status 2" in err
     assert doc["findings"][0]["message"] == "internal error in the index pass: KeyError: 'index bug'"
 
 

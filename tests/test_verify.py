@@ -200,3 +200,43 @@ def test_verify_with_no_example_says_where_it_looked_and_exits_2(cli, tmp_path):
     assert r.returncode == 2, r.stdout + r.stderr
     assert "--verify found no example to run" in r.stderr and "**/dynlint_examples.py" in r.stderr
     assert str(tmp_path.resolve()) in r.stderr
+
+
+PLAIN_TRAINING = '''
+import torch
+import dynlint
+
+
+class Model(torch.nn.Module):           # the README's pattern: a plain module, no __len__ (unlike Sequential)
+    def __init__(self):
+        super().__init__()
+        self.lin = torch.nn.Linear(16, 16)
+
+    def forward(self, x):
+        return torch.relu(self.lin(x))
+
+
+@dynlint.example(training=True)
+def model_training():
+    return {"fn": Model(), "inputs": [(torch.randn(4, 16),)] * 2,
+            "optimizer": lambda params: torch.optim.AdamW(params, lr=1e-3)}
+
+
+@dynlint.example(training=True)
+def linear_training():
+    return torch.nn.Linear(16, 4), [(torch.randn(4, 16),)] * 2
+'''
+
+
+def test_a_training_example_of_a_plain_module_runs(cli, tmp_path):
+    """`run = compiled or module` asked bool() of the compiled module, which asks len() of the module:
+    `TypeError: Linear does not support len()` for every module but a container."""
+    pytest.importorskip("torch")
+    write_tree(tmp_path, {"pyproject.toml": "[tool.dynlint]\n", "dynlint_examples.py": PLAIN_TRAINING})
+    r = cli("check", ".", "--verify", "--device", "cpu", "--no-cache", "--timing-budget", "0.3", "--format", "json",
+            cwd=tmp_path, timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+    examples = {e["name"]: e for e in json.loads(r.stdout)["verify"]["examples"]}
+    assert set(examples) == {"model_training", "linear_training"}
+    for e in examples.values():
+        assert (e["outcome"], e["phase"], e["training"], e["graph_count"]) == ("ok", "done", True, 1), e["message"]

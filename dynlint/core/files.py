@@ -280,6 +280,25 @@ class UnsafeWrite(OSError):
     """A write that would follow a symbolic link out of the project."""
 
 
+def write_output(path, data: bytes, root: Optional[Path]) -> None:
+    """A report the user asked for (`-o`, `--report`): a regular file is replaced atomically (`write_atomic`); a
+    character device or a FIFO (`/dev/null`, `/dev/stdout`, a named pipe) is written to, never replaced by a file:
+    run as root, a rename over `/dev/null` would turn it into a regular file for the whole machine."""
+    if root is not None:
+        why = escapes(path, root)
+        if why:
+            raise UnsafeWrite(0, f"refusing to write {_printable(str(path))}: {why}")
+    try:
+        kind = os.stat(path).st_mode             # through links: /dev/stdout -> /proc/self/fd/1 -> a pipe
+    except OSError:
+        kind = 0
+    if stat.S_ISCHR(kind) or stat.S_ISFIFO(kind):
+        with open(path, "wb") as f:
+            f.write(data)
+        return
+    write_atomic(path, data, root)
+
+
 def write_atomic(path, data: bytes, root: Optional[Path], mode: Optional[int] = None) -> None:
     """Write to a temporary file beside `path`, then rename over it: readers never see half a file, and an
     interrupted write leaves the old one. The file keeps its mode (a new one gets `mode`, or what open() would

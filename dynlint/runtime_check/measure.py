@@ -62,7 +62,7 @@ def training_step(module: Callable, target: Target, compiled: Optional[Callable]
         raise TypeError("a training example's callable must be an nn.Module (its parameters are trained)")
     optimizer = (target.optimizer or (lambda ps: torch.optim.SGD(ps, lr=1e-3)))(module.parameters())
     loss_of = target.loss or default_loss
-    run = compiled or module
+    run = compiled if compiled is not None else module   # bool() of a compiled module asks its len()
 
     def step(*args, **kwargs):
         out = run(*args, **kwargs)

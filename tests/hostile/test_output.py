@@ -2,6 +2,7 @@
 the project reaches the terminal or the GitHub Actions log as a control sequence or a workflow command. Each
 test is a proof of concept of the attack, run through the CLI, with the real findings still reported."""
 import json
+import os
 import re
 import sys
 
@@ -73,3 +74,46 @@ def test_names_and_source_lines_cannot_drive_the_terminal_or_the_actions_log(cli
         assert len(commands) == 3 and all(c.startswith("::warning file=") and "title=DYN201" in c for c in commands)
         assert "::warning file=a\\n%3A%3Aerror file=x.py%2Cline=1%3A%3Aowned\\n.py,line=6,col=9," in r.stdout
         assert "::warning file=b\\x1b[2Kc\\u202e.py,line=6," in r.stdout
+
+
+# ---- -o and --report on devices and pipes: written to, never replaced ------------------------------------
+PROJECT = {"pyproject.toml": "[tool.dynlint]\n", "model.py": "import torch\n\n@torch.compile\ndef f(x):\n    return x.item()\n"}
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="making a device node needs root")
+@pytest.mark.parametrize("flag", ["-o", "--report"])
+def test_a_device_named_by_o_stays_a_device(cli, tmp_path, flag):
+    """`-o /dev/null` run as root (CI containers) renamed a regular file over the device: here on a private
+    node of the same device (1, 3), so that a failure cannot break the machine's own /dev/null."""
+    import stat
+    write_tree(tmp_path, PROJECT)
+    null = tmp_path / "null"
+    os.mknod(null, stat.S_IFCHR | 0o666, os.makedev(1, 3))
+    r = cli("check", ".", flag, str(null), cwd=tmp_path)
+    assert r.returncode == 1, r.stderr
+    assert stat.S_ISCHR(os.stat(null).st_mode) and os.stat(null).st_rdev == os.makedev(1, 3)
+    assert not [p.name for p in tmp_path.iterdir() if p.name.startswith(".null.")]     # no temporary left
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/stdout"), reason="/dev/stdout")
+def test_o_dev_stdout_into_a_pipe_prints_the_report(cli, tmp_path):
+    write_tree(tmp_path, PROJECT)
+    r = cli("check", ".", "-o", "/dev/stdout", "--format", "json", cwd=tmp_path)      # stdout is a pipe here
+    assert r.returncode == 1, r.stderr
+    assert '"DYN201"' in r.stdout
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="FIFOs")
+def test_o_into_a_named_pipe_writes_to_its_reader(cli, tmp_path):
+    import threading
+    write_tree(tmp_path, PROJECT)
+    fifo = tmp_path / "report.pipe"
+    os.mkfifo(fifo)
+    got = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_text()), daemon=True)
+    reader.start()
+    r = cli("check", ".", "-o", str(fifo), cwd=tmp_path)
+    reader.join(timeout=60)
+    assert r.returncode == 1, r.stderr
+    assert got and "model.py:5:12: DYN201" in got[0]
+    assert os.path.exists(fifo) and not os.path.isfile(fifo)
