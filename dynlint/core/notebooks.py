@@ -3,7 +3,8 @@
 The module (the *view*) holds each code cell after a marker line naming it (`# %% dynlint cell 3`; cells count
 from 1, markdown and raw cells included, as an editor shows them). IPython syntax is not Python: a line magic
 or shell escape (`%timeit f(x)`, `!pip install`, `files = !ls`, `obj?`) becomes `pass` at its indentation, and
-a cell magic (`%%bash`) leaves its whole cell out. Rules, caching and `# noqa` then see an ordinary module;
+a cell magic (`%%bash`) leaves its whole cell out. A line of a cell that reads like a marker is held the same way
+(as a comment): cell boundaries come from the notebook's structure, never from text inside a cell. Rules, caching and `# noqa` then see an ordinary module;
 reports turn its lines back into cells (`in_cells`), and `--fix` writes the fixed cells back into the notebook
 (`write_back`), each IPython line as it was, outputs and metadata untouched.
 """
@@ -23,6 +24,7 @@ SUFFIX = ".ipynb"
 MARK = "# %% dynlint cell "
 _IPYTHON = re.compile(r"^\s*(?:[%!]|\?|[A-Za-z_][\w.]*\s*=\s*[%!])|\?\s*$")
 _PLACEHOLDER = "pass  # dynlint: IPython syntax"
+_HELD = "# dynlint: a cell's line that looks like a cell marker"   # the cell's own text never marks a cell
 
 
 def is_notebook(path) -> bool:
@@ -38,7 +40,7 @@ def _marker(line: str) -> Optional[int]:
 @dataclass
 class View:
     text: str                             # the module
-    ipython: Dict[int, List[str]]         # cell -> its IPython lines, in order, each now a placeholder
+    ipython: Dict[int, List[str]]         # cell -> its IPython (and marker-like) lines, in order, now placeholders
 
 
 def read(data: bytes):
@@ -82,6 +84,9 @@ def view(data: bytes) -> View:
             if _IPYTHON.search(body):
                 ipython.setdefault(number, []).append(body)
                 body = body[:len(body) - len(body.lstrip())] + _PLACEHOLDER
+            elif _marker(body) is not None:       # a forged `# %% dynlint cell N`: held, as an IPython line is
+                ipython.setdefault(number, []).append(body)
+                body = _HELD
             lines.append(body + "\n")
     return View("".join(lines), ipython)
 
@@ -154,7 +159,7 @@ def write_back(data: bytes, fixed: str) -> bytes:
         magic = iter(old.ipython.get(number, []))
         out = []
         for line in body:
-            if line.strip() == _PLACEHOLDER:
+            if line.strip() in (_PLACEHOLDER, _HELD):
                 try:
                     out.append(next(magic) + "\n")
                 except StopIteration:
