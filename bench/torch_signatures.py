@@ -59,7 +59,7 @@ def kind_of(annotation: ast.expr) -> Set[str]:
             if inner_kinds <= {"int", "size"}:
                 return {"ints"}
             return {"list"} if head.lower() == "list" else {"other"}
-        if head.rsplit(".", 1)[-1] in ("TypeIs", "TypeGuard"):
+        if head.rsplit(".", 1)[-1].lstrip("_") in ("TypeIs", "TypeGuard"):
             return {"bool"}
         if head in ("Literal", "typing.Literal"):
             return {"other"}

@@ -12,8 +12,8 @@ FUNCTIONS = {
         'torch.compiled_with_cxx11_abi', 'torch.cudnn_is_acceptable', 'torch.equal', 'torch.is_complex',
         'torch.is_conj', 'torch.is_deterministic_algorithms_warn_only_enabled', 'torch.is_distributed',
         'torch.is_floating_point', 'torch.is_grad_enabled', 'torch.is_inference', 'torch.is_inference_mode_enabled',
-        'torch.is_neg', 'torch.is_nonzero', 'torch.is_same_size', 'torch.is_signed', 'torch.is_vulkan_available',
-        'torch.is_warn_always_enabled', 'torch.set_flush_denormal',
+        'torch.is_neg', 'torch.is_nonzero', 'torch.is_same_size', 'torch.is_signed', 'torch.is_storage',
+        'torch.is_tensor', 'torch.is_vulkan_available', 'torch.is_warn_always_enabled', 'torch.set_flush_denormal',
     }),
     'device': frozenset({
         'torch.get_default_device',
@@ -36,8 +36,7 @@ FUNCTIONS = {
         'torch.sym_constrain_range_for_size', 'torch.unbind_copy', 'torch.use_deterministic_algorithms',
     }),
     'other': frozenset({
-        'torch.compile', 'torch.fbgemm_linear_quantize_weight', 'torch.is_storage', 'torch.is_tensor',
-        'torch.nn.functional.multi_head_attention_forward',
+        'torch.compile', 'torch.fbgemm_linear_quantize_weight', 'torch.nn.functional.multi_head_attention_forward',
     }),
     'str': frozenset({
         'torch.get_float32_matmul_precision', 'torch.typename',
