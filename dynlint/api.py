@@ -26,7 +26,8 @@ def check(paths: Sequence[str], config: Optional[Config] = None, debug: bool = F
     buffers: project-relative path -> text to check instead of that file's (see check_buffer)."""
     config = config or load_config(paths, known_codes())
     rules = checked_rules(config)     # per-file ignores (and rules run only for the frame pass) filter later
-    store = open_cache(config.root, config.fingerprint(), [r.code for r in rules], config.cache_dir) if cache else None
+    store = open_cache(config.root, config.fingerprint(), [r.code for r in rules], config.cache_dir) \
+        if cache and cache_allowed(config, paths) else None
     notices: list = []
     files = _with_buffers(discover(paths, config, notices), config, buffers)
     result = engine.run(files, config, rules, regions=regions, debug=debug, jobs=jobs, cache=store,
@@ -34,6 +35,16 @@ def check(paths: Sequence[str], config: Optional[Config] = None, debug: bool = F
     result.notices = notices + (store.notices if store else [])
     result.findings = notebooks.in_cells(result.findings, lambda rel: _notebook_view(config, rel, buffers))
     return result
+
+
+def cache_allowed(config: Config, paths: Sequence[str]) -> bool:
+    """A cache is written only in a project: at its configuration file, in the working folder, or in a folder
+    the user named. Paths with no project in common are rooted at their deepest common folder (up to the file
+    system's root), a place nobody chose: no `.dynlint_cache` is left there."""
+    if config.source is not None or config.cache_dir:
+        return True
+    root = config.root.resolve()
+    return root == Path.cwd().resolve() or any(Path(p).resolve() == root for p in paths)
 
 
 def _notebook_view(config: Config, rel: str, buffers: Optional[dict] = None) -> Optional[str]:
@@ -101,7 +112,7 @@ def fix(paths: Sequence[str], config: Config, unsafe: bool = False, debug: bool 
     rules = active_rules(config)
     # a cache of its own: findings cached by a dynlint without fixes would carry none
     store = open_cache(config.root, config.fingerprint() + "|fix", [r.code for r in rules], config.cache_dir) \
-        if cache else None
+        if cache and cache_allowed(config, paths) else None
     notices: list = []
     outcome = fixer.fix_files(discover(paths, config, notices), config, rules, regions=regions, unsafe=unsafe,
                               debug=debug, jobs=jobs, cache=store, progress=progress)

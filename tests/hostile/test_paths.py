@@ -89,3 +89,16 @@ def test_a_skipped_file_with_a_hostile_name_is_announced_escaped(cli, repo):
     r = cli("check", ".", cwd=project, env=env)
     assert "\x1b" not in r.stderr and "\n::error" not in r.stderr
     assert "skipped x\\x1b]0;owned\\x07\\n::error file=a.py::owned.py: a symbolic link" in r.stderr
+
+
+def test_paths_with_no_project_in_common_leave_no_cache_above_them(cli, tmp_path):
+    """`dynlint check /usr/lib/python3 ~/src/x.py`: the root is their deepest common folder, up to `/`, a place
+    the user never named: the check runs, and no `.dynlint_cache` is written there (one was)."""
+    model = "import torch\n\n@torch.compile\ndef f(x):\n    return x.item()\n"
+    write_tree(tmp_path, {"a/one.py": model, "b/two.py": model, "cwd/keep": ""})
+    r = cli("check", tmp_path / "a", tmp_path / "b" / "two.py", cwd=tmp_path / "cwd",
+            env={"XDG_CACHE_HOME": str(tmp_path / "user-cache")})
+    assert r.returncode == 1 and r.stdout.count("DYN201") == 2, r.stdout + r.stderr
+    assert not (tmp_path / ".dynlint_cache").exists()
+    named = cli("check", tmp_path / "a", cwd=tmp_path / "cwd", env={"XDG_CACHE_HOME": str(tmp_path / "user-cache")})
+    assert named.returncode == 1 and (tmp_path / "a" / ".dynlint_cache").is_dir()     # a folder the user named
