@@ -358,3 +358,17 @@ def test_html_is_a_format_like_the_others(cli, tmp_path):
     page = (project / "page.html").read_text(encoding="utf-8")
     assert page.startswith("<!DOCTYPE html>") and "DYN201" in page
     assert page == (project / "report.html").read_text(encoding="utf-8")
+
+
+def test_a_speedup_whose_interval_holds_one_is_drawn_as_the_table_says():
+    """The chart drew a red 0.50× bar where the table said `~1x [0.01–2.47]`: both now say no measurable
+    difference (a grey bar labelled ~1×, its interval a whisker), as the verdict does."""
+    noisy = {"name": "noisy", "speedup": 0.5, "speedup_interval": [0.01, 2.47], "rounds": 3,
+             "verdict": "no measurable difference", "compile_s": 1.0}
+    fast = {"name": "fast", "speedup": 3.0, "speedup_interval": [2.8, 3.2], "rounds": 3, "verdict": "faster",
+            "compile_s": 2.0}
+    bars = parse(html.speedup_chart([noisy, fast]))
+    assert [r.attrs["class"] for r in bars.find_all("rect")] == ["same", "up"]
+    assert [t.text for t in bars.find_all("text", "val")] == ["~1×", "3.00×"]
+    assert len(bars.find_all("line", "whisker")) == 1
+    assert html.speed_kind(noisy) == "same" and html.speed_kind(fast) == "up"

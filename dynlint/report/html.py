@@ -265,8 +265,8 @@ class _Page:
         if not interval:
             return f'<span class="speed {"up" if speedup >= 1 else "down"}">{speedup:.2f}×</span>'
         low, high = interval
-        same = x.get("verdict") == "no measurable difference"
-        kind = "same" if same else ("up" if speedup >= 1 else "down")
+        kind = speed_kind(x)
+        same = kind == "same"
         notes = [f"{x.get('rounds', 0)} rounds"] + (["training steps"] if x.get("training") else [])
         if x.get("grad_off") and str(x.get("device", "")).startswith("cuda"):
             notes.append("autograd off: on a GPU this can understate the speedup")
@@ -522,8 +522,17 @@ def _clip(text: str, width: int) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
+def speed_kind(x: dict) -> str:
+    """How a speedup is drawn, the same in the table and the charts: `same` when its interval holds 1× (no
+    measurable difference: neither faster nor slower, whatever the median), else `up` or `down`."""
+    if x.get("verdict") == "no measurable difference":
+        return "same"
+    return "up" if x["speedup"] >= 1 else "down"
+
+
 def speedup_chart(examples: Sequence[dict]) -> str:
-    """Horizontal bars from 1× on a log2 axis: right (green) is faster compiled, left (red) slower."""
+    """Horizontal bars from 1× on a log2 axis: right (green) is faster compiled, left (red) slower; a speedup
+    whose interval holds 1× is a grey bar labelled ~1×, its interval drawn as a whisker."""
     left, right, top, width = 150, 24, 8, 560
     row = max(26, min(52, 230 // max(1, len(examples))))      # fill about the scatter plot's height
     plot = width - left - right
@@ -544,26 +553,32 @@ def speedup_chart(examples: Sequence[dict]) -> str:
         s = x["speedup"]
         y = top + n * row
         x0, x1 = sx(1.0), sx(s)
-        cls = "up" if s >= 1 else "down"
+        cls = speed_kind(x)
         name = x.get("name", "")
-        parts.append(f'<g><title>{_e(name)}: {s:.2f}×</title>'
-                     f'<text class="label" x="{left - 10}" y="{y + row / 2 + 4:.1f}" text-anchor="end">'
+        interval = x.get("speedup_interval")
+        whisker = ""
+        if cls == "same" and interval:
+            w0, w1 = (sx(min(max(v, 2.0 ** lo), 2.0 ** hi)) for v in interval)
+            whisker = (f'<line class="whisker" x1="{w0:.1f}" x2="{w1:.1f}" y1="{y + row / 2:.1f}" '
+                       f'y2="{y + row / 2:.1f}"/>')
+        parts.append(f'<g><title>{_e(name)}: {s:.2f}×{" (no measurable difference)" if cls == "same" else ""}'
+                     f'</title><text class="label" x="{left - 10}" y="{y + row / 2 + 4:.1f}" text-anchor="end">'
                      f'{_e(_clip(name, 22))}</text>'
                      f'<rect class="{cls}" x="{min(x0, x1):.1f}" y="{y + row * 0.2:.1f}" '
-                     f'width="{max(abs(x1 - x0), 1.5):.1f}" height="{row * 0.6:.1f}" rx="3"/>'
-                     + _bar_value(s, x0, x1, y + row / 2 + 4) + "</g>")
+                     f'width="{max(abs(x1 - x0), 1.5):.1f}" height="{row * 0.6:.1f}" rx="3"/>' + whisker
+                     + _bar_value(s, x0, x1, y + row / 2 + 4, "~1" if cls == "same" else None) + "</g>")
     parts.append("</svg>")
     return "".join(parts)
 
 
-def _bar_value(s: float, x0: float, x1: float, y: float) -> str:
-    """The bar's value: inside its far end when the bar is long enough, else just beyond it."""
+def _bar_value(s: float, x0: float, x1: float, y: float, shown: Optional[str] = None) -> str:
+    """The bar's value (or `shown`): inside its far end when the bar is long enough, else just beyond it."""
     inside = abs(x1 - x0) > 52
     outward = 1 if s >= 1 else -1
     x = x1 - outward * 6 if inside else x1 + outward * 6
     anchor = "end" if (outward > 0) == inside else "start"
     return (f'<text class="val{" in" if inside else ""}" x="{x:.1f}" y="{y:.1f}" text-anchor="{anchor}">'
-            f'{s:.2f}×</text>')
+            f'{shown or f"{s:.2f}"}×</text>')
 
 
 def scatter_chart(examples: Sequence[dict]) -> str:
@@ -601,7 +616,7 @@ def scatter_chart(examples: Sequence[dict]) -> str:
         s, name = x["speedup"], _clip(x.get("name", ""), 24)
         lx, ly = _place_label(px, py, 6.6 * len(name), taken, (left, top, width - 4, top + ph))
         parts.append(f'<g><title>{_e(x.get("name", ""))}: compile {x.get("compile_s") or 0:.2f} s, {s:.2f}×</title>'
-                     f'<circle class="{"up" if s >= 1 else "down"}" cx="{px:.1f}" cy="{py:.1f}" r="6"/>'
+                     f'<circle class="{speed_kind(x)}" cx="{px:.1f}" cy="{py:.1f}" r="6"/>'
                      f'<text class="label" x="{lx:.1f}" y="{ly + 11:.1f}">{_e(name)}</text></g>')
     parts.append("</svg>")
     return "".join(parts)
@@ -705,6 +720,7 @@ svg .tick{fill:#7b8494;font-size:11px}svg .label{fill:#343a40;font-size:12px}
 svg .val{fill:#343a40;font-size:11.5px;font-weight:600}svg .val.in{fill:#fff}
 svg .axisname{fill:#5b6472;font-size:11.5px}
 svg rect.up,svg circle.up{fill:var(--up)}svg rect.down,svg circle.down{fill:var(--down)}
+svg rect.same,svg circle.same{fill:#adb5bd}svg .whisker{stroke:#495057;stroke-width:1.5}
 svg circle{stroke:#fff;stroke-width:2}
 .item{border:1px solid var(--line);border-radius:10px;padding:12px 14px;margin:10px 0;background:#fff}
 .itemhead{display:flex;flex-wrap:wrap;align-items:center;gap:8px;margin-bottom:6px}
