@@ -96,6 +96,17 @@ def test_unpredicted_recompiles_are_grouped_per_guard_site():
     assert by_line[10].name == "unpredicted-recompile" and "size mismatch" in by_line[10].message
 
 
+def test_the_first_shape_change_of_each_example_is_expected_not_a_miss():
+    """The README's batch 8, then 16, in three examples of one model: each example's worker recompiles once on
+    the size, automatic dynamic shapes at work; that was three DYN902 'did not predict'. A second size
+    recompile within one example is still reported."""
+    size = "tensor 'x' size mismatch at index 0. expected 8, actual 16"
+    three = [result(name=f"ex{i}", recompiles=[recompile(size)]) for i in range(3)]
+    assert by_code(cross_check([], three), "DYN902") == []
+    twice = result(name="twice", recompiles=[recompile(size), recompile(size.replace("16", "24"))])
+    assert len(by_code(cross_check([], three + [twice]), "DYN902")) == 1
+
+
 def test_a_recompile_that_follows_from_a_reported_break_says_so_and_points_at_its_fix():
     """`s = x.sum().item()` breaks (DYN201 reported); the resumed code guards the float it returned."""
     failure = GuardFailure("0/0", "___stack0 == 0.0", "return x * s", "m.py", 6)

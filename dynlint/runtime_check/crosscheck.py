@@ -187,12 +187,16 @@ def unpredicted_breaks(items: Sequence[Tuple[ExampleResult, GraphBreak]],
 _AUTOMATIC_DYNAMIC = ("size mismatch", "stride mismatch")
 
 
-def _expected_shape_recompile(rc: Recompile, all_items: Sequence[Tuple[ExampleResult, Recompile]]) -> bool:
+def _expected_shape_recompile(r: ExampleResult, rc: Recompile,
+                              all_items: Sequence[Tuple[ExampleResult, Recompile]]) -> bool:
     """A first recompile on a changed tensor size or stride is how Dynamo's automatic dynamic shapes work
-    (it then compiles a dynamic graph): expected, not a hazard. Repeated ones are reported."""
+    (it then compiles a dynamic graph): expected, not a hazard. Repeated ones are reported. Each example runs
+    in its own process, so "first" is per example: three examples that each pass batch 8, then 16, through one
+    model make three first recompiles, not one and two repeats."""
     if not rc.reason or not all(any(k in g.guard for k in _AUTOMATIC_DYNAMIC) for g in rc.failures):
         return False
-    same = [x for _, x in all_items if (x.function, x.path, x.span) == (rc.function, rc.path, rc.span)]
+    same = [x for e, x in all_items
+            if e is r and (x.function, x.path, x.span) == (rc.function, rc.path, rc.span)]
     return len(same) <= 1
 
 
@@ -214,7 +218,7 @@ def unpredicted_recompiles(items: Sequence[Tuple[ExampleResult, Recompile]],
                            links: Optional[Dict[int, Tuple[str, str, int]]] = None,
                            reported_breaks: Sequence[Finding] = ()) -> List[Finding]:
     grouped: Dict[Tuple[str, int, str, str], List[Tuple[ExampleResult, Recompile]]] = {}
-    items = [(r, rc) for r, rc in items if not _expected_shape_recompile(rc, items)]
+    items = [(r, rc) for r, rc in items if not _expected_shape_recompile(r, rc, items)]
     for r, rc in items:
         guard = next((g for g in rc.failures if g.path and g.line and not os.path.isabs(g.path)), None)
         if guard is not None:
