@@ -10,8 +10,9 @@ a call, update it in place?). Both err on the side of "yes".
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import lru_cache, partial
-from typing import List, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
 import libcst as cst
 
@@ -146,39 +147,65 @@ def occurrences(fn: cst.CSTNode, name: str, at: Optional[cst.CSTNode] = None):
     """([(use, after)], nested): the loads of the local `name` in `fn` (its Name nodes) and its in-place updates
     (`name += v`: the AugAssign), in source order, each with whether it comes after the statement `at` (whose
     own are left out); and whether a nested function, lambda or class mentions `name`, or `global` /
-    `nonlocal` declares it."""
-    uses: List[Tuple[cst.CSTNode, bool]] = []
-    state = {"after": False, "nested": False}
+    `nonlocal` declares it. Read from the function's index of names, built once: a rule asks this for each of
+    its findings, and a walk per question made a function of n findings cost n walks of it."""
+    index = _names_of(fn)
+    start, end = index.spans.get(id(at), (-1, -1)) if at is not None else (-1, -1)
+    uses = [(use, order >= end > 0) for use, order in index.uses.get(name, ()) if not start <= order < end]
+    nested = any(not start <= order < end for order in index.nested.get(name, ()))
+    return uses, nested
+
+
+@dataclass
+class _Names:
+    uses: Dict[str, List[Tuple[cst.CSTNode, int]]]     # name -> (load or AugAssign, its order in the walk)
+    nested: Dict[str, List[int]]                       # name -> orders of nested scopes and declarations naming it
+    spans: Dict[int, Tuple[int, int]]                  # id(node) -> [first order, past its last)
+
+
+@lru_cache(maxsize=16)
+def _names_of(fn: cst.CSTNode) -> _Names:
+    """One walk of `fn` (libcst nodes hash by identity; the cache holds the few functions a unit asks about)."""
+    index = _Names({}, {}, {})
     not_loads = set()
+    counter = [0]
+    stack: List[Tuple[int, int]] = []
 
     def enter(n) -> bool:
-        if n is at:
-            state["after"] = True
-            return False
+        order = counter[0]
+        counter[0] += 1
         if n is not fn and isinstance(n, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
-            if any(isinstance(x, cst.Name) and x.value == name for x in nodes(n)):
-                state["nested"] = True
+            for x in nodes(n):                        # not walked into (no `leave`): its names say `nested`
+                if isinstance(x, cst.Name):
+                    index.nested.setdefault(x.value, []).append(order)
+            index.spans[id(n)] = (order, order + 1)
             return False
-        if isinstance(n, (cst.Global, cst.Nonlocal)) and any(a.name.value == name for a in n.names):
-            state["nested"] = True
+        stack.append((id(n), order))
+        if isinstance(n, (cst.Global, cst.Nonlocal)):
+            for a in n.names:
+                index.nested.setdefault(a.name.value, []).append(order)
         elif isinstance(n, cst.AssignTarget):
             not_loads.add(id(n.target))
         elif isinstance(n, (cst.AugAssign, cst.AnnAssign)):
             not_loads.add(id(n.target))
-            if isinstance(n, cst.AugAssign) and isinstance(n.target, cst.Name) and n.target.value == name:
-                uses.append((n, state["after"]))
+            if isinstance(n, cst.AugAssign) and isinstance(n.target, cst.Name):
+                index.uses.setdefault(n.target.value, []).append((n, order))
         elif isinstance(n, cst.Attribute):
             not_loads.add(id(n.attr))
         elif isinstance(n, cst.Arg) and n.keyword is not None:
             not_loads.add(id(n.keyword))
         elif isinstance(n, cst.Param):
             not_loads.add(id(n.name))
-        elif isinstance(n, cst.Name) and n.value == name and id(n) not in not_loads:
-            uses.append((n, state["after"]))
+        elif isinstance(n, cst.Name) and id(n) not in not_loads:
+            index.uses.setdefault(n.value, []).append((n, order))
         return True
 
-    walk(fn, enter, lambda n: None)
-    return uses, state["nested"]
+    def leave(n) -> None:
+        key, order = stack.pop()
+        index.spans[key] = (order, counter[0])
+
+    walk(fn, enter, leave)
+    return index
 
 
 def value_before(block: Sequence[cst.BaseStatement], at: cst.CSTNode, name: str):
