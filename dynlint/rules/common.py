@@ -26,6 +26,9 @@ GB_TYPES_OF_RELEASE = {
 # Calls whose value Dynamo knows while tracing: branches on them are resolved, not traced.
 # Context managers Dynamo traces natively: a break under them is an ordinary break.
 TRACED_CONTEXTS = ("torch.",)
+# The splits by sizes (`x.split(sizes)`, `torch.split(x, sizes)`): DYN404 reports a `.tolist()` as their sizes,
+# which DYN203 therefore leaves alone.
+SPLITS = frozenset({"split", "split_with_sizes", "tensor_split"})
 
 
 class TorchRule(Rule):

@@ -5,8 +5,7 @@ import libcst as cst
 
 from dynlint.analysis.tensors import NP_TRACED_DRAWS, TENSOR, WEAK, np_sized_draw
 from dynlint.core.rule import Example, register
-from dynlint.rules.common import TorchRule, call_args, source_of
-from dynlint.rules.host_sync import SPLITS
+from dynlint.rules.common import SPLITS, TorchRule, call_args, source_of
 
 DYNAMIC = "Dynamic shape operator"
 DATA_OP = "Data dependent operator"

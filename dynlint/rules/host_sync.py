@@ -9,12 +9,11 @@ from dynlint.fixes.common import atom
 from dynlint.fixes.guards import raise_guard_to_assert
 from dynlint.fixes.scalars import keep_scalar_tensor
 from dynlint.fixes.where import branch_to_where
-from dynlint.rules.common import TorchRule, call_args, source_of
+from dynlint.rules.common import SPLITS, TorchRule, call_args, source_of
 
 ITEM = "Unsupported Tensor.item() call with capture_scalar_outputs=False"
 DATA_OP = "Data dependent operator"
 BUILTIN = "Failed to trace builtin operator"
-SPLITS = frozenset({"split", "split_with_sizes", "tensor_split"})
 
 
 def is_split_sizes(ctx, node: cst.CSTNode) -> bool:
