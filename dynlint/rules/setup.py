@@ -9,7 +9,7 @@ from dynlint.analysis.names import COMPILE
 from dynlint.core.rule import REGISTRY, Example, FixExample, register
 from dynlint.fixes.common import SAFE, Autofix, torch_imports, torch_name
 from dynlint.rules.common import TorchRule, call_args, source_of
-from dynlint.rules.recompiles import _loop_scalar_kind, _names_in, _SiteBookkeeping
+from dynlint.rules.recompiles.common import SiteBookkeeping, loop_scalar_kind, names_in
 
 DDP = frozenset({"torch.nn.parallel.DistributedDataParallel",
                  "torch.nn.parallel.distributed.DistributedDataParallel"})
@@ -147,7 +147,7 @@ class FullgraphWithKnownBreak(TorchRule):
 
 
 @register
-class DynamicFalseWithVaryingShapes(_SiteBookkeeping):
+class DynamicFalseWithVaryingShapes(SiteBookkeeping):
     """Checks for functions compiled with `dynamic=False` that are called in a loop with inputs whose shape
     follows the loop variable."""
     code = "DYN703"
@@ -190,7 +190,7 @@ class DynamicFalseWithVaryingShapes(_SiteBookkeeping):
 
     def _static_names(self) -> Set[str]:
         out = set()
-        for target, value in self._assignments():
+        for target, value in self.assignments():
             if isinstance(value, cst.Call) and (self.call_name(value) or "") in COMPILE and \
                     _is_const(_kwarg(value, "dynamic"), "False"):
                 out.add(target)
@@ -206,21 +206,21 @@ class DynamicFalseWithVaryingShapes(_SiteBookkeeping):
                 continue              # a scalar argument is DYN501's business
             shaped = self._shape_args(value)
             for var in shaped:
-                if any(_loop_scalar_kind(loop, var) == "int" for loop in loops):
+                if any(loop_scalar_kind(loop, var) == "int" for loop in loops):
                     self.report(node, callee=node.func.value)
                     return
 
     def _shape_args(self, value: cst.CSTNode) -> Set[str]:
         """Names that decide the shape of `torch.ones(n, 3)` / `x[:n]` (not the values: `torch.ones(4) * n`)."""
         if isinstance(value, cst.Call) and (self.call_name(value) or "").startswith("torch."):
-            return set().union(*[_names_in(a) for a in call_args(value)[0]]) if value.args else set()
+            return set().union(*[names_in(a) for a in call_args(value)[0]]) if value.args else set()
         if isinstance(value, cst.Subscript):
             names = set()
             for el in value.slice:
                 if isinstance(el.slice, cst.Slice):
                     for b in (el.slice.lower, el.slice.upper):
                         if b is not None:
-                            names |= _names_in(b)
+                            names |= names_in(b)
             return names
         return set()
 

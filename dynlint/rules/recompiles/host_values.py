@@ -1,0 +1,196 @@
+"""Python values made from tensors at a graph break (`.tolist()`, `.item()`) and read by the code Dynamo resumes
+after it, in the same function (DYN510) or in its caller (DYN511)."""
+from __future__ import annotations
+
+from typing import Set
+
+import libcst as cst
+
+from dynlint.analysis.guards import effect
+from dynlint.analysis.tensors import TENSOR, WEAK
+from dynlint.core.rule import Example, register
+from dynlint.core.walker import dotted
+from dynlint.rules.common import TorchRule
+
+
+HOST_VALUES = ("DYN201", "DYN202", "DYN203")       # .item(), int(t)/float(t), .tolist(): their breaks
+
+
+def guarded_read(ctx, node: cst.Name, tensor=None) -> bool:
+    """Is this read where the resumed code specialises on the value: an argument of a tensor method or a
+    torch function (`x.split(sizes)`, `torch.arange(n)`), a `range()` bound, the test of an `if`/`while`?
+    A value returned or handed to another function is guarded where that function uses it (not known
+    here); one on the right of `and`/`or` may never be evaluated. `tensor(receiver)`: whether a local whose
+    method is called is known to be a tensor (without it, any local's method is taken for a tensor's)."""
+    chain = list(ctx.parents) + [node]
+    for i in range(len(chain) - 2, -1, -1):
+        n, child = chain[i], chain[i + 1]
+        if isinstance(n, cst.BooleanOperation) and child is n.right:
+            return False
+        if isinstance(n, (cst.If, cst.While)):
+            return child is n.test
+        if isinstance(n, cst.Call) and child is not n.func:
+            text = dotted(n.func) or ""
+            name = ctx.qualify(n.func) or text
+            return name.startswith("torch.") or name == "range" or (    # a method of a local: a tensor's
+                isinstance(n.func, cst.Attribute) and name == text and not text.startswith("self.") and
+                (tensor is None or tensor(n.func.value)))
+        if isinstance(n, (cst.Return, cst.SimpleStatementLine, cst.Lambda, cst.FunctionDef)):
+            return False
+    return False
+
+
+@register
+class HostValueGuardedAfterBreak(TorchRule):
+    """Checks for a Python value taken from a tensor where the graph breaks (`sizes = counts.tolist()`,
+    `n = mask.sum().item()`) and then read by the code after it (`x.split(sizes)`, `if n:`): Dynamo
+    resumes after the break in a new frame that receives the value as an input and guards on it."""
+    code = "DYN510"
+    name = "host-value-guarded-after-break"
+    message = ("`{name}` comes from the graph break at line {line} and is read by the code Dynamo resumes after "
+               "it, which is guarded on its value: {effect}")
+    fix = ("Keep the value a tensor (`torch.split` with a tensor of sizes is not possible, but masks, `torch.where` "
+           "and `index_select` often are), or mark the values dynamic; fixing the break removes both")
+    recompiles = True
+    severity = "note"
+    why = """
+        A `.tolist()`, `.item()` or `int(tensor)` that breaks the graph ends the graph there; Dynamo resumes
+        the function after it in a frame of its own whose inputs include the Python values just made. The
+        resumed code is specialised on them (split sizes, a loop bound, a condition) and guarded, so the first
+        call whose data give other values recompiles; then they become dynamic (docs/guards.md, "values
+        after a break"). Routing counts in mixture-of-experts layers change on every batch.
+    """
+    INVALID = [Example("""
+        import torch
+
+        @torch.compile
+        def per_expert(x, route):
+            sizes = torch.bincount(route, minlength=4).tolist()
+            return [part.sum() for part in x.split(sizes)]
+    """, "per_expert(torch.ones(8, 2), torch.tensor([0, 0, 1, 1, 1, 2, 3, 3]))",
+        "per_expert(torch.ones(8, 2), torch.tensor([0, 1, 1, 1, 1, 2, 2, 3]))")]
+    VALID = [Example("""
+        import torch
+
+        @torch.compile
+        def per_expert(x, route):
+            onehot = torch.nn.functional.one_hot(route, 4).to(x.dtype)
+            return onehot.t() @ x
+    """, "per_expert(torch.ones(8, 2), torch.tensor([0, 0, 1, 1, 1, 2, 3, 3]))",
+        "per_expert(torch.ones(8, 2), torch.tensor([0, 1, 1, 1, 1, 2, 2, 3]))")]
+
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self.made: dict = {}        # (function, name) -> line of `name = <host value>`
+        self.read: dict = {}        # (function, name) -> the first later read
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        value = node.value
+        host = isinstance(value, cst.Call) and (
+            (isinstance(value.func, cst.Attribute) and value.func.attr.value in ("tolist", "item")) or
+            (isinstance(value.func, cst.Name) and value.func.value in ("int", "float", "bool")))
+        if host and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
+            key = (self.ctx.qualname, node.targets[0].target.value)
+            self.made[key] = self.ctx.position(node)[0]
+            self.read.pop(key, None)
+
+    def visit_Name(self, node: cst.Name) -> None:
+        key = (self.ctx.qualname, node.value)
+        if key not in self.made or key in self.read:
+            return
+        parent = self.ctx.parents[-1] if self.ctx.parents else None
+        if isinstance(parent, (cst.AssignTarget, cst.Param)) or (isinstance(parent, cst.Attribute) and
+                                                                  parent.attr is node):
+            return
+        if self.ctx.position(node)[0] > self.made[key] and \
+                guarded_read(self.ctx, node, lambda recv: self.tensors.kind(recv) in (TENSOR, WEAK)):
+            self.read[key] = node
+
+    def finish(self, findings) -> None:
+        breaks = {f.line for f in findings if f.code in HOST_VALUES}
+        for key, node in self.read.items():
+            if self.made[key] in breaks:
+                self.ctx.report(self, node, self.format_message(name=key[1], line=self.made[key],
+                                                                effect=effect("values after a break")), ())
+
+
+@register
+class HostValueGuardedInResumedCode(TorchRule):
+    """Checks for Python values a function makes where the graph breaks and returns (`sizes =
+    counts.tolist()`, then `return x, sizes`), read by its caller's code after the call or by what that code
+    passes them to: the caller's graph ends at the call, and the code Dynamo resumes after it is guarded on
+    the values."""
+    code = "DYN511"
+    name = "host-value-guarded-in-resumed-code"
+    message = ("`{name}` holds the Python values made at the graph break at {where} and returned from there; the "
+               "code Dynamo resumes after that call reads them here and is guarded on them: {effect}")
+    fix = ("Return the counts as a tensor and keep the code after the call on tensors (masks, `index_select`), or "
+           "mark the values dynamic; fixing the break removes both")
+    recompiles = True
+    severity = "note"
+    scope = "frame"
+    why = """
+        A function that breaks the graph with `.tolist()` (or `.item()`, `int(t)`) ends its caller's graph at
+        the call: Dynamo runs the function, then resumes the caller after the call in a frame of its own,
+        whose inputs include the values the function returned. Code of that resumed frame, the caller's own
+        or a function it calls and Dynamo inlines, is specialised on those values where it reads them (split
+        sizes, a loop bound, a condition), so the first call whose data give other values recompiles; then
+        they become dynamic (docs/guards.md, "values after a break"). Mixture-of-experts layers that route with
+        `expert_size = counts.tolist()` in a gating module and split by it in the experts' module do this on
+        every batch.
+    """
+    INVALID = [Example("""
+        import torch
+
+
+        def route(x):
+            counts = (x.argmax(-1)[:, None] == torch.arange(4)).sum(0)
+            sizes = counts.tolist()
+            return x * 2, sizes
+
+
+        def per_expert(x, sizes):
+            return torch.cat([part.sum(0, keepdim=True) for part in x.split(sizes)])
+
+
+        @torch.compile
+        def moe(x):
+            y, sizes = route(x)
+            return per_expert(y, sizes)
+    """, "moe(torch.eye(4).repeat(2, 1))", "moe(torch.eye(4)[[0, 0, 0, 1, 1, 2, 3, 3]])")]
+    VALID = [Example("""
+        import torch
+
+
+        def route(x):
+            onehot = (x.argmax(-1)[:, None] == torch.arange(4)).to(x.dtype)
+            return x * 2, onehot
+
+
+        def per_expert(x, onehot):
+            return onehot.t() @ x
+
+
+        @torch.compile
+        def moe(x):
+            y, onehot = route(x)
+            return per_expert(y, onehot)
+    """, "moe(torch.eye(4).repeat(2, 1))", "moe(torch.eye(4)[[0, 0, 0, 1, 1, 2, 3, 3]])")]
+
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self.done: Set[str] = set()
+
+    def visit_Name(self, node: cst.Name) -> None:
+        project = self.ctx.project
+        frame = project.frames.get((self.ctx.path, self.ctx.qualname)) if project is not None else None
+        origin = {name: (path, line) for name, path, line in frame.host}.get(node.value) if frame else None
+        parent = self.ctx.parents[-1] if self.ctx.parents else None
+        if origin is None or node.value in self.done or isinstance(parent, (cst.AssignTarget, cst.Param)) or (
+                isinstance(parent, cst.Attribute) and parent.attr is node) or \
+                not guarded_read(self.ctx, node, lambda recv: self.tensors.kind(recv) in (TENSOR, WEAK)):
+            return
+        self.done.add(node.value)
+        path, line = origin
+        self.report(node, name=node.value, where=f"line {line}" if path == self.ctx.path else f"{path}:{line}",
+                    effect=effect("values after a break"))

@@ -1,0 +1,424 @@
+"""Scalar arguments that change between calls: a loop variable passed to a compiled function (DYN501), a
+`range()` over an int parameter (DYN502), and call sites that pass different constants (DYN508)."""
+from __future__ import annotations
+
+import ast
+import re
+from typing import List, Optional, Tuple
+
+import libcst as cst
+
+from dynlint.analysis.guards import effect, recompiles
+from dynlint.analysis.tensors import TENSOR
+from dynlint.core.rule import Example, register
+from dynlint.core.walker import children
+from dynlint.rules.common import TorchRule, call_args
+from dynlint.rules.recompiles.common import GRAD_OFF, SiteBookkeeping, float_expr, parameter_names, varying
+
+
+@register
+class VaryingScalarArgument(TorchRule):
+    """Checks for calls of a compiled function inside a loop that pass the loop variable: a float, bool or
+    string that changes every iteration (an int becomes dynamic with the sizes: not reported); and a sampling
+    loop that hands the compiled function back what it returned with grad mode on (`x = step(model, x)`):
+    `x` requires grad from the second call on."""
+    code = "DYN501"
+    name = "varying-scalar-argument"
+    message = "compiled `{callee}` gets the loop variable `{var}` ({kind}): {effect}"
+    fix = "Pass varying numbers as tensors (`torch.tensor(step)`), or mark them dynamic; map strings to a small fixed set of modes or to separate compiled functions"
+    recompiles = True
+    scope = "site"
+    why = """
+        Dynamo guards on the value of every Python scalar argument (`step == 3`, `mode == 'train'`). A new
+        int or float recompiles once, after which Dynamo makes it dynamic (a SymInt/SymFloat); a new bool
+        compiles one graph per value; a new string recompiles on every value until `recompile_limit` (8)
+        is hit, after which the function silently runs eagerly. An int loop variable is not reported: it
+        recompiles once and becomes dynamic, as the sizes of a first new input do (docs/guards.md).
+    """
+    INVALID = [
+        Example("""
+            import torch
+
+            @torch.compile
+            def scale(x, temperature):
+                return x / temperature
+
+            def run(x):
+                for temperature in [0.5, 1.0, 2.0]:
+                    x = scale(x, temperature)
+                return x
+        """, "run(torch.ones(3))"),
+        Example("""
+            import torch
+
+            @torch.compile
+            def activate(x, kind):
+                return torch.relu(x) if kind == "relu" else torch.tanh(x)
+
+            def sweep(x):
+                for kind in ["relu", "tanh", "gelu"]:
+                    x = activate(x, kind)
+                return x
+        """, "sweep(torch.ones(3))"),
+        Example("""
+            import torch
+            from torch import nn
+
+            @torch.compile
+            def denoise_step(model, x):
+                return x - 0.1 * model(x)
+
+            def sample(model):
+                x = torch.randn(2, 4)
+                for _ in range(3):
+                    x = denoise_step(model, x)
+                return x
+        """, "sample(nn.Linear(4, 4))"),
+    ]
+    VALID = [Example("""
+        import torch
+
+        @torch.compile
+        def scale(x, factor):
+            return x * factor
+
+        def run(x):
+            for step in range(4):
+                x = scale(x, torch.tensor(float(step)))
+            return x
+    """, "run(torch.ones(3))"), Example("""
+        import torch
+
+        @torch.compile
+        def scale(x, factor):
+            return x * factor
+
+        def run(x):
+            for factor in range(4):
+                x = scale(x, factor)        # an int: one recompile, then a dynamic int
+            return x
+    """), Example("""
+        import torch
+        from torch import nn
+
+        @torch.compile
+        def denoise_step(model, x):
+            return x - 0.1 * model(x)
+
+        def sample(model):
+            x = torch.randn(2, 4)
+            with torch.no_grad():           # what it returns does not require grad
+                for _ in range(3):
+                    x = denoise_step(model, x)
+            return x
+    """, "sample(nn.Linear(4, 4))")]
+
+    GUARD = {"int": "int argument", "float": "float argument", "bool": "bool argument", "str": "str argument",
+             "None or tensor": "None or tensor argument", "dtype": "dtype argument", "dict": "dict argument",
+             "tuple": "tuple argument"}
+
+    def _int_use(self, callee: str, call: cst.Call, arg: cst.Arg) -> str:
+        """How `callee` (a function of this file) uses the int parameter that `arg` binds: "int argument in
+        range" (a `range(...)` bound), "int argument in condition" (an `if` / `while` test reads it) or "int
+        argument"."""
+        ix = self.ctx.index
+        info = ix.functions.get(callee) if ix is not None else None
+        if info is None:
+            return "int argument"
+        if arg.keyword is not None:
+            param = arg.keyword.value
+        else:
+            i = [a for a in call.args if a.keyword is None].index(arg)
+            param = info.params[i] if i < len(info.params) else None
+        if param is None:
+            return "int argument"
+        text = "\n".join((self.ctx.source or "").splitlines()[info.def_line - 1:info.end])
+        name = re.escape(param)
+        if re.search(rf"\brange\((\s*[^()]*,)?\s*{name}\s*[,)]", text):
+            return "int argument in range"
+        compared = rf"(\b{name}\s*(<|>|==|!=)|(<|>|==|!=)=?\s*{name}\b)"
+        if re.search(rf"^\s*(el)?(if|while)\b[^\n#]*{compared}", text, re.M):
+            return "int argument in condition"
+        return "int argument"
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if not isinstance(node.func, cst.Name) or node.func.value not in self.compiled_names():
+            return
+        loops = [b for b in self.ctx.blocks if isinstance(b, cst.For)]
+        if loops and self._comes_back_with_grad(node):
+            return
+        for arg in node.args:
+            value = arg.value
+            if arg.star or isinstance(value, (cst.Integer, cst.Float, cst.SimpleString)):
+                continue
+            if self.tensors.kind(value) == TENSOR:
+                if self._tensor_argument(node.func.value, value, loops):
+                    return
+                continue
+            found = varying(self.ctx, value, loops)
+            if found is None:
+                continue
+            var, var_kind = found
+            kind = _value_kind(value, var_kind)
+            if kind is None:
+                continue            # built from the loop variable in a way not known here (`batches[i]`)
+            guard = self.GUARD.get(kind)
+            if guard == "int argument":
+                guard = self._int_use(node.func.value, node, arg)
+            if guard and not recompiles(guard):
+                return          # an int: one recompile, then dynamic with the sizes
+            self.report(value, callee=node.func.value, var=var, kind=kind,
+                        effect=effect(guard) if guard else "new values recompile")
+            return
+
+    TENSOR_KEYWORDS = {("dtype", "dtype"): "tensor dtype argument", ("requires_grad", "bool"): "tensor requires_grad argument"}
+
+    FACTORY = re.compile(r"torch\.(randn|rand|zeros|ones|empty|full|normal|randint)(_like)?\(")
+
+    def _comes_back_with_grad(self, node: cst.Call) -> bool:
+        """`x = step(model, x, t)` in a loop with grad mode on: the compiled function runs a module it is handed
+        (`model(...)`), so what it returns requires grad, and the loop hands that back as `x`. The first call
+        saw `x` made by a torch factory (no grad), the second sees `requires_grad=True`: Dynamo guards on it
+        and compiles again, once (`tensor 'x' requires_grad mismatch`)."""
+        parent = self.ctx.parents[-1] if self.ctx.parents else None
+        if not (isinstance(parent, cst.Assign) and parent.value is node and len(parent.targets) == 1 and
+                isinstance(parent.targets[0].target, cst.Name)):
+            return False
+        var = parent.targets[0].target.value
+        arg = next((a for a in node.args if isinstance(a.value, cst.Name) and a.value.value == var and not a.star), None)
+        fn = next((f for f in reversed(self.ctx.functions) if isinstance(f, cst.FunctionDef)), None)
+        ix = self.ctx.index
+        info = ix.functions.get(node.func.value) if ix is not None else None
+        if arg is None or fn is None or info is None:
+            return False
+        no_grad = [d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator for d in fn.decorators]
+        no_grad += [i.item.func if isinstance(i.item, cst.Call) else i.item for b in self.ctx.blocks
+                    if isinstance(b, cst.With) for i in b.items]
+        if any(self.ctx.qualify(n) in GRAD_OFF | {"torch.set_grad_enabled"} for n in no_grad):
+            return False
+        lines = (self.ctx.source or "").splitlines()
+        callee = "\n".join(lines[info.start - 1:info.end])
+        if "no_grad" in callee or "inference_mode" in callee or "set_grad_enabled" in callee or not any(
+                re.search(rf"\b{re.escape(p)}\(", callee) for p in info.params if p not in ("self", "cls")):
+            return False
+        call_line = self.ctx.position(node)[0]
+        start = self.ctx.position(fn)[0]
+        made = re.compile(rf"^\s*{re.escape(var)}\s*=\s*(.*)$")
+        first = [m.group(1) for ln in lines[start:call_line - 1] for m in [made.match(ln)] if m]
+        if not first or not self.FACTORY.match(first[0]) or "requires_grad" in first[0]:
+            return False
+        self.report(arg.value, message=f"compiled `{node.func.value}` gets back `{var}`, which it returns requiring "
+                                       f"grad (grad mode is on and it runs the module it is handed): the second "
+                                       f"call sees `requires_grad=True` where the first saw False, so "
+                                       f"{effect('tensor requires_grad argument')}")
+        return True
+
+    def _tensor_argument(self, callee: str, value: cst.BaseExpression, loops) -> bool:
+        """A tensor made for the call with a `dtype=` or `requires_grad=` built from the loop variable
+        (`torch.ones(3, dtype=(torch.float32, torch.float64)[i % 2])`): Dynamo guards on both."""
+        for a in value.args if isinstance(value, cst.Call) else ():
+            found = varying(self.ctx, a.value, loops) if a.keyword is not None else None
+            guard = self.TENSOR_KEYWORDS.get((a.keyword.value, _value_kind(a.value, found[1]))) if found else None
+            if guard:
+                self.report(a.value, callee=callee, var=found[0], kind=f"the `{a.keyword.value}` of a tensor argument",
+                            effect=effect(guard))
+                return True
+        return False
+
+
+def _dict_keys(node: cst.BaseExpression) -> Optional[frozenset]:
+    """The literal keys of a dict display (`{"clip": 1.0}`); None for anything else."""
+    if not isinstance(node, cst.Dict) or not all(
+            isinstance(e, cst.DictElement) and isinstance(e.key, (cst.SimpleString, cst.Integer)) for e in node.elements):
+        return None
+    return frozenset(e.key.value for e in node.elements)
+
+
+def _value_kind(value: cst.BaseExpression, var_kind: str) -> Optional[str]:
+    """The kind of an argument built from a varying name of kind `var_kind`; None when not known."""
+    if isinstance(value, cst.Name):
+        return var_kind
+    if isinstance(value, cst.Dict) and all(isinstance(e, cst.DictElement) for e in value.elements):
+        return "dict" if all(_value_kind(e.value, var_kind) in ("int", "float", None) for e in value.elements) \
+            and any(_value_kind(e.value, var_kind) for e in value.elements) else None
+    if isinstance(value, cst.Tuple):
+        kinds = [_value_kind(e.value, var_kind) for e in value.elements]
+        return "tuple" if any(kinds) and all(k in ("int", "float", None) for k in kinds) else None
+    if isinstance(value, (cst.Comparison, cst.BooleanOperation)) or \
+            (isinstance(value, cst.UnaryOperation) and isinstance(value.operator, cst.Not)):
+        return "bool"
+    if isinstance(value, cst.IfExp) and any(isinstance(b, cst.Name) and b.value == "None"
+                                                   for b in (value.body, value.orelse)):
+        return "None or tensor"
+    if isinstance(value, cst.IfExp) and _dict_keys(value.body) is not None and \
+            _dict_keys(value.orelse) not in (None, _dict_keys(value.body)):
+        return "dict"             # `{"clip": 1.0} if i % 2 else {}`: its key set changes
+    if isinstance(value, cst.Subscript) and isinstance(value.value, (cst.Tuple, cst.List)):
+        items = [e.value for e in value.value.elements]
+        if items and all(isinstance(e, cst.SimpleString) for e in items):
+            return "str"
+        if items and all(isinstance(e, cst.Attribute) and isinstance(e.value, cst.Name) and e.value.value == "torch"
+                         for e in items):
+            return "dtype"
+        return None
+    if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value == "bool":
+        return "bool"
+    if float_expr(value):
+        return "float"            # `step * 0.5`: a float made of the int
+    if _has_string(value):
+        return "str"
+    return var_kind if isinstance(value, (cst.BinaryOperation, cst.UnaryOperation)) else None
+
+
+def _has_string(node: cst.CSTNode) -> bool:
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, (cst.SimpleString, cst.FormattedString)):
+            return True
+        if isinstance(n, (cst.BinaryOperation, cst.UnaryOperation)):
+            stack.extend(children(n))
+    return False
+
+
+@register
+class RangeOverIntArgument(TorchRule):
+    """Checks for `range(n)` in a compiled function where `n` is one of its own (non-tensor) parameters."""
+    code = "DYN502"
+    name = "range-over-int-argument"
+    message = "`range({var})` over an argument of the compiled function: every new value of `{var}` recompiles"
+    fix = "Loop over a size Dynamo can keep symbolic (a tensor dimension), pass a fixed bound, or move the loop into the caller"
+    recompiles = True
+    preview = ("a recompile needs callers that pass different values; one that always passes the same count "
+               "(a config's `order`) compiles once, and the code here cannot tell which")
+    why = """
+        A Python loop is unrolled while tracing, so Dynamo must know exactly how many iterations to trace: it
+        specialises on `n` (`n == 3`). Unlike other int arguments, which become dynamic after one recompile,
+        an int that drives `range()` stays specialised, so every distinct value compiles a new graph until
+        `recompile_limit` (8) is hit.
+    """
+    INVALID = [Example("""
+        import torch
+
+        @torch.compile
+        def smooth(x, steps: int):
+            for _ in range(steps):
+                x = 0.5 * (x + x.roll(1))
+            return x
+    """, "for n in (1, 2, 3): smooth(torch.ones(4), n)")]
+    VALID = [Example("""
+        import torch
+
+        STEPS = 3
+
+        @torch.compile
+        def smooth(x):
+            for _ in range(STEPS):
+                x = 0.5 * (x + x.roll(1))
+            for _ in range(x.shape[0] // 4):
+                x = x * 1.0
+            return x
+    """, "for n in (1, 2, 3): smooth(torch.ones(4))")]
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if not (isinstance(node.func, cst.Name) and node.func.value == "range" and self.call_name(node) == "range"):
+            return
+        fn = self.ctx.function
+        if not isinstance(fn, cst.FunctionDef) or len(self.ctx.functions) != 1:
+            return
+        chain = self.ctx.region_chain()
+        if not (len(chain) == 1 and chain[0] == self.ctx.qualname):
+            return                  # only a compile root's parameters are guarded inputs
+        params = parameter_names(fn) - {"self", "cls"}
+        for arg in call_args(node)[0]:
+            if isinstance(arg, cst.Name) and arg.value in params and self.tensors.kind(arg) != TENSOR:
+                self.report(node, var=arg.value)
+                return
+
+
+@register
+class ScalarArgumentDiffersBetweenCallSites(SiteBookkeeping):
+    """Checks for a compiled function that call sites of the file pass different float, string or bool
+    constants for the same keyword (`temperature=0.7` here, `temperature=1.0` there; `act="gelu"` and
+    `act="relu"`)."""
+    code = "DYN508"
+    name = "scalar-argument-differs-between-call-sites"
+    message = ("compiled `{callee}` gets `{keyword}={value}` here and `{keyword}={other}` at line {line}: a {kind} "
+               "argument is guarded on its value, so {effect}")
+    fix = ("Pass the value as a tensor (`torch.tensor(0.7)`) when it changes, or compile one function per "
+           "setting (`functools.partial` before `torch.compile`)")
+    recompiles = True
+    severity = "note"
+    why = """
+        Dynamo guards on the value of a float, string or bool argument (`temperature == 0.7`). Call sites that
+        pass different constants make the second one fail the guard and compile again: a float then becomes
+        a graph input (one recompile), a string or a bool compiles one graph per value. Ints are not reported:
+        they become dynamic with the sizes of a first new input (docs/guards.md).
+    """
+    INVALID = [Example("""
+        import torch
+
+        @torch.compile
+        def sample(logits, temperature=1.0):
+            return torch.softmax(logits / temperature, dim=-1)
+
+        def generate(logits):
+            greedy = sample(logits, temperature=0.1)
+            creative = sample(logits, temperature=1.3)
+            return greedy, creative
+    """, "generate(torch.ones(4))")]
+    VALID = [Example("""
+        import torch
+
+        @torch.compile
+        def sample(logits, temperature=1.0):
+            return torch.softmax(logits / temperature, dim=-1)
+
+        def generate(logits):
+            greedy = sample(logits, temperature=torch.tensor(0.1))
+            creative = sample(logits, temperature=torch.tensor(1.3))
+            return greedy, creative
+    """, "generate(torch.ones(4))")]
+
+    KINDS = {float: ("float", "float argument"), str: ("string", "str argument"), bool: ("bool", "bool argument")}
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if not isinstance(node.func, cst.Name) or node.func.value not in self.compiled_names():
+            return
+        line = self.ctx.position(node)[0] if any(a.keyword is not None for a in node.args) else 0
+        for arg in node.args:
+            if arg.keyword is None or not isinstance(arg.value, (cst.Float, cst.SimpleString, cst.Name)):
+                continue
+            value = _literal(arg.value)
+            kind = self.KINDS.get(type(value))
+            if kind is None:
+                continue
+            for other_line, other in self.ctx.analysis(_constant_keywords, node.func.value, arg.keyword.value):
+                if other_line < line and type(other) is type(value) and other != value and \
+                        recompiles(kind[1]):
+                    self.report(arg, callee=node.func.value, keyword=arg.keyword.value, value=repr(value),
+                                other=repr(other), line=other_line, kind=kind[0], effect=effect(kind[1]))
+                    return
+
+
+def _literal(node: cst.BaseExpression):
+    if isinstance(node, cst.Name):
+        return {"True": True, "False": False}.get(node.value)
+    try:
+        return ast.literal_eval(node.value)
+    except (ValueError, SyntaxError):
+        return None
+
+
+def _constant_keywords(ctx, callee: str, keyword: str) -> List[Tuple[int, object]]:
+    """An analysis: the (line, value) of every constant `keyword=` that the file's calls of `callee` pass."""
+    ix = ctx.index
+    calls = (list(ix.module_calls) + [c for f in ix.functions.values() for c in f.calls]) if ix is not None else []
+    out = []
+    for c in calls:
+        if c.kind == "name" and c.target == callee and keyword in c.kwargs:
+            try:
+                out.append((c.line, ast.literal_eval(c.kwargs[keyword])))
+            except (ValueError, SyntaxError):
+                continue
+    return sorted(out)
