@@ -180,38 +180,58 @@ class VaryingScalarArgument(TorchRule):
         (`model(...)`), so what it returns requires grad, and the loop hands that back as `x`. The first call
         saw `x` made by a torch factory (no grad), the second sees `requires_grad=True`: Dynamo guards on it
         and compiles again, once (`tensor 'x' requires_grad mismatch`)."""
-        parent = self.ctx.parents[-1] if self.ctx.parents else None
-        if not (isinstance(parent, cst.Assign) and parent.value is node and len(parent.targets) == 1 and
-                isinstance(parent.targets[0].target, cst.Name)):
-            return False
-        var = parent.targets[0].target.value
-        arg = next((a for a in node.args if isinstance(a.value, cst.Name) and a.value.value == var and not a.star), None)
+        fed_back = self._fed_back(node)
         fn = next((f for f in reversed(self.ctx.functions) if isinstance(f, cst.FunctionDef)), None)
         ix = self.ctx.index
         info = ix.functions.get(node.func.value) if ix is not None else None
-        if arg is None or fn is None or info is None:
+        if fed_back is None or fn is None or info is None or self._grad_mode_set_here(fn) or \
+                not self._runs_module_with_grad(info):
             return False
-        no_grad = [d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator for d in fn.decorators]
-        no_grad += [i.item.func if isinstance(i.item, cst.Call) else i.item for b in self.ctx.blocks
-                    if isinstance(b, cst.With) for i in b.items]
-        if any(self.ctx.qualify(n) in GRAD_OFF | {"torch.set_grad_enabled"} for n in no_grad):
-            return False
-        lines = (self.ctx.source or "").splitlines()
-        callee = "\n".join(lines[info.start - 1:info.end])
-        if "no_grad" in callee or "inference_mode" in callee or "set_grad_enabled" in callee or not any(
-                re.search(rf"\b{re.escape(p)}\(", callee) for p in info.params if p not in ("self", "cls")):
-            return False
-        call_line = self.ctx.position(node)[0]
-        start = self.ctx.position(fn)[0]
-        made = re.compile(rf"^\s*{re.escape(var)}\s*=\s*(.*)$")
-        first = [m.group(1) for ln in lines[start:call_line - 1] for m in [made.match(ln)] if m]
-        if not first or not self.FACTORY.match(first[0]) or "requires_grad" in first[0]:
+        var, arg = fed_back
+        if not self._first_made_by_factory(fn, var, self.ctx.position(node)[0]):
             return False
         self.report(arg.value, message=f"compiled `{node.func.value}` gets back `{var}`, which it returns requiring "
                                        f"grad (grad mode is on and it runs the module it is handed): the second "
                                        f"call sees `requires_grad=True` where the first saw False, so "
                                        f"{effect('tensor requires_grad argument')}")
         return True
+
+    def _fed_back(self, node: cst.Call) -> Optional[Tuple[str, cst.Arg]]:
+        """(name, argument) of a call whose result is assigned to a name it is also passed (`x = step(model,
+        x)`); None for any other call."""
+        parent = self.ctx.parents[-1] if self.ctx.parents else None
+        if not (isinstance(parent, cst.Assign) and parent.value is node and len(parent.targets) == 1 and
+                isinstance(parent.targets[0].target, cst.Name)):
+            return None
+        var = parent.targets[0].target.value
+        arg = next((a for a in node.args if isinstance(a.value, cst.Name) and a.value.value == var and not a.star), None)
+        return (var, arg) if arg is not None else None
+
+    def _grad_mode_set_here(self, fn: cst.FunctionDef) -> bool:
+        """The calling function's decorators, or a `with` around the call, turn grad mode off or set it
+        (`@torch.no_grad()`, `with torch.set_grad_enabled(train):`)."""
+        setters = [d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator for d in fn.decorators]
+        setters += [i.item.func if isinstance(i.item, cst.Call) else i.item for b in self.ctx.blocks
+                    if isinstance(b, cst.With) for i in b.items]
+        return any(self.ctx.qualify(n) in GRAD_OFF | {"torch.set_grad_enabled"} for n in setters)
+
+    def _runs_module_with_grad(self, info) -> bool:
+        """The compiled function (a function of this file) calls one of its parameters (`model(x)`) and sets
+        no grad mode itself."""
+        lines = (self.ctx.source or "").splitlines()
+        callee = "\n".join(lines[info.start - 1:info.end])
+        if "no_grad" in callee or "inference_mode" in callee or "set_grad_enabled" in callee:
+            return False
+        return any(re.search(rf"\b{re.escape(p)}\(", callee) for p in info.params if p not in ("self", "cls"))
+
+    def _first_made_by_factory(self, fn: cst.FunctionDef, var: str, call_line: int) -> bool:
+        """The first assignment of `var` in the calling function, before the call, is a torch factory that
+        does not ask for grad (`x = torch.randn(2, 4)`)."""
+        lines = (self.ctx.source or "").splitlines()
+        made = re.compile(rf"^\s*{re.escape(var)}\s*=\s*(.*)$")
+        first = next((m.group(1) for ln in lines[self.ctx.position(fn)[0]:call_line - 1] for m in [made.match(ln)]
+                      if m), None)
+        return first is not None and bool(self.FACTORY.match(first)) and "requires_grad" not in first
 
     def _tensor_argument(self, callee: str, value: cst.BaseExpression, loops) -> bool:
         """A tensor made for the call with a `dtype=` or `requires_grad=` built from the loop variable
@@ -238,36 +258,58 @@ def _value_kind(value: cst.BaseExpression, var_kind: str) -> Optional[str]:
     """The kind of an argument built from a varying name of kind `var_kind`; None when not known."""
     if isinstance(value, cst.Name):
         return var_kind
-    if isinstance(value, cst.Dict) and all(isinstance(e, cst.DictElement) for e in value.elements):
-        return "dict" if all(_value_kind(e.value, var_kind) in ("int", "float", None) for e in value.elements) \
-            and any(_value_kind(e.value, var_kind) for e in value.elements) else None
-    if isinstance(value, cst.Tuple):
-        kinds = [_value_kind(e.value, var_kind) for e in value.elements]
-        return "tuple" if any(kinds) and all(k in ("int", "float", None) for k in kinds) else None
-    if isinstance(value, (cst.Comparison, cst.BooleanOperation)) or \
-            (isinstance(value, cst.UnaryOperation) and isinstance(value.operator, cst.Not)):
-        return "bool"
-    if isinstance(value, cst.IfExp) and any(isinstance(b, cst.Name) and b.value == "None"
-                                                   for b in (value.body, value.orelse)):
-        return "None or tensor"
-    if isinstance(value, cst.IfExp) and _dict_keys(value.body) is not None and \
-            _dict_keys(value.orelse) not in (None, _dict_keys(value.body)):
-        return "dict"             # `{"clip": 1.0} if i % 2 else {}`: its key set changes
-    if isinstance(value, cst.Subscript) and isinstance(value.value, (cst.Tuple, cst.List)):
-        items = [e.value for e in value.value.elements]
-        if items and all(isinstance(e, cst.SimpleString) for e in items):
-            return "str"
-        if items and all(isinstance(e, cst.Attribute) and isinstance(e.value, cst.Name) and e.value.value == "torch"
-                         for e in items):
-            return "dtype"
-        return None
-    if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value == "bool":
+    if isinstance(value, (cst.Dict, cst.Tuple)):
+        return _display_kind(value, var_kind)
+    if isinstance(value, cst.IfExp):
+        return _conditional_kind(value)
+    if isinstance(value, cst.Subscript):
+        return _picked_kind(value)
+    if _truth_value(value):
         return "bool"
     if float_expr(value):
         return "float"            # `step * 0.5`: a float made of the int
     if _has_string(value):
         return "str"
     return var_kind if isinstance(value, (cst.BinaryOperation, cst.UnaryOperation)) else None
+
+
+def _display_kind(value: cst.BaseExpression, var_kind: str) -> Optional[str]:
+    """"dict" or "tuple" for a dict or tuple display of numbers, one of them built from the varying name
+    (Dynamo guards on each item); None for one that holds anything else (or unpacks another: `{**base}`)."""
+    if isinstance(value, cst.Dict) and not all(isinstance(e, cst.DictElement) for e in value.elements):
+        return None
+    kinds = [_value_kind(e.value, var_kind) for e in value.elements]
+    if not any(kinds) or not all(k in ("int", "float", None) for k in kinds):
+        return None
+    return "dict" if isinstance(value, cst.Dict) else "tuple"
+
+
+def _conditional_kind(value: cst.IfExp) -> Optional[str]:
+    """`t if i % 2 else None`: a None or a tensor; `{"clip": 1.0} if i % 2 else {}`: a dict whose key set
+    changes; None for any other conditional expression."""
+    if any(isinstance(b, cst.Name) and b.value == "None" for b in (value.body, value.orelse)):
+        return "None or tensor"
+    keys = _dict_keys(value.body)
+    return "dict" if keys is not None and _dict_keys(value.orelse) not in (None, keys) else None
+
+
+def _picked_kind(value: cst.Subscript) -> Optional[str]:
+    """An item picked from a literal tuple or list (`("relu", "gelu")[i % 2]`: a str; `(torch.float32,
+    torch.float64)[i % 2]`: a dtype); None for any other subscript."""
+    items = [e.value for e in value.value.elements] if isinstance(value.value, (cst.Tuple, cst.List)) else []
+    if items and all(isinstance(e, cst.SimpleString) for e in items):
+        return "str"
+    if items and all(isinstance(e, cst.Attribute) and isinstance(e.value, cst.Name) and e.value.value == "torch"
+                     for e in items):
+        return "dtype"
+    return None
+
+
+def _truth_value(value: cst.BaseExpression) -> bool:
+    """A comparison, `and` / `or`, `not x` or `bool(x)`: a bool."""
+    return isinstance(value, (cst.Comparison, cst.BooleanOperation)) or \
+        (isinstance(value, cst.UnaryOperation) and isinstance(value.operator, cst.Not)) or \
+        (isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value == "bool")
 
 
 def _has_string(node: cst.CSTNode) -> bool:
