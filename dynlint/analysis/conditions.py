@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from dynlint.analysis.tensors import TENSOR, VALUE, WEAK, Tensors
+from dynlint.analysis.tensors.inference import Tensors
+from dynlint.analysis.tensors.kinds import TENSOR, VALUE, WEAK
 
 ELEMENTWISE = frozenset({"isnan", "isinf", "isfinite", "isposinf", "isneginf", "logical_not", "abs", "neg", "bool",
                          "float", "double", "half", "long", "int", "sign", "signbit", "sqrt", "exp", "log",

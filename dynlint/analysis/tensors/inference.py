@@ -1,15 +1,7 @@
-"""Tensor-ness inference shared by all rules: is this expression a tensor?
+"""Tensor-ness inference shared by all rules: is this expression a tensor (`Tensors`, the queries)?
 
-Light and explainable, per function and flow-insensitive: a local name's kind is what all its
-assignments agree on. Kinds:
-
-* TENSOR  — produced by torch functions, tensor methods, arithmetic on tensors, `forward`'s tensor
-            parameters, `self.<parameter/buffer>`, submodule outputs;
-* VALUE   — known not to be a tensor: literals, shapes/sizes/dtypes/devices, `len()`, `self.training`,
-            `is None` checks, config attributes;
-* WEAK    — probably a tensor (an unannotated parameter of a traced helper): its tensor-only methods
-            (`x.sum()`, `x.max()`) count as direct evidence, the bare name does not;
-* UNKNOWN — anything else. Rules fire on TENSOR only: a false warning costs more than a missed one.
+Light and explainable, per function and flow-insensitive: a local name's kind (`kinds`) is what all its
+assignments (`assignments`) agree on, each judged by what torch's API returns (`torch_api`).
 """
 from __future__ import annotations
 
@@ -23,195 +15,27 @@ import libcst as cst
 
 from dynlint.analysis.names import is_module_base
 from dynlint.analysis.regions import is_module_class
-from dynlint.core.walker import parse, walk
+from dynlint.analysis.tensors.assignments import ENTRY, Assignments, Where, calls_through, parse_lines, \
+    read_file_facts, reaching
+from dynlint.analysis.tensors.kinds import (FLOAT_IF_TENSOR, FLOAT_TENSOR, NOT_FLOAT, TENSOR, UNKNOWN, VALUE, WEAK,
+                                            combine)
+from dynlint.analysis.tensors.syntax import float_data, float_literal, int_literal, is_device, np_sized_draw, \
+    optional_param
+from dynlint.analysis.tensors.torch_api import (
+    BOOL_CREATORS, BOOL_METHODS, BOOL_TORCH_FUNCS, CONCAT_FUNCS, CONTAINER_BUILTINS, DTYPE_ARG_FUNCS, DTYPE_ARG_METHODS,
+    DTYPE_KEEPING_FUNCS, DTYPE_KEEPING_METHODS, EVIDENCE_METHODS, FLOAT_ARITH, FLOAT_DTYPES, FLOAT_FACTORIES,
+    FLOAT_RESULT_FUNCS, FLOAT_RESULT_METHODS, FULL_REDUCTIONS, INHERITED_PARAMS, INTEGER_DTYPES, NP_TRACED_DRAWS,
+    PARAMETRISED_LAYERS, SCALAR_MATH, SCALAR_PRESERVING, TENSOR_ANNOTATIONS, TENSOR_CTORS, TENSOR_METHODS,
+    TORCH_OTHER_FUNCS, TORCH_TENSOR_CLASSES, TORCH_TENSOR_PREFIXES, TORCH_VALUE_FUNCS, VALUE_ANNOTATIONS,
+    VALUE_ATTRS, VALUE_BUILTINS, VALUE_METHODS)
+from dynlint.core.walker import walk
 
-TENSOR, VALUE, WEAK, UNKNOWN = "tensor", "value", "weak", "unknown"
-
-# Tensor attributes that are not tensors.
-VALUE_ATTRS = frozenset({"shape", "dtype", "device", "ndim", "is_cuda", "is_sparse", "is_quantized", "is_meta",
-                         "requires_grad", "layout", "names", "is_leaf", "training", "grad_fn", "itemsize",
-                         "nbytes", "is_mps", "is_cpu", "is_nested"})
-# Tensor methods that return Python values (not tensors).
-VALUE_METHODS = frozenset({"size", "dim", "numel", "nelement", "ndimension", "item", "tolist", "is_contiguous",
-                           "is_floating_point", "is_complex", "data_ptr", "element_size", "stride", "get_device",
-                           "storage_offset", "type", "untyped_storage", "is_pinned", "is_shared",
-                           "is_set_to", "numpy", "__len__", "has_names", "is_signed", "is_inference",
-                           "equal", "allclose", "is_nonzero", "is_same_size", "dim_order"})
-# Methods that exist on tensors and hardly anything else, so they are evidence that a WEAK value is a tensor.
-TENSOR_METHODS = frozenset({
-    "sum", "mean", "max", "min", "amax", "amin", "any", "all", "norm", "abs", "argmax", "argmin", "std", "var",
-    "prod", "cumsum", "exp", "log", "sqrt", "pow", "sigmoid", "softmax", "relu", "tanh", "float", "half",
-    "double", "int", "long", "bool", "to", "cpu", "cuda", "detach", "clone", "view", "reshape", "permute",
-    "transpose", "contiguous", "unsqueeze", "squeeze", "expand", "flatten", "matmul", "masked_fill", "eq",
-    "ne", "gt", "lt", "ge", "le", "isnan", "isinf", "isfinite", "nonzero", "count_nonzero", "logical_and",
-    "logical_or", "logical_not", "gather", "index_select", "chunk", "split", "narrow", "type_as", "new_zeros",
-    "new_ones", "new_full", "new_empty", "new_tensor", "repeat", "clamp", "clip", "round", "floor", "ceil",
-    "mul", "add", "sub", "div", "neg", "sign", "topk", "sort", "argsort", "unique", "masked_select", "where",
-    "bmm", "mm", "softplus", "exp_", "add_", "mul_", "zero_", "fill_", "copy_", "bernoulli", "allclose",
-    "equal", "isclose", "square", "rsqrt", "reciprocal", "item", "tolist", "numpy", "diff", "roll", "flip",
-})
-# torch.* callables that do not return tensors.
-TORCH_VALUE_FUNCS = frozenset({
-    "torch.is_tensor", "torch.is_floating_point", "torch.is_complex", "torch.is_grad_enabled", "torch.numel",
-    "torch.get_default_dtype", "torch.finfo", "torch.iinfo", "torch.Size", "torch.device", "torch.dtype",
-    "torch.is_autocast_enabled", "torch.is_inference_mode_enabled", "torch.compiler.is_compiling",
-    "torch._dynamo.is_compiling", "torch.jit.is_scripting", "torch.jit.is_tracing", "torch.is_nonzero",
-    "torch.cuda.is_available", "torch.cuda.device_count", "torch.cuda.current_device", "torch.equal",
-    "torch.are_deterministic_algorithms_enabled", "torch.get_num_threads", "torch.is_storage",
-    "torch.backends.mps.is_available", "torch.cuda.get_device_name", "torch.cuda.get_device_capability",
-    "torch.compiler.is_dynamo_compiling", "torch.fx._symbolic_trace.is_fx_tracing", "torch.allclose",
-    "torch.result_type", "torch.promote_types", "torch.can_cast", "torch.broadcast_shapes", "torch.typename",
-    "torch.get_default_device", "torch.is_autocast_cpu_enabled", "torch.get_autocast_gpu_dtype",
-    "torch.get_autocast_dtype", "torch.is_anomaly_enabled", "torch.is_same_size", "torch.is_warn_always_enabled",
-    "torch.is_deterministic_algorithms_warn_only_enabled", "torch.get_float32_matmul_precision",
-    "torch.is_inference", "torch.is_conj", "torch.is_neg", "torch.is_signed", "torch.get_num_interop_threads",
-})
-# torch namespaces whose functions return tensors (top-level lowercase torch.<fn> do too, unless listed above)
-TORCH_TENSOR_NAMESPACES = ("torch.nn.functional.", "torch.linalg.", "torch.fft.", "torch.special.",
-                           "torch.sparse.", "torch.nested.", "torch.ops.", "torch.masked.")
-TORCH_TENSOR_PREFIXES = TORCH_TENSOR_NAMESPACES + ("torch.functional.",)
-TORCH_TENSOR_CLASSES = frozenset({"torch.Tensor", "torch.FloatTensor", "torch.LongTensor", "torch.BoolTensor",
-                                  "torch.IntTensor", "torch.DoubleTensor", "torch.HalfTensor"})
-# top-level torch callables that return neither tensors nor plain values (contexts, modules, generators...)
-TORCH_OTHER_FUNCS = frozenset({
-    "torch.compile", "torch.autocast", "torch.no_grad", "torch.enable_grad", "torch.inference_mode",
-    "torch.set_grad_enabled", "torch.manual_seed", "torch.seed", "torch.initial_seed", "torch.load", "torch.save",
-    "torch.use_deterministic_algorithms", "torch.set_default_dtype", "torch.set_default_device",
-    "torch.set_printoptions", "torch.set_num_threads", "torch.set_float32_matmul_precision", "torch.device",
-    "torch.get_rng_state", "torch.set_rng_state", "torch.vmap", "torch.cond", "torch.export",
-})
-VALUE_BUILTINS = frozenset({"len", "int", "float", "bool", "str", "isinstance", "hasattr", "range", "tuple",
-                            "list", "dict", "set", "type", "id", "hash", "repr", "callable", "enumerate", "zip",
-                            "sorted", "reversed", "print", "round", "math.sqrt", "math.ceil", "math.floor",
-                            "math.log", "math.prod", "math.pi", "math.exp", "math.isclose", "divmod", "format"})
-# Attribute and method names that only tensors (or NumPy arrays, which Dynamo traces as tensors) have:
-# a parameter used with one of them is a tensor. Stricter than TENSOR_METHODS (no `split`, `sort`, `to`).
-EVIDENCE_ATTRS = frozenset({"shape", "ndim", "is_cuda", "mT", "grad", "requires_grad", "is_leaf", "grad_fn"})
-EVIDENCE_METHODS = frozenset({
-    "size", "dim", "numel", "view", "reshape", "permute", "transpose", "unsqueeze", "squeeze", "contiguous",
-    "detach", "softmax", "log_softmax", "matmul", "masked_fill", "masked_fill_", "relu", "sigmoid", "argmax",
-    "argmin", "new_zeros", "new_ones", "new_full", "new_empty", "new_tensor", "type_as", "expand", "expand_as",
-    "long", "bool", "mul_", "add_", "sub_", "div_", "zero_", "fill_", "copy_", "clamp", "clamp_", "norm",
-    "topk", "cumsum", "flatten", "unflatten", "narrow", "gather", "scatter", "index_select", "masked_select",
-    "nonzero", "isnan", "isinf", "isfinite", "logical_not", "numpy", "tolist", "item", "any", "all", "sum",
-    "mean", "amax", "amin", "std", "var", "exp", "abs", "sqrt", "rsqrt", "pow",
-})
-# torch.nn layers with parameters; a subclass's `self.weight` / `self.bias` are tensors
-PARAMETRISED_LAYERS = frozenset({
-    "Linear", "Bilinear", "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d",
-    "Embedding", "EmbeddingBag", "LayerNorm", "GroupNorm", "RMSNorm", "BatchNorm1d", "BatchNorm2d", "BatchNorm3d",
-    "SyncBatchNorm", "PReLU", "MultiheadAttention",
-})
-INHERITED_PARAMS = ("weight", "bias", "running_mean", "running_var", "in_proj_weight", "in_proj_bias")
 # forward() parameters named like counts, sizes, indices or switches are usually Python values, not tensors
 INT_LIKE_PARAM = re.compile(r"^(num_|n_|max_|min_|use_|return_|output_|is_|do_|enable_|with_|only_)|"
                             r"(_size|_sizes|_shape|_shapes|_len|_length|_dim|_steps?|_idx|_index|_mode|_layer|"
                             r"_layers|_count|_device|_dtype)$|"
                             r"^(n|k|dim|step|steps|mode|idx|index|epoch|iteration|seq_len|length|layer|depth|"
                             r"shape|size|sizes|shapes|device|dtype)$")
-# Boolean-tensor producers (masks).
-BOOL_TORCH_FUNCS = frozenset({"torch.isnan", "torch.isinf", "torch.isfinite", "torch.isposinf", "torch.isneginf",
-                              "torch.logical_and", "torch.logical_or", "torch.logical_not", "torch.logical_xor",
-                              "torch.eq", "torch.ne", "torch.gt", "torch.lt", "torch.ge", "torch.le",
-                              "torch.greater", "torch.less", "torch.isin", "torch.isclose", "torch.isreal",
-                              "torch.signbit"})
-BOOL_METHODS = frozenset({"isnan", "isinf", "isfinite", "isposinf", "isneginf", "logical_and", "logical_or",
-                          "logical_not", "logical_xor", "eq", "ne", "gt", "lt", "ge", "le", "greater", "less",
-                          "bool", "isclose", "signbit"})
-BOOL_CREATORS = frozenset({"zeros", "ones", "full", "empty", "zeros_like", "ones_like", "full_like", "empty_like",
-                           "rand_like", "tensor", "as_tensor"})
-# Reductions that give a 0-d tensor when called without a dim; casts that keep a 0-d tensor 0-d.
-FULL_REDUCTIONS = frozenset({"sum", "mean", "max", "min", "amax", "amin", "argmax", "argmin", "prod", "norm",
-                             "count_nonzero", "std", "var", "median", "nansum", "nanmean"})
-SCALAR_PRESERVING = frozenset({"long", "int", "float", "double", "half", "to", "clone", "detach", "abs", "round",
-                               "floor", "ceil", "clamp", "clamp_min", "clamp_max", "sqrt", "exp", "log", "neg",
-                               "cpu", "cuda", "squeeze", "type_as"})
-# builtins that return containers: their elements can be anything
-CONTAINER_BUILTINS = frozenset({"enumerate", "zip", "sorted", "reversed", "list", "tuple", "dict", "set", "map",
-                                "filter", "iter"})
-TENSOR_ANNOTATIONS = frozenset({"torch.Tensor", "Tensor", "torch.FloatTensor", "torch.LongTensor",
-                                "torch.BoolTensor", "torch.nn.Parameter"})
-VALUE_ANNOTATIONS = frozenset({"int", "float", "bool", "str", "bytes", "torch.dtype", "torch.device",
-                               "torch.Size", "list", "dict", "tuple", "List", "Dict", "Tuple", "typing.List",
-                               "Sequence", "typing.Sequence", "Callable"})
-TENSOR_CTORS = ("torch.nn.Parameter", "torch.nn.parameter.Parameter")
-# torch arithmetic that Dynamo folds to a constant when its operands are Python numbers known while tracing
-# (`torch.div(seq_len, w, rounding_mode="trunc")` on static sizes: no tensor, no break) but traces as a tensor
-# when they are dynamic sizes: not known to be a tensor either way.
-SCALAR_MATH = frozenset(f"torch.{n}" for n in ("div", "floor_divide", "true_divide", "remainder", "fmod", "mul",
-                                                "add", "sub", "pow"))
-# NumPy draws Dynamo traces as torch random ops (torch._numpy.random): draw -> index of its `size` parameter. With
-# a size the draw is an array, which Dynamo holds as a tensor (so its `.item()` is a host read); without, a scalar.
-NP_TRACED_DRAWS = {"rand": 0, "randn": 0, "random": 0, "random_sample": 0, "sample": 0, "uniform": 2,
-                   "normal": 2, "randint": 2}
-
-
-def np_sized_draw(node: cst.Call, fn: str) -> bool:
-    """`np.random.<fn>(...)` is given a size (so it draws an array)."""
-    positional = [a for a in node.args if a.keyword is None and not a.star]
-    return any(a.keyword is not None and a.keyword.value == "size" for a in node.args) or \
-        len(positional) > NP_TRACED_DRAWS[fn] or any(a.star for a in node.args)
-
-# ---- floating point: which values are floating-point tensors (`Tensors.floating`). Every entry below is checked
-# against torch in tests/test_fixes.py (`test_float_*`, `test_dtype_*`), for integer, boolean and float inputs.
-FLOAT_DTYPES = frozenset({"torch.float", "torch.float32", "torch.float16", "torch.half", "torch.float64",
-                          "torch.double", "torch.bfloat16", "float"})     # `float` as a dtype is float64
-_PROMOTING = ("exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sin", "cos", "tan", "asin", "acos", "atan",
-              "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "sqrt", "rsqrt", "sigmoid", "erf", "erfc",
-              "reciprocal", "logsumexp")
-_FLOAT_ONLY = ("softmax", "log_softmax", "mean", "nanmean", "std", "var", "norm")
-# Functions whose result is floating point whatever the input: an integer or boolean input is promoted to the
-# default float dtype (`torch.exp(torch.arange(3))` is float32) or rejected (`torch.softmax`, `torch.mean`,
-# `F.gelu`, `F.mse_loss` raise for one).
-FLOAT_RESULT_FUNCS = frozenset(
-    [f"torch.{n}" for n in _PROMOTING + _FLOAT_ONLY + ("true_divide", "rand_like", "randn_like")] +
-    [f"torch.nn.functional.{n}" for n in ("softmax", "log_softmax", "gelu", "silu", "softplus", "elu", "selu",
-                                          "mish", "sigmoid", "tanh", "logsigmoid", "leaky_relu", "normalize",
-                                          "layer_norm", "rms_norm", "cosine_similarity", "cross_entropy",
-                                          "nll_loss", "mse_loss", "smooth_l1_loss", "huber_loss", "kl_div",
-                                          "binary_cross_entropy", "binary_cross_entropy_with_logits")] +
-    ["torch.special.expit"])          # not `l1_loss`: with reduction="none" it keeps an integer dtype
-FLOAT_RESULT_METHODS = frozenset(_PROMOTING + _FLOAT_ONLY + ("float", "half", "double", "bfloat16"))
-INTEGER_DTYPES = frozenset(f"torch.{n}" for n in ("long", "int", "int64", "int32", "int16", "int8", "uint8",
-                                                   "short"))
-# Factories that, without `dtype=`, make tensors of the default dtype (floating: torch.set_default_dtype takes
-# nothing else). Not `torch.full` (its fill value decides: `torch.full((3,), 1)` is int64), `torch.arange`,
-# `torch.tensor` (int64 for integers; see `_float_data`).
-FLOAT_FACTORIES = frozenset(f"torch.{n}" for n in ("zeros", "ones", "empty", "rand", "randn", "linspace",
-                                                    "logspace", "eye"))
-# Calls whose `dtype=` is the dtype of their result.
-DTYPE_ARG_FUNCS = frozenset(f"torch.{n}" for n in (
-    "zeros", "ones", "empty", "full", "rand", "randn", "arange", "linspace", "logspace", "eye", "tensor",
-    "as_tensor", "zeros_like", "ones_like", "empty_like", "full_like", "rand_like", "randn_like", "sum", "cumsum",
-    "prod", "mean", "softmax", "log_softmax")) | {"torch.nn.functional.softmax", "torch.nn.functional.log_softmax"}
-DTYPE_ARG_METHODS = frozenset({"sum", "cumsum", "prod", "mean", "softmax", "log_softmax", "new_zeros", "new_ones",
-                               "new_empty", "new_full", "new_tensor"})
-# Functions (of their first argument) and methods whose result has their input's dtype.
-DTYPE_KEEPING_FUNCS = frozenset(f"torch.{n}" for n in (
-    "abs", "neg", "relu", "clamp", "clip", "clamp_min", "clamp_max", "nan_to_num", "square", "sum", "cumsum",
-    "amax", "amin", "flip", "roll", "squeeze", "unsqueeze", "reshape", "flatten", "transpose", "permute",
-    "zeros_like", "ones_like", "empty_like", "full_like")) | \
-    {"torch.nn.functional.relu", "torch.nn.functional.pad", "torch.nn.functional.dropout"}
-DTYPE_KEEPING_METHODS = frozenset({
-    "detach", "clone", "contiguous", "abs", "neg", "relu", "square", "nan_to_num", "clamp", "clip", "clamp_min",
-    "clamp_max", "sum", "cumsum", "amax", "amin", "max", "min", "squeeze", "unsqueeze", "reshape", "view",
-    "flatten", "expand", "permute", "transpose", "t", "cpu", "flip", "roll", "masked_fill", "new_zeros",
-    "new_ones", "new_empty", "new_full", "new_tensor"})
-# Functions joining a list of tensors: promoted to the highest dtype category, so one floating input makes the
-# result floating.
-CONCAT_FUNCS = frozenset(f"torch.{n}" for n in ("cat", "concat", "concatenate", "stack", "hstack", "vstack"))
-# Arithmetic: a floating tensor on either side gives a floating tensor (or an error), whatever the other side.
-FLOAT_ARITH = (cst.Add, cst.Subtract, cst.Multiply, cst.Divide, cst.FloorDivide, cst.Modulo, cst.Power,
-               cst.MatrixMultiply)
-FLOAT_TENSOR, FLOAT_IF_TENSOR, NOT_FLOAT = 2, 1, 0
-
-
-def combine(a: str, b: str) -> str:
-    if a == b:
-        return a
-    if {a, b} == {TENSOR, WEAK}:
-        return WEAK
-    return UNKNOWN
 
 
 class Tensors:
@@ -302,7 +126,7 @@ class Tensors:
                     return True
                 if m == "to" and recv and node.args and (self.ctx.qualify(node.args[0].value) or "") == "torch.bool":
                     return True
-                if m == "to" and recv and node.args and all(_device(self.ctx, a.value) for a in node.args):
+                if m == "to" and recv and node.args and all(is_device(self.ctx, a.value) for a in node.args):
                     return self.is_bool(node.func.value, depth + 1)         # moved, still a mask
                 if m in ("clone", "detach", "contiguous", "view", "reshape", "flatten", "squeeze", "unsqueeze",
                          "expand", "expand_as", "t", "transpose", "permute") and recv:
@@ -378,12 +202,12 @@ class Tensors:
             values = [e.value for e in data.elements]
             if any(isinstance(e, cst.StarredElement) or self._kind(v) != VALUE for e, v in zip(data.elements, values)):
                 return None
-            if dtype is None and not (values and all(_int_literal(v) for v in values)):
+            if dtype is None and not (values and all(int_literal(v) for v in values)):
                 return None
             numel = -1 if any(isinstance(v, (cst.List, cst.Tuple)) for v in values) else len(values)
-        elif _int_literal(data) or self._kind(data) == VALUE:
-            numel = 1 if _int_literal(data) else -1
-            if dtype is None and not _int_literal(data):
+        elif int_literal(data) or self._kind(data) == VALUE:
+            numel = 1 if int_literal(data) else -1
+            if dtype is None and not int_literal(data):
                 return None
         else:
             return None
@@ -486,7 +310,7 @@ class Tensors:
                     next((a.value for a in call.args if a.keyword and a.keyword.value == "fill_value"), None)
                 return fill is not None and float_literal(fill)
             if q in ("torch.tensor", "torch.as_tensor"):
-                return len(positional) == 1 and _float_data(positional[0])   # (a second one is a dtype)
+                return len(positional) == 1 and float_data(positional[0])   # (a second one is a dtype)
             return False
         if isinstance(func, cst.Name):
             return self._returns_float(func) == FLOAT_TENSOR      # a helper of this file
@@ -502,7 +326,7 @@ class Tensors:
                 return False
             if len(positional) == 1 and len(call.args) == 1 and self._floating(positional[0]) == FLOAT_TENSOR:
                 return True                                 # x.to(other): other's dtype
-            return self._floating(recv) == FLOAT_TENSOR and all(_device(self.ctx, p) for p in positional) and \
+            return self._floating(recv) == FLOAT_TENSOR and all(is_device(self.ctx, p) for p in positional) and \
                 all(a.keyword.value in ("device", "non_blocking", "copy", "memory_format")
                     for a in call.args if a.keyword)        # a device only: the dtype is kept
         if method == "type_as":
@@ -810,7 +634,7 @@ class Tensors:
             caller = self._helper_def(info)
             if caller is None:
                 return None
-            for call in _calls_through(caller, {attr for c, attr in holders if c == info.cls}, names):
+            for call in calls_through(caller, {attr for c, attr in holders if c == info.cls}, names):
                 if any(a.star for a in call.args):
                     return None
                 bound: Dict[str, cst.BaseExpression] = {}
@@ -843,11 +667,11 @@ class Tensors:
         for star in (params.star_arg, params.star_kwarg):
             if isinstance(star, cst.Param):
                 env[star.name.value] = VALUE
-        collector = _Assignments()
+        collector = Assignments()
         walk(fn.body, collector.enter, collector.leave)
         # a parameter the body uses as a tensor (`x.shape`, `x.view(...)`) is one; so is an optional
         # parameter (`mask=None`, `Optional[Tensor]`) used that way
-        optional = {p.name.value for p in ordered + list(params.kwonly_params) if _optional_param(p)}
+        optional = {p.name.value for p in ordered + list(params.kwonly_params) if optional_param(p)}
         for name in collector.evidence:
             if env.get(name) == WEAK or (env.get(name) == UNKNOWN and name in optional):
                 env[name] = TENSOR
@@ -1162,387 +986,4 @@ _PARSED = _PerFile()         # file index -> {qualname: its def}
 def _file_facts(project, ix):
     """Once per file: class -> the (class, attribute) pairs of this file holding an instance of it, and
     ("self", class, attribute) / ("name", "", function) -> the functions of this file calling through it."""
-    return _FILE_FACTS.get(ix, lambda: _read_file_facts(project, ix))
-
-
-def _read_file_facts(project, ix):
-    holders: Dict[str, Set[Tuple[str, str]]] = {}
-    for c, info in ix.classes.items():
-        for attr in info.attrs:
-            for p, ci in project.attr_classes(ix.path, c, attr):
-                if p == ix.path:
-                    holders.setdefault(ci.name, set()).add((c, attr))
-    sites: Dict[Tuple[str, str, str], Set[str]] = {}
-    for q, fn in ix.functions.items():
-        for site in fn.calls:
-            if site.kind == "self":
-                sites.setdefault(("self", fn.cls, site.target), set()).add(q)
-            elif site.kind == "name":
-                sites.setdefault(("name", "", site.target), set()).add(q)
-    return holders, sites
-
-
-def _calls_through(fn: cst.FunctionDef, attrs: Set[str], names: Set[str] = frozenset()) -> List[cst.Call]:
-    """The calls in `fn` of `self.<attr>(...)`, `self.<attr>[i](...)` and of a loop variable over `self.<attr>`
-    (`for layer in self.layers:` / `enumerate(self.layers)`), for the attributes `attrs`; and of `name(...)`."""
-    def holder(e) -> Optional[str]:
-        if isinstance(e, cst.Attribute) and isinstance(e.value, cst.Name) and e.value.value == "self":
-            return e.attr.value
-        return None
-
-    loops: Dict[str, str] = {}
-    calls: List[cst.Call] = []
-
-    def enter(node: cst.CSTNode) -> bool:
-        if isinstance(node, (cst.FunctionDef, cst.Lambda, cst.ClassDef)) and node is not fn:
-            return False
-        if isinstance(node, cst.For):
-            it, target = node.iter, node.target
-            if isinstance(it, cst.Call) and isinstance(it.func, cst.Name) and it.func.value == "enumerate" and \
-                    it.args and isinstance(target, cst.Tuple) and len(target.elements) == 2:
-                it, target = it.args[0].value, target.elements[1].value
-            if isinstance(target, cst.Name) and holder(it) in attrs:
-                loops[target.value] = holder(it)
-        elif isinstance(node, cst.Call):
-            f = node.func
-            if holder(f) in attrs or (isinstance(f, cst.Subscript) and holder(f.value) in attrs) or \
-                    (isinstance(f, cst.Name) and (f.value in loops or f.value in names)):
-                calls.append(node)
-        return True
-
-    walk(fn, enter, lambda node: None)
-    return calls
-
-
-def parse_lines(ctx, start: int, end: int, indent: int) -> Optional[cst.Module]:
-    """Lines start..end of the checked file (a function or class of it, found by the index) parsed on their own
-    with libcst, as the units are, the `indent` of their first line cut from every line (a method, a nested
-    class); None where a line is indented less, a form feed or a construct too deep for the index's parser is
-    in them, or they do not parse."""
-    if not ctx.source or any(start <= d[0] <= end for d in getattr(ctx.index, "deep", ())):
-        return None
-    lines = list(io.StringIO(ctx.source, newline=""))[start - 1:end]      # split where the tokenizer splits
-    prefix = " " * indent
-    if not lines or any(line.strip() and not line.startswith(prefix) for line in lines):
-        return None
-    text = "".join(line[indent:] if line.strip() else line.lstrip(" ") for line in lines)
-    if "\f" in text:
-        return None
-    try:
-        return parse(text)
-    except (cst.ParserSyntaxError, RecursionError):
-        return None
-
-
-def _optional_param(p: cst.Param) -> bool:
-    """`mask=None` (unannotated) or `mask: Optional[...] = ...` / `mask: Tensor | None`."""
-    if p.annotation is not None:
-        text = cst.Module([]).code_for_node(p.annotation.annotation)
-        return "Optional" in text or "None" in text
-    return isinstance(p.default, cst.Name) and p.default.value == "None"
-
-
-def _int_literal(node: cst.CSTNode) -> bool:
-    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, (cst.Minus, cst.Plus)):
-        node = node.expression
-    return isinstance(node, cst.Integer)
-
-
-def float_literal(node: cst.CSTNode) -> bool:
-    """`0.5`, `-1e-6`, `float("inf")`."""
-    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, (cst.Minus, cst.Plus)):
-        return float_literal(node.expression)
-    return isinstance(node, cst.Float) or (
-        isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "float" and
-        len(node.args) == 1 and isinstance(node.args[0].value, cst.SimpleString))
-
-
-def _float_data(node: cst.CSTNode) -> bool:
-    """Literal data for `torch.tensor` that it makes floating: numbers (nested lists and tuples of them), one of
-    them a float (`[1, 2.5]`; `[1, 2]` gives int64)."""
-    leaves: List[cst.CSTNode] = []
-
-    def collect(n: cst.CSTNode) -> bool:
-        if isinstance(n, (cst.List, cst.Tuple)):
-            return all(isinstance(e, cst.Element) and collect(e.value) for e in n.elements)
-        leaves.append(n)
-        inner = n.expression if isinstance(n, cst.UnaryOperation) and isinstance(n.operator, (cst.Minus, cst.Plus)) \
-            else n
-        return isinstance(inner, (cst.Integer, cst.Float)) or float_literal(n) or \
-            (isinstance(n, cst.Name) and n.value in ("True", "False"))
-
-    return collect(node) and any(float_literal(n) for n in leaves)
-
-
-def _device(ctx, node: cst.CSTNode) -> bool:
-    """A device argument of `.to()`: `"cuda"`, `x.device`, `torch.device(...)`."""
-    return isinstance(node, cst.SimpleString) or (isinstance(node, cst.Attribute) and node.attr.value == "device") \
-        or (isinstance(node, cst.Call) and (ctx.qualify(node.func) or "") == "torch.device")
-
-
-class Where:
-    """Where a binding or a use sits in its function, enough to tell which bindings reach a use: `order`, the
-    statement's place in the text; `blocks`, the ids of the suites around it, outermost first; `loops`, the ids of
-    the `for` / `while` loops around it; `sure`: a binding that runs whenever its statement does (not one in a
-    comprehension or a walrus inside an expression), so it hides the bindings before it from what follows."""
-    __slots__ = ("order", "blocks", "loops", "sure")
-
-    def __init__(self, order: int, blocks: tuple, loops: tuple, sure: bool = True):
-        self.order, self.blocks, self.loops, self.sure = order, blocks, loops, sure
-
-
-ENTRY = Where(-1, (), ())                   # a parameter: bound before the body runs
-
-
-def reaching(defs: List[Where], use: Optional[Where]) -> List[int]:
-    """The indices of the bindings in `defs` that can reach `use` (flow-sensitive, structured): the last binding
-    before the use in a suite around it (it runs on every path to the use and hides the ones before it), the
-    bindings between that one and the use, and the bindings later in a loop around the use that does not also
-    hold that last binding (they reach it through the loop's next iteration). Without a `use`: all of them."""
-    if use is None:
-        return list(range(len(defs)))
-    last = -1
-    for i, d in enumerate(defs):
-        if d.sure and d.order < use.order and use.blocks[:len(d.blocks)] == d.blocks and \
-                (last < 0 or d.order >= defs[last].order):
-            last = i
-    floor = defs[last].order if last >= 0 else -2
-    hidden = set(defs[last].loops) if last >= 0 else set()
-    out = []
-    for i, d in enumerate(defs):
-        if i == last or floor < d.order < use.order or (not d.sure and d.order == use.order):
-            out.append(i)
-        elif d.order >= use.order and any(lp in use.loops and lp not in hidden for lp in d.loops):
-            out.append(i)
-    return out
-
-
-def _isinstance_tensor(test: cst.BaseExpression) -> str:
-    """The name that `isinstance(name, torch.Tensor)` (as the test, or the first operand of an `and`) proves a
-    tensor; "" for any other test."""
-    while isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
-        test = test.left
-    if isinstance(test, cst.Call) and isinstance(test.func, cst.Name) and test.func.value == "isinstance" and \
-            len(test.args) == 2 and isinstance(test.args[0].value, cst.Name):
-        kind = cst.Module([]).code_for_node(test.args[1].value)
-        if kind in ("torch.Tensor", "Tensor", "nn.Parameter", "torch.nn.Parameter"):
-            return test.args[0].value.value
-    return ""
-
-
-def _simple_isinstance(test: cst.BaseExpression) -> bool:
-    """The test is `isinstance(name, torch.Tensor)` alone (so its failing means: not a tensor)."""
-    return not isinstance(test, cst.BooleanOperation) and bool(_isinstance_tensor(test))
-
-
-def _ends_flow(body: cst.BaseSuite) -> bool:
-    """The suite always leaves the function (its last statement returns or raises)."""
-    last = body.body[-1] if isinstance(body, cst.IndentedBlock) and body.body else None
-    if isinstance(body, cst.SimpleStatementSuite):
-        last = body
-    small = last.body[-1] if isinstance(last, (cst.SimpleStatementLine, cst.SimpleStatementSuite)) and last.body \
-        else None
-    return isinstance(small, (cst.Return, cst.Raise))
-
-
-# What a node type is to `_Assignments` (found once per type: libcst's base classes are ABCs, slow to test)
-_STMT, _SUITE, _EXPR, _NAME, _IF, _LOOP, _HEAD = 1, 2, 4, 8, 16, 32, 64
-_ROLES: Dict[type, int] = {}
-_VISITS: Dict[type, object] = {}
-
-
-def _role(cls: type) -> int:
-    role = 0
-    if issubclass(cls, (cst.BaseSmallStatement, cst.BaseCompoundStatement)):
-        role |= _STMT
-    elif issubclass(cls, cst.BaseSuite):
-        role |= _SUITE
-    elif issubclass(cls, (cst.CompFor, cst.BooleanOperation, cst.IfExp)):
-        role |= _EXPR
-    elif issubclass(cls, cst.Name):
-        role |= _NAME
-    if issubclass(cls, cst.If):
-        role |= _IF
-    if issubclass(cls, (cst.For, cst.While)):
-        role |= _LOOP
-    if issubclass(cls, (cst.For, cst.With, cst.ExceptHandler)):
-        role |= _HEAD
-    return role
-
-
-class _Assignments:
-    """Collect name -> assigned value nodes in a function body (not in nested functions), with where each binding
-    and each use of a name is (`Where`), for `reaching`."""
-
-    def __init__(self):
-        self.values: Dict[str, list] = {}
-        self.where: Dict[str, List[Where]] = {}
-        self.uses: Dict[int, Where] = {}          # id(Name node) -> where it is read
-        self.evidence: Set[str] = set()     # names used the way only tensors are: x.shape, x.view(...)
-        self._order = 0
-        self._blocks: List[int] = []
-        self._loops: List[int] = []
-        self._expr: List[int] = []          # comprehensions, `and` / `or`, `a if c else b` being walked
-        self._head: Optional[Where] = None  # where a `for` / `with` / `except` binds its targets
-        self.narrowed: Set[int] = set()     # id(Name) read inside `if isinstance(name, torch.Tensor):`
-        self.not_tensor: Set[int] = set()   # ... in its `else`, or after it when its body returns or raises
-        self._narrow: Dict[int, Tuple[str, bool]] = {}   # id(suite) -> (name its `if` test decides, a tensor?)
-        self._tensors: List[str] = []       # names proven tensors where the walk stands (one per suite)
-        self._others: List[List[str]] = []  # names proven not tensors (per suite)
-
-    def here(self, sure: bool = True) -> Where:
-        return Where(self._order, tuple(self._blocks), tuple(self._loops), sure and not self._expr)
-
-    def enter(self, node: cst.CSTNode) -> bool:
-        cls = type(node)
-        role = _ROLES.get(cls)
-        if role is None:
-            role = _ROLES[cls] = _role(cls)
-        if role & _STMT:
-            self._order += 1
-            self._head = None
-        elif role & _SUITE:
-            self._blocks.append(id(node))
-            name, tensor = self._narrow.get(id(node), ("", True))
-            self._tensors.append(name if tensor else "")
-            self._others.append([name] if name and not tensor else [])
-        elif role & _EXPR:
-            self._expr.append(id(node))
-        elif role & _NAME:
-            self.uses[id(node)] = self.here()
-            if node.value in self._tensors:
-                self.narrowed.add(id(node))
-            elif any(node.value in names for names in self._others):
-                self.not_tensor.add(id(node))
-        if role & _IF:
-            name = _isinstance_tensor(node.test)
-            if name:
-                self._narrow[id(node.body)] = (name, True)
-                if isinstance(node.orelse, cst.Else) and _simple_isinstance(node.test):
-                    self._narrow[id(node.orelse.body)] = (name, False)
-        if role & _LOOP:
-            self._loops.append(id(node))
-        if role & _HEAD:
-            # its targets are bound inside its body (a loop may run no time, an exception may not be raised)
-            self._head = Where(self._order, tuple(self._blocks) + (id(node.body),), tuple(self._loops))
-        visit = _VISITS.get(cls)
-        if visit is None:
-            visit = _VISITS[cls] = getattr(_Assignments, "visit_" + cls.__name__, False)
-        return visit(self, node) if visit else True
-
-    def leave(self, node: cst.CSTNode) -> None:
-        role = _ROLES[type(node)]
-        if role & _SUITE:
-            self._blocks.pop()
-            self._tensors.pop()
-            self._others.pop()
-        elif role & _IF and node.orelse is None and _simple_isinstance(node.test) and \
-                _ends_flow(node.body) and self._others:
-            self._others[-1].append(_isinstance_tensor(node.test))     # `if isinstance(x, Tensor): return ...`
-        elif role & _EXPR:
-            self._expr.pop()
-        if role & _LOOP:
-            self._loops.pop()
-
-    def _add(self, name: str, value, where: Optional[Where] = None) -> None:
-        self.values.setdefault(name, []).append(value)
-        self.where.setdefault(name, []).append(where or self._head or self.here())
-
-    def _bind(self, target: cst.CSTNode, value) -> None:
-        if isinstance(target, cst.Name):
-            self._add(target.value, value)
-        elif isinstance(target, (cst.Tuple, cst.List)):
-            elems = [e.value for e in target.elements]
-            if isinstance(value, (cst.Tuple, cst.List)) and len(value.elements) == len(elems):
-                for t, v in zip(elems, value.elements):
-                    self._bind(t, v.value)
-            else:
-                # a, b = t.chunk(2): each part is a tensor when the whole is; else unknown. The position (None
-                # after a starred target) lets `a, b = helper(x)` read the helper's `return a, b`.
-                starred = any(isinstance(e, cst.StarredElement) for e in target.elements)
-                for i, t in enumerate(elems):
-                    self._bind(t, ("unpack", value, None if starred else i, len(elems))
-                               if isinstance(value, cst.CSTNode) else value)
-        elif isinstance(target, cst.StarredElement):
-            self._bind(target.value, UNKNOWN)
-
-    def visit_FunctionDef(self, node) -> bool:
-        return False
-
-    def visit_Lambda(self, node) -> bool:
-        return False
-
-    def visit_Attribute(self, node: cst.Attribute) -> None:
-        if isinstance(node.value, cst.Name) and node.attr.value in EVIDENCE_ATTRS:
-            self.evidence.add(node.value.value)
-
-    def visit_Call(self, node: cst.Call) -> None:
-        f = node.func
-        if isinstance(f, cst.Attribute) and isinstance(f.value, cst.Name) and f.attr.value in EVIDENCE_METHODS:
-            self.evidence.add(f.value.value)
-
-    def visit_Assign(self, node: cst.Assign) -> None:
-        for t in node.targets:
-            self._bind(t.target, node.value)
-
-    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-        if node.value is not None:
-            self._bind(node.target, node.value)
-
-    def visit_AugAssign(self, node: cst.AugAssign) -> None:
-        if isinstance(node.target, cst.Name):
-            self._bind(node.target, cst.BinaryOperation(left=node.target, operator=cst.Add(), right=node.value))
-
-    def visit_For(self, node: cst.For) -> None:
-        it = node.iter
-        func = it.func.value if isinstance(it, cst.Call) and isinstance(it.func, cst.Name) else None
-        if func == "range":
-            self._bind(node.target, VALUE)
-        elif func == "enumerate" and it.args and isinstance(node.target, cst.Tuple) and \
-                len(node.target.elements) == 2:
-            # for i, row in enumerate(x): i is an int, row is an element of x
-            self._bind(node.target.elements[0].value, VALUE)
-            self._bind_zipped(node.target.elements[1].value, it.args[0].value)
-        else:
-            self._bind_zipped(node.target, it)
-
-    def _bind_zipped(self, target, iterable) -> None:
-        """`for a, b in zip(x, y)`: `a` is an element of `x`, `b` of `y`."""
-        if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name) and \
-                iterable.func.value == "zip" and isinstance(target, (cst.Tuple, cst.List)) and \
-                len(target.elements) == len(iterable.args) and not any(a.star or a.keyword for a in iterable.args):
-            for t, a in zip(target.elements, iterable.args):
-                self._bind_element(t.value, a.value)
-        else:
-            self._bind_element(target, iterable)
-
-    def _bind_element(self, target, iterable) -> None:
-        """`for row in x`: rows of a tensor are tensors (judged lazily, like `a, b = x.chunk(2)`)."""
-        if isinstance(target, cst.Name) and not isinstance(iterable, (cst.Call, cst.List, cst.Tuple)) or \
-                isinstance(target, cst.Name) and isinstance(iterable, cst.Call) and \
-                not (isinstance(iterable.func, cst.Name) and iterable.func.value in CONTAINER_BUILTINS):
-            self._add(target.value, ("iter", iterable), self._head)
-        else:
-            self._bind_unknown(target)
-
-    def _bind_unknown(self, target) -> None:
-        if isinstance(target, cst.Name):
-            self._add(target.value, UNKNOWN, self._head)
-        elif isinstance(target, (cst.Tuple, cst.List)):
-            for e in target.elements:
-                self._bind_unknown(e.value)
-
-    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
-        self._bind(node.target, node.value)
-
-    def visit_WithItem(self, node: cst.WithItem) -> None:
-        if node.asname is not None:
-            self._bind_unknown(node.asname.name)
-
-    def visit_ExceptHandler(self, node: cst.ExceptHandler) -> None:
-        if node.name is not None:
-            self._bind_unknown(node.name.name)
-
-    def visit_CompFor(self, node: cst.CompFor) -> None:
-        self._head = self.here(False)
-        self._bind_element(node.target, node.iter)
+    return _FILE_FACTS.get(ix, lambda: read_file_facts(project, ix))
