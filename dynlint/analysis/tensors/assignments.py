@@ -14,6 +14,8 @@ from dynlint.core.walker import parse, walk
 
 
 def read_file_facts(project, ix):
+    """Once per file: class -> the (class, attribute) pairs of this file holding an instance of it, and
+    ("self", class, attribute) / ("name", "", function) -> the functions of this file calling through it."""
     holders: Dict[str, Set[Tuple[str, str]]] = {}
     for c, info in ix.classes.items():
         for attr in info.attrs:

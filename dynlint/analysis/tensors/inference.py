@@ -38,11 +38,41 @@ INT_LIKE_PARAM = re.compile(r"^(num_|n_|max_|min_|use_|return_|output_|is_|do_|e
                             r"shape|size|sizes|shapes|device|dtype)$")
 
 
+class _PerFile:
+    """A small cache keyed by a file's index object (unhashable: a dataclass), holding the newest few."""
+
+    def __init__(self, size: int = 64):
+        self.size, self.items = size, collections.OrderedDict()
+
+    def get(self, ix, make):
+        entry = self.items.get(id(ix))
+        if entry is None or entry[0] is not ix:
+            entry = self.items[id(ix)] = (ix, make())
+            while len(self.items) > self.size:
+                self.items.popitem(last=False)
+        return entry[1]
+
+
+class PerRun:
+    """What the analysis learns of a file once and shares between its units (and the frame pass) for one check run
+    (`Project.per_run`); a unit checked without a project keeps its own."""
+
+    def __init__(self):
+        self.file_facts = _PerFile()    # file index -> `read_file_facts`
+        self.callers = _PerFile()       # file index -> {((class, method), strict): parameter kinds from the callers}
+        self.parsed = _PerFile()        # file index -> {qualname: its def}
+
+    @classmethod
+    def of(cls, ctx) -> "PerRun":
+        return ctx.project.per_run(cls) if ctx.project is not None else cls()
+
+
 class Tensors:
     """The shared analysis (one per unit, via `Tensors.of(ctx)`)."""
 
     def __init__(self, ctx, strict: bool = False):
         self.ctx = ctx
+        self._run = PerRun.of(ctx)
         # strict: no guessing from names -- an unannotated parameter of `forward` is a tensor only when the body
         # uses it as one (`x.shape`, `x.view(...)`); what a fix needs before it rewrites `int(t)` as `t.long()`
         self.strict = strict
@@ -512,7 +542,7 @@ class Tensors:
 
     def _helper_def(self, info) -> Optional[cst.FunctionDef]:
         """The helper's `def`, parsed from this file's source (`parse_lines`; once per file and function)."""
-        parsed = _PARSED.get(self.ctx.index, dict) if self.ctx.index is not None else {}
+        parsed = self._run.parsed.get(self.ctx.index, dict) if self.ctx.index is not None else {}
         if info.qualname not in parsed:
             module = parse_lines(self.ctx, info.start, info.end, info.indent)
             fn = module.body[0] if module is not None and len(module.body) == 1 else None
@@ -585,7 +615,7 @@ class Tensors:
         key = (cls, fn.name.value)
         if key in self._callers:
             return self._callers[key]
-        shared = _CALLERS.get(ix, dict)                 # the same for every unit of the file: judged once
+        shared = self._run.callers.get(ix, dict)                 # the same for every unit of the file: judged once
         if (key, self.strict) in shared:
             self._callers[key] = shared[(key, self.strict)]
             return self._callers[key]
@@ -610,7 +640,7 @@ class Tensors:
         if project.imported(qual) or (cls and project.subclassed(ix.path, cls)):
             return None
         names: Set[str] = set()
-        holders_of, sites = _file_facts(project, ix)
+        holders_of, sites = self._run.file_facts.get(ix, lambda: read_file_facts(project, ix))
         holders = holders_of.get(cls, set()) if method == "forward" else {(cls, method)} if cls else set()
         if not cls:
             names = {method}
@@ -961,29 +991,3 @@ class Tensors:
             return TENSOR            # torch.cat, torch.where, torch.isnan, ...
         # torch.nn.Linear(...), torch.cuda.*, torch.distributed.*, torch._C.*, torch.Generator(...): not known
         return UNKNOWN
-
-
-class _PerFile:
-    """A small cache keyed by a file's index object (unhashable: a dataclass), holding the newest few."""
-
-    def __init__(self, size: int = 64):
-        self.size, self.items = size, collections.OrderedDict()
-
-    def get(self, ix, make):
-        entry = self.items.get(id(ix))
-        if entry is None or entry[0] is not ix:
-            entry = self.items[id(ix)] = (ix, make())
-            while len(self.items) > self.size:
-                self.items.popitem(last=False)
-        return entry[1]
-
-
-_FILE_FACTS = _PerFile()
-_CALLERS = _PerFile()        # file index -> {((class, method), strict): parameter kinds from the callers}
-_PARSED = _PerFile()         # file index -> {qualname: its def}
-
-
-def _file_facts(project, ix):
-    """Once per file: class -> the (class, attribute) pairs of this file holding an instance of it, and
-    ("self", class, attribute) / ("name", "", function) -> the functions of this file calling through it."""
-    return _FILE_FACTS.get(ix, lambda: read_file_facts(project, ix))
