@@ -5,6 +5,7 @@
 * `syntax`      — what an expression looks like before any name in it is judged (literals, devices);
 * `assignments` — what a name or attribute is bound to in a function, a class, a file;
 * `inference`   — `Tensors`, the queries rules ask: is this expression a tensor, a mask, a 0-d tensor, floating?
+                  (the last answered by `floating`).
 
 Import from the layer you use; the names below stay here for code that imports them from the package.
 """

@@ -6,6 +6,7 @@ assignments (`assignments`) agree on, each judged by what torch's API returns (`
 from __future__ import annotations
 
 import collections
+import functools
 import io
 import re
 from contextlib import contextmanager
@@ -17,17 +18,15 @@ from dynlint.analysis.names import is_module_base
 from dynlint.analysis.regions import is_module_class
 from dynlint.analysis.tensors.assignments import ENTRY, Assignments, Where, calls_through, parse_lines, \
     read_file_facts, reaching
-from dynlint.analysis.tensors.kinds import (FLOAT_IF_TENSOR, FLOAT_TENSOR, NOT_FLOAT, TENSOR, UNKNOWN, VALUE, WEAK,
-                                            combine)
-from dynlint.analysis.tensors.syntax import float_data, float_literal, int_literal, is_device, np_sized_draw, \
-    optional_param
+from dynlint.analysis.tensors.floating import Floating
+from dynlint.analysis.tensors.kinds import TENSOR, UNKNOWN, VALUE, WEAK, combine, combined, merge
+from dynlint.analysis.tensors.syntax import NON_TENSOR_TESTS, bound_arguments, int_literal, is_device, keyword_arg, \
+    np_sized_draw, optional_param
 from dynlint.analysis.tensors.torch_api import (
-    BOOL_CREATORS, BOOL_METHODS, BOOL_TORCH_FUNCS, CONCAT_FUNCS, CONTAINER_BUILTINS, DTYPE_ARG_FUNCS, DTYPE_ARG_METHODS,
-    DTYPE_KEEPING_FUNCS, DTYPE_KEEPING_METHODS, EVIDENCE_METHODS, FLOAT_ARITH, FLOAT_DTYPES, FLOAT_FACTORIES,
-    FLOAT_RESULT_FUNCS, FLOAT_RESULT_METHODS, FULL_REDUCTIONS, INHERITED_PARAMS, INTEGER_DTYPES, NP_TRACED_DRAWS,
-    PARAMETRISED_LAYERS, SCALAR_MATH, SCALAR_PRESERVING, TENSOR_ANNOTATIONS, TENSOR_CTORS, TENSOR_METHODS,
-    TORCH_OTHER_FUNCS, TORCH_TENSOR_CLASSES, TORCH_TENSOR_PREFIXES, TORCH_VALUE_FUNCS, VALUE_ANNOTATIONS,
-    VALUE_ATTRS, VALUE_BUILTINS, VALUE_METHODS)
+    BOOL_CREATORS, BOOL_METHODS, BOOL_TORCH_FUNCS, CONTAINER_BUILTINS, EVIDENCE_METHODS, FULL_REDUCTIONS,
+    INHERITED_PARAMS, INTEGER_DTYPES, LAYOUT_METHODS, NP_TRACED_DRAWS, PARAMETRISED_LAYERS, SCALAR_MATH,
+    SCALAR_PRESERVING, TENSOR_ANNOTATIONS, TENSOR_CTORS, TENSOR_METHODS, TORCH_OTHER_FUNCS, TORCH_TENSOR_CLASSES,
+    TORCH_TENSOR_PREFIXES, TORCH_VALUE_FUNCS, VALUE_ANNOTATIONS, VALUE_ATTRS, VALUE_BUILTINS, VALUE_METHODS)
 from dynlint.core.walker import walk
 
 # forward() parameters named like counts, sizes, indices or switches are usually Python values, not tensors
@@ -80,14 +79,13 @@ class Tensors:
         self._active: Set[object] = set()          # keys of names being judged (`_reaching`)
         self._assumed: Dict[object, Optional[str]] = {}
         self._hit: Set[object] = set()
-        self._float_assumed: Dict[Tuple[int, str], int] = {}   # (env, name) -> level assumed while judging it
         self._within: List[cst.FunctionDef] = []     # helpers of this file being judged (`within`)
         self._within_cls: List[str] = []             # ... and the class of each ("" for a function)
-        self._helpers: Dict[str, int] = {}           # helper name -> level of what it returns
         # helper name -> (its def, its return values), or None; the defs stay alive: environments are keyed by id()
         self._helper_defs: Dict[str, Optional[Tuple[cst.FunctionDef, List[cst.BaseExpression]]]] = {}
         self._callers: Dict[Tuple[str, str], Optional[Dict[str, str]]] = {}   # (class, method) -> param kinds
         self._self_attrs: Dict[str, Set[str]] = {}                             # class -> its tensor attributes
+        self._floats = Floating(self)
 
     @classmethod
     def of(cls, ctx) -> "Tensors":
@@ -136,43 +134,52 @@ class Tensors:
         if depth > 8:
             return False
         if isinstance(node, cst.Comparison):
-            return not any(isinstance(c.operator, (cst.Is, cst.IsNot, cst.In, cst.NotIn)) for c in node.comparisons) \
+            return not any(isinstance(c.operator, NON_TENSOR_TESTS) for c in node.comparisons) \
                 and self.kind(node) in (TENSOR, WEAK)
         if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.BitInvert):
             return self.is_bool(node.expression, depth + 1)
         if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, (cst.BitAnd, cst.BitOr, cst.BitXor)):
             return self.is_bool(node.left, depth + 1) or self.is_bool(node.right, depth + 1)
         if isinstance(node, cst.Call):
-            q = self.ctx.qualify(node.func) or ""
-            if q in BOOL_TORCH_FUNCS:
-                return True
-            if q.startswith("torch.") and q.rsplit(".", 1)[-1] in BOOL_CREATORS:
-                return any(a.keyword and a.keyword.value == "dtype" and
-                           (self.ctx.qualify(a.value) or "") == "torch.bool" for a in node.args)
-            if isinstance(node.func, cst.Attribute) and not q.startswith("torch."):
-                m = node.func.attr.value
-                recv = self.kind(node.func.value) in (TENSOR, WEAK)
-                if m in BOOL_METHODS and recv:
-                    return True
-                if m == "to" and recv and node.args and (self.ctx.qualify(node.args[0].value) or "") == "torch.bool":
-                    return True
-                if m == "to" and recv and node.args and all(is_device(self.ctx, a.value) for a in node.args):
-                    return self.is_bool(node.func.value, depth + 1)         # moved, still a mask
-                if m in ("clone", "detach", "contiguous", "view", "reshape", "flatten", "squeeze", "unsqueeze",
-                         "expand", "expand_as", "t", "transpose", "permute") and recv:
-                    return self.is_bool(node.func.value, depth + 1)
-            return False
+            return self._bool_call(node, depth)
         if isinstance(node, cst.Name):
-            env = self._env()
-            entry, _ = self._reaching(env, node.value, node)
-            bools = node.value in env.get(" bools", ())
-            if isinstance(entry, str):
-                return bools                 # a parameter never rebound
-            if not isinstance(entry, list) or not entry:
-                return False
-            return all((bools and isinstance(v, str)) or (not isinstance(v, (str, tuple)) and
-                                                            self.is_bool(v, depth + 1)) for v in entry)
+            return self._bool_name(node, depth)
         return False
+
+    def _bool_call(self, node: cst.Call, depth: int) -> bool:
+        q = self.ctx.qualify(node.func) or ""
+        if q in BOOL_TORCH_FUNCS:
+            return True
+        if q.startswith("torch.") and q.rsplit(".", 1)[-1] in BOOL_CREATORS:
+            return any(a.keyword and a.keyword.value == "dtype" and
+                       (self.ctx.qualify(a.value) or "") == "torch.bool" for a in node.args)
+        if isinstance(node.func, cst.Attribute) and not q.startswith("torch."):
+            return self._bool_method(node, node.func, depth)
+        return False
+
+    def _bool_method(self, node: cst.Call, func: cst.Attribute, depth: int) -> bool:
+        m = func.attr.value
+        recv = self.kind(func.value) in (TENSOR, WEAK)
+        if m in BOOL_METHODS and recv:
+            return True
+        if m == "to" and recv and node.args and (self.ctx.qualify(node.args[0].value) or "") == "torch.bool":
+            return True
+        if m == "to" and recv and node.args and all(is_device(self.ctx, a.value) for a in node.args):
+            return self.is_bool(func.value, depth + 1)         # moved, still a mask
+        if m in LAYOUT_METHODS and recv:
+            return self.is_bool(func.value, depth + 1)
+        return False
+
+    def _bool_name(self, node: cst.Name, depth: int) -> bool:
+        env = self._env()
+        entry, _ = self._reaching(env, node.value, node)
+        bools = node.value in env.get(" bools", ())
+        if isinstance(entry, str):
+            return bools                 # a parameter never rebound
+        if not isinstance(entry, list) or not entry:
+            return False
+        return all((bools and isinstance(v, str)) or (not isinstance(v, (str, tuple)) and
+                                                        self.is_bool(v, depth + 1)) for v in entry)
 
     def is_scalar(self, node: cst.CSTNode, depth: int = 0) -> bool:
         """A 0-d tensor computed from data: a full reduction (`x.sum()`, `x.argmax()`, `torch.max(x)`) or a
@@ -180,19 +187,7 @@ class Tensors:
         if depth > 8:
             return False
         if isinstance(node, cst.Call):
-            positional = [a for a in node.args if not a.keyword and not a.star]
-            dims = [a for a in node.args if a.keyword and a.keyword.value in ("dim", "axis")]
-            q = self.ctx.qualify(node.func) or ""
-            if q.startswith("torch.") and q[6:] in FULL_REDUCTIONS:
-                return len(positional) == 1 and not dims
-            if isinstance(node.func, cst.Attribute) and not q.startswith("torch."):
-                m = node.func.attr.value
-                recv = node.func.value
-                if m in FULL_REDUCTIONS and not positional and not dims and self.kind(recv) in (TENSOR, WEAK):
-                    return True
-                if m in SCALAR_PRESERVING and self.kind(recv) in (TENSOR, WEAK):
-                    return self.is_scalar(recv, depth + 1)
-            return False
+            return self._scalar_call(node, depth)
         if isinstance(node, cst.BinaryOperation):
             sides = [node.left, node.right]
             return any(self.is_scalar(s, depth + 1) for s in sides) and \
@@ -204,6 +199,21 @@ class Tensors:
             return all(not isinstance(v, (str, tuple)) and self.is_scalar(v, depth + 1) for v in entry)
         return False
 
+    def _scalar_call(self, node: cst.Call, depth: int) -> bool:
+        positional = [a for a in node.args if not a.keyword and not a.star]
+        dims = [a for a in node.args if a.keyword and a.keyword.value in ("dim", "axis")]
+        q = self.ctx.qualify(node.func) or ""
+        if q.startswith("torch.") and q[6:] in FULL_REDUCTIONS:
+            return len(positional) == 1 and not dims
+        if isinstance(node.func, cst.Attribute) and not q.startswith("torch."):
+            m = node.func.attr.value
+            recv = node.func.value
+            if m in FULL_REDUCTIONS and not positional and not dims and self.kind(recv) in (TENSOR, WEAK):
+                return True
+            if m in SCALAR_PRESERVING and self.kind(recv) in (TENSOR, WEAK):
+                return self.is_scalar(recv, depth + 1)
+        return False
+
     def host_numel(self, node: cst.CSTNode, depth: int = 0) -> Optional[int]:
         """For an integer tensor built from Python values alone (`torch.tensor([-1, 2])`,
         `torch.as_tensor(x.shape[1:], dtype=torch.long)`,
@@ -213,11 +223,7 @@ class Tensors:
         if depth > 8:
             return None
         if isinstance(node, cst.Name):
-            entry, _ = self._reaching(self._env(), node.value, node)
-            if not isinstance(entry, list) or not entry or any(isinstance(v, (str, tuple)) for v in entry):
-                return None
-            counts = {self.host_numel(v, depth + 1) for v in entry}
-            return None if None in counts else (counts.pop() if len(counts) == 1 else -1)
+            return self._host_numel_name(node, depth)
         if not isinstance(node, cst.Call) or not node.args or node.args[0].keyword or node.args[0].star:
             return None
         q, data = self.ctx.qualify(node.func), node.args[0].value
@@ -227,171 +233,38 @@ class Tensors:
             return None if None in counts else (-1 if -1 in counts else sum(counts))
         if q not in ("torch.tensor", "torch.as_tensor"):
             return None
-        dtype = next((a.value for a in node.args if a.keyword and a.keyword.value == "dtype"), None)
+        dtype = keyword_arg(node, "dtype")
+        numel = self._data_numel(data, dtype)
+        # floating-point values always break (`Tensor.tolist() with non-integer tensor`)
+        return numel if numel is not None and (dtype is None or (self.ctx.qualify(dtype) or "") in INTEGER_DTYPES) \
+            else None
+
+    def _host_numel_name(self, node: cst.Name, depth: int) -> Optional[int]:
+        entry, _ = self._reaching(self._env(), node.value, node)
+        if not isinstance(entry, list) or not entry or any(isinstance(v, (str, tuple)) for v in entry):
+            return None
+        counts = {self.host_numel(v, depth + 1) for v in entry}
+        return None if None in counts else (counts.pop() if len(counts) == 1 else -1)
+
+    def _data_numel(self, data: cst.BaseExpression, dtype: Optional[cst.BaseExpression]) -> Optional[int]:
+        """The element count of `torch.tensor(data, dtype=dtype)` made of Python values alone (-1: not shown),
+        integers unless a dtype is given; None for any other data."""
         if isinstance(data, (cst.List, cst.Tuple)):
             values = [e.value for e in data.elements]
             if any(isinstance(e, cst.StarredElement) or self._kind(v) != VALUE for e, v in zip(data.elements, values)):
                 return None
             if dtype is None and not (values and all(int_literal(v) for v in values)):
                 return None
-            numel = -1 if any(isinstance(v, (cst.List, cst.Tuple)) for v in values) else len(values)
-        elif int_literal(data) or self._kind(data) == VALUE:
-            numel = 1 if int_literal(data) else -1
+            return -1 if any(isinstance(v, (cst.List, cst.Tuple)) for v in values) else len(values)
+        if int_literal(data) or self._kind(data) == VALUE:
             if dtype is None and not int_literal(data):
                 return None
-        else:
-            return None
-        # floating-point values always break (`Tensor.tolist() with non-integer tensor`)
-        return numel if dtype is None or (self.ctx.qualify(dtype) or "") in INTEGER_DTYPES else None
+            return 1 if int_literal(data) else -1
+        return None
 
-    # ---- floating point ----------------------------------------------------------------------------
     def floating(self, node: cst.CSTNode) -> int:
-        """What `node` is known to be, dtype-wise: FLOAT_TENSOR (a floating-point tensor), FLOAT_IF_TENSOR (never
-        a tensor of another dtype: a Python float, or `x * 0.5` for an `x` that may not be a tensor at all) or
-        NOT_FLOAT (not known: unknown is never taken for floating). Floating tensors come from the functions and
-        methods of the tables above (`torch.randn(...)`, `x.float()`, `x.mean()`, `torch.exp(x)`), true division
-        and float numbers in arithmetic with a tensor (`x / n`, `x * 0.5`), arithmetic with a floating tensor
-        (whatever the other side: torch promotes to the floating operand), indexing one, a helper defined at the
-        top of this file all of whose returns are one (`_returns_float`), and a local all of whose assignments
-        are one (tensor-ness as `kind` judges it)."""
-        try:
-            return self._floating(node)
-        except RecursionError:
-            return NOT_FLOAT
-
-    def _floating(self, node: cst.CSTNode) -> int:
-        if isinstance(node, cst.Name):
-            return self._float_name(node.value)
-        if isinstance(node, (cst.Integer, cst.Float)) or float_literal(node):
-            return FLOAT_IF_TENSOR                              # a Python number is no tensor of another dtype
-        if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, (cst.Minus, cst.Plus)):
-            return self._floating(node.expression)
-        if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, FLOAT_ARITH):
-            left, right = self._floating(node.left), self._floating(node.right)
-            if FLOAT_TENSOR in (left, right):
-                return FLOAT_TENSOR
-            if isinstance(node.operator, cst.Divide) or float_literal(node.left) or float_literal(node.right):
-                # `a / b`, `a * 0.5`: floating whenever it is a tensor; known to be one when a side is
-                tensor = TENSOR in (self.kind(node.left), self.kind(node.right))
-                return FLOAT_TENSOR if tensor else FLOAT_IF_TENSOR
-            return FLOAT_IF_TENSOR if left and right else NOT_FLOAT
-        if isinstance(node, cst.Subscript) or \
-                (isinstance(node, cst.Attribute) and node.attr.value in ("T", "mT", "data")):
-            return FLOAT_TENSOR if self._floating(node.value) == FLOAT_TENSOR else NOT_FLOAT
-        if isinstance(node, cst.IfExp):
-            return min(self._floating(node.body), self._floating(node.orelse))
-        if isinstance(node, cst.Call):
-            return FLOAT_TENSOR if self._float_call(node) else NOT_FLOAT
-        return NOT_FLOAT
-
-    def _float_name(self, name: str) -> int:
-        """A local's level: the lowest of its assignments' (a parameter's: not known). `x = x * 0.5` is judged
-        assuming `x` floating, then again assuming what that gave, until it holds (every value the name ever
-        takes was computed from values it had before)."""
-        env = self._env()
-        key = (id(env), name)
-        if key in self._float_assumed:
-            return self._float_assumed[key]
-        memo = env.setdefault(" float memo", {})
-        if name in memo:
-            return memo[name]
-        budget = env.setdefault(" float budget", [2000])        # kept apart from kind's budget
-        bound = self.bindings(name)
-        if not bound or budget[0] <= 0:
-            return NOT_FLOAT
-        budget[0] -= 1
-        level = FLOAT_TENSOR
-        try:
-            while True:
-                self._float_assumed[key] = level
-                found = min(self.judged(v, fn, cls, self._floating) for v, fn, cls in bound)
-                if found >= level or found == NOT_FLOAT:
-                    level = found
-                    break
-                level = found
-        finally:
-            del self._float_assumed[key]
-        if level == NOT_FLOAT or not self._float_assumed:      # else it rests on assumptions still open
-            memo[name] = level
-        return level
-
-    def _float_call(self, call: cst.Call) -> bool:
-        if any(a.star for a in call.args):
-            return False                                    # *args / **kwargs may hold a dtype
-        dtype = next((a.value for a in call.args if a.keyword and a.keyword.value == "dtype"), None)
-        if dtype is not None and (self.ctx.qualify(dtype) or "") not in FLOAT_DTYPES:
-            return False
-        positional = [a.value for a in call.args if a.keyword is None]
-        func = call.func
-        q = self.ctx.qualify(func) or ""
-        if q.startswith("torch."):
-            if dtype is not None:
-                return q in DTYPE_ARG_FUNCS
-            if q in FLOAT_RESULT_FUNCS or q in FLOAT_FACTORIES:
-                return True
-            if q in DTYPE_KEEPING_FUNCS:
-                return bool(positional) and self._floating(positional[0]) == FLOAT_TENSOR
-            if q in CONCAT_FUNCS:
-                parts = positional[0] if positional else None
-                return isinstance(parts, (cst.List, cst.Tuple)) and any(
-                    isinstance(e, cst.Element) and self._floating(e.value) == FLOAT_TENSOR for e in parts.elements)
-            if q == "torch.full":
-                fill = positional[1] if len(positional) > 1 else \
-                    next((a.value for a in call.args if a.keyword and a.keyword.value == "fill_value"), None)
-                return fill is not None and float_literal(fill)
-            if q in ("torch.tensor", "torch.as_tensor"):
-                return len(positional) == 1 and float_data(positional[0])   # (a second one is a dtype)
-            return False
-        if isinstance(func, cst.Name):
-            return self._returns_float(func) == FLOAT_TENSOR      # a helper of this file
-        if not isinstance(func, cst.Attribute):
-            return False
-        method, recv = func.attr.value, func.value
-        if method in ("to", "type"):
-            if not self._tensor_like(recv):
-                return False
-            if dtype is not None or any((self.ctx.qualify(p) or "") in FLOAT_DTYPES for p in positional):
-                return True                                 # x.to(torch.float16), x.to(device, torch.half)
-            if method == "type":
-                return False
-            if len(positional) == 1 and len(call.args) == 1 and self._floating(positional[0]) == FLOAT_TENSOR:
-                return True                                 # x.to(other): other's dtype
-            return self._floating(recv) == FLOAT_TENSOR and all(is_device(self.ctx, p) for p in positional) and \
-                all(a.keyword.value in ("device", "non_blocking", "copy", "memory_format")
-                    for a in call.args if a.keyword)        # a device only: the dtype is kept
-        if method == "type_as":
-            return len(positional) == 1 and self._tensor_like(recv) and \
-                self._floating(positional[0]) == FLOAT_TENSOR
-        if dtype is not None:
-            return method in DTYPE_ARG_METHODS and self._tensor_like(recv)
-        if method in FLOAT_RESULT_METHODS:
-            return self._tensor_like(recv)
-        if method in DTYPE_KEEPING_METHODS:
-            if method in ("max", "min") and call.args:
-                return False                                # values and indices, or an elementwise maximum
-            if method == "view" and len(positional) == 1 and not isinstance(
-                    positional[0], (cst.Integer, cst.UnaryOperation, cst.Tuple, cst.List)):
-                return False                                # x.view(torch.int32) reinterprets the bytes
-            return self._floating(recv) == FLOAT_TENSOR
-        return False
-
-    def _tensor_like(self, node: cst.CSTNode) -> bool:
-        """A receiver whose `.float()`, `.mean()` ... is a tensor: one, probably one, or a floating one."""
-        return self.kind(node) in (TENSOR, WEAK) or self._floating(node) == FLOAT_TENSOR
-
-    def _returns_float(self, func: cst.Name) -> int:
-        """The level of what a helper of this file returns (`helper`): the lowest of its `return` values',
-        judged in its own body."""
-        found = self.helper(func)
-        if found is None:
-            return NOT_FLOAT
-        fn, returns = found
-        name = fn.name.value
-        if name not in self._helpers:
-            self._helpers[name] = NOT_FLOAT                 # a recursive call is not known
-            with self.within(fn):
-                self._helpers[name] = min(self._floating(r) for r in returns)
-        return self._helpers[name]
+        """What `node` is known to be, dtype-wise (`Floating.floating`): FLOAT_TENSOR, FLOAT_IF_TENSOR or NOT_FLOAT."""
+        return self._floats.floating(node)
 
     def helper(self, func: cst.CSTNode) -> Optional[Tuple[cst.FunctionDef, List[cst.BaseExpression]]]:
         """The function of this file that the call `func(...)` runs, when it is plain enough to read: defined at
@@ -479,18 +352,29 @@ class Tensors:
         if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and
                 func.value.value == "self") or self._within:
             return None
-        project, ix, cls = self.ctx.project, self.ctx.index, self.ctx.class_name
+        ix, cls = self.ctx.index, self.ctx.class_name
         info = ix.classes.get(cls) if ix is not None and cls else None
         attr = func.attr.value
         ctors = info.attrs.get(attr, []) if info is not None else []
         method = ix.functions.get(f"{cls}.{attr}") if info is not None and not ctors else None
-        if method is not None and not method.decorators and project is not None and \
-                not project.subclassed(ix.path, cls):
-            key = f"{cls}.{attr}"                          # `self.method(...)`: a method of this class, not overridden
-            if key not in self._helper_defs:
-                self._helper_defs[key] = self._read_helper(method)
-            found = self._helper_defs[key]
-            return (found[0], found[1], cls) if found is not None else None
+        if method is not None and not method.decorators and self.ctx.project is not None and \
+                not self.ctx.project.subclassed(ix.path, cls):
+            # `self.method(...)`: a method of this class, not overridden
+            return self._read_once(f"{cls}.{attr}", method, cls)
+        found = self._submodule_forward(info, cls, attr, ctors)
+        return self._read_once(f"{found[0]}.forward", found[1], found[0]) if found is not None else None
+
+    def _read_once(self, key: str, info, cls: str) -> Optional[Tuple[cst.FunctionDef, List[cst.BaseExpression], str]]:
+        """The function `info` (`key`: its qualname) as `callee` gives it, read once."""
+        if key not in self._helper_defs:
+            self._helper_defs[key] = self._read_helper(info)
+        found = self._helper_defs[key]
+        return (found[0], found[1], cls) if found is not None else None
+
+    def _submodule_forward(self, info, cls: str, attr: str, ctors: List[str]):
+        """`self.<attr>` of class `cls` (`info`), which `__init__` builds with `ctors`: the class of this file it
+        is an instance of and that class's `forward`, when `callee` can read it; None otherwise."""
+        project, ix = self.ctx.project, self.ctx.index
         if len(ctors) != 1 or ctors[0] not in ix.classes or project is None or \
                 any(ctors[0] in names for names in (ix.imports, ix.assigned_calls, ix.module_instances)) or \
                 "_forward_hook" in (self.ctx.source or "") or "_forward_pre_hook" in (self.ctx.source or "") or \
@@ -505,11 +389,7 @@ class Tensors:
                 len(assigned.findall("".join(lines[info.start - 1:info.end]))) != 1 or \
                 not is_module_class(project, ix.path, target.name):
             return None                 # (a decorated class: the decorator may hand out something else)
-        key = f"{target.name}.forward"
-        if key not in self._helper_defs:
-            self._helper_defs[key] = self._read_helper(fwd)
-        found = self._helper_defs[key]
-        return (found[0], found[1], target.name) if found is not None else None
+        return target.name, fwd
 
     def _overridden(self, cls: str, attr: str) -> bool:
         """A subclass of `cls` anywhere in the project sets `self.<attr>` to something of its own."""
@@ -600,10 +480,11 @@ class Tensors:
         """The kinds of a method's plain parameters (no annotation, no default) from every call of it in this file:
         `self.block(x, h, w)` where `__init__` made `block` an instance of the method's class (directly, in a
         ModuleList, called in a loop over it, or indexed), for `forward`; `self.method(x, h)` in the class itself,
-        for its other methods; `helper(x, n)` for a function of the file's top level. A parameter is what all the arguments passed to it are (`combine`): a tensor, a
-        Python value, or unknown when they disagree or one is not known; unknown stays unknown. None (not known:
-        the parameter keeps its default) when the class may be used where this file cannot see: subclassed, named
-        anywhere but in the calls that build it, imported by another file, or a call passes `*args` / `**kw`."""
+        for its other methods; `helper(x, n)` for a function of the file's top level. A parameter is what all the
+        arguments passed to it are (`combine`): a tensor, a Python value, or unknown when they disagree or one is
+        not known; unknown stays unknown. None (not known: the parameter keeps its default) when the class may be
+        used where this file cannot see: subclassed, named anywhere but in the calls that build it, imported by
+        another file, or a call passes `*args` / `**kw`."""
         cls = self._self_class()
         ix, project = self.ctx.index, self.ctx.project
         if ix is None or project is None or (cls and cls not in ix.classes):
@@ -639,25 +520,35 @@ class Tensors:
         qual = f"{ix.module}.{cls or method}"
         if project.imported(qual) or (cls and project.subclassed(ix.path, cls)):
             return None
-        names: Set[str] = set()
         holders_of, sites = self._run.file_facts.get(ix, lambda: read_file_facts(project, ix))
         holders = holders_of.get(cls, set()) if method == "forward" else {(cls, method)} if cls else set()
-        if not cls:
-            names = {method}
+        names = set() if cls else {method}
         callers = {q for key in [("self", c, attr) for c, attr in holders] + [("name", "", n) for n in names]
                    for q in sites.get(key, ())}
         if not callers:
             return {}
+        if not self._called_only_here(method, cls, holders):
+            return None
+        kinds = self._argument_kinds(callers, holders, names, [p.name.value for p in ordered[skip:]], plain)
+        return None if kinds is None else {name: combined(found) for name, found in kinds.items() if found}
+
+    def _called_only_here(self, method: str, cls: str, holders: Set[Tuple[str, str]]) -> bool:
+        """The calls `_read_callers` reads are all there are: a function of this file is called by its name, in
+        this file only; a class is named only in the calls that build it, each an attribute of `holders`."""
+        ix = self.ctx.index
         refs = {n: (named, called) for n, named, called in getattr(ix, "refs", ())}
-        if not cls:                                      # a function: called by its name in this file, only there
-            if len(set(refs.get(method, (0, 0)))) != 1 or any(c.target == method for c in ix.module_calls):
-                return None
-        elif method == "forward":
+        if not cls:
+            return len(set(refs.get(method, (0, 0)))) == 1 and not any(c.target == method for c in ix.module_calls)
+        if method == "forward":
             named, built = refs.get(cls, (0, 0))
-            if named != built:                           # the calls that build it, nothing else
-                return None
-            if sum(ix.classes[c].attrs[attr].count(cls) for c, attr in holders) != built:
-                return None                              # built somewhere else too
+            return named == built and sum(ix.classes[c].attrs[attr].count(cls) for c, attr in holders) == built
+        return True
+
+    def _argument_kinds(self, callers: Set[str], holders: Set[Tuple[str, str]], names: Set[str],
+                        positions: List[str], plain: List[str]) -> Optional[Dict[str, List[str]]]:
+        """Parameter -> the kinds of the arguments passed to it by every call in `callers` (qualnames of this
+        file's functions) through `holders` or by `names`; None when a caller cannot be read or passes `*args`."""
+        ix = self.ctx.index
         kinds: Dict[str, List[str]] = {name: [] for name in plain}
         for q in sorted(callers):
             info = ix.functions[q]
@@ -667,26 +558,12 @@ class Tensors:
             for call in calls_through(caller, {attr for c, attr in holders if c == info.cls}, names):
                 if any(a.star for a in call.args):
                     return None
-                bound: Dict[str, cst.BaseExpression] = {}
-                positions = [p.name.value for p in ordered[skip:]]
-                for i, a in enumerate(a for a in call.args if a.keyword is None):
-                    if i < len(positions):
-                        bound[positions[i]] = a.value
-                for a in call.args:
-                    if a.keyword is not None:
-                        bound[a.keyword.value] = a.value
+                bound = bound_arguments(call, positions)
                 with self.within(caller, info.cls):
                     for name in plain:
                         if name in bound:
                             kinds[name].append(self.kind(bound[name]))
-        out = {}
-        for name, found in kinds.items():
-            if found:
-                result = found[0]
-                for k in found[1:]:
-                    result = combine(result, k)
-                out[name] = result
-        return out
+        return kinds
 
     def _build_env(self, fn: cst.FunctionDef) -> Dict[str, object]:
         env: Dict[str, object] = {}
@@ -790,9 +667,7 @@ class Tensors:
                 self._hit.discard(name)
                 k = self._element(v) if isinstance(v, tuple) else self._kind(v)
                 (later if name in self._hit else kinds).append(v if name in self._hit else k)
-            first = kinds[0] if kinds else UNKNOWN
-            for k in kinds[1:]:
-                first = combine(first, k)
+            first = combined(kinds) if kinds else UNKNOWN
             if later and kinds:
                 self._assumed[name] = first
                 kinds += [self._element(v) if isinstance(v, tuple) else self._kind(v) for v in later]
@@ -801,10 +676,7 @@ class Tensors:
         finally:
             self._active.discard(name)
             self._assumed.pop(name, None)
-        result = kinds[0] if kinds else UNKNOWN
-        for k in kinds[1:]:
-            result = combine(result, k)
-        return result
+        return combined(kinds) if kinds else UNKNOWN
 
     def _element(self, entry) -> str:
         """An ("unpack", whole) or ("iter", whole) binding: the rows of a tensor are tensors. (A parameter only
@@ -816,11 +688,7 @@ class Tensors:
                 fn, returns, cls = found
                 if returns and all(isinstance(r, cst.Tuple) and len(r.elements) == entry[3] and
                                    not any(isinstance(e, cst.StarredElement) for e in r.elements) for r in returns):
-                    kinds = [self.judged(r.elements[entry[2]].value, fn, cls, self._kind) for r in returns]
-                    result = kinds[0]
-                    for k in kinds[1:]:
-                        result = combine(result, k)
-                    return result
+                    return combined([self.judged(r.elements[entry[2]].value, fn, cls, self._kind) for r in returns])
         return self._unpacked(entry[1])
 
     def _unpacked(self, whole: cst.CSTNode) -> str:
@@ -884,36 +752,21 @@ class Tensors:
                              cst.DictComp, cst.SetComp, cst.Ellipsis)):
             return VALUE
         if isinstance(node, cst.Attribute):
-            attr = node.attr.value
-            if isinstance(node.value, cst.Name) and node.value.value == "self":
-                return VALUE if attr == "training" else self._self_attr_kind(attr)
-            if attr in VALUE_ATTRS:
-                return VALUE
-            q = self.ctx.qualify(node)
-            if q and q.startswith("torch.") and q.split(".")[-1][:1].islower() and q.count(".") >= 1:
-                # torch.float32, torch.pi: constants are values
-                return VALUE
-            base = self._kind(node.value)
-            if attr in ("T", "mT", "H", "mH", "data", "grad", "real", "imag") and base in (TENSOR, WEAK):
-                return base
-            return UNKNOWN if base != VALUE else VALUE
+            return self._attribute_kind(node)
         if isinstance(node, cst.Subscript):
             base = self._kind(node.value)
             return base if base in (TENSOR, WEAK, VALUE) else UNKNOWN
         if isinstance(node, cst.Call):
             return self._call_kind(node)
         if isinstance(node, cst.BinaryOperation):
-            return self._merge(self._kind(node.left), self._kind(node.right))
+            return merge(self._kind(node.left), self._kind(node.right))
         if isinstance(node, cst.UnaryOperation):
             return VALUE if isinstance(node.operator, cst.Not) else self._kind(node.expression)
         if isinstance(node, cst.Comparison):
-            if all(isinstance(c.operator, (cst.Is, cst.IsNot, cst.In, cst.NotIn)) for c in node.comparisons):
+            if all(isinstance(c.operator, NON_TENSOR_TESTS) for c in node.comparisons):
                 return VALUE
             kinds = [self._kind(node.left)] + [self._kind(c.comparator) for c in node.comparisons]
-            result = kinds[0]
-            for k in kinds[1:]:
-                result = self._merge(result, k)
-            return result
+            return functools.reduce(merge, kinds)
         if isinstance(node, cst.BooleanOperation):
             left, right = self._kind(node.left), self._kind(node.right)
             return TENSOR if TENSOR in (left, right) else (VALUE if left == right == VALUE else UNKNOWN)
@@ -923,42 +776,55 @@ class Tensors:
             return self._kind(node.value)
         return UNKNOWN
 
-    @staticmethod
-    def _merge(a: str, b: str) -> str:
-        """Kind of `a <op> b`: a tensor if either side is one."""
-        if TENSOR in (a, b):
-            return TENSOR
-        if WEAK in (a, b):
-            return WEAK
-        return VALUE if a == b == VALUE else UNKNOWN
+    def _attribute_kind(self, node: cst.Attribute) -> str:
+        attr = node.attr.value
+        if isinstance(node.value, cst.Name) and node.value.value == "self":
+            return VALUE if attr == "training" else self._self_attr_kind(attr)
+        if attr in VALUE_ATTRS:
+            return VALUE
+        q = self.ctx.qualify(node)
+        if q and q.startswith("torch.") and q.split(".")[-1][:1].islower() and q.count(".") >= 1:
+            # torch.float32, torch.pi: constants are values
+            return VALUE
+        base = self._kind(node.value)
+        if attr in ("T", "mT", "H", "mH", "data", "grad", "real", "imag") and base in (TENSOR, WEAK):
+            return base
+        return UNKNOWN if base != VALUE else VALUE
 
     def _call_kind(self, node: cst.Call) -> str:
-        func = node.func
-        if isinstance(func, cst.Attribute):
-            method = func.attr.value
-            q = self.ctx.qualify(func)
-            if q in SCALAR_MATH and self._python_numbers(node):
-                return WEAK
-            if q and q.startswith("torch."):
-                return self._torch_call(q)
-            if q and q.startswith("numpy.random.") and q[13:] in NP_TRACED_DRAWS:
-                return TENSOR if np_sized_draw(node, q[13:]) else VALUE
-            recv = func.value
-            if isinstance(recv, cst.Name) and recv.value == "self":
-                if self._submodule(method):
-                    return TENSOR
-                return WEAK if any(self._kind(a.value) == TENSOR for a in node.args) else UNKNOWN
-            base = self._kind(recv)
-            if isinstance(recv, cst.Comparison) and method in EVIDENCE_METHODS and not \
-                    any(isinstance(c.operator, (cst.Is, cst.IsNot, cst.In, cst.NotIn)) for c in recv.comparisons):
-                base = TENSOR           # `(mask == 0).all()`: a Python bool has no .all(); this is a tensor
-            if method in VALUE_METHODS and not (method == "type" and node.args):   # x.type(torch.half)
-                return VALUE if base in (TENSOR, WEAK) else UNKNOWN
-            if base == TENSOR:
+        if isinstance(node.func, cst.Attribute):
+            return self._method_call_kind(node, node.func)
+        return self._function_call_kind(node, node.func)
+
+    def _method_call_kind(self, node: cst.Call, func: cst.Attribute) -> str:
+        """`a.b(...)`: a torch or numpy function, a method of `self`, or a method of a tensor or anything else."""
+        method = func.attr.value
+        q = self.ctx.qualify(func)
+        if q in SCALAR_MATH and self._python_numbers(node):
+            return WEAK
+        if q and q.startswith("torch."):
+            return self._torch_call(q)
+        if q and q.startswith("numpy.random.") and q[13:] in NP_TRACED_DRAWS:
+            return TENSOR if np_sized_draw(node, q[13:]) else VALUE
+        recv = func.value
+        if isinstance(recv, cst.Name) and recv.value == "self":
+            if self._submodule(method):
                 return TENSOR
-            if base == WEAK:
-                return TENSOR if method in TENSOR_METHODS else WEAK
-            return UNKNOWN
+            return WEAK if any(self._kind(a.value) == TENSOR for a in node.args) else UNKNOWN
+        base = self._kind(recv)
+        if isinstance(recv, cst.Comparison) and method in EVIDENCE_METHODS and not \
+                any(isinstance(c.operator, NON_TENSOR_TESTS) for c in recv.comparisons):
+            base = TENSOR           # `(mask == 0).all()`: a Python bool has no .all(); this is a tensor
+        if method in VALUE_METHODS and not (method == "type" and node.args):   # x.type(torch.half)
+            return VALUE if base in (TENSOR, WEAK) else UNKNOWN
+        if base == TENSOR:
+            return TENSOR
+        if base == WEAK:
+            return TENSOR if method in TENSOR_METHODS else WEAK
+        return UNKNOWN
+
+    def _function_call_kind(self, node: cst.Call, func: cst.BaseExpression) -> str:
+        """`f(...)`: a builtin, a torch function imported by name, or anything else."""
         q = self.ctx.qualify(func) if isinstance(func, cst.Name) else None
         if q is None or (q not in VALUE_BUILTINS and not q.startswith("torch.") and q not in ("abs", "max", "min")):
             # an unknown callable fed a tensor (a submodule held in a local, a project helper) probably

@@ -13,6 +13,8 @@ Floating point, a second scale (`Tensors.floating`): FLOAT_TENSOR (a floating-po
 """
 from __future__ import annotations
 
+from typing import Iterable
+
 TENSOR, VALUE, WEAK, UNKNOWN = "tensor", "value", "weak", "unknown"
 FLOAT_TENSOR, FLOAT_IF_TENSOR, NOT_FLOAT = 2, 1, 0
 
@@ -23,3 +25,21 @@ def combine(a: str, b: str) -> str:
     if {a, b} == {TENSOR, WEAK}:
         return WEAK
     return UNKNOWN
+
+
+def combined(kinds: Iterable[str]) -> str:
+    """`combine` over all of `kinds` (at least one)."""
+    it = iter(kinds)
+    result = next(it)
+    for k in it:
+        result = combine(result, k)
+    return result
+
+
+def merge(a: str, b: str) -> str:
+    """Kind of `a <op> b`: a tensor if either side is one."""
+    if TENSOR in (a, b):
+        return TENSOR
+    if WEAK in (a, b):
+        return WEAK
+    return VALUE if a == b == VALUE else UNKNOWN

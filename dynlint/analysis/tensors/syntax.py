@@ -2,11 +2,14 @@
 optional parameters."""
 from __future__ import annotations
 
-from typing import List
+from typing import Dict, List, Optional
 
 import libcst as cst
 
 from dynlint.analysis.tensors.torch_api import NP_TRACED_DRAWS
+
+# Comparisons that give a Python bool whatever their operands.
+NON_TENSOR_TESTS = (cst.Is, cst.IsNot, cst.In, cst.NotIn)
 
 
 def np_sized_draw(node: cst.Call, fn: str) -> bool:
@@ -60,3 +63,21 @@ def is_device(ctx, node: cst.CSTNode) -> bool:
     """A device argument of `.to()`: `"cuda"`, `x.device`, `torch.device(...)`."""
     return isinstance(node, cst.SimpleString) or (isinstance(node, cst.Attribute) and node.attr.value == "device") \
         or (isinstance(node, cst.Call) and (ctx.qualify(node.func) or "") == "torch.device")
+
+
+def keyword_arg(call: cst.Call, name: str) -> Optional[cst.BaseExpression]:
+    """The value of the call's `name=` argument, None without one."""
+    return next((a.value for a in call.args if a.keyword and a.keyword.value == name), None)
+
+
+def bound_arguments(call: cst.Call, positions: List[str]) -> Dict[str, cst.BaseExpression]:
+    """Parameter name -> the argument the call passes to it: its positional arguments to `positions` (in order),
+    its keyword arguments by name."""
+    bound: Dict[str, cst.BaseExpression] = {}
+    for i, a in enumerate(a for a in call.args if a.keyword is None):
+        if i < len(positions):
+            bound[positions[i]] = a.value
+    for a in call.args:
+        if a.keyword is not None:
+            bound[a.keyword.value] = a.value
+    return bound

@@ -114,6 +114,9 @@ BOOL_METHODS = frozenset({"isnan", "isinf", "isfinite", "isposinf", "isneginf", 
                           "bool", "isclose", "signbit"})
 BOOL_CREATORS = frozenset({"zeros", "ones", "full", "empty", "zeros_like", "ones_like", "full_like", "empty_like",
                            "rand_like", "tensor", "as_tensor"})
+# Methods that rearrange or copy a tensor's elements and keep their dtype: a mask stays a mask.
+LAYOUT_METHODS = frozenset({"clone", "detach", "contiguous", "view", "reshape", "flatten", "squeeze", "unsqueeze",
+                            "expand", "expand_as", "t", "transpose", "permute"})
 # Reductions that give a 0-d tensor when called without a dim; casts that keep a 0-d tensor 0-d.
 FULL_REDUCTIONS = frozenset({"sum", "mean", "max", "min", "amax", "amin", "argmax", "argmin", "prod", "norm",
                              "count_nonzero", "std", "var", "median", "nansum", "nanmean"})
@@ -176,6 +179,8 @@ DTYPE_KEEPING_METHODS = frozenset({
     "clamp_max", "sum", "cumsum", "amax", "amin", "max", "min", "squeeze", "unsqueeze", "reshape", "view",
     "flatten", "expand", "permute", "transpose", "t", "cpu", "flip", "roll", "masked_fill", "new_zeros",
     "new_ones", "new_empty", "new_full", "new_tensor"})
+# The keywords of `Tensor.to(...)` besides `dtype=`: given only these (and a device), it keeps the dtype.
+DEVICE_ONLY_KEYWORDS = ("device", "non_blocking", "copy", "memory_format")
 # Functions joining a list of tensors: promoted to the highest dtype category, so one floating input makes the
 # result floating.
 CONCAT_FUNCS = frozenset(f"torch.{n}" for n in ("cat", "concat", "concatenate", "stack", "hstack", "vstack"))
