@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from conftest import skip_unless_importable, write_tree
-from dynlint.analysis import tensors as tables
+from dynlint.analysis.tensors import torch_api as tables
 from dynlint.api import check_source, fix_source
 from dynlint.core.finding import FIX_SAFETIES, Edit, Finding, Fix
 from dynlint.core.fixer import apply_fixes, ensure_imports
@@ -607,8 +607,8 @@ def test_where_fix_on_a_submodule_return_under_dynamo(tmp_path):
     assert fe.compare(reference, new) == []
 
 
-# Every entry of the floating-point tables in dynlint/analysis/tensors.py, checked against torch: what the analysis
-# takes for floating is floating for integer, boolean and floating inputs alike (or torch rejects the input).
+# Every entry of the floating-point tables in dynlint/analysis/tensors/torch_api.py, checked against torch: what the
+# analysis takes for floating is floating for integer, boolean and floating inputs alike (or torch rejects the input).
 def _inputs(torch, floating: bool):
     if floating:
         base = torch.rand(2, 3)

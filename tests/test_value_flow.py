@@ -1,6 +1,6 @@
 """The value analysis is flow-sensitive: a use of a name sees the bindings that reach it, not every binding of
-the name in the function (dynlint/analysis/tensors.py, `reaching`). Each case is checked through the rules, as
-a user sees it; each rule's own Dynamo proofs are in test_rule_proofs.py."""
+the name in the function (dynlint/analysis/tensors/assignments.py, `reaching`). Each case is checked through the
+rules, as a user sees it; each rule's own Dynamo proofs are in test_rule_proofs.py."""
 import textwrap
 
 import pytest

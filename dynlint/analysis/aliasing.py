@@ -16,7 +16,8 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 import libcst as cst
 
-from dynlint.analysis.tensors import TENSOR_METHODS, VALUE_ATTRS, VALUE_METHODS, Tensors
+from dynlint.analysis.tensors.inference import Tensors
+from dynlint.analysis.tensors.torch_api import TENSOR_METHODS, VALUE_ATTRS, VALUE_METHODS
 from dynlint.core.walker import children, walk
 
 VIEWS = frozenset({"view", "reshape", "transpose", "permute", "squeeze", "unsqueeze", "expand", "expand_as",

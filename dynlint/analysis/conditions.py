@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from dynlint.analysis.tensors import TENSOR, VALUE, WEAK, Tensors
+from dynlint.analysis.tensors.inference import Tensors
+from dynlint.analysis.tensors.kinds import TENSOR, VALUE, WEAK
 
 ELEMENTWISE = frozenset({"isnan", "isinf", "isfinite", "isposinf", "isneginf", "logical_not", "abs", "neg", "bool",
                          "float", "double", "half", "long", "int", "sign", "signbit", "sqrt", "exp", "log",
@@ -20,17 +21,7 @@ def zero_dim(ctx, node: cst.CSTNode, depth: int = 0) -> bool:
     if tensors.is_scalar(node):
         return True
     if isinstance(node, cst.Call):
-        q = ctx.qualify(node.func) or ""
-        positional = [a.value for a in node.args if a.keyword is None and not a.star]
-        if isinstance(node.func, cst.Attribute) and not q.startswith("torch."):
-            m, recv = node.func.attr.value, node.func.value
-            if m in ("any", "all") and not node.args and tensors.kind(recv) in (TENSOR, WEAK):
-                return True
-            return m in ELEMENTWISE and zero_dim(ctx, recv, depth + 1)
-        if q.startswith("torch.") and q[6:] in ("any", "all") and len(node.args) == 1:
-            return True
-        return q.startswith("torch.") and q[6:] in ELEMENTWISE and bool(positional) and \
-            zero_dim(ctx, positional[0], depth + 1)
+        return _zero_dim_call(ctx, tensors, node, depth)
     if isinstance(node, (cst.Comparison, cst.BinaryOperation)):
         sides = [node.left] + ([c.comparator for c in node.comparisons] if isinstance(node, cst.Comparison)
                                else [node.right])
@@ -44,6 +35,21 @@ def zero_dim(ctx, node: cst.CSTNode, depth: int = 0) -> bool:
         values = tensors.assigned_values(node.value)
         return bool(values) and all(zero_dim(ctx, v, depth + 1) for v in values)
     return False
+
+
+def _zero_dim_call(ctx, tensors: Tensors, node: cst.Call, depth: int) -> bool:
+    """`t.any()`, `torch.all(t)`, or an elementwise function or method of a 0-d tensor."""
+    q = ctx.qualify(node.func) or ""
+    positional = [a.value for a in node.args if a.keyword is None and not a.star]
+    if isinstance(node.func, cst.Attribute) and not q.startswith("torch."):
+        m, recv = node.func.attr.value, node.func.value
+        if m in ("any", "all") and not node.args and tensors.kind(recv) in (TENSOR, WEAK):
+            return True
+        return m in ELEMENTWISE and zero_dim(ctx, recv, depth + 1)
+    if q.startswith("torch.") and q[6:] in ("any", "all") and len(node.args) == 1:
+        return True
+    return q.startswith("torch.") and q[6:] in ELEMENTWISE and bool(positional) and \
+        zero_dim(ctx, positional[0], depth + 1)
 
 
 def any_all(ctx, node: cst.CSTNode) -> bool:

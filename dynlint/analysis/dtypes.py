@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import libcst as cst
 
-from dynlint.analysis.tensors import FLOAT_IF_TENSOR, Tensors, float_literal
+from dynlint.analysis.tensors.inference import Tensors
+from dynlint.analysis.tensors.kinds import FLOAT_IF_TENSOR
+from dynlint.analysis.tensors.syntax import float_literal
 
 CLAMPS = frozenset({"clamp", "clip", "clamp_min", "clamp_max"})
 KEEPS, INTEGER_ARITHMETIC, BRINGS_FLOAT = 0, 1, 2

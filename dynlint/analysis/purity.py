@@ -5,7 +5,9 @@ from __future__ import annotations
 import libcst as cst
 
 from dynlint.analysis.aliasing import nodes
-from dynlint.analysis.tensors import TENSOR, TENSOR_METHODS, WEAK, Tensors
+from dynlint.analysis.tensors.inference import Tensors
+from dynlint.analysis.tensors.kinds import TENSOR, WEAK
+from dynlint.analysis.tensors.torch_api import TENSOR_METHODS
 
 PURE_BUILTINS = frozenset({"len", "str", "repr", "format", "tuple", "list", "dict", "set", "frozenset", "int",
                            "float", "bool", "round", "abs", "min", "max", "sum", "sorted", "type", "id",

@@ -60,21 +60,12 @@ def _targets_of_value(project: Project, ix: ModuleIndex, fn: Optional[FunctionIn
         return _forward_of(project, r[1][0], r[1][1].name) if r and r[0] == "class" else []
     head, _, rest = value.partition(".")
     if head == "self" and fn and fn.cls:
-        attr, _, meth = rest.partition(".")
-        if not meth:
-            ref = project.method(ix.path, fn.cls, attr)
-            if ref:
-                return [ref]
-        out = []
-        for p, c in project.attr_classes(ix.path, fn.cls, attr):
-            out += [r for r in ([project.method(p, c.name, meth)] if meth else _forward_of(project, p, c.name)) if r]
-        return out
+        return _self_targets(project, ix, fn, rest)
     instances = dict(ix.module_instances, **(fn.instances if fn else {}))
     if fn and head in fn.params and head not in instances:
         out = []
         for p, c in _passed_classes(project, ix, fn, head):
-            ref = project.method(p, c, rest) if rest else None
-            out += [ref] if ref else ([] if rest else _forward_of(project, p, c))
+            out += _class_target(project, p, c, rest)
         return out
     if head in instances:
         out = []
@@ -83,9 +74,7 @@ def _targets_of_value(project: Project, ix: ModuleIndex, fn: Optional[FunctionIn
                 continue
             r = project.resolve(ix, ctor)
             if r and r[0] == "class":
-                p, c = r[1][0], r[1][1].name
-                ref = project.method(p, c, rest) if rest else None
-                out += [ref] if ref else ([] if rest else _forward_of(project, p, c))
+                out += _class_target(project, r[1][0], r[1][1].name, rest)
         return out
     r = project.resolve(ix, value, fn.qualname if fn else "")
     if r and r[0] == "function":
@@ -93,6 +82,25 @@ def _targets_of_value(project: Project, ix: ModuleIndex, fn: Optional[FunctionIn
     if r and r[0] == "class":
         return _forward_of(project, r[1][0], r[1][1].name)
     return []
+
+
+def _self_targets(project: Project, ix: ModuleIndex, fn: FunctionInfo, rest: str) -> List[FuncRef]:
+    """`self.<rest>` in a method of `fn.cls`: a method of the class, or a submodule's forward or method."""
+    attr, _, meth = rest.partition(".")
+    if not meth:
+        ref = project.method(ix.path, fn.cls, attr)
+        if ref:
+            return [ref]
+    out = []
+    for p, c in project.attr_classes(ix.path, fn.cls, attr):
+        out += [r for r in ([project.method(p, c.name, meth)] if meth else _forward_of(project, p, c.name)) if r]
+    return out
+
+
+def _class_target(project: Project, path: str, cls: str, rest: str) -> List[FuncRef]:
+    """An instance of `cls` (its method `rest`, or itself when `rest` is empty: its forward)."""
+    ref = project.method(path, cls, rest) if rest else None
+    return [ref] if ref else ([] if rest else _forward_of(project, path, cls))
 
 
 def _passed_classes(project: Project, ix: ModuleIndex, fn: FunctionInfo, param: str) -> List[Tuple[str, str]]:

@@ -4,11 +4,12 @@ walk class hierarchies. Plain Python semantics; nothing here knows about torch.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Dict, FrozenSet, Iterable, Iterator, List, Optional, Sequence, Set, Tuple
+from typing import Callable, Dict, FrozenSet, Iterable, Iterator, List, Optional, Sequence, Set, Tuple, TypeVar
 
 from dynlint.core.index import ClassInfo, FunctionInfo, ModuleIndex
 
 FuncRef = Tuple[str, str]    # (project-relative path, qualname)
+T = TypeVar("T")
 
 
 class _ByModule(Mapping):
@@ -90,6 +91,7 @@ class Project:
         # (path, qualname) -> analysis/frames.Frame: the functions Dynamo compiles on their own, set by the
         # engine's frame pass (after the check pass has found the graph breaks) for the frame rules
         self.frames: Dict[Tuple[str, str], object] = {}
+        self._per_run: Dict[Callable, object] = {}     # `per_run`
         if by_path is not None:
             self.by_path = by_path
             self.by_module = _ByModule(by_path, modules or {})
@@ -99,6 +101,16 @@ class Project:
         for ix in indexes:
             self.by_path[ix.path] = ix
             self.by_module.setdefault(ix.module, ix)
+
+    def per_run(self, make: Callable[[], T]) -> T:
+        """`make()`, built once per check run (one project) and shared by every unit of every file this process
+        checks: the caches of an analysis, which a language server running many checks must not carry over."""
+        if make not in self._per_run:
+            self._per_run[make] = make()
+        return self._per_run[make]
+
+    def __getstate__(self) -> dict:
+        return {**self.__dict__, "_per_run": {}}      # a worker process fills its own
 
     @property
     def facts(self) -> Facts:

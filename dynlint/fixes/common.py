@@ -14,7 +14,8 @@ import libcst as cst
 from libcst.helpers import parse_template_expression
 
 from dynlint.analysis.conditions import any_all
-from dynlint.analysis.tensors import TENSOR, Tensors
+from dynlint.analysis.tensors.inference import Tensors
+from dynlint.analysis.tensors.kinds import TENSOR
 from dynlint.core.finding import Edit
 
 SAFE, UNSAFE = "safe", "unsafe"

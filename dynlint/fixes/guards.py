@@ -11,7 +11,8 @@ from dynlint.analysis.aliasing import nodes
 from dynlint.analysis.conditions import any_all, zero_dim
 from dynlint.analysis.names import COMPILING_TRUE
 from dynlint.analysis.purity import is_pure
-from dynlint.analysis.tensors import TENSOR, VALUE, Tensors
+from dynlint.analysis.tensors.inference import Tensors
+from dynlint.analysis.tensors.kinds import TENSOR, VALUE
 from dynlint.fixes.common import (
     SAFE,
     UNSAFE,

@@ -7,7 +7,8 @@ from typing import List, Optional, Tuple
 import libcst as cst
 
 from dynlint.analysis.aliasing import occurrences, parent_map
-from dynlint.analysis.tensors import TENSOR, VALUE, Tensors
+from dynlint.analysis.tensors.inference import Tensors
+from dynlint.analysis.tensors.kinds import TENSOR, VALUE
 from dynlint.fixes.common import SAFE, UNSAFE, Autofix, number
 
 ARITH_OPS = (cst.Add, cst.Subtract, cst.Multiply, cst.Divide, cst.FloorDivide, cst.Modulo, cst.Power)

@@ -10,7 +10,8 @@ from dynlint.analysis.aliasing import VIEWS, handed_on, may_alias, name_escapes,
 from dynlint.analysis.conditions import zero_dim
 from dynlint.analysis.dtypes import same_dtype
 from dynlint.analysis.purity import is_pure
-from dynlint.analysis.tensors import FLOAT_TENSOR, TENSOR, WEAK, Tensors
+from dynlint.analysis.tensors.inference import Tensors
+from dynlint.analysis.tensors.kinds import FLOAT_TENSOR, TENSOR, WEAK
 from dynlint.fixes.common import (
     SAFE,
     UNSAFE,

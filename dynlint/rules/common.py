@@ -9,7 +9,7 @@ import libcst as cst
 from dynlint.analysis.names import COMPILING_FALSE, COMPILING_TRUE, SKIPS_FRAME
 from dynlint.core.walker import dotted, walk
 from dynlint.analysis.regions import compiled_in
-from dynlint.analysis.tensors import Tensors
+from dynlint.analysis.tensors.inference import Tensors
 from dynlint.core.rule import Rule
 
 LOOP_SKIP = "graph break in loop"

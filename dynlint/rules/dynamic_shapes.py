@@ -3,7 +3,9 @@ from __future__ import annotations
 
 import libcst as cst
 
-from dynlint.analysis.tensors import NP_TRACED_DRAWS, TENSOR, WEAK, np_sized_draw
+from dynlint.analysis.tensors.kinds import TENSOR, WEAK
+from dynlint.analysis.tensors.syntax import np_sized_draw
+from dynlint.analysis.tensors.torch_api import NP_TRACED_DRAWS
 from dynlint.core.rule import Example, register
 from dynlint.rules.common import SPLITS, TorchRule, call_args, source_of
 

@@ -9,7 +9,7 @@ import libcst as cst
 
 from dynlint.analysis.guards import effect, module_int, recompiles
 from dynlint.analysis.regions import is_module_class
-from dynlint.analysis.tensors import TENSOR, VALUE
+from dynlint.analysis.tensors.kinds import TENSOR, VALUE
 from dynlint.core.rule import Example, FixExample, register
 from dynlint.core.walker import children, walk
 from dynlint.fixes.buffers import counter_to_buffer
