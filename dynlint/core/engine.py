@@ -325,11 +325,9 @@ class _Run:
         return frames
 
     def _text(self, rel: str) -> Optional[str]:
-        """A file's source, for the frame model."""
-        buffers = self.reader.buffers
+        """A file's source as the index pass read it (a notebook's code cells, a buffer's text), for the frame model."""
         try:
-            data = buffers[rel] if rel in buffers else self.reader.source(Path(self.paths[rel]), rel) \
-                if rel in self.paths else None
+            data = self.reader.source(Path(self.paths[rel]), rel) if rel in self.paths else None
             return decode(data) if data is not None else None
         except (OSError, UnicodeDecodeError, ValueError):
             return None
