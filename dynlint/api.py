@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Optional, Sequence
 
 from dynlint.analysis import regions
-from dynlint.core import engine, notebooks
+from dynlint.core import engine, notebooks, sources
 from dynlint.core.cache import open_cache
 from dynlint.core.codes import ENGINE_CODES
 from dynlint.core.config import Config, load_config
@@ -30,7 +30,7 @@ def check(paths: Sequence[str], config: Optional[Config] = None, debug: bool = F
         if cache and cache_allowed(config, paths) else None
     notices: list = []
     files = _with_buffers(discover(paths, config, notices), config, buffers)
-    result = engine.run(files, config, rules, regions=regions, debug=debug, jobs=jobs, cache=store,
+    result = engine.run(files, config, rules, analysis=regions, debug=debug, jobs=jobs, cache=store,
                         progress=progress, buffers=buffers)
     result.notices = notices + (store.notices if store else [])
     result.findings = notebooks.in_cells(result.findings, lambda rel: _notebook_view(config, rel, buffers))
@@ -51,7 +51,7 @@ def _notebook_view(config: Config, rel: str, buffers: Optional[dict] = None) -> 
     """The module dynlint checks for a notebook of the project (None when it cannot be read as one)."""
     try:
         data = buffers[rel] if buffers and rel in buffers else \
-            engine.read_bytes(config.root / rel, round(config.max_file_size * 2 ** 20) or None)
+            sources.read_bytes(config.root / rel, round(config.max_file_size * 2 ** 20) or None)
         return notebooks.view(data).text
     except (OSError, ValueError):
         return None
@@ -100,7 +100,7 @@ class Session:
             self._notices: list = []
             self._files = list(discover([str(self.config.root)], self.config, self._notices))   # kept: read again
         result = engine.run(_with_buffers(self._files, self.config, buffers), self.config, self.rules,
-                            regions=regions, cache=self.store, buffers=buffers)
+                            analysis=regions, cache=self.store, buffers=buffers)
         result.notices = self._notices + self.store.notices
         return result
 
@@ -114,7 +114,7 @@ def fix(paths: Sequence[str], config: Config, unsafe: bool = False, debug: bool 
     store = open_cache(config.root, config.fingerprint() + "|fix", [r.code for r in rules], config.cache_dir) \
         if cache and cache_allowed(config, paths) else None
     notices: list = []
-    outcome = fixer.fix_files(discover(paths, config, notices), config, rules, regions=regions, unsafe=unsafe,
+    outcome = fixer.fix_files(discover(paths, config, notices), config, rules, analysis=regions, unsafe=unsafe,
                               debug=debug, jobs=jobs, cache=store, progress=progress)
     outcome.result.notices = notices + (store.notices if store else [])
     outcome.result.findings = notebooks.in_cells(outcome.result.findings, lambda rel: outcome.after.get(rel)

@@ -150,3 +150,25 @@ def test_stored_lines_follow_the_json_as_any_writer_laid_it_out():
     assert at[(3, 1)] == at[(3, 2)] and '"a = 1\\nb = 2\\n"' in lines[at[(3, 1)] - 1]
     assert set(notebooks.json_lines(json.dumps(doc).encode()).values()) == {1}
     assert notebooks.json_lines(b'{"cells": [') == {}
+
+
+def test_a_notebook_checked_from_its_buffer_finds_what_it_finds_on_disk(project):
+    """An editor's unsaved notebook (`check_buffer`) is read as its code cells by every pass: the frame model
+    read the buffer's JSON and found no frames in it (DYN509 lost)."""
+    from dynlint import api
+    from dynlint.core.config import Config
+    layers = ("import torch\nfrom torch import nn\n\nclass Layer(nn.Module):\n    def __init__(self, index):\n"
+              "        super().__init__()\n        self.index = index\n\n    def forward(self, x):\n"
+              "        torch._dynamo.graph_break()\n        if self.index > 0:\n            x = x * 2\n"
+              "        return x\n\nclass Model(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+              "        self.layers = nn.ModuleList([Layer(i) for i in range(4)])\n\n    def forward(self, x):\n"
+              "        for layer in self.layers:\n            x = layer(x)\n        return x\n\n"
+              "m = torch.compile(Model())\n")
+    nb = nbformat.v4.new_notebook()
+    nb.cells.append(nbformat.v4.new_code_cell(layers))
+    (project / "layers.ipynb").write_text(nbformat.writes(nb))
+    config = Config(root=project.resolve())
+    on_disk = api.check([str(project / "layers.ipynb")], config).findings
+    buffered = api.check_buffer((project / "layers.ipynb").read_bytes(), "layers.ipynb", config).findings
+    assert "DYN509" in {f.code for f in on_disk}
+    assert [(f.code, f.line) for f in buffered] == [(f.code, f.line) for f in on_disk]

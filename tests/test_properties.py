@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from dynlint import api
-from dynlint.core import engine
+from dynlint.core import sources
 from dynlint.core.config import Config
 from dynlint.report import json_format
 
@@ -141,7 +141,7 @@ def assert_sane(result, files: dict):
     bad = [f for f in result.findings if f.code in ("DYN000", "DYN001")]
     assert not bad, bad[0].message
     for f in result.findings:
-        n_lines = len(engine.source_lines(files[f.path])) or 1
+        n_lines = len(sources.source_lines(files[f.path])) or 1
         assert 1 <= f.line <= n_lines and f.column >= 0, f
 
 

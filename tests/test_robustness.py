@@ -214,7 +214,7 @@ def test_a_file_that_vanishes_before_it_is_read(tmp_path):
     from dynlint.rules import all_rules
     write_tree(tmp_path, {"b.py": GOOD})
     files = [(tmp_path / "a.py", "a.py"), (tmp_path / "b.py", "b.py")]        # a.py: listed, never there
-    result = engine.run(files, Config(root=tmp_path), all_rules(), regions=regions)
+    result = engine.run(files, Config(root=tmp_path), all_rules(), analysis=regions)
     assert [(f.path, f.code) for f in result.findings] == [("a.py", "DYN000"), ("b.py", "DYN201")]
 
 
@@ -313,16 +313,16 @@ def test_a_rule_that_raises_is_isolated(tmp_path, jobs):
 
 def test_a_bug_outside_the_rules_is_a_dyn001_for_that_file_only(tmp_path, monkeypatch, capsys):
     from dynlint import cli
-    from dynlint.core import engine
+    from dynlint.core import sources
     write_tree(tmp_path, {"pyproject.toml": "[tool.dynlint]\n", "a.py": GOOD, "b.py": GOOD})
-    build_index = engine.build_index
+    build_index = sources.build_index
 
     def flaky(tree, path, *a):
         if path == "a.py":
             raise KeyError("index bug")
         return build_index(tree, path, *a)
 
-    monkeypatch.setattr(engine, "build_index", flaky)
+    monkeypatch.setattr(sources, "build_index", flaky)
     monkeypatch.chdir(tmp_path)
     assert cli.main(["check", ".", "--no-cache", "-j1", "--format", "json"]) == 2
     out, err = capsys.readouterr()
@@ -457,7 +457,7 @@ def test_an_analysis_that_does_not_end_is_cut_off_per_file(tmp_path, monkeypatch
     the run: each file gets FILE_TIME_LIMIT seconds, then one DYN001 for the rest of it, and the other files
     are checked."""
     from dynlint.analysis import regions
-    from dynlint.core import engine
+    from dynlint.core import engine, units
     from dynlint.core.config import Config
     from dynlint.core.rule import REGISTRY, Rule
     from dynlint.rules import all_rules
@@ -471,10 +471,10 @@ def test_an_analysis_that_does_not_end_is_cut_off_per_file(tmp_path, monkeypatch
                 time.sleep(0.01)
 
     monkeypatch.setitem(REGISTRY, "DYN798", NeverEnds)
-    monkeypatch.setattr(engine, "FILE_TIME_LIMIT", 0.3)
+    monkeypatch.setattr(units, "FILE_TIME_LIMIT", 0.3)
     write_tree(tmp_path, {"slow.py": GOOD + "\n\n@torch.compile\ndef g(x):\n    return x.item()\n", "fast.py": GOOD})
     files = [(tmp_path / n, n) for n in ("fast.py", "slow.py")]
-    result = engine.run(files, Config(root=tmp_path), all_rules(), regions=regions)
+    result = engine.run(files, Config(root=tmp_path), all_rules(), analysis=regions)
     assert [(f.path, f.line, f.code, f.message) for f in result.findings] == [
         ("fast.py", 5, "DYN201", result.findings[0].message),
         ("slow.py", 3, "DYN001", "internal error in checking lines 3-10: AnalysisTimeout: the file's analysis "

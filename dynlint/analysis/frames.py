@@ -20,11 +20,12 @@ from __future__ import annotations
 
 import ast
 import builtins
-import textwrap
-from collections import OrderedDict, deque
+from collections import deque
 from dataclasses import dataclass, replace
 from typing import Callable, Dict, Iterable, List, Optional, Set, Tuple
 
+from dynlint.analysis.defs import (Defs, after_short_circuit, body_nodes, host_assigned_at, is_training,
+                                   loop_targets, param_defaults, param_of, returned, unpacked, value_kind)
 from dynlint.analysis.names import SKIPS_FRAME
 from dynlint.core.index import CallSite, dotted_name
 from dynlint.core.project import FuncRef, Project
@@ -64,149 +65,29 @@ BUILTINS = frozenset(dir(builtins))
 SUPER_CALL = "super().__call__"
 
 
-def _bound(target: ast.expr, value: ast.expr) -> List[Tuple[str, ast.expr]]:
-    """The names an assignment binds, each with its value: `x = v` gives v; `a, b = v` gives `v[0]` and
-    `v[1]` (made here, at v's position)."""
-    if isinstance(target, ast.Name):
-        return [(target.id, value)]
-    if isinstance(target, (ast.Tuple, ast.List)) and not any(isinstance(e, ast.Starred) for e in target.elts):
-        return [(e.id, ast.copy_location(ast.Subscript(value, ast.Constant(k), ast.Load()), value))
-                for k, e in enumerate(target.elts) if isinstance(e, ast.Name)]
-    return []
-
-
-def _loop_targets(node: ast.AST) -> Set[str]:
-    names: Set[str] = set()
-    for gen in getattr(node, "generators", []):
-        names |= {n.id for n in ast.walk(gen.target) if isinstance(n, ast.Name)}
-    if isinstance(node, ast.For):
-        names |= {n.id for n in ast.walk(node.target) if isinstance(n, ast.Name)}
-    return names
-
-
 # methods that may return None: a value from them is not known to be one
-# parsed defs kept at once: enough for a frame, its callers and their classes; a bound on the memory this pass
-# adds (the engine forks its check workers after it, and they inherit the pages)
-KEPT_DEFS = 256
 MAYBE_NONE = frozenset({"get", "pop", "setdefault", "getattr", "forward", "__call__"})
-
-
-def _keep(memo: OrderedDict, key, value, most: int = 0) -> None:
-    """Remember `value`, forgetting the least recently used entries past `most` (KEPT_DEFS)."""
-    memo[key] = value
-    while len(memo) > (most or KEPT_DEFS):
-        memo.popitem(last=False)
-
-
-def _training(test: ast.expr) -> bool:
-    return isinstance(test, ast.Attribute) and test.attr == "training" and isinstance(test.value, ast.Name) and \
-        test.value.id == "self"
-
-
-def _defaults(args: ast.arguments) -> Dict[str, ast.expr]:
-    """Each parameter's default expression, by name."""
-    positional = args.posonlyargs + args.args
-    out = dict(zip([a.arg for a in positional][len(positional) - len(args.defaults):], args.defaults))
-    out.update({a.arg: d for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None})
-    return out
-
-
-def _after_short_circuit(test: ast.expr, line: int, column: int) -> bool:
-    """Is the position inside an operand after the first of an `and`/`or` in the test?"""
-    for node in ast.walk(test):
-        if isinstance(node, ast.BoolOp):
-            for operand in node.values[1:]:
-                if (operand.lineno, operand.col_offset) <= (line, column) <= (
-                        operand.end_lineno or operand.lineno, operand.end_col_offset or 0):
-                    return True
-    return False
-
-
-def _value_kind(expr: ast.expr) -> str:
-    """What an expression built from a loop variable gives: "bool" (a comparison), "int" (the variable, or
-    arithmetic on it), "value" (anything else: a config list indexed by it)."""
-    if isinstance(expr, (ast.Compare, ast.BoolOp)) or (isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.Not)):
-        return "bool"
-    if isinstance(expr, ast.Name) or (isinstance(expr, ast.BinOp) and not isinstance(expr.op, ast.Div)):
-        return "int"
-    return "value"
 
 
 HOST_CODES = frozenset({"DYN201", "DYN202", "DYN203"})     # .item(), int(t)/float(t), .tolist(): Python values
 
 
-def _body_nodes(fdef: ast.AST):
-    """The nodes of a def's own body (not of the functions and classes defined in it)."""
-    stack = list(ast.iter_child_nodes(fdef))
-    while stack:
-        node = stack.pop()
-        yield node
-        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-            stack.extend(ast.iter_child_nodes(node))
+def _none_at_some(seen: Dict[Tuple, int]) -> Optional[int]:
+    """The first line where an argument is None at some entries and a value at others (see Frames._entry_states),
+    or None on a loop's first iteration only."""
+    first = [line for (_, state), line in seen.items() if state == "none first"]
+    both = [line for (c, state), line in seen.items() if state == "none" and (c, "value") in seen]
+    return min(first or both) if first or both else None
 
 
-def _host_call(value: ast.expr) -> bool:
-    """`t.tolist()`, `t.item()`, `int(t)` / `float(t)` / `bool(t)`, or `tuple(...)` / `list(...)` of one: the
-    value itself is the Python value the break made."""
-    if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id in ("tuple", "list") \
-            and len(value.args) == 1:
-        value = value.args[0]
-    if not isinstance(value, ast.Call):
-        return False
-    if isinstance(value.func, ast.Attribute):
-        return value.func.attr in ("tolist", "item") and not value.args
-    return isinstance(value.func, ast.Name) and value.func.id in ("int", "float", "bool") and len(value.args) == 1
-
-
-def _assigned_at(fdef: ast.AST, line: int) -> Optional[str]:
-    """The name a statement `name = <the break's own value>` binds (see _host_call)."""
-    for node in _body_nodes(fdef):
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) and \
-                node.value.lineno <= line <= (node.value.end_lineno or node.value.lineno) and _host_call(node.value):
-            return node.targets[0].id
-    return None
-
-
-def _returned(fdef: ast.AST, name: str) -> Set[Optional[int]]:
-    """Where the def's returns hand `name` back: None for `return name`, i for the i-th of a tuple."""
-    out: Set[Optional[int]] = set()
-    for node in _body_nodes(fdef):
-        if isinstance(node, ast.Return) and node.value is not None:
-            if isinstance(node.value, ast.Name) and node.value.id == name:
-                out.add(None)
-            elif isinstance(node.value, ast.Tuple):
-                out |= {i for i, e in enumerate(node.value.elts) if isinstance(e, ast.Name) and e.id == name}
-    return out
-
-
-def _unpacked(cdef: Optional[ast.AST], call: ast.Call, k: Optional[int]) -> Optional[str]:
-    """The name the caller binds the returned value to: `x = f()` (k None), `a, x, b = f()` (k 1)."""
-    for node in _body_nodes(cdef) if cdef is not None else ():
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and \
-                (node.value.lineno, node.value.col_offset) == (call.lineno, call.col_offset):
-            target = node.targets[0]
-            if k is None:
-                return target.id if isinstance(target, ast.Name) else None
-            if isinstance(target, (ast.Tuple, ast.List)) and len(target.elts) > k and \
-                    not any(isinstance(e, ast.Starred) for e in target.elts) and isinstance(target.elts[k], ast.Name):
-                return target.elts[k].id
-    return None
-
-
-def _param_of(gdef: Optional[ast.AST], call: ast.Call, name: str, method: bool) -> Optional[str]:
-    """The parameter of the called def that the argument `name` of `call` binds (a method's `self` is not
-    passed)."""
-    if gdef is None:
-        return None
-    params = [a.arg for a in gdef.args.posonlyargs + gdef.args.args][1 if method else 0:]
-    for i, arg in enumerate(call.args):
-        if isinstance(arg, ast.Starred):
-            return None
-        if isinstance(arg, ast.Name) and arg.id == name:
-            return params[i] if i < len(params) else None
-    keywords = {a.arg for a in gdef.args.args + gdef.args.kwonlyargs}
-    return next((kw.arg for kw in call.keywords if kw.arg in keywords and isinstance(kw.value, ast.Name) and
-                 kw.value.id == name), None)
+def _ints_differ(seen: Dict[Tuple, int]) -> Optional[int]:
+    """The first line of an int constant argument that differs between one caller's entries."""
+    values: Dict[object, Dict[int, int]] = {}
+    for (c, state), line in seen.items():
+        if isinstance(state, tuple):
+            values.setdefault(c, {}).setdefault(state[1], line)
+    differ = [line for v in values.values() if len(v) > 1 for line in v.values()]
+    return min(differ) if differ else None
 
 
 class Frames:
@@ -222,17 +103,11 @@ class Frames:
         self._nested: Dict[str, Dict[str, List[str]]] = {}
         self._edges = edges
         self.regions = set(regions)
-        self._text = text
-        # what is worked out from the text, the most recently used KEPT_DEFS of each (a bound on the memory)
-        self._texts: OrderedDict = OrderedDict()     # path -> its lines
-        self._bound: OrderedDict = OrderedDict()     # ref -> _bindings
-        self._calls: OrderedDict = OrderedDict()     # ref -> {line: its calls}
-        self._defs: OrderedDict = OrderedDict()       # (path, line) -> parsed def, the last KEPT_DEFS
+        self.defs = Defs(project, text)
         self._held: Dict[Tuple[str, str], List[Tuple[str, str]]] = {}
         self._scanned: Dict[Tuple[str, str], Dict[Tuple[str, str], List[Dict[str, str]]]] = {}
         self._multi: Dict[Tuple[str, str], bool] = {}
         self._multi_reads: Dict[Tuple[str, str], Set[str]] = {}
-        self._reading: List[Set[str]] = []       # the read sets of the computations under way
         # what an earlier run worked out from files' text, kept while those files are unchanged: each frame's
         # facts (ref -> (what it was computed for, {file: digest}, Frame)), the function holding a break
         # ((path, line) -> (digest, qualname)), whether every run reaches a line (("runs", ref, line) -> ...)
@@ -240,38 +115,6 @@ class Frames:
         self.made: Dict[FuncRef, tuple] = {}
         self.fresh = False          # anything worked out anew (else `graph` and `made` are what was kept)
         self._digest = digest or (lambda rel: None)
-
-    # ---- sources: one def or class at a time (parsing whole files was most of this pass's time) ----------
-    def _note(self, rel: str) -> None:
-        """The computations under way read this file's text (each frame's facts are kept with what they read)."""
-        for reads in self._reading:
-            reads.add(rel)
-
-    def _lines(self, rel: str) -> List[str]:
-        if rel not in self._texts:
-            text = self._text(rel)
-            _keep(self._texts, rel, text.splitlines() if text is not None else [], KEPT_DEFS // 8)
-        self._texts.move_to_end(rel)
-        return self._texts[rel]
-
-    def node_at(self, rel: str, start: int, end: int, kind) -> Optional[ast.AST]:
-        """The def or class of lines start..end of a file, parsed alone with the file's line numbers."""
-        self._note(rel)
-        key = (rel, start)
-        if key in self._defs:
-            self._defs.move_to_end(key)
-        else:
-            block = textwrap.dedent("\n".join(self._lines(rel)[start - 1:end]))
-            try:
-                tree = ast.parse("\n" * (start - 1) + block)     # the file's line numbers
-                _keep(self._defs, key, next((n for n in tree.body if isinstance(n, kind)), None))
-            except (SyntaxError, ValueError, RecursionError, MemoryError):
-                _keep(self._defs, key, None)    # (a string at column 0 inside it: not dedented; not analysed)
-        return self._defs[key]
-
-    def definition(self, ref: FuncRef):
-        fn = self.project.function(ref)
-        return self.node_at(ref[0], fn.def_line, fn.end, (ast.FunctionDef, ast.AsyncFunctionDef))
 
     # ---- the frames ---------------------------------------------------------------------------------------
     def callers(self) -> Dict[FuncRef, List[Tuple[FuncRef, CallSite]]]:
@@ -311,9 +154,46 @@ class Frames:
         """breaks: the check pass's graph-break findings (`path`, `line`, `message`); compiled(): the functions
         the code compiles explicitly (`@torch.compile`, `torch.compile(f)`), entered as frames by their callers
         (asked once while the indexes are unchanged: kept in `graph`)."""
-        frames: Dict[FuncRef, Tuple[str, int]] = {}
-        skipped: Dict[FuncRef, Tuple[str, int]] = {}      # run eagerly: what they call starts frames
-        queue = deque()
+        found, frames, skipped = self._breaking(breaks)
+        callers = self.callers()
+        self._spread(frames, callers)
+        # A function that breaks is entered as a frame from every traced call of it (the caller's graph ends at
+        # the call). One that does not is inlined wherever traced code calls it, and entered as a frame only
+        # from the functions Dynamo runs eagerly (skipped): those calls are its entries.
+        eager = self._eager_entries(skipped, frames)
+        out = self._entry_frames(frames, eager, callers)
+        out.update(self._inlined(out))
+        self._through_arguments(out)
+        out = dict(self._reuse(("pass on",), tuple(sorted(out.items())), lambda: self._handed_on(out)))
+        for ref, frame in self._wrapper_frames(frames, eager, callers, compiled).items():
+            out.setdefault(ref, frame)
+        for ref, host in self._host_flow(found, callers).items():
+            frame = out.get(ref)
+            out[ref] = replace(frame, host=frame.host + host) if frame else \
+                Frame((host[0][1], host[0][2], False), (), (), False, host=host)
+        # the parsed defs are done with: free them before the check of the frames forks its workers
+        self.defs.clear()
+        self._scanned.clear()
+        return out
+
+    def _reuse(self, key, asked, compute: Callable):
+        """compute(), or what an earlier run computed for the same `asked` while the files it read are unchanged
+        (kept as `made[key]` either way)."""
+        old = self.kept.get(key)
+        if old and old[0] == asked and all(self._digest(rel) == d for rel, d in old[1].items()):
+            self.made[key] = old
+            return old[2]
+        self.defs.reading.append(set())
+        value = compute()
+        self.made[key] = (asked, {rel: self._digest(rel) for rel in self.defs.reading.pop()}, value)
+        self.fresh = True
+        return value
+
+    def _breaking(self, breaks: Iterable):
+        """The breaks in region functions that every run (or every training step) of the function reaches, as
+        (in training only, function, finding); each such function -> its break (path, line, in training only),
+        those reached on every run first; and those of them that Dynamo skips (run eagerly: what they call
+        starts frames)."""
         found = []
         for f in sorted(breaks, key=lambda f: (f.path, f.line)):
             owner = self._owner(f.path, f.line)
@@ -323,15 +203,19 @@ class Frames:
             runs = self._runs(ref, f.line, f.column) if ref in self.regions else None
             if runs:
                 found.append((runs == "training", ref, f))
+        frames: Dict[FuncRef, Tuple[str, int, bool]] = {}
+        skipped: Dict[FuncRef, Tuple[str, int, bool]] = {}
         for training, ref, f in sorted(found, key=lambda t: t[0]):     # breaks every run reaches first
             why = (f.path, f.line, training)
             if SKIPS_FRAME in f.message:
                 skipped.setdefault(ref, why)
-            if ref not in frames:
-                frames[ref] = why
-                queue.append(ref)
-        callers = self.callers()
-        while queue:        # a caller whose call runs a frame breaks there too: a frame of its own
+            frames.setdefault(ref, why)
+        return found, frames, skipped
+
+    def _spread(self, frames: Dict[FuncRef, Tuple[str, int, bool]], callers) -> None:
+        """A caller whose call runs a frame breaks there too: a frame of its own (added to `frames`)."""
+        queue = deque(frames)
+        while queue:
             ref = queue.popleft()
             for caller, site in callers.get(ref, ()):
                 runs = self._runs(caller, site.line) if site is not None and caller not in frames else None
@@ -339,14 +223,19 @@ class Frames:
                     path, line, training = frames[ref]
                     frames[caller] = (path, line, training or runs == "training")
                     queue.append(caller)
-        # A function that breaks is entered as a frame from every traced call of it (the caller's graph ends at
-        # the call). One that does not is inlined wherever traced code calls it, and entered as a frame only
-        # from the functions Dynamo runs eagerly (skipped): those calls are its entries.
+
+    def _eager_entries(self, skipped, frames) -> Dict[FuncRef, Tuple[Tuple[str, int], List[Tuple[FuncRef, CallSite]]]]:
+        """The functions that do not break called from those Dynamo skips: -> (the break, those calls)."""
         eager: Dict[FuncRef, Tuple[Tuple[str, int], List[Tuple[FuncRef, CallSite]]]] = {}
         for ref, why in skipped.items():
             for site, callee in self.edges(ref):
                 if site is not None and callee not in frames:
                     eager.setdefault(callee, (why, []))[1].append((ref, site))
+        return eager
+
+    def _entry_frames(self, frames, eager, callers) -> Dict[FuncRef, Frame]:
+        """The frames whose entries differ (instances, arguments) or that are entered repeatedly, each from its
+        entries' calls (kept between runs while the files read for it are unchanged)."""
         out: Dict[FuncRef, Frame] = {}
         todo = [(ref, why, [(c, s) for c, s in callers.get(ref, ()) if s is not None], False)
                 for ref, why in frames.items()]
@@ -355,18 +244,13 @@ class Frames:
             if not entries:
                 continue            # a root: entered from outside traced code, with the user's values
             asked = (why, eager_only, tuple((c, s.line, s.kind, s.target) for c, s in entries))
-            old = self.kept.get(ref)
-            if old and old[0] == asked and all(self._digest(rel) == d for rel, d in old[1].items()):
-                frame = old[2]
-                self.made[ref] = old
-            else:
-                self._reading.append(set())
-                frame = self._frame(ref, why, entries, eager_only)
-                self.made[ref] = (asked, {rel: self._digest(rel) for rel in self._reading.pop()}, frame)
-                self.fresh = True
+            frame = self._reuse(ref, asked, lambda: self._frame(ref, why, entries, eager_only))
             if frame.per_instance or frame.none_or_value or frame.repeated or frame.ints:
                 out[ref] = frame
-        # what a frame entered once per layer calls is inlined into it: its reads are that frame's guards
+        return out
+
+    def _inlined(self, out: Dict[FuncRef, Frame]) -> Dict[FuncRef, Frame]:
+        """What a frame entered once per layer calls is inlined into it: its reads are that frame's guards."""
         inlined: Dict[FuncRef, Frame] = {}
         for ref, frame in sorted(out.items()):
             if not frame.repeated or frame.via:
@@ -381,19 +265,17 @@ class Frames:
                             nxt.append(callee)
                             inlined[callee] = Frame(frame.why, (), (), True, via=ref[1])
                 level = nxt
-        out.update(inlined)
-        self._through_arguments(out)
-        asked = tuple(sorted(out.items()))
-        old = self.kept.get(("pass on",))
-        if old and old[0] == asked and all(self._digest(rel) == d for rel, d in old[1].items()):
-            self.made[("pass on",)] = old
-            out = dict(old[2])
-        else:
-            self._reading.append(set())
-            self._pass_on(out)
-            self._mark_unsupplied(out)
-            self.made[("pass on",)] = (asked, {rel: self._digest(rel) for rel in self._reading.pop()}, tuple(out.items()))
-            self.fresh = True
+        return inlined
+
+    def _handed_on(self, out: Dict[FuncRef, Frame]) -> Tuple[Tuple[FuncRef, Frame], ...]:
+        """`out` with what its frames hand on to the functions they call, and their unsupplied parameters."""
+        self._pass_on(out)
+        self._mark_unsupplied(out)
+        return tuple(out.items())
+
+    def _wrapper_frames(self, frames, eager, callers, compiled: Callable[[], List[FuncRef]]) -> Dict[FuncRef, Frame]:
+        """The decorators' wrappers and shared `__call__`s entered for several frame functions (`_wrappers`),
+        among these the functions compiled explicitly (entered as frames by their callers)."""
         entered = {ref: (why, {c[0] for c, s in callers.get(ref, ()) if s is not None})
                    for ref, why in frames.items()}
         entered.update({ref: (why, {c[0] for c, _ in entries}) for ref, (why, entries) in eager.items()})
@@ -410,15 +292,7 @@ class Frames:
             wrappers.clear()
             wrappers[asked] = self._wrappers(entered)
             self.fresh = True
-        for ref, frame in wrappers[asked].items():
-            out.setdefault(ref, frame)
-        for ref, host in self._host_flow(found, callers).items():
-            frame = out.get(ref)
-            out[ref] = replace(frame, host=frame.host + host) if frame else \
-                Frame((host[0][1], host[0][2], False), (), (), False, host=host)
-        # the parsed defs are done with: free them before the check of the frames forks its workers
-        self._defs.clear(), self._texts.clear(), self._bound.clear(), self._calls.clear(), self._scanned.clear()
-        return out
+        return wrappers[asked]
 
     def _wrappers(self, entered) -> Dict[FuncRef, Frame]:
         """Decorators' wrappers (`@wraps(func) def wrapper(*args, **kwargs): ... func(*args, **kwargs)`) around
@@ -572,18 +446,18 @@ class Frames:
         for ref, frame in sorted(out.items()):
             if frame.via or not (frame.none_or_value or frame.ints):
                 continue
-            rebound = self._bindings(ref)[1]
+            rebound = self.defs.bindings(ref)[1]
             for site, callee in self.edges(ref):
                 if site is None or callee in out and not out[callee].via:
                     continue
-                call = self._call(ref, site)[0]
-                gdef = self.definition(callee)
+                call = self.defs.call(ref, site)[0]
+                gdef = self.defs.definition(callee)
                 if call is None or gdef is None:
                     continue
                 method = bool(self.project.function(callee).cls)
                 moved = {kind: tuple((q, line) for p, line in getattr(frame, kind)
                                      if all(v.lineno >= call.lineno for v in rebound.get(p, ()))
-                                     for q in [_param_of(gdef, call, p, method)] if q)
+                                     for q in [param_of(gdef, call, p, method)] if q)
                          for kind in ("none_or_value", "ints")}
                 if not any(moved.values()):
                     continue
@@ -595,10 +469,11 @@ class Frames:
         """Each frame entered per layer (and what it inlines): its parameters defaulting to None, tested `is
         None` / `is not None` in it, that no project code calls it with a value for (`unsupplied`)."""
         for ref, frame in sorted(out.items()):
-            fdef = self.definition(ref) if frame.repeated and not frame.wraps else None
+            fdef = self.defs.definition(ref) if frame.repeated and not frame.wraps else None
             if fdef is None:
                 continue
-            optional = {p for p, d in _defaults(fdef.args).items() if isinstance(d, ast.Constant) and d.value is None}
+            optional = {p for p, d in param_defaults(fdef.args).items()
+                        if isinstance(d, ast.Constant) and d.value is None}
             tested = {n.left.id for n in ast.walk(fdef) if isinstance(n, ast.Compare) and isinstance(n.left, ast.Name)
                       and len(n.ops) == 1 and isinstance(n.ops[0], (ast.Is, ast.IsNot)) and
                       isinstance(n.comparators[0], ast.Constant) and n.comparators[0].value is None}
@@ -611,7 +486,7 @@ class Frames:
         its own parameter that its callers supply so (an encoder-decoder's forward hands its decoder
         `encoder_outputs[0]`)? A parameter left to the user at an entry point (`encoder_hidden_states=None`
         of a causal LM's forward) is not; nor is one only a `**kwargs` splat could carry."""
-        fdef = self.definition(ref)
+        fdef = self.defs.definition(ref)
         if fdef is None or depth == 0 or ref in seen:
             return False
         names = [a.arg for a in fdef.args.posonlyargs + fdef.args.args]
@@ -619,7 +494,7 @@ class Frames:
             names = names[1:]
         index = names.index(param) if param in names else None
         for caller, site in self.callers().get(ref, ()):
-            call = self._call(caller, site)[0] if site is not None else None
+            call = self.defs.call(caller, site)[0] if site is not None else None
             if call is None:
                 continue
             expr = next((k.value for k in call.keywords if k.arg == param), None)
@@ -630,7 +505,7 @@ class Frames:
                 continue
             if not isinstance(expr, ast.Name):
                 return True
-            params, bound, _ = self._bindings(caller)
+            params, bound, _ = self.defs.bindings(caller)
             values = bound.get(expr.id, [])
             if any(not (isinstance(v, ast.Constant) and v.value is None) for v in values):
                 return True
@@ -648,34 +523,26 @@ class Frames:
         asked = tuple((ref, f.path, f.line, tuple(
             (c, s.line, tuple((later.line, callee) for later, callee in self.edges(c) if later is not None))
             for c, s in callers.get(ref, ()) if s is not None)) for ref, f in hosts)
-        old = self.kept.get(("host",))
-        if old and old[0] == asked and all(self._digest(rel) == d for rel, d in old[1].items()):
-            self.made[("host",)] = old
-            return old[2]
-        self._reading.append(set())
-        flow = self._host_flow_now(hosts, callers)
-        self.made[("host",)] = (asked, {rel: self._digest(rel) for rel in self._reading.pop()}, flow)
-        self.fresh = True
-        return flow
+        return self._reuse(("host",), asked, lambda: self._host_flow_now(hosts, callers))
 
     def _host_flow_now(self, hosts, callers) -> Dict[FuncRef, Tuple[Tuple[str, str, int], ...]]:
         out: Dict[FuncRef, List[Tuple[str, str, int]]] = {}
         for ref, f in hosts:
-            fdef = self.definition(ref)
-            name = _assigned_at(fdef, f.line) if fdef is not None else None
-            positions = _returned(fdef, name) if name else set()
+            fdef = self.defs.definition(ref)
+            name = host_assigned_at(fdef, f.line) if fdef is not None else None
+            positions = returned(fdef, name) if name else set()
             if len(positions) != 1:
                 continue
             k = positions.pop()
             for caller, site in callers.get(ref, ()):
-                call = self._call(caller, site)[0] if site is not None else None
-                held = _unpacked(self.definition(caller), call, k) if call is not None else None
+                call = self.defs.call(caller, site)[0] if site is not None else None
+                held = unpacked(self.defs.definition(caller), call, k) if call is not None else None
                 if held is None:
                     continue
                 out.setdefault(caller, []).append((held, f.path, f.line))
                 for later, callee in self.edges(caller):
-                    after = self._call(caller, later)[0] if later is not None and later.line > site.line else None
-                    param = _param_of(self.definition(callee), after, held, bool(self.project.function(callee).cls)) \
+                    after = self.defs.call(caller, later)[0] if later is not None and later.line > site.line else None
+                    param = param_of(self.defs.definition(callee), after, held, bool(self.project.function(callee).cls)) \
                         if after is not None else None
                     if param:
                         out.setdefault(callee, []).append((param, f.path, f.line))
@@ -695,7 +562,7 @@ class Frames:
         (it is under `if self.training:`), else None: in a branch of any other `if` (a Python flag such as
         gradient checkpointing, or anything else), an `else`, an exception handler. Loop bodies count as run
         (a layer loop runs). A break that only some runs reach is not taken to make a frame."""
-        fdef = self.definition(ref)
+        fdef = self.defs.definition(ref)
         if fdef is None:
             return None
         if column is not None:
@@ -709,8 +576,8 @@ class Frames:
                 if line <= (stmt.test.end_lineno or stmt.lineno):
                     # (the right of an `and`/`or` runs only when the left says so: `x.dtype == torch.float16 and
                     # torch.isinf(x).any()` breaks only in half precision)
-                    return None if column is not None and _after_short_circuit(stmt.test, line, column) else runs
-                if not _training(stmt.test) or (stmt.orelse and line >= stmt.orelse[0].lineno):
+                    return None if column is not None and after_short_circuit(stmt.test, line, column) else runs
+                if not is_training(stmt.test) or (stmt.orelse and line >= stmt.orelse[0].lineno):
                     return None
                 body, runs = stmt.body, "training"
             elif isinstance(stmt, (ast.For, ast.While, ast.AsyncFor)) and stmt.body and line >= stmt.body[0].lineno:
@@ -737,88 +604,49 @@ class Frames:
         if fn.cls:
             per_instance = tuple(sorted(self._per_instance(ref[0], fn.cls).items()))
             repeated = self._is_multi(ref[0], fn.cls)
-        calls = [(c, s, self._call(c, s)) for c, s in entries]
+        calls = [(c, s, self.defs.call(c, s)) for c, s in entries]
         repeated = repeated or any(loop for _, _, (_, loop) in calls)
         none_or_value, ints = self._arguments(ref, calls, eager_only)
         return Frame(why, per_instance, none_or_value, repeated, ints)
 
     # ---- arguments: None at one entry, a value at another ------------------------------------------------------
-    def _call(self, caller: FuncRef, site: CallSite) -> Tuple[Optional[ast.Call], bool]:
-        """The call node of a call site, and whether a loop of the caller runs it."""
-        self._note(caller[0])
-        if caller not in self._calls:
-            by_line: Dict[int, List[Tuple[ast.Call, bool]]] = {}
-            fdef = self.definition(caller)
-            stack = [(fdef, False)] if fdef is not None else []
-            while stack:
-                node, loop = stack.pop()
-                for child in ast.iter_child_nodes(node):
-                    if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-                        continue
-                    if isinstance(child, ast.Call):
-                        by_line.setdefault(child.lineno, []).append((child, loop))
-                    stack.append((child, loop or isinstance(child, (ast.For, ast.While, ast.comprehension))))
-            _keep(self._calls, caller, by_line)
-        self._calls.move_to_end(caller)
-        found = sorted(self._calls[caller].get(site.line, ()), key=lambda c: c[0].col_offset)
-        want = {"name": site.target, "self": f"self.{site.target}", "super": f"super().{site.target}"}[site.kind]
-        matching = []
-        for call, loop in found:
-            func = call.func.value if isinstance(call.func, ast.Subscript) else call.func
-            if dotted_name(func) == want or (site.kind == "self" and isinstance(func, ast.Name)):
-                matching.append((call, loop))
-        # two calls of it on one line: the one with the site's arguments
-        same = [(c, lp) for c, lp in matching if len(c.args) == len(site.args) and
-                set(site.kwargs) <= {k.arg for k in c.keywords}]
-        return (same or matching or [(None, False)])[0]
-
     def _arguments(self, ref: FuncRef, calls, eager_only: bool):
         """The parameters that differ between entries: None at one and a value at another (tested `is None` in
         the function or what it hands them to), and int constants (read in it). Entries from different callers count
         for a function that breaks (each traced call of it is an entry); for one entered from eager callers only,
         the calls of one caller, or None from a caller that a common caller runs before the one passing a
         tensor (different callers may reach it inlined, not as an entry)."""
-        fdef = self.definition(ref)
+        fdef = self.defs.definition(ref)
         if fdef is None:
             return (), ()
         args = fdef.args
         positional = args.posonlyargs + args.args
-        defaults = _defaults(args)
+        defaults = param_defaults(args)
         names = [a.arg for a in positional]
         if self.project.function(ref).cls and names:
             names = names[1:]           # self: calls through an instance do not pass it
-        every = names + [a.arg for a in args.kwonlyargs]
         read = {n.id for n in ast.walk(fdef) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
         nones, ints, across = [], [], []
         builtin = False
         annotations = {a.arg: a.annotation for a in positional + args.kwonlyargs}
-        for p in every:
+        for p in names + [a.arg for a in args.kwonlyargs]:
             if p not in read:
                 continue
-            seen: Dict[Tuple, int] = {}
-            for caller, site, (call, _) in calls:
-                state = self._passes(caller, call, p, names.index(p) if p in names else None, defaults.get(p))
-                if state:
-                    seen.setdefault((caller if eager_only else None, state), site.line)
+            seen = self._entry_states(calls, p, names.index(p) if p in names else None, defaults.get(p), eager_only)
             if any(state == "builtin" for _, state in seen):    # a tensor parameter's guard, checked first
                 note = annotations.get(p)
                 builtin = builtin or note is None or "Tensor" in ast.unparse(note)
             # (tested `is None` here, or handed on to a function that tests it: _pass_on)
-            first = [line for (_, state), line in seen.items() if state == "none first"]
-            both = [line for (c, state), line in seen.items() if state == "none" and (c, "value") in seen]
-            if first or both:
-                nones.append((p, min(first or both)))
+            line = _none_at_some(seen)
+            if line is not None:
+                nones.append((p, line))
             elif eager_only:                # callers that run eagerly one after the other: None from the first
-                later = [line for (c, state), line in seen.items() if state == "none" and any(
-                    state2 == "value" and c2 != c and self._before(c, c2) for c2, state2 in seen)]
-                if later:
-                    across.append((p, min(later)))
-            values = {}
-            for (c, state), line in seen.items():
-                if isinstance(state, tuple):
-                    values.setdefault(c, {}).setdefault(state[1], line)
-            if any(len(v) > 1 for v in values.values()):
-                ints.append((p, min(line for v in values.values() if len(v) > 1 for line in v.values())))
+                line = self._none_from_earlier(seen)
+                if line is not None:
+                    across.append((p, line))
+            line = _ints_differ(seen)
+            if line is not None:
+                ints.append((p, line))
         # Between entries from different callers, the `is None` guard is the one a recompile names unless a
         # guard Dynamo checks before it fails too: a builtin at one entry for a parameter meant for a tensor (a
         # tensor argument's guard is checked on entry, before those of the tests in the code; a `torch.Size`
@@ -829,6 +657,23 @@ class Frames:
             nones += across
         return tuple(nones), tuple(ints)
 
+    def _entry_states(self, calls, param: str, index: Optional[int], default: Optional[ast.expr],
+                      eager_only: bool) -> Dict[Tuple, int]:
+        """(caller, or None when entries from any caller count together; what its call passes as `param`, see
+        `_passes`) -> the line of the first such call."""
+        seen: Dict[Tuple, int] = {}
+        for caller, site, (call, _) in calls:
+            state = self._passes(caller, call, param, index, default)
+            if state:
+                seen.setdefault((caller if eager_only else None, state), site.line)
+        return seen
+
+    def _none_from_earlier(self, seen: Dict[Tuple, int]) -> Optional[int]:
+        """The first line where a caller passes None, when another caller, called after it, passes a value."""
+        later = [line for (c, state), line in seen.items() if state == "none" and any(
+            state2 == "value" and c2 != c and self._before(c, c2) for c2, state2 in seen)]
+        return min(later) if later else None
+
     def _before(self, first: FuncRef, then: FuncRef) -> bool:
         """Does one function call `first` before `then` (an encoder-decoder's forward calls its encoder, then
         its decoder)? Then an argument None at `first`'s entry and a tensor at `then`'s is guarded `is None` at
@@ -837,7 +682,7 @@ class Frames:
         later = {c: site.line for c, site in callers.get(then, ()) if site is not None}
         for c, site in callers.get(first, ()):
             if site is not None and c in later and site.line < later[c]:
-                self._note(c[0])
+                self.defs.note(c[0])
                 return True
         return False
 
@@ -866,32 +711,8 @@ class Frames:
             return self._name_state(caller, expr.id, call)
         return "value" if self._tensor(caller, expr) else None
 
-    def _bindings(self, ref: FuncRef):
-        """(parameters, name -> the values assigned to it, loops as (first line, last line, names assigned in
-        it)) of a function: one walk of its def, shared by every question about it."""
-        self._note(ref[0])
-        if ref not in self._bound:
-            fdef = self.definition(ref)
-            params: Set[str] = set()
-            values: Dict[str, List[ast.expr]] = {}
-            loops = []
-            if fdef is not None:
-                params = {a.arg for a in ast.walk(fdef.args) if isinstance(a, ast.arg)}
-                for n in ast.walk(fdef):
-                    if isinstance(n, ast.Assign):
-                        for t in n.targets:
-                            for name, value in _bound(t, n.value):
-                                values.setdefault(name, []).append(value)
-                    elif isinstance(n, (ast.For, ast.While)):
-                        names = {name for a in ast.walk(n) if isinstance(a, ast.Assign) for t in a.targets
-                                 for name, _ in _bound(t, a.value) if not isinstance(a.value, ast.Constant)}
-                        loops.append((n.lineno, n.end_lineno or n.lineno, names))
-            _keep(self._bound, ref, (params, values, loops))
-        self._bound.move_to_end(ref)
-        return self._bound[ref]
-
     def _name_state(self, caller: FuncRef, name: str, call: ast.Call) -> Optional[str]:
-        params, bound, loops = self._bindings(caller)
+        params, bound, loops = self.defs.bindings(caller)
         if name in params:
             return None         # a parameter of the caller: whatever its callers pass
         values = bound.get(name, [])
@@ -918,7 +739,7 @@ class Frames:
         if isinstance(expr, ast.Name):
             if expr.id in seen:
                 return True         # `pos = pooled_pos` ... `pooled_pos = pos`: no value of another kind
-            values = self._bindings(ref)[1].get(expr.id, []) if len(seen) < 4 else []
+            values = self.defs.bindings(ref)[1].get(expr.id, []) if len(seen) < 4 else []
             return bool(values) and all(self._tensor(ref, v, seen | {expr.id}) for v in values)
         k = None
         if isinstance(expr, ast.Subscript) and isinstance(expr.slice, ast.Constant) and \
@@ -949,8 +770,8 @@ class Frames:
 
     def _never_none(self, ref: FuncRef, k: Optional[int] = None, seen: frozenset = frozenset()) -> bool:
         """Every return of the def gives a value (k None), or a tuple whose k-th element is surely one."""
-        fdef = self.definition(ref)
-        returns = [n.value for n in _body_nodes(fdef) if isinstance(n, ast.Return)] if fdef else []
+        fdef = self.defs.definition(ref)
+        returns = [n.value for n in body_nodes(fdef) if isinstance(n, ast.Return)] if fdef else []
         if k is None:
             return bool(returns) and all(r is not None and not (isinstance(r, ast.Constant) and r.value is None)
                                          and not isinstance(r, ast.IfExp) for r in returns)
@@ -984,7 +805,7 @@ class Frames:
         {argument: kind} of the arguments built from the loop variable (positions as "0", "1", ...)."""
         out: List[Dict[str, str]] = []
         for rel, holder in self._holders(key):
-            self._note(rel)
+            self.defs.note(rel)
             if (rel, holder) not in self._scanned:
                 self._scanned[(rel, holder)] = self._scan(rel, holder)
             out += self._scanned[(rel, holder)].get(key, [])
@@ -993,12 +814,12 @@ class Frames:
     def _scan(self, rel: str, holder: str) -> Dict[Tuple[str, str], List[Dict[str, str]]]:
         ix = self.project.by_path[rel]
         init = ix.functions.get(f"{holder}.__init__")       # where layers are built
-        node = self.node_at(rel, init.def_line, init.end, (ast.FunctionDef, ast.AsyncFunctionDef)) if init else None
+        node = self.defs.node_at(rel, init.def_line, init.end, (ast.FunctionDef, ast.AsyncFunctionDef)) if init else None
         built: Dict[Tuple[str, str], List[Dict[str, str]]] = {}
 
         def walk(n, loops: Set[str]) -> None:
             for child in ast.iter_child_nodes(n):
-                inner = loops | _loop_targets(child)
+                inner = loops | loop_targets(child)
                 if isinstance(child, ast.Call) and inner:
                     name = dotted_name(child.func)
                     r = self.project.resolve(ix, name) if name else None
@@ -1006,10 +827,10 @@ class Frames:
                         varying = {}
                         for i, a in enumerate(child.args):
                             if {x.id for x in ast.walk(a) if isinstance(x, ast.Name)} & inner:
-                                varying[str(i)] = _value_kind(a)
+                                varying[str(i)] = value_kind(a)
                         for k in child.keywords:
                             if k.arg and {x.id for x in ast.walk(k.value) if isinstance(x, ast.Name)} & inner:
-                                varying[k.arg] = _value_kind(k.value)
+                                varying[k.arg] = value_kind(k.value)
                         built.setdefault((r[1][0], r[1][1].name), []).append(varying)
                 walk(child, inner)
         if node is not None:
@@ -1021,12 +842,12 @@ class Frames:
         key = (path, cls)
         if key not in self._multi:
             self._multi[key] = False            # (a cycle of holders)
-            self._reading.append(set())
+            self.defs.reading.append(set())
             self._multi[key] = bool(self._constructions(key)) or (depth < 4 and any(
                 self._is_multi(rel, holder, depth + 1) for rel, holder in self._holders(key)))
-            self._multi_reads[key] = self._reading.pop()
+            self._multi_reads[key] = self.defs.reading.pop()
         for rel in self._multi_reads.get(key, ()):
-            self._note(rel)
+            self.defs.note(rel)
         return self._multi[key]
 
     def _per_instance(self, path: str, cls: str) -> Dict[str, str]:
@@ -1035,7 +856,7 @@ class Frames:
         ref = self.project.method(path, cls, "__init__")
         if not sites or ref is None:
             return {}
-        init = self.definition(ref)
+        init = self.defs.definition(ref)
         if init is None:
             return {}
         params = [a.arg for a in init.args.posonlyargs + init.args.args][1:]

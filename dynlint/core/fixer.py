@@ -270,14 +270,14 @@ def fixable(f: Finding, unsafe: bool) -> bool:
     return f.autofix is not None and (f.autofix.safety == "safe" or (unsafe and f.autofix.safety == "unsafe"))
 
 
-def fix_files(files: Iterable[Tuple[Path, str]], config, rules: Sequence[Type], *, regions, unsafe: bool = False,
+def fix_files(files: Iterable[Tuple[Path, str]], config, rules: Sequence[Type], *, analysis, unsafe: bool = False,
               debug: bool = False, jobs: int = 1, cache=None, progress=None, passes: int = MAX_PASSES) -> FixOutcome:
     """Check the files, apply their fixes in passes (in memory), and return what changed and what is left.
     Nothing is written: call `.write()` on the outcome (`--fix`) or print `.diff()` (`--diff`)."""
 
 
     files = [(str(p), rel) for p, rel in files]
-    result = engine.run(files, config, rules, regions=regions, debug=debug, jobs=jobs, cache=cache, progress=progress)
+    result = engine.run(files, config, rules, analysis=analysis, debug=debug, jobs=jobs, cache=cache, progress=progress)
     out = FixOutcome(result=result, found=len(result.findings), paths={rel: Path(p) for p, rel in files},
                      root=config.root)
     texts: Dict[str, str] = {}
@@ -322,7 +322,7 @@ def fix_files(files: Iterable[Tuple[Path, str]], config, rules: Sequence[Type], 
             mirror = mirror or _Mirror(files)
             for rel in changed:
                 mirror.write(rel, out.sources[rel].encode(texts[rel]))
-            result = engine.run(mirror.files, config, rules, regions=regions, debug=debug, jobs=jobs)
+            result = engine.run(mirror.files, config, rules, analysis=analysis, debug=debug, jobs=jobs)
     finally:
         if mirror is not None:
             mirror.close()

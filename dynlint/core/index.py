@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, List, Optional, Set, Tuple
 
 # Longest `and`/`or` chain or dotted import name the check pass hands to libcst (it nests one level per part;
 # its parser overflows an 8 MiB stack near 7,000, and dynlint's own walk stops near 1,000 anyway).
@@ -167,8 +167,23 @@ def _scalars_and_reads(node: ast.ClassDef) -> Tuple[Dict[str, str], List[str], D
     `__init__`'s statements are scanned without their expressions, and forward walked only when there are
     some: indexing every class of a large project must stay cheap."""
     methods = {m.name: m for m in node.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    scalars = _init_scalars(methods["__init__"]) if "__init__" in methods else {}
+    reads, seen = _forward_reads(methods, scalars)
+    setters: Dict[str, List[str]] = {}
+    for name, method in methods.items() if reads else ():
+        if name in seen or name == "__init__":
+            continue
+        changed = {_self_attr(t) for n in ast.walk(method) if isinstance(n, (ast.Assign, ast.AugAssign))
+                   for t in (n.targets if isinstance(n, ast.Assign) else [n.target])} & reads
+        if changed:
+            setters[name] = sorted(changed)
+    return dict(sorted(scalars.items())), sorted(reads), setters
+
+
+def _init_scalars(init: ast.AST) -> Dict[str, str]:
+    """`self.x = <int, float or bool constant>` in `__init__`'s statements (blocks entered) -> the type's name."""
     scalars: Dict[str, str] = {}
-    stack = list(methods["__init__"].body) if "__init__" in methods else []
+    stack = list(init.body)
     while stack:
         n = stack.pop()
         if isinstance(n, ast.Assign):
@@ -180,6 +195,11 @@ def _scalars_and_reads(node: ast.ClassDef) -> Tuple[Dict[str, str], List[str], D
         elif isinstance(n, (ast.If, ast.For, ast.While, ast.With, ast.Try)):
             stack += n.body + getattr(n, "orelse", []) + getattr(n, "finalbody", []) + \
                 [s for h in getattr(n, "handlers", []) for s in h.body]
+    return scalars
+
+
+def _forward_reads(methods: Dict[str, ast.AST], scalars: Dict[str, str]) -> Tuple[Set[str], Set[str]]:
+    """The scalars that forward reads, itself or through the methods of self it calls; and those methods."""
     reads, seen, todo = set(), set(), ["forward"] if scalars and "forward" in methods else []
     while todo:
         name = todo.pop()
@@ -190,15 +210,7 @@ def _scalars_and_reads(node: ast.ClassDef) -> Tuple[Dict[str, str], List[str], D
                 reads.add(attr)
             elif isinstance(n, ast.Call) and _self_attr(n.func) in methods and _self_attr(n.func) not in seen:
                 todo.append(_self_attr(n.func))
-    setters: Dict[str, List[str]] = {}
-    for name, method in methods.items() if reads else ():
-        if name in seen or name == "__init__":
-            continue
-        changed = {_self_attr(t) for n in ast.walk(method) if isinstance(n, (ast.Assign, ast.AugAssign))
-                   for t in (n.targets if isinstance(n, ast.Assign) else [n.target])} & reads
-        if changed:
-            setters[name] = sorted(changed)
-    return dict(sorted(scalars.items())), sorted(reads), setters
+    return reads, seen
 
 
 def _constant_text(value) -> str:
@@ -442,31 +454,40 @@ class _Indexer(ast.NodeVisitor):
 
     def _call(self, node: ast.Call) -> None:
         name = dotted_name(node.func)
-        site: Optional[CallSite] = None
+        site = self._call_site(node, name)
+        if name and name.startswith("self."):
+            self._class_facts(node, name)
+        if site:
+            (self.func_stack[-1].calls if self.func_stack else self.ix.module_calls).append(site)
+
+    def _call_site(self, node: ast.Call, name: Optional[str]) -> Optional[CallSite]:
         args = [dotted_name(a) or "" for a in node.args]
-        kwargs = {k.arg: _constant_text(k.value.value) for k in node.keywords if k.arg and isinstance(k.value, ast.Constant)}
+        kwargs = {k.arg: _constant_text(k.value.value) for k in node.keywords
+                  if k.arg and isinstance(k.value, ast.Constant)}
         if name:
             head, _, rest = name.partition(".")
             if head == "self" and rest:
-                site = CallSite("self", rest, node.lineno, args, kwargs)
-            elif head in self.loop_vars[-1] and not rest:
-                site = CallSite("self", self.loop_vars[-1][head][5:], node.lineno, args, kwargs)
-            elif head == "super()" and rest:
-                site = CallSite("super", rest, node.lineno, args, kwargs)
-            else:
-                site = CallSite("name", name, node.lineno, args, kwargs)
-        elif isinstance(node.func, ast.Subscript):
+                return CallSite("self", rest, node.lineno, args, kwargs)
+            if head in self.loop_vars[-1] and not rest:
+                return CallSite("self", self.loop_vars[-1][head][5:], node.lineno, args, kwargs)
+            if head == "super()" and rest:
+                return CallSite("super", rest, node.lineno, args, kwargs)
+            return CallSite("name", name, node.lineno, args, kwargs)
+        if isinstance(node.func, ast.Subscript):
             # self.layers[i](x)
             base = dotted_name(node.func.value)
             if base and base.startswith("self.") and base.count(".") == 1:
-                site = CallSite("self", base[5:], node.lineno, args, kwargs)
+                return CallSite("self", base[5:], node.lineno, args, kwargs)
         elif isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Subscript):
             # self.layers[i].update(x)
             base = dotted_name(node.func.value.value)
             if base and base.startswith("self.") and base.count(".") == 1:
-                site = CallSite("element", f"{base[5:]}.{node.func.attr}", node.lineno, args, kwargs)
-        if name and name.startswith("self.") and name.count(".") == 2 and name.rsplit(".", 1)[1] in (
-                "append", "extend", "insert") and node.args:
+                return CallSite("element", f"{base[5:]}.{node.func.attr}", node.lineno, args, kwargs)
+        return None
+
+    def _class_facts(self, node: ast.Call, name: str) -> None:
+        """What a call on self tells of its class: the items a container attribute holds, registered buffers."""
+        if name.count(".") == 2 and name.rsplit(".", 1)[1] in ("append", "extend", "insert") and node.args:
             # self.layers.append(Layer(...)) in a loop of __init__: what the container holds
             cls = self._current_class()
             held = [c for a in node.args for c in self._constructed_in(a)]
@@ -477,8 +498,6 @@ class _Indexer(ast.NodeVisitor):
             cls = self._current_class()
             if cls:
                 cls.registered.append(node.args[0].value)
-        if site:
-            (self.func_stack[-1].calls if self.func_stack else self.ix.module_calls).append(site)
 
 
 def build_index(tree: ast.Module, path: str, module: str, is_package: bool) -> ModuleIndex:

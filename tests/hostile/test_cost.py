@@ -69,10 +69,10 @@ def test_many_findings_in_one_statement_cost_linear_time(tmp_path, monkeypatch, 
 SLOW_FILE = '''
 import sys
 
-from dynlint.core import engine
+from dynlint.core import units
 from dynlint.cli import main
 
-engine.FILE_TIME_LIMIT = 0.5     # the real budget is 60 s: the same attack, 120 times smaller
+units.FILE_TIME_LIMIT = 0.5     # the real budget is 60 s: the same attack, 120 times smaller
 sys.exit(main(sys.argv[1:]))
 '''
 
