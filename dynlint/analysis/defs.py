@@ -6,6 +6,8 @@ from __future__ import annotations
 import ast
 import textwrap
 from collections import OrderedDict
+from dataclasses import dataclass
+from functools import lru_cache
 from typing import Callable, Dict, List, Optional, Set, Tuple
 
 from dynlint.core.index import CallSite, dotted_name
@@ -103,37 +105,53 @@ def host_call(value: ast.expr) -> bool:
 
 def host_assigned_at(fdef: ast.AST, line: int) -> Optional[str]:
     """The name a statement `name = <the break's own value>` binds (see host_call)."""
-    for node in body_nodes(fdef):
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) and \
-                node.value.lineno <= line <= (node.value.end_lineno or node.value.lineno) and host_call(node.value):
-            return node.targets[0].id
-    return None
+    return _facts(fdef).host_names.get(line)
 
 
 def returned(fdef: ast.AST, name: str) -> Set[Optional[int]]:
     """Where the def's returns hand `name` back: None for `return name`, i for the i-th of a tuple."""
-    out: Set[Optional[int]] = set()
-    for node in body_nodes(fdef):
-        if isinstance(node, ast.Return) and node.value is not None:
-            if isinstance(node.value, ast.Name) and node.value.id == name:
-                out.add(None)
-            elif isinstance(node.value, ast.Tuple):
-                out |= {i for i, e in enumerate(node.value.elts) if isinstance(e, ast.Name) and e.id == name}
-    return out
+    return set(_facts(fdef).returns.get(name, ()))
 
 
 def unpacked(cdef: Optional[ast.AST], call: ast.Call, k: Optional[int]) -> Optional[str]:
     """The name the caller binds the returned value to: `x = f()` (k None), `a, x, b = f()` (k 1)."""
-    for node in body_nodes(cdef) if cdef is not None else ():
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and \
-                (node.value.lineno, node.value.col_offset) == (call.lineno, call.col_offset):
-            target = node.targets[0]
-            if k is None:
-                return target.id if isinstance(target, ast.Name) else None
-            if isinstance(target, (ast.Tuple, ast.List)) and len(target.elts) > k and \
-                    not any(isinstance(e, ast.Starred) for e in target.elts) and isinstance(target.elts[k], ast.Name):
-                return target.elts[k].id
+    target = _facts(cdef).assigned.get((call.lineno, call.col_offset)) if cdef is not None else None
+    if target is None:
+        return None
+    if k is None:
+        return target.id if isinstance(target, ast.Name) else None
+    if isinstance(target, (ast.Tuple, ast.List)) and len(target.elts) > k and \
+            not any(isinstance(e, ast.Starred) for e in target.elts) and isinstance(target.elts[k], ast.Name):
+        return target.elts[k].id
     return None
+
+
+@dataclass
+class _Facts:
+    host_names: Dict[int, str]                        # line of a host value -> the name `name = <it>` binds
+    returns: Dict[str, Set[Optional[int]]]            # name -> where the returns hand it back
+    assigned: Dict[Tuple[int, int], ast.expr]         # (line, column) of an assigned value -> its one target
+
+
+@lru_cache(maxsize=64)
+def _facts(fdef: ast.AST) -> _Facts:
+    """What the frame model asks of a def, read in one walk of its body: asked once per host value of the
+    def, a walk per question made a def of n `.item()` calls cost n walks (ast nodes hash by identity)."""
+    facts = _Facts({}, {}, {})
+    for node in body_nodes(fdef):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1:
+            facts.assigned.setdefault((node.value.lineno, node.value.col_offset), node.targets[0])
+            if isinstance(node.targets[0], ast.Name) and host_call(node.value):
+                for line in range(node.value.lineno, (node.value.end_lineno or node.value.lineno) + 1):
+                    facts.host_names.setdefault(line, node.targets[0].id)
+        elif isinstance(node, ast.Return) and node.value is not None:
+            if isinstance(node.value, ast.Name):
+                facts.returns.setdefault(node.value.id, set()).add(None)
+            elif isinstance(node.value, ast.Tuple):
+                for i, e in enumerate(node.value.elts):
+                    if isinstance(e, ast.Name):
+                        facts.returns.setdefault(e.id, set()).add(i)
+    return facts
 
 
 def param_of(gdef: Optional[ast.AST], call: ast.Call, name: str, method: bool) -> Optional[str]:

@@ -108,3 +108,45 @@ def test_a_huge_hex_literal_is_not_an_internal_error(cli, tmp_path):
     r = cli("check", ".", "--format", "json", "--no-cache", cwd=tmp_path)
     assert r.returncode == 1
     assert [(f["code"], f["line"]) for f in _json(r)] == [("DYN201", 8)]
+
+
+def test_many_host_values_in_one_function_cost_one_walk_of_it(tmp_path, monkeypatch, capsys):
+    """2,000 `name = x.item()` lines in one compiled function: the fix planning and the frame pass each walked
+    the whole function once per finding (34.5 s of CPU in the frame pass alone; the per-file budget spent
+    after 132 findings). Bounded as work: each function is walked once by each, whatever the findings."""
+    from dynlint import cli
+    from dynlint.analysis import aliasing, defs
+
+    aliasing._names_of.cache_clear()
+    defs._facts.cache_clear()
+    n = 2000
+    body = "\n".join(f"    a{i} = x.item()" for i in range(n))
+    write_tree(tmp_path, {"m.py": f"import torch\n\n\n@torch.compile\ndef f(x):\n{body}\n    return x\n"})
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["check", ".", "--format", "json", "--no-cache", "-j", "1"]) == 1
+    findings = json.loads(capsys.readouterr().out)["findings"]
+    assert [f["code"] for f in findings] == ["DYN201"] * n                 # all of them: no budget spent
+    assert aliasing._names_of.cache_info().misses == 1                     # one function, one walk
+    assert defs._facts.cache_info().misses <= 1
+
+
+def test_a_deep_chain_of_conditional_expressions_is_refused_before_it_costs(tmp_path, monkeypatch, capsys):
+    """`x if c else x if c else ...` 1,500 deep (18 KB): libcst's parser took 7 s and 430 MB on it and a 61 KB
+    one 3.6 GB before the time budget fired. The nesting is measured on Python's own tree first (without
+    recursion), and past MAX_NESTING the file is one DYN000 that says so; libcst never sees it."""
+    from dynlint import cli
+    from dynlint.core import sources, walker
+
+    parsed = []
+    real = walker.cst.parse_module
+    monkeypatch.setattr(walker.cst, "parse_module", lambda text, *a, **k: parsed.append(len(text)) or real(text, *a, **k))
+    walker.parse.cache_clear()
+    chain = " if c else ".join(["x"] * 1500)
+    write_tree(tmp_path, {"deep.py": f"import torch\n\n@torch.compile\ndef f(x, c):\n    return {chain}\n",
+                          "ok.py": "import torch\n\n@torch.compile\ndef g(x):\n    return x.item()\n"})
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["check", ".", "--format", "json", "--no-cache", "-j", "1"]) == 1
+    findings = json.loads(capsys.readouterr().out)["findings"]
+    assert [(f["path"], f["code"]) for f in findings] == [("deep.py", "DYN000"), ("ok.py", "DYN201")]
+    assert f"levels; dynlint reads up to {sources.MAX_NESTING})" in findings[0]["message"]
+    assert parsed and max(parsed) < 1000                                   # only ok.py's unit reached libcst

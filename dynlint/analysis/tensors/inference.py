@@ -118,10 +118,7 @@ class Tensors:
 
     def bound_in(self, fn: cst.FunctionDef, name: str) -> bool:
         """Whether `fn` itself binds `name` (a parameter or an assignment in its body)."""
-        key = id(fn)
-        if key not in self._envs:
-            self._envs[key] = self._build_env(fn)
-        return name in self._envs[key] and name != " memo"
+        return name in self._env_of(fn) and name != " memo"
 
     def is_local(self, name: str) -> bool:
         """Bound in the current function: a parameter, an assignment, a loop or `with` target."""
@@ -436,12 +433,18 @@ class Tensors:
         for the helper being judged `within`."""
         fn = self._within[-1] if self._within else \
             next((f for f in reversed(self.ctx.functions) if isinstance(f, cst.FunctionDef)), None)
-        if fn is None:
-            return {}
+        return {} if fn is None else self._env_of(fn)
+
+    def _env_of(self, fn: cst.FunctionDef) -> Dict[str, object]:
+        """The environment of `fn`, built once. One too deeply nested to walk (RecursionError, which `kind`
+        turns into UNKNOWN) keeps an empty one: rebuilt on every question, a 60 KB chain of conditional
+        expressions walked its whole function once per node (3.6 GB and the time budget)."""
         key = id(fn)
-        if key not in self._envs:
-            self._envs[key] = self._build_env(fn)
-        return self._envs[key]
+        env = self._envs.get(key)
+        if env is None:
+            self._envs[key] = {}
+            env = self._envs[key] = self._build_env(fn)
+        return env
 
     def _param_kind(self, fn: cst.FunctionDef, p: cst.Param, first: bool) -> str:
         name = p.name.value
