@@ -54,7 +54,7 @@ def kind_of(annotation: ast.expr) -> Set[str]:
         if head in ("tuple", "list", "Tuple", "List", "Sequence", "typing.Tuple", "typing.List"):
             inner = annotation.slice.elts if isinstance(annotation.slice, ast.Tuple) else [annotation.slice]
             inner_kinds = set().union(*(kind_of(e) for e in inner if not isinstance(e, ast.Constant)))
-            if inner_kinds == {"tensor"}:
+            if "tensor" in inner_kinds and inner_kinds <= {"tensor", "none"}:        # (Tensor, Tensor | None)
                 return {"tensors"}
             if inner_kinds <= {"int", "size"}:
                 return {"ints"}

@@ -36,7 +36,7 @@ FUNCTIONS = {
         'torch.sym_constrain_range_for_size', 'torch.unbind_copy', 'torch.use_deterministic_algorithms',
     }),
     'other': frozenset({
-        'torch.compile', 'torch.fbgemm_linear_quantize_weight', 'torch.nn.functional.multi_head_attention_forward',
+        'torch.compile', 'torch.fbgemm_linear_quantize_weight',
     }),
     'str': frozenset({
         'torch.get_float32_matmul_precision', 'torch.typename',
@@ -224,11 +224,12 @@ FUNCTIONS = {
         'torch.nn.functional.adaptive_max_pool3d_with_indices',
         'torch.nn.functional.fractional_max_pool2d_with_indices',
         'torch.nn.functional.fractional_max_pool3d_with_indices', 'torch.nn.functional.max_pool1d_with_indices',
-        'torch.nn.functional.max_pool2d_with_indices', 'torch.nn.functional.max_pool3d_with_indices', 'torch.qr',
-        'torch.quantized_lstm_cell', 'torch.rnn_relu', 'torch.rnn_tanh', 'torch.slogdet', 'torch.sort', 'torch.split',
-        'torch.split_with_sizes', 'torch.std_mean', 'torch.svd', 'torch.tensor_split', 'torch.topk',
-        'torch.triangular_solve', 'torch.unbind', 'torch.unravel_index', 'torch.unsafe_chunk', 'torch.unsafe_split',
-        'torch.unsafe_split_with_sizes', 'torch.var_mean', 'torch.vsplit',
+        'torch.nn.functional.max_pool2d_with_indices', 'torch.nn.functional.max_pool3d_with_indices',
+        'torch.nn.functional.multi_head_attention_forward', 'torch.qr', 'torch.quantized_lstm_cell', 'torch.rnn_relu',
+        'torch.rnn_tanh', 'torch.slogdet', 'torch.sort', 'torch.split', 'torch.split_with_sizes', 'torch.std_mean',
+        'torch.svd', 'torch.tensor_split', 'torch.topk', 'torch.triangular_solve', 'torch.unbind',
+        'torch.unravel_index', 'torch.unsafe_chunk', 'torch.unsafe_split', 'torch.unsafe_split_with_sizes',
+        'torch.var_mean', 'torch.vsplit',
     }),
     'tensor|tensors': frozenset({
         'torch.dequantize', 'torch.max', 'torch.median', 'torch.min', 'torch.nanmedian',
