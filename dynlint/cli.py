@@ -15,6 +15,7 @@ from dynlint.core.codes import ENGINE_CODES, RUNTIME_CODES
 from dynlint.core.config import REGION_MODES, Config, ConfigError, apply_table, load_config
 from dynlint.core.files import discover, shown, write_atomic
 from dynlint.core.version import __version__
+from dynlint.core.words import plural
 from dynlint.report import progress
 from dynlint.report import text as text_format
 from dynlint.report.display import printable
@@ -463,10 +464,6 @@ def _verify_fixes(args, config, jobs, outcome):
     return verification, report, result
 
 
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}{('es' if word.endswith('x') else 's') if n != 1 else ''}"
-
-
 def _report_diff(outcome, quiet: bool) -> int:
     """`--diff`: the fixes as a unified diff on stdout, a summary on stderr; exit 1 when there are changes."""
     sys.stdout.write(outcome.diff())
@@ -476,7 +473,7 @@ def _report_diff(outcome, quiet: bool) -> int:
         sys.stderr.write(f"dynlint: {problem}\n")
     if not quiet:
         if outcome.after:
-            sys.stderr.write(f"Would apply {_plural(outcome.fixed, 'fix')} to {_plural(len(outcome.after), 'file')}."
+            sys.stderr.write(f"Would apply {plural(outcome.fixed, 'fix')} to {plural(len(outcome.after), 'file')}."
                              f"{_unsafe_hint(outcome)}\n")
         else:
             sys.stderr.write(f"No fixes available.{_unsafe_hint(outcome)}\n")
@@ -487,7 +484,7 @@ def _report_diff(outcome, quiet: bool) -> int:
 
 def _unsafe_hint(outcome) -> str:
     n = outcome.unsafe_available
-    return f" {_plural(n, 'more fix')} with --unsafe-fixes (see them with --diff --unsafe-fixes)." if n else ""
+    return f" {plural(n, 'more fix')} with --unsafe-fixes (see them with --diff --unsafe-fixes)." if n else ""
 
 
 def _fixed_summary(outcome, verification=None, result=None) -> str:
@@ -499,14 +496,14 @@ def _fixed_summary(outcome, verification=None, result=None) -> str:
     if restored:
         rolled = sum(outcome.applied.get(rel, 0) for rel in restored)
         kept = [rel for rel in outcome.after if rel not in restored]
-        return (f"Applied {_plural(outcome.fixed - rolled, 'fix')} to {_plural(len(kept), 'file')}: "
-                f"{_plural(max(outcome.found - left, 0), 'finding')} fewer, {left} remaining. Rolled back "
-                f"{_plural(rolled, 'fix')} in {', '.join(sorted(restored))}: --verify found outputs changed or "
+        return (f"Applied {plural(outcome.fixed - rolled, 'fix')} to {plural(len(kept), 'file')}: "
+                f"{plural(max(outcome.found - left, 0), 'finding')} fewer, {left} remaining. Rolled back "
+                f"{plural(rolled, 'fix')} in {', '.join(sorted(restored))}: --verify found outputs changed or "
                 f"breaks left.{_unsafe_hint(outcome)}\n")
     if not outcome.after:
         return f"No fixes applied ({left} remaining).{_unsafe_hint(outcome)}\n"
-    return (f"Applied {_plural(outcome.fixed, 'fix')} to {_plural(len(outcome.after), 'file')}: "
-            f"{_plural(max(outcome.found - left, 0), 'finding')} fewer, {left} remaining.{_unsafe_hint(outcome)}\n")
+    return (f"Applied {plural(outcome.fixed, 'fix')} to {plural(len(outcome.after), 'file')}: "
+            f"{plural(max(outcome.found - left, 0), 'finding')} fewer, {left} remaining.{_unsafe_hint(outcome)}\n")
 
 
 def paths_never_flags(argv: Sequence[str]) -> List[str]:
