@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import difflib
 import gc
 import os
@@ -12,9 +11,12 @@ from typing import List, Optional, Sequence, Tuple
 from dynlint import api
 from dynlint import report as report_formats
 from dynlint.core.codes import ENGINE_CODES, RUNTIME_CODES
-from dynlint.core.config import REGION_MODES, Config, ConfigError, apply_table, load_config
+from dynlint.core.config import (OPTIONS, PERFORMANCE, SELECTION, VERIFY, ConfigError, Option, apply_flags, flag_seconds,
+                                 load_config, settings)
 from dynlint.core.files import discover, shown, write_output
+from dynlint.core.rule import HOMEPAGE
 from dynlint.core.version import __version__
+from dynlint.core.words import plural
 from dynlint.report import progress
 from dynlint.report import text as text_format
 from dynlint.report.display import printable
@@ -58,20 +60,6 @@ def cores() -> int:
         return os.cpu_count() or 1
 
 
-def _codes(value: str) -> List[str]:
-    codes = [c.strip().upper() for c in value.split(",") if c.strip()]
-    if not codes:
-        raise argparse.ArgumentTypeError("no codes given (a comma-separated list of codes or prefixes, e.g. DYN1)")
-    return codes
-
-
-def _globs(value: str) -> List[str]:
-    globs = [g.strip() for g in value.split(",") if g.strip()]
-    if not globs:
-        raise argparse.ArgumentTypeError("no patterns given (a comma-separated list of globs, e.g. 'gen/*,*_pb2.py')")
-    return globs
-
-
 COMPILE_MODES = ("default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
 
 
@@ -84,21 +72,43 @@ def _modes(value: str) -> tuple:
     return ("default",) + tuple(dict.fromkeys(m for m in modes if m != "default"))
 
 
-def _positive(value: str) -> float:
-    try:
-        number = float(value)
-    except ValueError:
-        number = 0.0
-    if not number > 0:
-        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {value!r}")
-    return number
+def _flag_type(parse):
+    """An option's reading of a flag's text as an argparse type: its ConfigError is a usage error that argparse
+    reports with the flag's name."""
+    def convert(text: str):
+        try:
+            return parse(text)
+        except ConfigError as e:
+            raise argparse.ArgumentTypeError(str(e)) from None
+
+    convert.__name__ = parse.__name__       # argparse names the type in "invalid float value: 'x'"
+    return convert
 
 
-def _jobs(value: str) -> int:
-    n = int(value) if value.strip().lstrip("-").isdigit() else 0
-    if n < 1:
-        raise argparse.ArgumentTypeError(f"must be a positive number of worker processes, got {value!r}")
-    return n
+def _dest(option: Option) -> str:
+    return option.key.replace(".", "_").replace("-", "_")
+
+
+def _default_note(default) -> str:
+    if default is None or isinstance(default, tuple) and len(default) != 1:
+        return ""           # none, or a list (the README's table shows it)
+    shown = default[0] if isinstance(default, tuple) else f"{default:g}" if isinstance(default, float) else default
+    return f" (default: {shown})"
+
+
+def _add_setting_flags(group, name: str) -> None:
+    """The flags of the options (core/config.py's OPTIONS) in section `name` of `dynlint check --help`."""
+    for option in OPTIONS:
+        if not option.flags or option.group != name:
+            continue
+        if option.flag_sets is not None:
+            group.add_argument(*option.flags, dest=_dest(option), action="store_const", const=option.flag_sets,
+                               help=option.flag_help or option.help)
+        else:
+            group.add_argument(*option.flags, dest=_dest(option), metavar=option.metavar,
+                               choices=option.choices or None,
+                               type=_flag_type(option.flag_type) if option.flag_type else None,
+                               help=option.flag_help or option.help + _default_note(option.default))
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -110,25 +120,8 @@ def build_parser() -> argparse.ArgumentParser:
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     c.add_argument("paths", nargs="*", default=["."], metavar="PATH",
                    help="files or folders (default: .); - reads the text of one file from stdin")
-    sel = c.add_argument_group("rule selection")
-    sel.add_argument("--select", type=_codes, metavar="CODE,...",
-                     help="codes or prefixes to enable, replacing the configuration's (default: DYN)")
-    sel.add_argument("--extend-select", type=_codes, default=[], metavar="CODE,...",
-                     help="codes or prefixes to enable in addition")
-    sel.add_argument("--ignore", type=_codes, default=None, metavar="CODE,...", help="codes or prefixes to disable")
-    sel.add_argument("--extend-ignore", type=_codes, default=[], metavar="CODE,...",
-                     help="codes or prefixes to disable in addition")
-    sel.add_argument("--preview", action="store_true", default=None,
-                     help="run the preview rules too: those below 0.9 precision on real code (see `dynlint rules`)")
-    sel.add_argument("--exclude", type=_globs, metavar="GLOB,...",
-                     help="files and folders to skip, replacing the configuration's exclude")
-    sel.add_argument("--extend-exclude", type=_globs, default=[], metavar="GLOB,...",
-                     help="files and folders to skip in addition")
-    sel.add_argument("--force-exclude", action="store_true",
-                     help="apply the excludes to files named on the command line too (pre-commit names every file)")
-    sel.add_argument("--no-respect-gitignore", action="store_true",
-                     help="check files that .gitignore and .git/info/exclude ignore")
-    sel.add_argument("--regions", choices=REGION_MODES, help="which code counts as compiled (default: auto)")
+    sel = c.add_argument_group(SELECTION)
+    _add_setting_flags(sel, SELECTION)
     sel.add_argument("--config", metavar="PYPROJECT", help="use this pyproject.toml")
     out = c.add_argument_group("output")
     out.add_argument("--format", choices=tuple(report_formats.FORMATS), default="text",
@@ -152,25 +145,20 @@ def build_parser() -> argparse.ArgumentParser:
                        help="with --fix or --diff: also the unsafe fixes (they may change what the code does)")
     fixes.add_argument("--diff", action="store_true",
                        help="print the fixes as a unified diff instead of writing them (exit 1 if there are any)")
-    ver = c.add_argument_group("verify (runs your code; needs torch)")
+    ver = c.add_argument_group(VERIFY)
     ver.add_argument("--verify", action="store_true", help="compile the project's @dynlint.example providers for real")
-    ver.add_argument("--device", choices=("auto", "cpu", "cuda"), help="device for --verify (default: auto)")
-    ver.add_argument("--verify-timeout", type=float, metavar="SECONDS",
-                     help="time limit per example (default: 300)")
+    _add_setting_flags(ver, VERIFY)
     ver.add_argument("--missed-predictions", metavar="FILE",
                      help="write runtime breaks no rule predicted to FILE (JSON)")
     ver.add_argument("--modes", type=_modes, metavar="MODE,...", default=("default",),
                      help="torch.compile modes to measure each example with, and recommend one of: "
                           f"{', '.join(COMPILE_MODES)} (default: default)")
-    ver.add_argument("--timing-budget", type=_positive, metavar="SECONDS", default=2.0,
+    ver.add_argument("--timing-budget", type=_flag_type(flag_seconds), metavar="SECONDS", default=2.0,
                      help="time for one example's timing in one mode, unless its speedup's interval is within "
                           "±5%% sooner (default: 2)")
-    perf = c.add_argument_group("performance")
-    perf.add_argument("--jobs", "-j", type=_jobs, metavar="N", help="worker processes (default: all cores)")
-    perf.add_argument("--max-file-size", type=float, metavar="MIB",
-                      help="larger files are reported (DYN000), not parsed (default: 10; 0: no limit)")
+    perf = c.add_argument_group(PERFORMANCE)
+    _add_setting_flags(perf, PERFORMANCE)
     perf.add_argument("--no-cache", action="store_true", help="neither read nor write the .dynlint_cache folder")
-    perf.add_argument("--cache-dir", metavar="DIR", help="where to keep the cache (default: <project>/.dynlint_cache)")
 
     sub.add_parser("rules", help="list every rule")
     sub.add_parser("server", help="run the language server (LSP over stdio, for editors: docs/editors.md)")
@@ -237,7 +225,7 @@ def cmd_check(args) -> int:
     try:
         config = _configuration(args)
         if args.show_settings:
-            return _show_settings(config, args.cli_fields)
+            return _show_settings(config)
         if args.show_files:
             return _show_files(args.paths, config)
         # a repository's `jobs = 100000` must not start that many processes: the configuration is capped at the cores
@@ -287,52 +275,17 @@ def _configuration(args):
             sys.stderr.write(f"dynlint: error: no such file or directory: {p}{hint}\n")
             raise _Stop(EXIT_USAGE)
     known = api.known_codes()
-    config = load_config(args.paths, known, args.config)
-    cli_table = {}
-    if args.select is not None:
-        cli_table["select"] = args.select
-    if args.extend_select:
-        cli_table["extend-select"] = args.extend_select
-    if args.ignore is not None or args.extend_ignore:
-        cli_table["ignore"] = list(args.ignore if args.ignore is not None else config.ignore) + args.extend_ignore
-    if args.exclude is not None:
-        cli_table["exclude"] = args.exclude
-    if args.extend_exclude:
-        cli_table["extend-exclude"] = list(config.extend_exclude) + args.extend_exclude
-    if args.regions:
-        cli_table["regions"] = args.regions
-    if args.max_file_size is not None:
-        cli_table["max-file-size"] = args.max_file_size
-    if args.preview:
-        cli_table["preview"] = True
-    if args.force_exclude:
-        cli_table["force-exclude"] = True
-    if args.no_respect_gitignore:
-        cli_table["respect-gitignore"] = False
-    config = apply_table(config, cli_table, known, where="the command line")
-    args.cli_fields = {k.replace("-", "_").replace("extend_select", "select") for k in cli_table} | \
-        {name for name, flag in (("device", args.device), ("timeout", args.verify_timeout),
-                                 ("cache_dir", args.cache_dir)) if flag}
-    if args.device:
-        config = config.with_(device=args.device)
-    if args.verify_timeout:
-        config = config.with_(timeout=args.verify_timeout)
-    if args.cache_dir:
-        config = config.with_(cache_dir=args.cache_dir)
-    return config
+    flags = {option.key: getattr(args, _dest(option)) for option in OPTIONS if option.flags}
+    return apply_flags(load_config(args.paths, known, args.config),
+                       {key: value for key, value in flags.items() if value is not None}, known)
 
 
-def _show_settings(config, cli_fields=frozenset()) -> int:
+def _show_settings(config) -> int:
     """Where the configuration came from and what it resolved to (the command line's flags applied), each
     value with its origin: the command line, the configuration file, or dynlint's default."""
     sys.stdout.write(f"Settings path: {config.source or '(none: defaults)'}\nProject root: {config.root}\n")
-    defaults = Config(root=config.root)
-    for field in dataclasses.fields(config):
-        if field.name not in ("root", "source"):
-            value = getattr(config, field.name)
-            origin = "command line" if field.name in cli_fields else \
-                "default" if value == getattr(defaults, field.name) else (config.source or "configuration")
-            sys.stdout.write(f"{field.name.replace('_', '-')} = {value!r}  # {origin}\n")
+    for key, value, origin in settings(config):
+        sys.stdout.write(f"{key} = {value!r}  # {origin}\n")
     return EXIT_CLEAN
 
 
@@ -469,17 +422,10 @@ def _internal_errors(result) -> int:
     errors = result.internal_errors
     files = sorted({f.path for f in errors})
     named = ", ".join(printable(p) for p in files[:3]) + (f" and {len(files) - 3} more" if len(files) > 3 else "")
-    sys.stderr.write(f"dynlint: error: {_plural(len(errors), 'internal error')} (DYN001, a bug of dynlint's) in "
+    sys.stderr.write(f"dynlint: error: {plural(len(errors), 'internal error')} (DYN001, a bug of dynlint's) in "
                      f"{named}; the other findings are reported. Exit status 2. --debug shows the tracebacks: please "
-                     f"report them at {ISSUES_URL}\n")
+                     f"report them at {HOMEPAGE}/issues\n")
     return EXIT_USAGE
-
-
-ISSUES_URL = "https://github.com/dynlint/dynlint/issues"
-
-
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}{('es' if word.endswith('x') else 's') if n != 1 else ''}"
 
 
 def _report_diff(outcome, quiet: bool) -> int:
@@ -491,7 +437,7 @@ def _report_diff(outcome, quiet: bool) -> int:
         sys.stderr.write(f"dynlint: {problem}\n")
     if not quiet:
         if outcome.after:
-            sys.stderr.write(f"Would apply {_plural(outcome.fixed, 'fix')} to {_plural(len(outcome.after), 'file')}."
+            sys.stderr.write(f"Would apply {plural(outcome.fixed, 'fix')} to {plural(len(outcome.after), 'file')}."
                              f"{_unsafe_hint(outcome)}\n")
         else:
             sys.stderr.write(f"No fixes available.{_unsafe_hint(outcome)}\n")
@@ -502,7 +448,7 @@ def _report_diff(outcome, quiet: bool) -> int:
 
 def _unsafe_hint(outcome) -> str:
     n = outcome.unsafe_available
-    return f" {_plural(n, 'more fix')} with --unsafe-fixes (see them with --diff --unsafe-fixes)." if n else ""
+    return f" {plural(n, 'more fix')} with --unsafe-fixes (see them with --diff --unsafe-fixes)." if n else ""
 
 
 def _fixed_summary(outcome, verification=None, result=None) -> str:
@@ -514,14 +460,14 @@ def _fixed_summary(outcome, verification=None, result=None) -> str:
     if restored:
         rolled = sum(outcome.applied.get(rel, 0) for rel in restored)
         kept = [rel for rel in outcome.after if rel not in restored]
-        return (f"Applied {_plural(outcome.fixed - rolled, 'fix')} to {_plural(len(kept), 'file')}: "
-                f"{_plural(max(outcome.found - left, 0), 'finding')} fewer, {left} remaining. Rolled back "
-                f"{_plural(rolled, 'fix')} in {', '.join(sorted(restored))}: --verify found outputs changed or "
+        return (f"Applied {plural(outcome.fixed - rolled, 'fix')} to {plural(len(kept), 'file')}: "
+                f"{plural(max(outcome.found - left, 0), 'finding')} fewer, {left} remaining. Rolled back "
+                f"{plural(rolled, 'fix')} in {', '.join(sorted(restored))}: --verify found outputs changed or "
                 f"breaks left.{_unsafe_hint(outcome)}\n")
     if not outcome.after:
         return f"No fixes applied ({left} remaining).{_unsafe_hint(outcome)}\n"
-    return (f"Applied {_plural(outcome.fixed, 'fix')} to {_plural(len(outcome.after), 'file')}: "
-            f"{_plural(max(outcome.found - left, 0), 'finding')} fewer, {left} remaining.{_unsafe_hint(outcome)}\n")
+    return (f"Applied {plural(outcome.fixed, 'fix')} to {plural(len(outcome.after), 'file')}: "
+            f"{plural(max(outcome.found - left, 0), 'finding')} fewer, {left} remaining.{_unsafe_hint(outcome)}\n")
 
 
 def paths_never_flags(argv: Sequence[str]) -> List[str]:

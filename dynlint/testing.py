@@ -1,16 +1,13 @@
 """For tests and rule authors: the cases every rule's examples make, and the inline markers of labelled corpus
-files (`# expect: DYN101`, `# ok`, `# miss: ...`, as pylint and semgrep fixtures read), and an HTML report
-rendered in headless Chromium. Used by the test suite, bench/accuracy.py and bench/screenshot.py."""
+files (`# expect: DYN101`, `# ok`, `# miss: ...`, as pylint and semgrep fixtures read). Used by the test suite
+and bench/accuracy.py."""
 from __future__ import annotations
 
 import io
 import re
-import shutil
-import subprocess
-import tempfile
 import tokenize
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence, Set, Tuple, Type
+from typing import Dict, List, Sequence, Set, Tuple, Type
 
 from dynlint.api import check
 from dynlint.core.config import Config
@@ -62,30 +59,3 @@ def findings_by_line(findings) -> Dict[int, Set[str]]:
     for f in findings:
         out.setdefault(f.line, set()).add(f.code)
     return out
-
-
-# ---- a page in a real browser ---------------------------------------------------------------------------
-# No network, no first-run chatter, a throw-away profile: the page must render from the file alone.
-QUIET_FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-               "--disable-background-networking", "--disable-component-update", "--disable-sync",
-               "--hide-scrollbars", "--force-device-scale-factor=1")
-
-
-def chromium_command(page: Path, *flags: str, user_data_dir: Path, browser: str = "chromium") -> list:
-    return [browser, *QUIET_FLAGS, f"--user-data-dir={user_data_dir}", *flags, Path(page).resolve().as_uri()]
-
-
-def screenshot(page: Path, png: Path, size: Tuple[int, int] = (1400, 2400), browser: Optional[str] = None) -> Path:
-    """Screenshot `page` (an HTML file) at `size` (the browser window) into `png`; returns png."""
-    browser = browser or shutil.which("chromium") or shutil.which("chromium-browser")
-    if not browser:
-        raise SystemExit("chromium not found: apt-get update && apt-get install -y chromium")
-    png = Path(png).resolve()
-    png.unlink(missing_ok=True)
-    with tempfile.TemporaryDirectory(prefix="dynlint-chromium-") as profile:
-        cmd = chromium_command(page, f"--screenshot={png}", f"--window-size={size[0]},{size[1]}",
-                               user_data_dir=Path(profile), browser=browser)
-        done = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
-    if not png.is_file():
-        raise RuntimeError(f"chromium wrote no screenshot (exit {done.returncode}):\n{done.stderr[-2000:]}")
-    return png

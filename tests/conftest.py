@@ -22,6 +22,18 @@ def cli():
     return run_cli
 
 
+def load_bench(name: str):
+    """bench/NAME.py as a module, for the two tests that share a bench script's code: the guard probes
+    (test_guards.py checks the guard model against what they measure) and the headless-browser driving
+    (test_html_report.py)."""
+    key = f"bench_{name}"
+    if key not in sys.modules:
+        spec = importlib.util.spec_from_file_location(key, ROOT / "bench" / f"{name}.py")
+        module = sys.modules[key] = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+    return sys.modules[key]
+
+
 def write_tree(root: Path, files: dict) -> Path:
     """Create files {relative path: text} under root."""
     for rel, text in files.items():

@@ -1,17 +1,12 @@
 """The guard model (dynlint/analysis/guards.py) against real Dynamo: every entry's probe from bench/guards.py
 runs on the installed torch and must behave as the model says, so a torch upgrade that changes a guard fails
 here before the recompile rules act on a stale belief."""
-import importlib.util
-import sys
-from pathlib import Path
-
 import pytest
 
+from conftest import load_bench
 from dynlint.analysis.guards import BEHAVIOUR
 
-_SPEC = importlib.util.spec_from_file_location("bench_guards", Path(__file__).parents[1] / "bench" / "guards.py")
-guards = sys.modules["bench_guards"] = importlib.util.module_from_spec(_SPEC)
-_SPEC.loader.exec_module(guards)
+guards = load_bench("guards")
 
 MODELLED = [p for p in guards.PROBES if p.model]
 

@@ -7,15 +7,18 @@ import shutil
 import subprocess
 import textwrap
 from html.parser import HTMLParser
+from pathlib import Path
 
 import pytest
 
 from conftest import write_tree
-from dynlint import api, testing
+from conftest import load_bench
+from dynlint import api
 from dynlint.compiler.records import GraphBreak, GuardFailure, Recompile
+from dynlint.core.config import Config
 from dynlint.core.finding import FileError, Finding
-from dynlint.core.rule import FAMILIES, REGISTRY
-from dynlint.report import html, json_format
+from dynlint.core.rule import FAMILIES, REGISTRY, RULES_DOC
+from dynlint.report import Options, Report, html, json_format
 from dynlint.runtime_check.crosscheck import cross_check
 from dynlint.runtime_check.report import VerifyReport
 from dynlint.runtime_check.results import Agreement, ExampleResult, ModeResult
@@ -87,7 +90,7 @@ def parse(source: str) -> Node:
 
 
 def doc_link(code):
-    return f"{html.RULES_DOC}#{REGISTRY[code].doc_anchor()}"
+    return REGISTRY[code].doc_url()
 
 
 def assert_self_contained(dom):
@@ -99,7 +102,7 @@ def assert_self_contained(dom):
         for attr in ("src", "href", "xlink:href", "action", "srcset"):
             value = node.attrs.get(attr)
             if value is not None:
-                assert value.startswith("#") or value.startswith(html.RULES_DOC), (node.tag, attr, value)
+                assert value.startswith("#") or value.startswith(RULES_DOC), (node.tag, attr, value)
     style = dom.find("style").text or "".join(dom.find("style").children)
     assert "url(" not in style and "@import" not in style
 
@@ -157,15 +160,27 @@ def project(tmp_path_factory):
     return write_tree(tmp_path_factory.mktemp("report"), {"pyproject.toml": "[tool.dynlint]\n", "model.py": MODEL})
 
 
+def page(findings, files, errors, root, verify=None) -> str:
+    """The HTML format's page for a run of the project at `root`."""
+    return html.render_report(Report(findings, files, errors, Config(root=Path(root)), verify), Options())
+
+
 @pytest.fixture(scope="module")
-def verified(project):
-    """(document, dom) for a run with --verify."""
+def verified_page(project):
+    """(document, page source) for a run with --verify."""
     static = api.check([str(project)])
     examples = _examples()
     findings = cross_check(static.findings, examples)
     verify = VerifyReport(str(project), "cpu", examples, tuple(findings), wall_s=12.0).to_dict()
     document = json_format.to_document(findings, static.files, static.errors, verify)
-    return document, parse(html.render(document))
+    return document, page(findings, static.files, static.errors, project, verify)
+
+
+@pytest.fixture(scope="module")
+def verified(verified_page):
+    """(document, dom) for a run with --verify."""
+    document, source = verified_page
+    return document, parse(source)
 
 
 def _finding_index(document, code):
@@ -267,7 +282,7 @@ def test_failed_example_shows_its_message(verified):
 def test_static_only_page(project):
     result = api.check([str(project)])
     document = json_format.to_document(result.findings, result.files, result.errors)
-    dom = parse(html.render(document, project))
+    dom = parse(page(result.findings, result.files, result.errors, project))
     assert [s.attrs["id"] for s in dom.find_all("section")] == ["summary", "findings"]
     assert "static analysis only" in dom.find("header").text and "--verify" in dom.find(id="summary").text
     assert FAMILIES["1"] in dom.find(id="summary").text
@@ -278,8 +293,7 @@ def test_static_only_page(project):
 
 
 def test_clean_project_says_so(tmp_path):
-    document = json_format.to_document([], ["a.py"], [])
-    dom = parse(html.render(document, tmp_path))
+    dom = parse(page([], ["a.py"], [], tmp_path))
     assert "No findings" in dom.find(id="summary").text
 
 
@@ -303,9 +317,8 @@ def test_everything_user_derived_is_escaped(tmp_path):
                             agreement=Agreement("mismatch", 1.0, where=EVIL, detail=EVIL))
     failed = ExampleResult(name="failed", path="x.py", line=1, factory="f", outcome="crashed", message=EVIL)
     verify = VerifyReport(str(tmp_path / EVIL), "cpu", (example, failed), (finding,)).to_dict()
-    document = json_format.to_document([finding], [evil_path], [FileError(evil_path, EVIL)], verify)
     write_tree(tmp_path, {evil_path: f"if x:  # {EVIL}\n"})
-    source = html.render(document, tmp_path)
+    source = page([finding], [evil_path], [FileError(evil_path, EVIL)], tmp_path, verify)
     dom = parse(source)
     assert_self_contained(dom)                                # still one script: ours
     assert not dom.find_all("img")
@@ -328,11 +341,11 @@ def test_cli_writes_report_beside_the_usual_output(cli, project, tmp_path):
 
 # ---- in a real browser --------------------------------------------------------------------------------------
 @pytest.mark.skipif(shutil.which("chromium") is None, reason="chromium is not installed")
-def test_renders_in_headless_chromium(verified, tmp_path):
-    document, _ = verified
+def test_renders_in_headless_chromium(verified_page, tmp_path):
+    chromium = load_bench("screenshot")          # the browser driving bench/screenshot.py does
     page = tmp_path / "report.html"
-    page.write_text(html.render(document), encoding="utf-8")
-    png = testing.screenshot(page, tmp_path / "report.png", size=(1400, 1600))
+    page.write_text(verified_page[1], encoding="utf-8")
+    png = chromium.screenshot(page, tmp_path / "report.png", size=(1400, 1600))
     data = png.read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 30_000     # a drawn page, not a blank one
 
@@ -343,7 +356,7 @@ def test_renders_in_headless_chromium(verified, tmp_path):
         document.querySelectorAll('#functions tbody tr'), function (r) { return r.cells[0].textContent; }).join(','));
     </script></body>""")
     page.write_text(probe, encoding="utf-8")
-    dom = subprocess.run(testing.chromium_command(page, "--dump-dom", user_data_dir=tmp_path / "profile"),
+    dom = subprocess.run(chromium.chromium_command(page, "--dump-dom", user_data_dir=tmp_path / "profile"),
                          capture_output=True, text=True, timeout=120).stdout
     assert 'class="js"' in dom
     assert 'data-order="positive,batches,hangs"' in dom            # 3.00×, 0.50×, then the untimed one

@@ -28,3 +28,29 @@ def test_a_broken_layer_is_caught(tmp_path):
     r = subprocess.run([LINT_IMPORTS, "--no-cache"], cwd=tmp_path, capture_output=True, text=True, timeout=300,
                        env={"PYTHONPATH": str(tmp_path), "PATH": os.environ.get("PATH", "")})
     assert r.returncode == 1 and "dynlint.core.files -> dynlint.rules" in r.stdout, r.stdout + r.stderr
+
+
+# ---- rooms a maintainer can hold in their head ----------------------------------------------------------
+MAX_LINES = 1000           # per file of the package
+MAX_COMPLEXITY = 30        # per function of the torch-free engine, the analysis and the rules (radon's measure)
+
+
+def test_no_file_of_the_package_is_over_a_thousand_lines():
+    long = {str(p.relative_to(ROOT)): n for p in (ROOT / "dynlint").rglob("*.py")
+            if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_LINES}
+    assert not long, long
+
+
+def test_no_function_of_the_engine_analysis_or_rules_is_too_complex():
+    """Cyclomatic complexity measured with radon (a maintained tool), not by hand."""
+    from radon.complexity import cc_visit
+
+    engine = next(d for d in ("linter", "core") if (ROOT / "dynlint" / d).is_dir())
+    complex_ = {}
+    for folder in (engine, "analysis", "rules"):
+        for path in (ROOT / "dynlint" / folder).rglob("*.py"):
+            for block in cc_visit(path.read_text(encoding="utf-8")):
+                for b in [block] + list(getattr(block, "closures", [])) + list(getattr(block, "methods", [])):
+                    if b.complexity > MAX_COMPLEXITY:
+                        complex_[f"{path.relative_to(ROOT)}:{b.lineno} {b.name}"] = b.complexity
+    assert not complex_, complex_

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from dynlint import api
 from dynlint.core import sources
 from dynlint.core.config import Config
-from dynlint.report import json_format
+from dynlint.report import Options, Report, json_format
 
 # The same examples on every run; no shrinking (a generated project is readable as it is, and shrinking one
 # can take minutes).
@@ -133,7 +133,8 @@ def check(files: dict, jobs: int = 1, regions: str = "all"):
         for name, src in files.items():
             (root / name).write_text(src, encoding="utf-8")
         result = api.check([str(root)], Config(root=root, regions=regions), jobs=jobs)
-        doc = json.loads(json_format.render(result.findings, result.files, result.errors, None))
+        report = Report(result.findings, result.files, result.errors, Config(root=root))
+        doc = json.loads(json_format.render_report(report, Options()))
     return result, doc
 
 

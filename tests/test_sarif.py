@@ -14,7 +14,7 @@ import yaml
 from dynlint import __version__, api
 from dynlint.core.codes import ENGINE_CODES
 from dynlint.core.finding import Finding
-from dynlint.report import sarif
+from dynlint.report import Options, Report, sarif
 from dynlint.rules import all_rules
 
 TESTS = Path(__file__).resolve().parent
@@ -25,6 +25,11 @@ KNOWN = {("model.py", 9, 12, "DYN101"), ("model.py", 10, 13, "DYN301"), ("utils.
 SCHEMA = json.loads((TESTS / "data" / "sarif-schema-2.1.0.json").read_text(encoding="utf-8"))
 VALIDATOR = jsonschema.validators.validator_for(SCHEMA)     # the schema says draft-04
 VALIDATOR.check_schema(SCHEMA)
+
+
+def sarif_log(findings, result, config, verify=None) -> str:
+    """The SARIF format's log for these findings of a run."""
+    return sarif.render_report(Report(findings, result.files, result.errors, config, verify), Options())
 
 
 def valid(doc: dict) -> dict:
@@ -202,7 +207,7 @@ def test_results_are_truncated_at_githubs_limit(tmp_path, monkeypatch):
     n = len(result.findings)
     assert n >= 5
     monkeypatch.setattr(sarif, "MAX_RESULTS", n - 2)
-    run = valid(json.loads(sarif.render(result.findings, result, config)))["runs"][0]
+    run = valid(json.loads(sarif_log(result.findings, result, config)))["runs"][0]
     assert len(run["results"]) == n - 2
     [note] = run["invocations"][0]["toolExecutionNotifications"]
     assert note["level"] == "warning"
@@ -216,7 +221,7 @@ def test_verify_status_properties_and_runtime_codes(tmp_path):
     confirmed = result.findings[0].with_(status="confirmed", properties=(("speedup", 1.75),))
     observed = Finding(path="model.py", line=7, column=4, code="DYN901", name="observed-graph-break",
                        message="graph break observed at runtime", severity="warning", status="confirmed")
-    doc = valid(json.loads(sarif.render([confirmed, observed], result, config, {"examples": 1})))
+    doc = valid(json.loads(sarif_log([confirmed, observed], result, config, {"examples": 1})))
     run = doc["runs"][0]
     assert run["properties"] == {"verify": {"examples": 1}}
     first, second = run["results"]

@@ -4,7 +4,7 @@ For every model type of the installed transformers that builds from a small conf
 (model, mode) builds the model on CPU with random weights, runs it eagerly under a line tracer (which
 lines of transformers executed), then under `torch.compile(backend=<eager>)` at two input shapes, and
 records every graph break and recompile from Dynamo's `graph_breaks` / `recompiles` artifact logs
-(the recipe of shared/reference/gt_collect.py). Results: one JSON line per model x mode in
+(the recipe of dynlint/compiler/capture.py). Results: one JSON line per model x mode in
 bench/zoo/results/transformers-<version>.jsonl, appended as each finishes; a re-run skips what is there.
 
     python bench/zoo/collect.py                       # everything not yet in the results file

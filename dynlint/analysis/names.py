@@ -17,7 +17,6 @@ COMPILING_TRUE = frozenset({"torch.compiler.is_compiling", "torch._dynamo.is_com
 COMPILING_FALSE = frozenset({"torch.jit.is_scripting", "torch.jit.is_tracing", "torch._C._get_tracing_state",
                              "torch.fx._symbolic_trace.is_fx_tracing"})
 MODULE_BASES = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module"})
-MODULE_CONTAINERS = frozenset({"torch.nn.ModuleList", "torch.nn.Sequential", "torch.nn.ModuleDict"})
 
 
 def strip_call(dotted: str) -> str:

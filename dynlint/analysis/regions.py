@@ -18,7 +18,6 @@ from dynlint.analysis.names import COMPILE, DISABLE, OPAQUE, is_module_base, str
 from dynlint.core.index import CallSite, FunctionInfo, ModuleIndex
 from dynlint.core.project import FuncRef, Project
 
-MODES = ("auto", "explicit", "all")
 Chain = Tuple[str, ...]
 SHOWN_CHAIN = 8         # functions of a call chain shown; a longer one: root, "... N more ...", the last 6
 
@@ -174,15 +173,11 @@ def roots(project: Project, mode: str = "auto", entries: Sequence[str] = (),
     return out
 
 
-def callees(project: Project, ref: FuncRef, nested: Dict[str, Dict[str, List[str]]]) -> List[FuncRef]:
-    """nested: path -> {function: the functions defined inside it}, filled here once per file (a scan of the
-    file's functions per region would make a file of many functions quadratic)."""
-    return [callee for _, callee in call_edges(project, ref, nested)]
-
-
 def call_edges(project: Project, ref: FuncRef, nested: Dict[str, Dict[str, List[str]]]
                ) -> List[Tuple[Optional[CallSite], FuncRef]]:
-    """What `callees` finds, each with the call site that calls it (None for a function defined inside)."""
+    """The functions `ref` calls, or defines inside, each with the call site that calls it (None for a function
+    defined inside). nested: path -> {function: the functions defined inside it}, filled here once per file (a
+    scan of the file's functions per region would make a file of many functions quadratic)."""
     path, q = ref
     ix = project.by_path[path]
     fn = ix.functions[q]

@@ -10,9 +10,9 @@ first use (PEP 562), so `dynlint.runtime_check` can reach them lazily inside its
 """
 from __future__ import annotations
 
-import importlib
+from dynlint import lazy
 
-_LAZY = {
+__getattr__, __all__ = lazy.attributes(__name__, {
     "DynlintBackend": "dynlint.compiler.backend",
     "Collector": "dynlint.compiler.capture",
     "GraphPass": "dynlint.compiler.passes",
@@ -25,12 +25,4 @@ _LAZY = {
     "GraphRecord": "dynlint.compiler.records",
     "load_gb_ids": "dynlint.compiler.registry",
     "count_kernels": "dynlint.compiler.kernels",
-}
-
-__all__ = sorted(_LAZY)
-
-
-def __getattr__(name: str):
-    if name in _LAZY:
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module 'dynlint.compiler' has no attribute {name!r}")
+})

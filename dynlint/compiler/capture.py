@@ -4,8 +4,11 @@
         torch.compile(fn, backend=...)(*args)
     c.graph_breaks, c.recompiles, c.warnings
 
-Recipe and pitfalls: shared/reference/dynamo-behaviour.md §5.1 and §5.3. The `graph_breaks` artifact log is the
-only source that covers every break kind (Data-dependent branching included) and whole-frame skips.
+The `graph_breaks` artifact log is the only source that covers every break kind (Data-dependent branching
+included) and whole-frame skips: measured on torch 2.13 and 2.11, `torch._dynamo.explain` words data-dependent
+branches without their gb_type and `counters["graph_break"]` misses them. The pitfalls the handler works around
+(loggers that do not propagate, duplicate breaks logged without their traceback, a break located in a library
+frame) are said where it handles them; tests/test_compiler.py runs it against real Dynamo.
 """
 from __future__ import annotations
 

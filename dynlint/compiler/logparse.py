@@ -1,6 +1,6 @@
 """Parse Dynamo's `graph_breaks` and `recompiles` log messages into records (pure text; no torch import).
 
-Message layouts (measured on torch 2.13 and 2.11, see shared/reference/dynamo-behaviour.md §5):
+Message layouts (measured on torch 2.13 and 2.11; tests/test_compiler.py holds real ones):
 
     Graph break in user code at FILE:LINE
     Graph Break Reason: [prefix]

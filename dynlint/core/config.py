@@ -5,12 +5,14 @@ nothing in it is executed.
 """
 from __future__ import annotations
 
+import dataclasses
 import fnmatch
+import json
 import os
 import sys
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Dict, Optional, Sequence, Tuple
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -24,11 +26,13 @@ NEVER_WALKED = (".git", ".hg", ".svn", ".dynlint_cache")
 DEFAULT_EXCLUDE = (".venv", "venv", "env", ".env", ".tox", ".nox", "__pycache__", "build", "dist", "node_modules",
                    "site-packages", ".eggs", "*.egg-info", ".mypy_cache", ".pytest_cache", ".ruff_cache",
                    "__pypackages__")
+# every choice list and default list of an option, spelled here only
 REGION_MODES = ("auto", "explicit", "all")
-KNOWN_KEYS = {"select", "ignore", "extend-select", "extend-ignore", "per-file-ignores", "exclude",
-              "extend-exclude", "regions", "verify", "cache-dir", "jobs", "max-file-size", "preview", "compiled",
-              "respect-gitignore", "force-exclude"}
-VERIFY_KEYS = {"examples", "device", "timeout"}
+DEVICES = ("auto", "cpu", "cuda")
+DEFAULT_EXAMPLES = ("**/dynlint_examples.py",)
+COMMAND_LINE = "command line"       # the origin of a setting a flag gave
+# the sections of `dynlint check --help` that hold options' flags
+SELECTION, VERIFY, PERFORMANCE = "rule selection", "verify (runs your code; needs torch)", "performance"
 
 
 class ConfigError(Exception):
@@ -37,24 +41,27 @@ class ConfigError(Exception):
 
 @dataclass(frozen=True)
 class Config:
+    """The resolved settings: each one's default is here; its TOML key, flags and help are in OPTIONS below."""
     root: Path
     select: Tuple[str, ...] = ("DYN",)
     ignore: Tuple[str, ...] = ()
     per_file_ignores: Tuple[Tuple[str, Tuple[str, ...]], ...] = ()
     exclude: Tuple[str, ...] = DEFAULT_EXCLUDE
     extend_exclude: Tuple[str, ...] = ()
-    respect_gitignore: bool = True     # skip what .gitignore / .git/info/exclude ignore (ruff's respect-gitignore)
-    force_exclude: bool = False        # exclude also files named explicitly (ruff's force-exclude; pre-commit)
+    respect_gitignore: bool = True
+    force_exclude: bool = False
     regions: str = "auto"
-    preview: bool = False              # run the preview rules too (ruff's --preview)
-    compiled: Tuple[str, ...] = ()     # entry points compiled from outside: "module.glob:qualname.glob"
-    examples: Tuple[str, ...] = ("**/dynlint_examples.py",)
+    preview: bool = False
+    compiled: Tuple[str, ...] = ()
+    examples: Tuple[str, ...] = DEFAULT_EXAMPLES
     device: str = "auto"
     timeout: float = 300.0
-    jobs: int = 0                      # 0: all cores
+    jobs: int = 0
     cache_dir: Optional[str] = None
-    max_file_size: float = 10.0        # MiB; a larger file is one DYN000, not parsed (0: no limit)
-    source: Optional[Path] = None      # the pyproject.toml it came from
+    max_file_size: float = 10.0
+    source: Optional[Path] = None      # the configuration file it came from
+    # field -> where its value came from (COMMAND_LINE or the configuration file); a field not named: the default
+    origins: Tuple[Tuple[str, str], ...] = field(default=(), compare=False, repr=False)
 
     def with_(self, **kw) -> "Config":
         return replace(self, **kw)
@@ -70,6 +77,10 @@ class Config:
     def fingerprint(self) -> str:
         """Stable text of everything that changes findings (cache key)."""
         return repr((self.select, self.ignore, self.per_file_ignores, self.regions, self.preview, self.compiled))
+
+    def origin(self, name: str) -> str:
+        """Where the setting `name` (a field) came from: COMMAND_LINE, the configuration file, or "default"."""
+        return dict(self.origins).get(name, "default")
 
 
 def _path_matches(path: str, pattern: str) -> bool:
@@ -143,17 +154,6 @@ def _common_root(paths: Sequence[str]) -> Path:
     return common.parent if common.is_file() else common
 
 
-def _codes(value, key: str, known: Sequence[str]) -> Tuple[str, ...]:
-    if isinstance(value, str):
-        value = [v for v in value.replace(",", " ").split() if v]
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise ConfigError(f"'{key}' must be a list of rule codes, got {value!r}")
-    for v in value:
-        if not any(k.startswith(v) for k in known) and v != "DYN":
-            raise ConfigError(f"unknown rule code or prefix {v!r} in '{key}'")
-    return tuple(v.strip().upper() for v in value)
-
-
 def load_config(paths: Sequence[str], known_codes: Sequence[str], config_file: Optional[str] = None) -> Config:
     """Find and read the configuration: the nearest .dynlint.toml / dynlint.toml (top-level keys) or
     pyproject.toml ([tool.dynlint]) above the first path, or `config_file`."""
@@ -174,92 +174,295 @@ def load_config(paths: Sequence[str], known_codes: Sequence[str], config_file: O
     return apply_table(cfg, data, known_codes, where=str(source))        # a dynlint.toml: top-level keys
 
 
-def apply_table(cfg: Config, table: dict, known_codes: Sequence[str], where: str) -> Config:
-    """`cfg` with the table's settings; a ConfigError names `where` they came from (a file, the command line)."""
+# ---- the options: each declared once, here --------------------------------------------------------------
+@dataclass(frozen=True)
+class Reading:
+    """What reading one value needs besides the value: its key, the project root, the codes a configuration may
+    name, and whether it came from the command line (the user's own choice) or from a file of the project."""
+    key: str
+    root: Path
+    known: Sequence[str]
+    command_line: bool
+
+
+@dataclass(frozen=True)
+class Option:
+    """One setting as the user writes it: its TOML key ("verify.KEY": in [tool.dynlint.verify]), the Config
+    field it sets (whose default is the option's), how a value is read and checked (a ConfigError says what is
+    wrong) or the choices it takes, its help (`dynlint check --help` and the README's table), and the flags of
+    `dynlint check` that set it: `flag_type` reads a flag's text, a flag without a value sets `flag_sets`."""
+    key: str
+    field: str
+    help: str
+    read: Optional[Callable[[object, Reading], object]] = None
+    choices: Tuple[str, ...] = ()
+    extends: bool = False                 # adds to the field's value (as set above it in the table, else as it was)
+    flags: Tuple[str, ...] = ()
+    metavar: Optional[str] = None
+    flag_type: Optional[Callable[[str], object]] = None
+    flag_sets: object = None
+    flag_help: str = ""                   # the flag's help where `help` does not fit it (a `--no-` flag)
+    group: str = SELECTION                # its section of `dynlint check --help` (SELECTION, VERIFY, PERFORMANCE)
+
+    @property
+    def default(self):
+        """The field's default; none for an option that adds to another's (`extend-select`)."""
+        shared = any(o.field == self.field and not o.extends for o in OPTIONS)
+        return None if self.extends and shared else _DEFAULTS[self.field]
+
+    def parse(self, value, reading: Reading):
+        if not self.choices:
+            return self.read(value, reading)
+        if value not in self.choices:
+            raise ConfigError(f"unknown value {value!r} for '{self.key}' (expected one of {', '.join(self.choices)})")
+        return value
+
+
+def _codes(value, key: str, known: Sequence[str]) -> Tuple[str, ...]:
+    if isinstance(value, str):
+        value = [v for v in value.replace(",", " ").split() if v]
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ConfigError(f"'{key}' must be a list of rule codes, got {value!r}")
+    for v in value:
+        if not any(k.startswith(v) for k in known) and v != "DYN":
+            raise ConfigError(f"unknown rule code or prefix {v!r} in '{key}'")
+    return tuple(v.strip().upper() for v in value)
+
+
+def _rule_codes(value, r: Reading) -> Tuple[str, ...]:
+    return _codes(value, r.key, r.known)
+
+
+def _per_file_ignores(value, r: Reading):
+    if not isinstance(value, dict):
+        raise ConfigError("'per-file-ignores' must be a table of glob = [codes]")
+    return tuple((k, _codes(v, f"per-file-ignores.{k}", r.known)) for k, v in value.items())
+
+
+def _globs(value, r: Reading) -> Tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(x, str) for x in value):
+        raise ConfigError(f"'{r.key}' must be a list of glob patterns")
+    return tuple(value)
+
+
+def _glob_or_globs(value, r: Reading) -> Tuple[str, ...]:
+    return _globs([value] if isinstance(value, str) else value, r)
+
+
+def _entry_points(value, r: Reading) -> Tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(x, str) and x.count(":") == 1 and all(x.split(":"))
+                                              for x in value):
+        raise ConfigError("'compiled' must be a list of \"module:function\" patterns, "
+                          "e.g. [\"pkg.schedulers.*:*.step\"]")
+    return tuple(value)
+
+
+def _bool(value, r: Reading) -> bool:
+    if not isinstance(value, bool):
+        raise ConfigError(f"'{r.key}' must be true or false")
+    return value
+
+
+def _workers(value, r: Reading) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ConfigError("'jobs' must be a non-negative integer (0: all cores)")
+    return value
+
+
+def _mebibytes(value, r: Reading) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+        raise ConfigError("'max-file-size' must be a non-negative number of MiB (0: no limit)")
+    return float(value)
+
+
+def _seconds(value, r: Reading) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+        raise ConfigError(f"'{r.key}' must be a positive number of seconds")
+    return float(value)
+
+
+def _cache_folder(value, r: Reading) -> str:
+    if r.command_line:        # the user's own choice: any folder, as given
+        return value
+    parts = Path(value).parts if isinstance(value, str) else ()
+    if not parts or Path(value).is_absolute() or ".." in parts or Path(value).anchor:
+        # a repository's configuration must not aim the cache (which dynlint writes) outside it
+        raise ConfigError(f"'cache-dir' must be a relative path inside the project, got {value!r} "
+                          f"(use --cache-dir on the command line for a folder elsewhere)")
+    return str(r.root / value)
+
+
+# how the flags' text reads (a ConfigError is a usage error, reported by argparse with the flag's name)
+def flag_codes(text: str) -> List[str]:
+    codes = [c.strip().upper() for c in text.split(",") if c.strip()]
+    if not codes:
+        raise ConfigError("no codes given (a comma-separated list of codes or prefixes, e.g. DYN1)")
+    return codes
+
+
+def flag_globs(text: str) -> List[str]:
+    globs = [g.strip() for g in text.split(",") if g.strip()]
+    if not globs:
+        raise ConfigError("no patterns given (a comma-separated list of globs, e.g. 'gen/*,*_pb2.py')")
+    return globs
+
+
+def flag_workers(text: str) -> int:
+    n = int(text) if text.strip().lstrip("-").isdigit() else 0
+    if n < 1:
+        raise ConfigError(f"must be a positive number of worker processes, got {text!r}")
+    return n
+
+
+def flag_seconds(text: str) -> float:
     try:
-        return _apply_table(cfg, table, known_codes)
+        number = float(text)
+    except ValueError:
+        number = 0.0
+    if not number > 0:
+        raise ConfigError(f"expected a positive number of seconds, got {text!r}")
+    return number
+
+
+_CODES = dict(metavar="CODE,...", flag_type=flag_codes)
+_GLOBS = dict(metavar="GLOB,...", flag_type=flag_globs)
+
+# In the order tables are read (an `extend-` key after the key it extends).
+OPTIONS: Tuple[Option, ...] = (
+    Option("select", "select", "rules to run, by code or prefix (DYN1, DYN201)", _rule_codes,
+           flags=("--select",), **_CODES),
+    Option("extend-select", "select", "rules to run in addition to `select`", _rule_codes, extends=True,
+           flags=("--extend-select",), **_CODES),
+    Option("ignore", "ignore", "rules not to run, by code or prefix; between `select` and `ignore`, the longest "
+           "matching prefix wins", _rule_codes, flags=("--ignore",), **_CODES),
+    Option("extend-ignore", "ignore", "rules not to run in addition to `ignore`", _rule_codes, extends=True,
+           flags=("--extend-ignore",), **_CODES),
+    Option("per-file-ignores", "per_file_ignores", "rules not to run on some files: `{ \"glob\" = [codes] }`",
+           _per_file_ignores),
+    Option("exclude", "exclude", "files and folders to skip; setting it replaces the default, which skips "
+           "virtual environments, build output and caches (a name without `/` matches a folder at any depth)",
+           _globs, flags=("--exclude",), **_GLOBS),
+    Option("extend-exclude", "extend_exclude", "files and folders to skip in addition to `exclude`", _globs,
+           extends=True, flags=("--extend-exclude",), **_GLOBS),
+    Option("regions", "regions", "which code counts as compiled: `auto`, functions decorated with or passed to "
+           "torch.compile, every nn.Module.forward, and what they call; `explicit`, only what is compiled "
+           "explicitly, and what it calls; `all`, every function", choices=REGION_MODES, flags=("--regions",)),
+    Option("compiled", "compiled", "entry points your users compile, as \"module:function\" patterns "
+           "(`pkg.schedulers.*:*.step`)", _entry_points),
+    Option("preview", "preview", "run the preview rules too: those below 0.9 precision on real code (see "
+           "`dynlint rules`)", _bool, flags=("--preview",), flag_sets=True),
+    Option("respect-gitignore", "respect_gitignore", "skip what .gitignore and .git/info/exclude ignore", _bool,
+           flags=("--no-respect-gitignore",), flag_sets=False,
+           flag_help="check files that .gitignore and .git/info/exclude ignore"),
+    Option("force-exclude", "force_exclude", "apply the excludes to files named on the command line too (the "
+           "pre-commit hook names every file)", _bool, flags=("--force-exclude",), flag_sets=True),
+    Option("jobs", "jobs", "worker processes; 0: one per core (a number above the cores is capped at them)",
+           _workers, flags=("--jobs", "-j"), metavar="N", flag_type=flag_workers, group=PERFORMANCE,
+           flag_help="worker processes (default: one per core)"),
+    Option("max-file-size", "max_file_size", "larger files are reported (DYN000), not parsed; in MiB, 0: no limit",
+           _mebibytes, flags=("--max-file-size",), metavar="MIB", flag_type=float, group=PERFORMANCE),
+    Option("cache-dir", "cache_dir", "where to keep the cache (default: the project's `.dynlint_cache`); in a "
+           "configuration file, a folder inside the project", _cache_folder, flags=("--cache-dir",),
+           metavar="DIR", group=PERFORMANCE),
+    Option("verify.examples", "examples", "the files whose @dynlint.example providers --verify runs (glob "
+           "patterns)", _glob_or_globs),
+    Option("verify.device", "device", "where --verify runs the examples; auto: on a GPU when there is one",
+           choices=DEVICES, flags=("--device",), group=VERIFY),
+    Option("verify.timeout", "timeout", "time limit per example of --verify, in seconds", _seconds,
+           flags=("--verify-timeout",), metavar="SECONDS", flag_type=flag_seconds, group=VERIFY),
+)
+_DEFAULTS = {f.name: f.default for f in dataclasses.fields(Config)}
+
+
+def apply_table(cfg: Config, table: dict, known_codes: Sequence[str], where: str) -> Config:
+    """`cfg` with the settings of a configuration file's table; a ConfigError names `where` they came from."""
+    try:
+        return _apply(cfg, _flat(table), known_codes, origin=str(cfg.source or where), command_line=False)
     except ConfigError as e:
         raise ConfigError(f"{where}: {e}") from None
 
 
-def _apply_table(cfg: Config, table: dict, known_codes: Sequence[str]) -> Config:
+def apply_flags(cfg: Config, values: Dict[str, object], known_codes: Sequence[str]) -> Config:
+    """`cfg` with the settings the command line's flags gave (`values`: option key -> the flag's value)."""
+    try:
+        return _apply(cfg, values, known_codes, origin=COMMAND_LINE, command_line=True)
+    except ConfigError as e:
+        raise ConfigError(f"the command line: {e}") from None
+
+
+def _flat(table: dict) -> Dict[str, object]:
+    """A table's values by option key ("verify.device" for `device` in its verify table); unknown keys are errors."""
     if not isinstance(table, dict):
         raise ConfigError("must be a table")
-    unknown = sorted(set(table) - KNOWN_KEYS)
+    known = sorted({o.key.split(".")[0] for o in OPTIONS})
+    unknown = sorted(set(table) - set(known))
     if unknown:
-        raise ConfigError(f"unknown key {unknown[0]!r} (known: {', '.join(sorted(KNOWN_KEYS))})")
-    kw: Dict[str, object] = {}
-    if "select" in table:
-        kw["select"] = _codes(table["select"], "select", known_codes)
-    if "extend-select" in table:
-        kw["select"] = tuple(kw.get("select", cfg.select)) + _codes(table["extend-select"], "extend-select", known_codes)
-    if "ignore" in table or "extend-ignore" in table:
-        kw["ignore"] = _codes(table.get("ignore", []), "ignore", known_codes) + \
-            _codes(table.get("extend-ignore", []), "extend-ignore", known_codes)
-    if "per-file-ignores" in table:
-        pfi = table["per-file-ignores"]
-        if not isinstance(pfi, dict):
-            raise ConfigError("'per-file-ignores' must be a table of glob = [codes]")
-        kw["per_file_ignores"] = tuple((k, _codes(v, f"per-file-ignores.{k}", known_codes)) for k, v in pfi.items())
-    for key, attr in (("exclude", "exclude"), ("extend-exclude", "extend_exclude")):
-        if key in table:
-            v = table[key]
-            if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
-                raise ConfigError(f"'{key}' must be a list of glob patterns")
-            kw[attr] = tuple(v)
-    if "regions" in table:
-        if table["regions"] not in REGION_MODES:
-            raise ConfigError(f"unknown value {table['regions']!r} for 'regions' (expected one of {', '.join(REGION_MODES)})")
-        kw["regions"] = table["regions"]
-    if "compiled" in table:
-        v = table["compiled"]
-        if not isinstance(v, list) or not all(isinstance(x, str) and x.count(":") == 1 and all(x.split(":"))
-                                              for x in v):
-            raise ConfigError("'compiled' must be a list of \"module:function\" patterns, "
-                              "e.g. [\"pkg.schedulers.*:*.step\"]")
-        kw["compiled"] = tuple(v)
-    for key in ("preview", "respect-gitignore", "force-exclude"):
-        if key in table:
-            if not isinstance(table[key], bool):
-                raise ConfigError(f"'{key}' must be true or false")
-            kw[key.replace("-", "_")] = table[key]
-    if "jobs" in table:
-        if not isinstance(table["jobs"], int) or table["jobs"] < 0:
-            raise ConfigError("'jobs' must be a non-negative integer (0: all cores)")
-        kw["jobs"] = table["jobs"]
-    if "max-file-size" in table:
-        v = table["max-file-size"]
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0:
-            raise ConfigError("'max-file-size' must be a non-negative number of MiB (0: no limit)")
-        kw["max_file_size"] = float(v)
-    if "cache-dir" in table:
-        v = table["cache-dir"]
-        parts = Path(v).parts if isinstance(v, str) else ()
-        if not parts or Path(v).is_absolute() or ".." in parts or Path(v).anchor:
-            # a repository's configuration must not aim the cache (which dynlint writes) outside it
-            raise ConfigError(f"'cache-dir' must be a relative path inside the project, got {v!r} "
-                              f"(use --cache-dir on the command line for a folder elsewhere)")
-        kw["cache_dir"] = str(cfg.root / v)
-    if "verify" in table:
-        v = table["verify"]
-        if not isinstance(v, dict):
-            raise ConfigError("'verify' must be a table")
-        bad = sorted(set(v) - VERIFY_KEYS)
+        raise ConfigError(f"unknown key {unknown[0]!r} (known: {', '.join(known)})")
+    subtables = {o.key.split(".")[0] for o in OPTIONS if "." in o.key}
+    flat = {k: v for k, v in table.items() if k not in subtables}
+    for name in sorted(subtables & set(table)):
+        sub = table[name]
+        if not isinstance(sub, dict):
+            raise ConfigError(f"'{name}' must be a table")
+        inner = sorted(o.key.split(".", 1)[1] for o in OPTIONS if o.key.startswith(name + "."))
+        bad = sorted(set(sub) - set(inner))
         if bad:
-            raise ConfigError(f"unknown key {bad[0]!r} in [tool.dynlint.verify] (known: {', '.join(sorted(VERIFY_KEYS))})")
-        if "examples" in v:
-            ex = v["examples"]
-            if isinstance(ex, str):
-                ex = [ex]
-            if not isinstance(ex, list) or not all(isinstance(x, str) for x in ex):
-                raise ConfigError("'verify.examples' must be a list of glob patterns")
-            kw["examples"] = tuple(ex)
-        if "device" in v:
-            if v["device"] not in ("auto", "cpu", "cuda"):
-                raise ConfigError(f"unknown value {v['device']!r} for 'verify.device' (expected auto, cpu or cuda)")
-            kw["device"] = v["device"]
-        if "timeout" in v:
-            if not isinstance(v["timeout"], (int, float)) or v["timeout"] <= 0:
-                raise ConfigError("'verify.timeout' must be a positive number of seconds")
-            kw["timeout"] = float(v["timeout"])
-    return cfg.with_(**kw)
+            raise ConfigError(f"unknown key {bad[0]!r} in [tool.dynlint.{name}] (known: {', '.join(inner)})")
+        flat.update((f"{name}.{k}", v) for k, v in sub.items())
+    return flat
+
+
+def _apply(cfg: Config, values: Dict[str, object], known_codes: Sequence[str], origin: str,
+           command_line: bool) -> Config:
+    kw: Dict[str, object] = {}
+    for option in OPTIONS:
+        if option.key in values:
+            value = option.parse(values[option.key], Reading(option.key, cfg.root, known_codes, command_line))
+            kw[option.field] = tuple(kw.get(option.field, getattr(cfg, option.field))) + value \
+                if option.extends else value
+    origins = {**dict(cfg.origins), **dict.fromkeys(kw, origin)}
+    return cfg.with_(**kw, origins=tuple(origins.items()))
+
+
+# ---- what the options say to a reader -------------------------------------------------------------------
+def settings(cfg: Config) -> List[Tuple[str, object, str]]:
+    """(key, value, where it came from) of every setting, in the order of Config's fields (`--show-settings`)."""
+    keys = {o.field: o.key for o in reversed(OPTIONS)}         # a field's first option names it
+    return [(keys[f.name], getattr(cfg, f.name), cfg.origin(f.name)) for f in dataclasses.fields(cfg)
+            if f.name in keys]
+
+
+def _toml_value(value) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    if isinstance(value, tuple):
+        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    return json.dumps(value)
+
+
+README_MARKS = ("<!-- options: generated from OPTIONS in dynlint/core/config.py by "
+                "`python -m dynlint.core.config README.md`; do not edit -->", "<!-- /options -->")
+
+
+def options_markdown() -> str:
+    """The README's table of the options (tests/test_options.py keeps the README's copy equal to it)."""
+    rows = ["| key | flag | default | what it sets |", "|---|---|---|---|"]
+    for o in OPTIONS:
+        value = "" if o.flag_sets is not None else " " + (o.metavar or "{" + ",".join(o.choices) + "}")
+        flags = ", ".join(f"`{flag}{value}`" for flag in o.flags)
+        default = _toml_value(o.default) if o.default not in (None, ()) else ""
+        rows.append(f"| `{o.key}` | {flags} | {f'`{default}`' if default else ''} | {o.help} |")
+    return "\n".join(rows) + "\n"
+
+
+def with_options_table(text: str) -> str:
+    """`text` (the README) with the table between README_MARKS rendered afresh."""
+    start, end = text.index(README_MARKS[0]) + len(README_MARKS[0]), text.index(README_MARKS[1])
+    return text[:start] + "\n" + options_markdown() + text[end:]
+
+
+if __name__ == "__main__":
+    readme = Path(sys.argv[1])
+    readme.write_text(with_options_table(readme.read_text(encoding="utf-8")), encoding="utf-8")

@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING, ClassVar, Dict, Optional, Sequence, Tuple, Typ
 if TYPE_CHECKING:           # the contract and the docs need no parser: flake8 loads this at every start
     import libcst as cst
 
+HOMEPAGE = "https://github.com/dynlint/dynlint"
+RULES_DOC = f"{HOMEPAGE}/blob/main/docs/rules.md"      # where every code's section is (doc_url)
 
 FAMILIES = {
     "0": "problems of the run",
@@ -137,6 +139,10 @@ class Rule:
     @classmethod
     def doc_anchor(cls) -> str:
         return f"{cls.code.lower()}-{cls.name}"
+
+    @classmethod
+    def doc_url(cls) -> str:
+        return f"{RULES_DOC}#{cls.doc_anchor()}"
 
     @classmethod
     def markdown(cls, heading: str = "##") -> str:

@@ -9,9 +9,6 @@ or a line of code must not reach the log as terminal escapes or bidi overrides.
 """
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Optional, Sequence
-
 from dynlint.core import notebooks
 from dynlint.core.codes import PARSE_ERROR
 from dynlint.core.files import repository_root
@@ -52,12 +49,8 @@ def command(f: Finding, prefix: str = "", stored: int = 0) -> str:
     return f"::{level} " + ",".join(f"{k}={escape_property(str(v))}" for k, v in props) + f"::{escape_data(message)}"
 
 
-def render(findings: Sequence[Finding], root: Optional[Path] = None) -> str:
-    """`root`: the project root; paths are written relative to its repository (where Actions runs)."""
-    prefix = repository_root(root)[1] if root else ""
-    stored = notebooks.StoredLines(root or Path("."))
-    return "".join(command(f, prefix, stored(f)) + "\n" for f in findings)
-
-
 def render_report(report, options) -> str:
-    return render(report.findings, report.config.root)
+    """Paths are written relative to the project's repository (where Actions runs)."""
+    root = report.config.root
+    prefix, stored = repository_root(root)[1], notebooks.StoredLines(root)
+    return "".join(command(f, prefix, stored(f)) + "\n" for f in report.findings)

@@ -19,12 +19,12 @@ from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 from dynlint.core import notebooks
 from dynlint.core.codes import UnpredictedGraphBreak, UnpredictedRecompile
 from dynlint.core.files import display_lines
-from dynlint.core.rule import FAMILIES
+from dynlint.core.rule import FAMILIES, RULES_DOC
+from dynlint.core.words import plural
 from dynlint.report import json_format
 from dynlint.report.display import clip
 from dynlint.rules import all_rules
 
-RULES_DOC = "https://github.com/dynlint/dynlint/blob/main/docs/rules.md"
 NOT_CHECKED_FAMILY = "files dynlint could not check"        # DYN000 / DYN001
 STATUSES = ("confirmed", "not observed", "unverified")
 _CONTEXT = 2                     # source lines shown around a finding or a break
@@ -40,20 +40,18 @@ def _rich(text) -> str:
     return _BACKQUOTED.sub(r"<code>\1</code>", _e(text))
 
 
-def render(document: dict, root: Optional[Path] = None, title: str = "dynlint report") -> str:
-    """The page for a JSON document. root: where the document's project-relative paths are (default: the
-    verify report's project root); without it, findings are shown without source snippets."""
+def render_report(report, options) -> str:
+    """The page for the run's JSON document; source snippets are read from the project root."""
+    document = json_format.to_document(report.findings, report.files, report.errors, report.verify)
     verify = document.get("verify")
-    if root is None and verify and verify.get("project_root"):
-        root = Path(verify["project_root"])
-    page = _Page(document, _Sources(root))
+    page = _Page(document, _Sources(report.config.root))
     body = [page.header(), page.summary()]
     if verify:
         body += [page.examples_table(), page.charts(), page.graph_breaks(), page.recompiles(), page.failures()]
     body += [page.findings_section(), page.errors(), page.footer()]
     return (f'<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
             f'<meta name="viewport" content="width=device-width, initial-scale=1">\n'
-            f'<title>{_e(title)}</title>\n<style>{CSS}</style>\n</head>\n<body>\n'
+            f'<title>dynlint report</title>\n<style>{CSS}</style>\n</head>\n<body>\n'
             + "\n".join(part for part in body if part)
             + f"\n<script>{SCRIPT}</script>\n</body>\n</html>\n")
 
@@ -94,7 +92,7 @@ def family_of(code: str) -> str:
 def doc_url(code: str) -> Optional[str]:
     """The rule's section of docs/rules.md, or None for codes without one (DYN0xx, DYN9xx)."""
     rule = _rules().get(code)
-    return f"{RULES_DOC}#{rule.doc_anchor()}" if rule is not None else None
+    return rule.doc_url() if rule is not None else None
 
 
 def _linked(findings: Sequence[dict], events: Iterable[Tuple[str, str, int]]) -> List[int]:
@@ -115,10 +113,6 @@ def _ms(value) -> str:
         return "–"
     digits = 0 if value >= 100 else 1 if value >= 10 else 2 if value >= 1 else 3
     return f"{value:.{digits}f}"
-
-
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}{'' if n == 1 else 's'}"
 
 
 # ---- the page ----------------------------------------------------------------------------------------------
@@ -352,7 +346,7 @@ class _Page:
                 + f'<dt>Static finding</dt><dd>{self._finding_refs(static, UnpredictedGraphBreak.code)}</dd>'
                 f'<dt>Seen in</dt><dd>{seen}</dd></dl></article>')
         return (f'<section id="breaks" class="panel"><h2>Graph breaks</h2><p class="hint">'
-                f'{_plural(total, "break")} at {_plural(len(sites), "site")}, as Dynamo reported them.</p>'
+                f'{plural(total, "break")} at {plural(len(sites), "site")}, as Dynamo reported them.</p>'
                 + "".join(cards) + "</section>")
 
     def recompiles(self) -> str:
@@ -377,7 +371,7 @@ class _Page:
                 f'<dt>Static finding</dt><dd>{self._finding_refs(static, UnpredictedRecompile.code)}</dd>'
                 f'<dt>Example</dt><dd>{_e(x.get("name", ""))}</dd></dl></article>')
         return (f'<section id="recompiles" class="panel"><h2>Recompiles</h2><p class="hint">'
-                f'{_plural(len(items), "recompile")}: a guard failed on a later call and Dynamo compiled again.</p>'
+                f'{plural(len(items), "recompile")}: a guard failed on a later call and Dynamo compiled again.</p>'
                 + "".join(cards) + "</section>")
 
     def failures(self) -> str:
@@ -423,7 +417,7 @@ class _Page:
             groups.append(f'<div class="file"><h3><code>{_e(path)}</code> <span class="count">'
                           f'{len(items)}</span></h3>{cards}</div>')
         return (f'<section id="findings" class="panel"><h2>Findings</h2>'
-                f'<p class="hint">{_plural(len(self.findings), "finding")} in {_plural(len(by_file), "file")}. '
+                f'<p class="hint">{plural(len(self.findings), "finding")} in {plural(len(by_file), "file")}. '
                 f'Each code links to its rule: what it does, why it is bad, what to write instead.</p>'
                 + "".join(groups) + "</section>")
 
@@ -777,8 +771,3 @@ document.querySelectorAll('table.sortable').forEach(function (table) {
   });
 });
 """
-
-
-def render_report(report, options) -> str:
-    return render(json_format.to_document(report.findings, report.files, report.errors, report.verify),
-                  report.config.root)

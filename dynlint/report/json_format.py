@@ -33,9 +33,5 @@ def _by_code(findings: Sequence[Finding]) -> dict:
     return dict(sorted(out.items()))
 
 
-def render(findings, files, errors, verify=None) -> str:
-    return json.dumps(to_document(findings, files, errors, verify), indent=2) + "\n"
-
-
 def render_report(report, options) -> str:
-    return render(report.findings, report.files, report.errors, report.verify)
+    return json.dumps(to_document(report.findings, report.files, report.errors, report.verify), indent=2) + "\n"

@@ -11,9 +11,8 @@ import contextlib
 import os
 import sys
 import threading
-from typing import Callable, Optional, TextIO, Tuple
+from typing import Optional, TextIO, Tuple
 
-ProgressCallback = Callable[[str, int, int], None]
 LARGE_RUN = 200          # static runs over this many files get a bar; smaller ones finish before it would matter
 
 

@@ -17,6 +17,7 @@ from dynlint.core.codes import ENGINE_CODES, INTERNAL_ERROR, PARSE_ERROR
 from dynlint.core.config import ConfigError
 from dynlint.core.files import repository_root
 from dynlint.core.finding import Finding
+from dynlint.core.rule import HOMEPAGE
 from dynlint.core.version import __version__
 from dynlint.rules import active_rules
 
@@ -27,8 +28,6 @@ except ImportError:      # the optional `sarif` extra; the CLI prints this and e
     raise ConfigError("--format sarif needs sarif-om: pip install 'dynlint[sarif]'") from None
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
-INFORMATION_URI = "https://github.com/dynlint/dynlint"
-RULES_DOC = f"{INFORMATION_URI}/blob/main/docs/rules.md"
 AUTOMATION_ID = "dynlint/"          # code scanning category "dynlint"
 SRCROOT = "%SRCROOT%"
 # GitHub code scanning's limits (docs: "SARIF support for code scanning", "results exceed limit").
@@ -77,21 +76,21 @@ def to_json(obj):
     return obj
 
 
-def render(findings: Sequence[Finding], result, config, verify_doc: Optional[dict] = None) -> str:
-    return json.dumps(to_json(build_log(findings, result, config, verify_doc)), indent=2) + "\n"
+def render_report(report, options) -> str:
+    return json.dumps(to_json(build_log(report)), indent=2) + "\n"
 
 
 # ---- the log ------------------------------------------------------------------------------------
-def build_log(findings: Sequence[Finding], result, config, verify_doc: Optional[dict] = None) -> om.SarifLog:
-    root = Path(config.root)
+def build_log(report) -> om.SarifLog:
+    findings, root = report.findings, Path(report.config.root)
     repo_root, prefix = repository_root(root)
     # the enabled rules, and dynlint's own codes (problems of the run, what --verify saw): each documented once
-    rules = active_rules(config) + list(ENGINE_CODES.values())
+    rules = active_rules(report.config) + list(ENGINE_CODES.values())
     descriptors = [rule_descriptor(r) for r in rules]
     index = {r.code: i for i, r in enumerate(rules)}
     problems = [f for f in findings if f.code not in TOOL_CODES]
 
-    notifications = tool_notifications(findings, result.errors, prefix)
+    notifications = tool_notifications(findings, report.errors, prefix)
     if len(problems) > MAX_RESULTS:
         notifications.append(om.Notification(level="warning", message=om.Message(
             text=f"dynlint found {len(problems)} problems; only the first {MAX_RESULTS} (most severe first) are "
@@ -102,7 +101,7 @@ def build_log(findings: Sequence[Finding], result, config, verify_doc: Optional[
     hashes, stored = FileHashes(root), notebooks.StoredLines(root)
     results = [sarif_result(f, index[f.code], prefix, hashes.get(f.path, stored(f)), stored(f)) for f in problems]
     driver = om.ToolComponent(name="dynlint", version=__version__, semantic_version=__version__,
-                              information_uri=INFORMATION_URI, rules=descriptors)
+                              information_uri=HOMEPAGE, rules=descriptors)
     run = om.Run(
         tool=om.Tool(driver=driver),
         results=results,
@@ -111,7 +110,7 @@ def build_log(findings: Sequence[Finding], result, config, verify_doc: Optional[
         automation_details=om.RunAutomationDetails(id=AUTOMATION_ID),
         original_uri_base_ids={SRCROOT: om.ArtifactLocation(uri=repo_root.as_uri().rstrip("/") + "/")},
         column_kind="unicodeCodePoints",
-        properties=PropertyBag(others={"verify": verify_doc}) if verify_doc is not None else None,
+        properties=PropertyBag(others={"verify": report.verify}) if report.verify is not None else None,
     )
     return om.SarifLog(version="2.1.0", schema_uri=SCHEMA_URI, runs=[run])
 
@@ -129,7 +128,7 @@ def rule_descriptor(rule) -> om.ReportingDescriptor:
         short_description=om.MultiformatMessageString(text=_text(rule.summary(), MAX_DESCRIPTION)),
         full_description=om.MultiformatMessageString(text=_text(f"{rule.summary()} {rule.why}", MAX_DESCRIPTION)),
         help=om.MultiformatMessageString(text=rule.text(), markdown=rule.markdown()),
-        help_uri=f"{RULES_DOC}#{rule.doc_anchor()}",
+        help_uri=rule.doc_url(),
         default_configuration=om.ReportingConfiguration(level=LEVELS.get(rule.severity, "warning")),
         properties=PropertyBag(tags=tags, others={"precision": rule.precision,
                                                   "problem.severity": PROBLEM_SEVERITY.get(rule.severity, "warning")}),
@@ -263,7 +262,3 @@ def line_hashes(text: str) -> Dict[int, str]:
             output_hash()
         update_hash(0)
     return out
-
-
-def render_report(report, options) -> str:
-    return render(report.findings, report, report.config, report.verify)

@@ -11,6 +11,7 @@ from dynlint.core import notebooks
 from dynlint.core.codes import PARSE_ERROR
 from dynlint.core.files import display_lines, shown
 from dynlint.core.finding import Finding
+from dynlint.core.words import plural
 from dynlint.report.display import clip, printable
 
 
@@ -30,9 +31,8 @@ class _Style:
         return f"\033[{code}m{text}\033[0m" if self.on else text
 
 
-def render(findings: Sequence[Finding], files: int, sources: Dict[object, List[str]], colour: bool = False,
-           quiet: bool = False, statistics: bool = False, fixed_note: str = "",
-           name: Callable[[str], str] = lambda rel: rel) -> str:
+def _render(findings: Sequence[Finding], files: int, sources: Dict[object, List[str]], colour: bool,
+            quiet: bool, statistics: bool, name: Callable[[str], str]) -> str:
     """`name`: how a finding's project-relative path is shown (relative to the working folder, in a run).
     `sources`: a file's lines by its path; a notebook cell's by (path, cell)."""
     s = _Style(colour)
@@ -72,11 +72,10 @@ def render(findings: Sequence[Finding], files: int, sources: Dict[object, List[s
         out.append("")
     n = len(findings)
     errors = sum(1 for f in findings if f.code == PARSE_ERROR)
-    summary = f"Found {n} problem{'s' if n != 1 else ''} in {files} file{'s' if files != 1 else ''} checked"
+    summary = f"Found {plural(n, 'problem')} in {plural(files, 'file')} checked"
     if errors:
-        summary += f" ({errors} file{'s' if errors != 1 else ''} could not be parsed)"
-    out.append(s(summary + "." if n else f"All checks passed: {files} file{'s' if files != 1 else ''} checked.",
-                 "1" if n else "1;32"))
+        summary += f" ({plural(errors, 'file')} could not be parsed)"
+    out.append(s(summary + "." if n else f"All checks passed: {plural(files, 'file')} checked.", "1" if n else "1;32"))
     safe = sum(1 for f in findings if _fix_safety(f) == "safe")
     unsafe = sum(1 for f in findings if _fix_safety(f) == "unsafe")
     if safe or unsafe:
@@ -103,5 +102,5 @@ def render_report(report, options) -> str:
             elif f.path not in sources:
                 sources[f.path] = display_lines(report.config.root / f.path, report.config.max_file_size)
     body = report.verify_text + "\n" if report.verify_text else ""
-    return body + render(report.findings, len(report.files), sources, colour=options.colour, quiet=options.quiet,
-                         statistics=options.statistics, name=lambda rel: shown(report.config.root, rel))
+    return body + _render(report.findings, len(report.files), sources, colour=options.colour, quiet=options.quiet,
+                          statistics=options.statistics, name=lambda rel: shown(report.config.root, rel))

@@ -416,9 +416,6 @@ class TensorConditionInBranch(TorchRule):
             return ifexp_to_where(self.ctx, owner)
         return None
 
-    def ctx_code(self, node: cst.CSTNode) -> str:
-        return source_of(node)
-
     def visit_If(self, node: cst.If) -> None:
         self._check(node.test, node)
 

@@ -264,14 +264,6 @@ class ThirdPartyExtensionCall(NamedCallRule):
     prefixes = ("scipy.",)
 
 
-def _custom_op_decorator(rule: TorchRule, deco: cst.Decorator):
-    d = deco.decorator
-    if isinstance(d, cst.Call) and (rule.ctx.qualify(d.func) or "") in ("torch.library.custom_op",
-                                                                        "torch._library.custom_ops.custom_op"):
-        return d
-    return None
-
-
 @register
 class CustomOpWithoutFake(TorchRule):
     """Checks for calls, in traced code, to `torch.library.custom_op` functions that have no fake (meta)

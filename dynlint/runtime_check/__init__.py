@@ -10,9 +10,9 @@ and torch itself is only imported inside the worker processes (dynlint.runtime_c
 """
 from __future__ import annotations
 
-import importlib
+from dynlint import lazy
 
-_LAZY = {
+__getattr__, __all__ = lazy.attributes(__name__, {
     "run_verify": "dynlint.runtime_check.verify",
     "VerifyUnavailable": "dynlint.runtime_check.verify",
     "VerifyReport": "dynlint.runtime_check.report",
@@ -25,12 +25,4 @@ _LAZY = {
     "discover": "dynlint.runtime_check.discover",
     "DEFAULT_GLOBS": "dynlint.runtime_check.discover",
     "example": "dynlint.runtime_check.examples",
-}
-
-__all__ = sorted(_LAZY)
-
-
-def __getattr__(name: str):
-    if name in _LAZY:
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module 'dynlint.runtime_check' has no attribute {name!r}")
+})

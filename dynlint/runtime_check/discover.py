@@ -12,7 +12,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Dict, Iterable, List, Optional
 
-DEFAULT_GLOBS = ("**/dynlint_examples.py",)
+from dynlint.core.config import DEFAULT_EXAMPLES
+
+DEFAULT_GLOBS = DEFAULT_EXAMPLES       # the configuration's `verify.examples`
 # Fully qualified names under which the marker can be imported.
 _MARKERS = {"dynlint.example", "dynlint.runtime_check.example", "dynlint.runtime_check.examples.example"}
 _SKIP_DIRS = {"__pycache__", "node_modules", "site-packages", "dist-packages"}

@@ -4,7 +4,7 @@ Importing this module never imports torch: it only marks factories, which the ve
 """
 from __future__ import annotations
 
-from typing import Callable, List, Optional
+from typing import Callable, Optional
 
 _MARK = "__dynlint_example__"
 
@@ -42,11 +42,3 @@ def example(fn: Optional[Callable] = None, *, name: Optional[str] = None, rtol: 
 
 def is_example(obj) -> bool:
     return callable(obj) and hasattr(obj, _MARK)
-
-
-def example_options(obj) -> dict:
-    return dict(getattr(obj, _MARK))
-
-
-def collect(namespace: dict) -> List[Callable]:
-    return [v for v in namespace.values() if is_example(v)]

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Set, Tuple
 
 from dynlint.core.files import write_atomic
+from dynlint.core.words import plural
 from dynlint.runtime_check.results import ExampleResult
 
 Range = Tuple[int, int]                  # first, last line (1-based, inclusive); empty when last < first
@@ -122,7 +123,7 @@ class FixVerification:
                 lines.append("  " + "  ".join("-" * w for w in widths))
         fixes = dict(self.fixes)
         for path, reasons in self.rolled_back:
-            lines.append(f"Rolled back {path} ({_plural(fixes.get(path, 0), 'fix')}): " + "; ".join(reasons))
+            lines.append(f"Rolled back {path} ({plural(fixes.get(path, 0), 'fix')}): " + "; ".join(reasons))
         if self.kept:
             lines.append("Verified and kept: " + ", ".join(self.kept))
         if self.unverified:
@@ -147,9 +148,6 @@ def _outputs(e: FixedExample) -> str:
     status = e.after.against_original.status
     return {"match": "same", "mismatch": "CHANGED"}.get(status, "-")
 
-
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}{'es' if n != 1 else ''}"
 
 
 def exposed(b: ExampleResult, a: ExampleResult, unsafe_fixes: Sequence[Tuple[str, int, str]] = ()) -> str:

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Callable, Iterable, Optional, Sequence, Tuple
 
 import dynlint
+from dynlint.core.config import DEVICES
 from dynlint.core.finding import Finding
 from dynlint.runtime_check.crosscheck import cross_check
 from dynlint.runtime_check.discover import DEFAULT_GLOBS, ExampleSpec, discover
@@ -25,7 +26,6 @@ from dynlint.runtime_check.report import VerifyReport
 from dynlint.runtime_check.results import ExampleResult
 from dynlint.runtime_check.schedule import Slot, plan_slots, run_on_slots
 
-DEVICES = ("auto", "cpu", "cuda")
 INSTALL_HINT = "pip install 'dynlint[verify]'"
 _LOG_LINES_IN_MESSAGE = 15
 
