@@ -16,6 +16,10 @@ from typing import Dict, List, Optional, Set, Tuple
 # Longest `and`/`or` chain or dotted import name the check pass hands to libcst (it nests one level per part;
 # its parser overflows an 8 MiB stack near 7,000, and dynlint's own walk stops near 1,000 anyway).
 DEEP_LIMIT = 1000
+# Expressions nested deeper are not handed to libcst: its parser and every recursive walk cost more than linearly
+# in depth (1,500 levels of `x if c else ...`, 18 KB, took 7 s and 430 MB in the parser; 61 KB took 3.6 GB).
+# Real code nests a few dozen levels (transformers' deepest statement: 28).
+NESTING_LIMIT = 300
 
 
 def _true_if_any(fn) -> Tuple[str, ...]:
@@ -296,7 +300,7 @@ class _Indexer(ast.NodeVisitor):
     def _dotted_depth(self, node: ast.stmt, names: List[str]) -> None:
         n = max(name.count(".") + 1 for name in names)
         if n > DEEP_LIMIT:
-            self.ix.deep += ((node.lineno, n, "dotted name"),)
+            self.ix.deep += ((node.lineno, n, f"dotted name of {n} parts > {DEEP_LIMIT}"),)
 
     # ---- traversal: recursion only along statements (at most ~100 deep: Python's indentation limit) ----
     def generic_visit(self, node: ast.AST) -> None:
@@ -308,10 +312,13 @@ class _Indexer(ast.NodeVisitor):
 
     def _visit_expr(self, root: ast.expr) -> None:
         """Expressions can nest ~3,000 deep (`a + a + ...`): walk them with an explicit stack, in the order
-        the recursive visitor would (pre-order). Only calls and `and`/`or` chains matter inside them."""
-        stack = [root]
+        the recursive visitor would (pre-order). Only calls, `and`/`or` chains and the depth matter inside them."""
+        stack, deepest = [(root, 1)], 0
         while stack:
-            node = stack.pop()
+            node, depth = stack.pop()
+            if depth > NESTING_LIMIT and not deepest:
+                deepest = depth
+                self.ix.deep += ((root.lineno, depth, f"an expression more than {NESTING_LIMIT} levels deep"),)
             if isinstance(node, ast.Call):
                 self._call(node)
                 if isinstance(node.func, ast.Name):
@@ -319,8 +326,9 @@ class _Indexer(ast.NodeVisitor):
             elif isinstance(node, ast.Name):
                 self.named[node.id] += 1
             elif isinstance(node, ast.BoolOp) and len(node.values) > DEEP_LIMIT:
-                self.ix.deep += ((node.lineno, len(node.values), f"`{type(node.op).__name__.lower()}` chain"),)
-            stack.extend(reversed(list(ast.iter_child_nodes(node))))
+                self.ix.deep += ((node.lineno, len(node.values), f"`{type(node.op).__name__.lower()}` chain of "
+                                                                 f"{len(node.values)} parts > {DEEP_LIMIT}"),)
+            stack.extend((child, depth + 1) for child in reversed(list(ast.iter_child_nodes(node))))
 
     def visit_If(self, node: ast.If) -> None:
         while True:         # an elif chain is nested Ifs: follow it with a loop

@@ -162,31 +162,10 @@ class Reader:
         except ValueError as e:
             sf.error = parse_error_finding(rel, f"{type(e).__name__}: {e}")
             return sf
-        deepest = nesting(tree)
-        if deepest > MAX_NESTING:
-            sf.error = parse_error_finding(rel, f"nesting too deep to analyse ({deepest} levels; dynlint reads up to "
-                                                f"{MAX_NESTING})")
-            return sf
         module, is_package = module_name(path)
         try:
             sf.index = build_index(tree, rel, module, is_package)
         except RecursionError:
             sf.error = parse_error_finding(rel, "nesting too deep to analyse")
         return sf
-
-
-# Syntax nested deeper than this is refused before libcst parses it: real code nests a few dozen levels, and
-# libcst's parser and every recursive walk cost more than linearly in depth (a 61 KB chain of conditional
-# expressions took 3.6 GB of memory; 1,500 levels, 18 KB, took 7 s and 430 MB in the parser alone).
-MAX_NESTING = 400
-
-
-def nesting(tree: ast.AST) -> int:
-    """The depth of the deepest node of `tree`, counted without recursion."""
-    deepest, stack = 0, [(tree, 1)]
-    while stack:
-        node, depth = stack.pop()
-        deepest = max(deepest, depth)
-        stack.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
-    return deepest
 

@@ -16,7 +16,6 @@ from typing import Dict, List, Optional, Sequence, Set, Tuple, Type
 import libcst as cst
 
 from dynlint.core.finding import Finding, parse_error_finding
-from dynlint.core.index import DEEP_LIMIT
 from dynlint.core.project import Project
 from dynlint.core.sources import SourceFile, source_lines
 from dynlint.core.suppressions import Suppressions
@@ -142,9 +141,8 @@ def check_unit(sf: SourceFile, unit: Unit, rules: Sequence[Type], traced: Dict[s
         unit = dataclasses.replace(unit, text=unit.text + "\n")
     deep = [d for d in getattr(sf.index, "deep", ()) if first <= d[0] <= last]
     if deep:        # libcst's native parser would overflow its stack (a segfault), so do not call it
-        line, n, what = deep[0]
-        return [parse_error_finding(
-            sf.path, f"expression too deeply nested to analyse ({what} of {n} parts > {DEEP_LIMIT})", line)]
+        line, _, what = deep[0]
+        return [parse_error_finding(sf.path, f"nesting too deep to analyse ({what})", line)]
     try:
         module = parse(unit.text)
     except cst.ParserSyntaxError as e:

@@ -132,10 +132,11 @@ def test_many_host_values_in_one_function_cost_one_walk_of_it(tmp_path, monkeypa
 
 def test_a_deep_chain_of_conditional_expressions_is_refused_before_it_costs(tmp_path, monkeypatch, capsys):
     """`x if c else x if c else ...` 1,500 deep (18 KB): libcst's parser took 7 s and 430 MB on it and a 61 KB
-    one 3.6 GB before the time budget fired. The nesting is measured on Python's own tree first (without
-    recursion), and past MAX_NESTING the file is one DYN000 that says so; libcst never sees it."""
+    one 3.6 GB before the time budget fired. The index measures each expression's depth on Python's own tree
+    (without recursion), and past NESTING_LIMIT that function is one DYN000 that says so; libcst never sees
+    it, and the file's other functions are checked."""
     from dynlint import cli
-    from dynlint.core import sources, walker
+    from dynlint.core import index, walker
 
     parsed = []
     real = walker.cst.parse_module
@@ -144,9 +145,13 @@ def test_a_deep_chain_of_conditional_expressions_is_refused_before_it_costs(tmp_
     chain = " if c else ".join(["x"] * 1500)
     write_tree(tmp_path, {"deep.py": f"import torch\n\n@torch.compile\ndef f(x, c):\n    return {chain}\n",
                           "ok.py": "import torch\n\n@torch.compile\ndef g(x):\n    return x.item()\n"})
+    with open(tmp_path / "deep.py", "a") as f:
+        f.write("\n\n@torch.compile\ndef h(x):\n    return x.item()\n")
     monkeypatch.chdir(tmp_path)
     assert cli.main(["check", ".", "--format", "json", "--no-cache", "-j", "1"]) == 1
     findings = json.loads(capsys.readouterr().out)["findings"]
-    assert [(f["path"], f["code"]) for f in findings] == [("deep.py", "DYN000"), ("ok.py", "DYN201")]
-    assert f"levels; dynlint reads up to {sources.MAX_NESTING})" in findings[0]["message"]
-    assert parsed and max(parsed) < 1000                                   # only ok.py's unit reached libcst
+    assert [(f["path"], f["line"], f["code"]) for f in findings] == [
+        ("deep.py", 5, "DYN000"), ("deep.py", 10, "DYN201"), ("ok.py", 5, "DYN201")]
+    assert f"nesting too deep to analyse (an expression more than {index.NESTING_LIMIT} levels deep)" \
+        in findings[0]["message"]
+    assert parsed and max(parsed) < 1000                                   # the deep function never reached libcst
