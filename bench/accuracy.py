@@ -140,7 +140,7 @@ class FileScore:
 
 
 def score_file(path: Path, observe=None) -> FileScore:
-    from dynlint.core.rule import REGISTRY
+    from dynlint.linter.rule import REGISTRY
 
     observe = observe or harness.observe
     path = path.resolve()

@@ -37,7 +37,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 from dynlint import api
 from dynlint.api import known_codes
 from dynlint.compiler.harness import Run, compare, run_file, run_program
-from dynlint.core.config import load_config
+from dynlint.linter.config import load_config
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "tests" / "corpus"
@@ -115,7 +115,7 @@ def causes(lines: Dict[int, List[Tuple[str, ...]]], findings_by_line: Dict[int, 
 
 def _findings(paths: Sequence[Path], root: Path) -> Dict[Tuple[str, int], set]:
     from dynlint.api import check
-    from dynlint.core.config import load_config
+    from dynlint.linter.config import load_config
 
     config = load_config([str(root)], _known())
     config = config.with_(root=root.resolve())

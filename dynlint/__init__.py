@@ -3,7 +3,7 @@
 The static linter (``dynlint check``) never imports torch; ``dynlint check --verify``
 compiles the user's examples for real (see :func:`example`).
 """
-from dynlint.core.version import __version__
+from dynlint.linter.version import __version__
 from dynlint.runtime_check.examples import example
 
 __all__ = ["__version__", "example"]

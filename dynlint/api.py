@@ -6,11 +6,11 @@ from pathlib import Path
 from typing import Optional, Sequence
 
 from dynlint.analysis import regions
-from dynlint.core import engine, notebooks, sources
-from dynlint.core.cache import open_cache
-from dynlint.core.codes import ENGINE_CODES
-from dynlint.core.config import Config, load_config
-from dynlint.core.files import discover, relpath
+from dynlint.linter import engine, notebooks, sources
+from dynlint.linter.cache import open_cache
+from dynlint.linter.codes import ENGINE_CODES
+from dynlint.linter.config import Config, load_config
+from dynlint.linter.files import discover, relpath
 from dynlint.rules import active_rules, all_rules, checked_rules
 
 
@@ -107,8 +107,8 @@ class Session:
 
 def fix(paths: Sequence[str], config: Config, unsafe: bool = False, debug: bool = False, jobs: int = 1,
         cache: bool = False, progress=None):
-    """Check with the fixes applied in memory, in passes (core/fixer.py); nothing is written. A FixOutcome."""
-    from dynlint.core import fixer  # only for --fix/--diff: a pre-commit check starts 5 ms sooner without it
+    """Check with the fixes applied in memory, in passes (linter/fixer.py); nothing is written. A FixOutcome."""
+    from dynlint.linter import fixer  # only for --fix/--diff: a pre-commit check starts 5 ms sooner without it
     rules = active_rules(config)
     # a cache of its own: findings cached by a dynlint without fixes would carry none
     store = open_cache(config.root, config.fingerprint() + "|fix", [r.code for r in rules], config.cache_dir) \

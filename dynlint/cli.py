@@ -10,13 +10,13 @@ from typing import List, Optional, Sequence, Tuple
 
 from dynlint import api
 from dynlint import report as report_formats
-from dynlint.core.codes import ENGINE_CODES, RUNTIME_CODES
-from dynlint.core.config import (OPTIONS, PERFORMANCE, SELECTION, VERIFY, ConfigError, Option, apply_flags, flag_seconds,
+from dynlint.linter.codes import ENGINE_CODES, RUNTIME_CODES
+from dynlint.linter.config import (OPTIONS, PERFORMANCE, SELECTION, VERIFY, ConfigError, Option, apply_flags, flag_seconds,
                                  load_config, settings)
-from dynlint.core.files import discover, shown, write_output
-from dynlint.core.rule import HOMEPAGE
-from dynlint.core.version import __version__
-from dynlint.core.words import plural
+from dynlint.linter.files import discover, shown, write_output
+from dynlint.linter.rule import HOMEPAGE
+from dynlint.linter.version import __version__
+from dynlint.linter.words import plural
 from dynlint.report import progress
 from dynlint.report import text as text_format
 from dynlint.report.display import printable
@@ -97,7 +97,7 @@ def _default_note(default) -> str:
 
 
 def _add_setting_flags(group, name: str) -> None:
-    """The flags of the options (core/config.py's OPTIONS) in section `name` of `dynlint check --help`."""
+    """The flags of the options (linter/config.py's OPTIONS) in section `name` of `dynlint check --help`."""
     for option in OPTIONS:
         if not option.flags or option.group != name:
             continue
@@ -168,7 +168,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _codes_documented() -> dict:
-    """Every code dynlint emits, by code: the rules' and dynlint's own (core/codes.py)."""
+    """Every code dynlint emits, by code: the rules' and dynlint's own (linter/codes.py)."""
     return {**ENGINE_CODES, **{r.code: r for r in all_rules()}}
 
 

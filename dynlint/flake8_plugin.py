@@ -4,7 +4,7 @@ flake8 checks one file at a time, but whether a function is compiled can depend 
 in utils.py is traced because model.py's compiled forward calls it). So the first file of a project that a
 flake8 process sees runs dynlint over the whole project (its root found as the CLI finds it), and every file
 then reports its own findings from that run. The run uses the project's cache, and flake8's worker processes
-take turns on it (core/cache.py `held`): the first works the project out, the others then read it warm.
+take turns on it (linter/cache.py `held`): the first works the project out, the others then read it warm.
 Under a selection that leaves out every DYN code (`--select E`, `--extend-ignore DYN`), nothing is run.
 flake8 adds 1 to the column a plugin yields; Finding.column is 0-based, so it passes as is. flake8 applies
 `--select`, `--extend-ignore` and `# noqa` on top; dynlint's own configuration and suppressions apply too.
@@ -20,8 +20,8 @@ import os
 from pathlib import Path
 from typing import Dict, Iterator, List, Set, Tuple
 
-from dynlint.core.finding import Finding
-from dynlint.core.version import __version__
+from dynlint.linter.finding import Finding
+from dynlint.linter.version import __version__
 
 # project root -> (files dynlint checked, findings by project-relative path); once per flake8 process
 _PROJECTS: Dict[Path, Tuple[Set[str], Dict[str, List[Finding]]]] = {}
@@ -37,14 +37,14 @@ def project_config(path: Path):
 @functools.lru_cache(maxsize=None)
 def _folder_config(folder: str, cwd: str):
     from dynlint import api
-    from dynlint.core.config import load_config
+    from dynlint.linter.config import load_config
 
     return load_config([folder], api.known_codes())
 
 
 def _check_project(config) -> Tuple[Set[str], Dict[str, List[Finding]]]:
     from dynlint import api
-    from dynlint.core.cache import held
+    from dynlint.linter.cache import held
 
     if config.root not in _PROJECTS:
         with held(config.root, config.cache_dir):
@@ -58,7 +58,7 @@ def _check_project(config) -> Tuple[Set[str], Dict[str, List[Finding]]]:
 
 def findings_for(filename: str) -> List[Finding]:
     from dynlint import api
-    from dynlint.core.files import relpath
+    from dynlint.linter.files import relpath
 
     config = project_config(Path(filename))
     rel = relpath(Path(filename), config.root)
@@ -71,7 +71,7 @@ def findings_for(filename: str) -> List[Finding]:
 
 def buffer_findings(text: str, filename: str) -> List[Finding]:
     from dynlint import api
-    from dynlint.core.cache import held
+    from dynlint.linter.cache import held
 
     config = project_config(Path(filename).absolute())
     with held(config.root, config.cache_dir):

@@ -21,11 +21,11 @@ from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
 from dynlint import api
-from dynlint.core.config import ConfigError, load_config
-from dynlint.core.files import relpath
-from dynlint.core.finding import Finding
-from dynlint.core.rule import REGISTRY
-from dynlint.core.version import __version__
+from dynlint.linter.config import ConfigError, load_config
+from dynlint.linter.files import relpath
+from dynlint.linter.finding import Finding
+from dynlint.linter.rule import REGISTRY
+from dynlint.linter.version import __version__
 
 SEVERITY = {"error": types.DiagnosticSeverity.Error, "warning": types.DiagnosticSeverity.Warning,
             "note": types.DiagnosticSeverity.Information}
@@ -153,7 +153,7 @@ def _overlaps(f: Finding, r: types.Range) -> bool:
 @server.feature(types.TEXT_DOCUMENT_CODE_ACTION,
                 types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix]))
 def code_action(ls: DynlintServer, params: types.CodeActionParams) -> List[types.CodeAction]:
-    from dynlint.core.fixer import apply_fixes     # libcst-heavy: only when asked
+    from dynlint.linter.fixer import apply_fixes     # libcst-heavy: only when asked
     uri = params.text_document.uri
     doc = ls.workspace.get_text_document(uri)
     actions: List[types.CodeAction] = []

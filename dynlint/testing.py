@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Dict, List, Sequence, Set, Tuple, Type
 
 from dynlint.api import check
-from dynlint.core.config import Config
-from dynlint.core.rule import Rule
+from dynlint.linter.config import Config
+from dynlint.linter.rule import Rule
 from dynlint.rules import all_rules
 
 ENTRY = "__dynlint_calls__"           # a corpus file's function that runs its code under Dynamo

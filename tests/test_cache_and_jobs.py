@@ -120,8 +120,8 @@ def test_version_change_is_seen(cli, project, monkeypatch):
     """A cache written by another dynlint version is never read."""
     from pathlib import Path
 
-    from dynlint.core import cache as cache_mod
-    from dynlint.core.finding import Finding
+    from dynlint.linter import cache as cache_mod
+    from dynlint.linter.finding import Finding
 
     findings(cli, project)
     store = cache_mod.open_cache(Path(project).resolve(), "x", ["DYN101"])
@@ -138,7 +138,7 @@ def test_cache_is_keyed_on_dynlint_code_not_only_its_version(tmp_path):
     from pathlib import Path
 
     import dynlint
-    from dynlint.core import cache as cache_mod
+    from dynlint.linter import cache as cache_mod
 
     package = tmp_path / "dynlint"
     shutil.copytree(Path(dynlint.__file__).parent, package, ignore=shutil.ignore_patterns("__pycache__"))

@@ -202,7 +202,7 @@ def test_colour_on_terminal_only_and_no_color(project):
 
 @pytest.mark.parametrize("code", ["DYN000", "DYN001", "DYN901", "DYN902", "DYN903"])
 def test_dynlints_own_codes_are_documented_like_rules(cli, code):
-    """Codes no rule class owns (problems of the run, what --verify saw) have docs of their own (core/codes.py)."""
+    """Codes no rule class owns (problems of the run, what --verify saw) have docs of their own (linter/codes.py)."""
     r = cli("rule", code.lower())
     assert r.returncode == 0, r.stderr
     assert r.stdout.startswith(f"# {code} ") and "What it does" in r.stdout and "Why is this bad?" in r.stdout

@@ -305,6 +305,6 @@ def test_only_the_compiler_package_touches_dynamo_and_inductor():
             internal = name.startswith(("torch._dynamo", "torch._inductor"))
             if internal and not rel.startswith("dynlint/compiler/"):
                 offenders.append(f"{rel}: {name}")
-            if rel.startswith("dynlint/core/") and name.startswith("dynlint.compiler"):
+            if rel.startswith("dynlint/linter/") and name.startswith("dynlint.compiler"):
                 offenders.append(f"{rel}: {name}")
     assert not offenders

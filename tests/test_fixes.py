@@ -26,8 +26,8 @@ import pytest
 from conftest import skip_unless_importable, write_tree
 from dynlint.analysis.tensors import torch_api as tables
 from dynlint.api import check_source, fix_source
-from dynlint.core.finding import FIX_SAFETIES, Edit, Finding, Fix
-from dynlint.core.fixer import apply_fixes, ensure_imports
+from dynlint.linter.finding import FIX_SAFETIES, Edit, Finding, Fix
+from dynlint.linter.fixer import apply_fixes, ensure_imports
 from dynlint.rules import all_rules
 from dynlint.testing import case_ids, example_cases
 
@@ -895,7 +895,7 @@ def test_a_fix_that_adds_an_import_is_unsafe(header, safe):
 
 
 def test_top_level_imports():
-    from dynlint.core.walker import top_level_imports
+    from dynlint.linter.walker import top_level_imports
     src = "import a.b\nfrom c import d\nfrom . import e\nif x:\n    import f\ntry:\n    import g\nexcept Exception:\n" \
           "    pass\n\ndef h():\n    import i\n"
     assert top_level_imports(src) == {"a.b", "c"}

@@ -3,7 +3,7 @@ import re
 from pathlib import Path
 
 from dynlint.api import check
-from dynlint.core.config import Config
+from dynlint.linter.config import Config
 
 FIXTURE = Path(__file__).parent / "fixtures" / "project"
 EXPECT = re.compile(r"#\s*expect:\s*(DYN\d{3}(?:\s*,\s*DYN\d{3})*)")

@@ -128,7 +128,7 @@ def test_nothing_is_run_unless_a_dyn_code_is_selected(project, args, runs):
 
 TAKE_TURNS = """
 import os, sys
-from dynlint.core import engine
+from dynlint.linter import engine
 run = engine.run
 
 def logged(files, config, rules, cache=None, **kw):

@@ -4,7 +4,7 @@ import re
 import shutil
 from pathlib import Path
 
-from dynlint.core.finding import Finding, parse_error_finding
+from dynlint.linter.finding import Finding, parse_error_finding
 from dynlint.report import github
 
 PROJECT = Path(__file__).resolve().parent / "fixtures" / "integrations" / "project"

@@ -15,9 +15,9 @@ from conftest import write_tree
 from conftest import load_bench
 from dynlint import api
 from dynlint.compiler.records import GraphBreak, GuardFailure, Recompile
-from dynlint.core.config import Config
-from dynlint.core.finding import FileError, Finding
-from dynlint.core.rule import FAMILIES, REGISTRY, RULES_DOC
+from dynlint.linter.config import Config
+from dynlint.linter.finding import FileError, Finding
+from dynlint.linter.rule import FAMILIES, REGISTRY, RULES_DOC
 from dynlint.report import Options, Report, html, json_format
 from dynlint.runtime_check.crosscheck import cross_check
 from dynlint.runtime_check.report import VerifyReport

@@ -1,5 +1,5 @@
 """The package's layers import one way (contracts in pyproject.toml's [tool.importlinter], checked by the real
-import-linter): front ends -> report, api -> runtime_check -> rules -> fixes -> analysis -> core; compiler/
+import-linter): front ends -> report, api -> runtime_check -> rules -> fixes -> analysis -> linter; compiler/
 stands alone and only runtime_check/ uses it; nothing the static pass imports is torch."""
 import os
 import shutil
@@ -20,14 +20,14 @@ def test_import_contracts_are_kept():
 
 
 def test_a_broken_layer_is_caught(tmp_path):
-    """The contract really bites: a copy of the package where core imports the catalogue fails it."""
+    """The contract really bites: a copy of the package where linter imports the catalogue fails it."""
     shutil.copytree(ROOT / "dynlint", tmp_path / "dynlint", ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
-    with open(tmp_path / "dynlint" / "core" / "files.py", "a", encoding="utf-8") as f:
+    with open(tmp_path / "dynlint" / "linter" / "files.py", "a", encoding="utf-8") as f:
         f.write("\nfrom dynlint.rules import all_rules  # noqa: E402,F401\n")
     r = subprocess.run([LINT_IMPORTS, "--no-cache"], cwd=tmp_path, capture_output=True, text=True, timeout=300,
                        env={"PYTHONPATH": str(tmp_path), "PATH": os.environ.get("PATH", "")})
-    assert r.returncode == 1 and "dynlint.core.files -> dynlint.rules" in r.stdout, r.stdout + r.stderr
+    assert r.returncode == 1 and "dynlint.linter.files -> dynlint.rules" in r.stdout, r.stdout + r.stderr
 
 
 # ---- rooms a maintainer can hold in their head ----------------------------------------------------------
@@ -45,9 +45,8 @@ def test_no_function_of_the_engine_analysis_or_rules_is_too_complex():
     """Cyclomatic complexity measured with radon (a maintained tool), not by hand."""
     from radon.complexity import cc_visit
 
-    engine = next(d for d in ("linter", "core") if (ROOT / "dynlint" / d).is_dir())
     complex_ = {}
-    for folder in (engine, "analysis", "rules"):
+    for folder in ("linter", "analysis", "rules"):
         for path in (ROOT / "dynlint" / folder).rglob("*.py"):
             for block in cc_visit(path.read_text(encoding="utf-8")):
                 for b in [block] + list(getattr(block, "closures", [])) + list(getattr(block, "methods", [])):

@@ -1,4 +1,4 @@
-"""Jupyter notebooks (core/notebooks.py): code cells checked as one module in cell order, findings reported at
+"""Jupyter notebooks (linter/notebooks.py): code cells checked as one module in cell order, findings reported at
 their cell and line in every format, `--fix` writing the cells back into a notebook nbformat accepts. Run
 through the CLI as a user runs it; the cells' code also runs under real Dynamo, which must break where the
 finding says."""
@@ -56,7 +56,7 @@ def test_dynamo_breaks_where_the_finding_says(cli, project, monkeypatch, tmp_pat
     """The notebook's code, run as one module the way its cells run in a kernel, under real Dynamo."""
     pytest.importorskip("torch")
     from dynlint.compiler import harness
-    from dynlint.core import notebooks
+    from dynlint.linter import notebooks
 
     view = notebooks.view((project / "nb.ipynb").read_bytes()).text
     module = tmp_path / "nb_as_module.py"
@@ -120,7 +120,7 @@ def test_a_notebook_that_cannot_be_read_is_one_dyn000_and_hides_nothing_else(cli
 
 
 def test_a_fix_that_would_remove_an_ipython_line_leaves_the_notebook_alone():
-    from dynlint.core import notebooks
+    from dynlint.linter import notebooks
 
     data = notebook().encode()
     view = notebooks.view(data).text
@@ -134,7 +134,7 @@ def test_a_fix_that_would_remove_an_ipython_line_leaves_the_notebook_alone():
 def test_stored_lines_follow_the_json_as_any_writer_laid_it_out():
     """Other writers than Jupyter: metadata first (with a "cells" key of its own), a source given as one
     string, compact JSON on one line."""
-    from dynlint.core import notebooks
+    from dynlint.linter import notebooks
 
     doc = {"metadata": {"cells": ["not these"]}, "nbformat": 4, "nbformat_minor": 5, "cells": [
         {"cell_type": "markdown", "metadata": {}, "source": ["# title\n", "text"]},
@@ -156,7 +156,7 @@ def test_a_notebook_checked_from_its_buffer_finds_what_it_finds_on_disk(project)
     """An editor's unsaved notebook (`check_buffer`) is read as its code cells by every pass: the frame model
     read the buffer's JSON and found no frames in it (DYN509 lost)."""
     from dynlint import api
-    from dynlint.core.config import Config
+    from dynlint.linter.config import Config
     layers = ("import torch\nfrom torch import nn\n\nclass Layer(nn.Module):\n    def __init__(self, index):\n"
               "        super().__init__()\n        self.index = index\n\n    def forward(self, x):\n"
               "        torch._dynamo.graph_break()\n        if self.index > 0:\n            x = x * 2\n"

@@ -1,4 +1,4 @@
-"""Each option is declared once, in core/config.py's OPTIONS: the table reads the configuration file, makes the
+"""Each option is declared once, in linter/config.py's OPTIONS: the table reads the configuration file, makes the
 flags of `dynlint check`, says where each setting came from (`--show-settings`) and is the README's table."""
 import dataclasses
 from pathlib import Path
@@ -7,7 +7,7 @@ import pytest
 
 from conftest import write_tree
 from dynlint import api, cli
-from dynlint.core.config import COMMAND_LINE, OPTIONS, Config, load_config, settings, with_options_table
+from dynlint.linter.config import COMMAND_LINE, OPTIONS, Config, load_config, settings, with_options_table
 
 README = Path(__file__).resolve().parent.parent / "README.md"
 # a value of every option: as written in a configuration file, and as given to its flag (when it has one)
@@ -36,7 +36,7 @@ SAMPLES = {
 def test_the_readme_table_is_the_one_the_options_render():
     text = README.read_text(encoding="utf-8")
     assert with_options_table(text) == text, \
-        "README.md's options table is stale: run `python -m dynlint.core.config README.md`"
+        "README.md's options table is stale: run `python -m dynlint.linter.config README.md`"
 
 
 def test_every_setting_has_an_option_and_every_option_a_sample():

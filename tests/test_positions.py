@@ -8,8 +8,8 @@ import libcst as cst
 import pytest
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from dynlint.core.positions import fast_position
-from dynlint.core.walker import walk
+from dynlint.linter.positions import fast_position
+from dynlint.linter.walker import walk
 
 ROOT = Path(__file__).resolve().parent.parent
 

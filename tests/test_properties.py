@@ -16,8 +16,8 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from dynlint import api
-from dynlint.core import sources
-from dynlint.core.config import Config
+from dynlint.linter import sources
+from dynlint.linter.config import Config
 from dynlint.report import Options, Report, json_format
 
 # The same examples on every run; no shrinking (a generated project is readable as it is, and shrinking one
@@ -194,7 +194,7 @@ def test_any_valid_python_checks_without_errors():
 
 
 def _excluded_by_fnmatch(rel, patterns):
-    """The meaning of `exclude`, one pattern and one part at a time with fnmatch (what core/files.py compiles)."""
+    """The meaning of `exclude`, one pattern and one part at a time with fnmatch (what linter/files.py compiles)."""
     import fnmatch
     parts = rel.split("/")
     for pat in patterns:
@@ -214,5 +214,5 @@ _GLOB = st.text(alphabet="ab.*?[]/", min_size=1, max_size=6)
 @given(rel=st.lists(_SEGMENT, min_size=1, max_size=4).map("/".join),
        patterns=st.lists(st.one_of(_GLOB, st.lists(_SEGMENT, min_size=1, max_size=3).map("/".join)), max_size=4))
 def test_compiled_exclude_patterns_mean_what_fnmatch_says(rel, patterns):
-    from dynlint.core.files import _excluded
+    from dynlint.linter.files import _excluded
     assert _excluded(rel, patterns) == _excluded_by_fnmatch(rel, patterns)

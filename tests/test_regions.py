@@ -5,7 +5,7 @@ import pytest
 
 from conftest import write_tree
 from dynlint.api import check, check_source
-from dynlint.core.config import Config
+from dynlint.linter.config import Config
 
 BREAK = "    print('x')\n    return x\n"
 

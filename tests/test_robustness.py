@@ -185,12 +185,12 @@ def test_a_function_ending_in_a_line_continuation_completed_by_a_comment(cli, tm
 # ---- files that change under us -------------------------------------------------------------------
 def _check(root: Path, **kw):
     from dynlint import api
-    from dynlint.core.config import Config
+    from dynlint.linter.config import Config
     return api.check([str(root)], Config(root=root.resolve(), **kw))
 
 
 def test_a_file_deleted_between_indexing_and_checking(tmp_path, monkeypatch):
-    from dynlint.core import engine
+    from dynlint.linter import engine
     write_tree(tmp_path, {"a.py": GOOD, "b.py": GOOD})
     index_task = engine._index_task
 
@@ -209,8 +209,8 @@ def test_a_file_deleted_between_indexing_and_checking(tmp_path, monkeypatch):
 
 def test_a_file_that_vanishes_before_it_is_read(tmp_path):
     from dynlint.analysis import regions
-    from dynlint.core import engine
-    from dynlint.core.config import Config
+    from dynlint.linter import engine
+    from dynlint.linter.config import Config
     from dynlint.rules import all_rules
     write_tree(tmp_path, {"b.py": GOOD})
     files = [(tmp_path / "a.py", "a.py"), (tmp_path / "b.py", "b.py")]        # a.py: listed, never there
@@ -269,7 +269,7 @@ def test_permission_denied_for_real(tmp_path):
 # ---- a rule that raises, a bug outside the rules -----------------------------------------------
 RAISING_RULE = textwrap.dedent('''
     import sys
-    from dynlint.core.rule import Rule, register
+    from dynlint.linter.rule import Rule, register
 
     @register
     class RaisesOnPurpose(Rule):
@@ -313,7 +313,7 @@ def test_a_rule_that_raises_is_isolated(tmp_path, jobs):
 
 def test_a_bug_outside_the_rules_is_a_dyn001_for_that_file_only(tmp_path, monkeypatch, capsys):
     from dynlint import cli
-    from dynlint.core import sources
+    from dynlint.linter import sources
     write_tree(tmp_path, {"pyproject.toml": "[tool.dynlint]\n", "a.py": GOOD, "b.py": GOOD})
     build_index = sources.build_index
 
@@ -351,7 +351,7 @@ def test_a_bug_in_the_whole_project_pass_is_a_dyn001_not_a_traceback(tmp_path, m
 
 # ---- output safety ----------------------------------------------------------------------------
 def test_write_atomic_leaves_the_old_report_and_no_temp_file_when_interrupted(tmp_path, monkeypatch):
-    from dynlint.core.files import write_atomic
+    from dynlint.linter.files import write_atomic
     target = tmp_path / "report.json"
     target.write_text("old report\n")
 
@@ -365,7 +365,7 @@ def test_write_atomic_leaves_the_old_report_and_no_temp_file_when_interrupted(tm
 
 
 def test_write_atomic_gives_the_report_normal_permissions(tmp_path):
-    from dynlint.core.files import write_atomic
+    from dynlint.linter.files import write_atomic
     umask = os.umask(0o022)
     try:
         write_atomic(str(tmp_path / "new.json"), b"{}\n", None)
@@ -457,9 +457,9 @@ def test_an_analysis_that_does_not_end_is_cut_off_per_file(tmp_path, monkeypatch
     the run: each file gets FILE_TIME_LIMIT seconds, then one DYN001 for the rest of it, and the other files
     are checked."""
     from dynlint.analysis import regions
-    from dynlint.core import engine, units
-    from dynlint.core.config import Config
-    from dynlint.core.rule import REGISTRY, Rule
+    from dynlint.linter import engine, units
+    from dynlint.linter.config import Config
+    from dynlint.linter.rule import REGISTRY, Rule
     from dynlint.rules import all_rules
 
     class NeverEnds(Rule):

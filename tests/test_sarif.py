@@ -12,8 +12,8 @@ import pytest
 import yaml
 
 from dynlint import __version__, api
-from dynlint.core.codes import ENGINE_CODES
-from dynlint.core.finding import Finding
+from dynlint.linter.codes import ENGINE_CODES
+from dynlint.linter.finding import Finding
 from dynlint.report import Options, Report, sarif
 from dynlint.rules import all_rules
 

@@ -159,7 +159,7 @@ class Stage(nn.Module):
 def test_a_rule_measured_below_the_preview_bar_runs_only_under_preview(monkeypatch, tmp_path):
     from pathlib import Path
 
-    from dynlint.core.config import Config
+    from dynlint.linter.config import Config
     from dynlint.rules import measured
 
     (tmp_path / "m.py").write_text("import torch\n\n@torch.compile\ndef f(x):\n    print(x)\n    return x\n")
@@ -175,7 +175,7 @@ def test_a_project_helper_that_returns_a_compiling_check_counts_as_one(tmp_path)
     # transformers' is_torchdynamo_compiling() / is_tracing(x), in another module of the project
     from pathlib import Path
 
-    from dynlint.core.config import Config
+    from dynlint.linter.config import Config
 
     (tmp_path / "pkg").mkdir()
     (tmp_path / "pkg" / "__init__.py").write_text("")

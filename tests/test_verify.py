@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from conftest import write_tree
-from dynlint.core.finding import Finding
+from dynlint.linter.finding import Finding
 
 PROJECT = Path(__file__).resolve().parent / "verify_fixtures" / "project"
 # A trailing comment after code (the docstring's legend lines hold only the comment).

@@ -1,7 +1,7 @@
 """cross_check is a pure function of (static findings, runtime results): hand-made inputs, no torch."""
 from dynlint.compiler.records import GraphBreak, GuardFailure, Recompile
-from dynlint.core.codes import PARSE_ERROR
-from dynlint.core.finding import Finding
+from dynlint.linter.codes import PARSE_ERROR
+from dynlint.linter.finding import Finding
 from dynlint.runtime_check.crosscheck import cross_check, is_recompile_rule, missed_predictions
 from dynlint.runtime_check.results import Agreement, ExampleResult
 
@@ -159,7 +159,7 @@ def test_recompile_rules_come_from_the_registry_with_a_family_fallback(monkeypat
     import pytest
 
     pytest.importorskip("libcst")                      # the rules package is built on it
-    from dynlint.core import rule as base
+    from dynlint.linter import rule as base
 
     class PlantedRecompileRule:
         recompiles = True

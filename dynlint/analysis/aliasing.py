@@ -18,7 +18,7 @@ import libcst as cst
 
 from dynlint.analysis.tensors.inference import Tensors
 from dynlint.analysis.tensors.torch_api import TENSOR_METHODS, VALUE_ATTRS, VALUE_METHODS
-from dynlint.core.walker import children, walk
+from dynlint.linter.walker import children, walk
 
 VIEWS = frozenset({"view", "reshape", "transpose", "permute", "squeeze", "unsqueeze", "expand", "expand_as",
                    "narrow", "select", "t", "contiguous", "detach", "flatten", "unflatten", "view_as", "as_strided",

@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Callable, Dict, List, Optional, Set, Tuple
 
-from dynlint.core.index import CallSite, dotted_name
-from dynlint.core.project import FuncRef, Project
+from dynlint.linter.index import CallSite, dotted_name
+from dynlint.linter.project import FuncRef, Project
 
 # parsed defs kept at once: enough for a frame, its callers and their classes; a bound on the memory this pass
 # adds (the engine forks its check workers after it, and they inherit the pages)

@@ -27,8 +27,8 @@ from typing import Callable, Dict, Iterable, List, Optional, Set, Tuple
 from dynlint.analysis.defs import (Defs, after_short_circuit, body_nodes, host_assigned_at, is_training,
                                    loop_targets, param_defaults, param_of, returned, unpacked, value_kind)
 from dynlint.analysis.names import SKIPS_FRAME
-from dynlint.core.index import CallSite, dotted_name
-from dynlint.core.project import FuncRef, Project
+from dynlint.linter.index import CallSite, dotted_name
+from dynlint.linter.project import FuncRef, Project
 
 
 @dataclass(frozen=True)

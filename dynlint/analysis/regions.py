@@ -15,8 +15,8 @@ from typing import Callable, Dict, Iterable, List, Optional, Sequence, Set, Tupl
 
 from dynlint.analysis.frames import Frame, Frames
 from dynlint.analysis.names import COMPILE, DISABLE, OPAQUE, is_module_base, strip_call
-from dynlint.core.index import CallSite, FunctionInfo, ModuleIndex
-from dynlint.core.project import FuncRef, Project
+from dynlint.linter.index import CallSite, FunctionInfo, ModuleIndex
+from dynlint.linter.project import FuncRef, Project
 
 Chain = Tuple[str, ...]
 SHOWN_CHAIN = 8         # functions of a call chain shown; a longer one: root, "... N more ...", the last 6

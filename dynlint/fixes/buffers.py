@@ -10,7 +10,7 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 
 from dynlint.analysis.aliasing import nodes
 from dynlint.analysis.tensors.assignments import parse_lines
-from dynlint.core.finding import Edit
+from dynlint.linter.finding import Edit
 from dynlint.fixes.common import UNSAFE, Autofix, code, torch_imports, torch_name
 
 

@@ -2,8 +2,8 @@
 built from templates, and the statements a fix may replace.
 
 A rule's `autofix(node)` returns an `Autofix`: libcst nodes of the code being checked and what replaces them.
-The walker turns it into file edits (dynlint/core/walker.py `render_fix`) and the fixer applies them to the
-whole file (dynlint/core/fixer.py), which knows nothing of torch.
+The walker turns it into file edits (dynlint/linter/walker.py `render_fix`) and the fixer applies them to the
+whole file (dynlint/linter/fixer.py), which knows nothing of torch.
 """
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from libcst.helpers import parse_template_expression
 from dynlint.analysis.conditions import any_all
 from dynlint.analysis.tensors.inference import Tensors
 from dynlint.analysis.tensors.kinds import TENSOR
-from dynlint.core.finding import Edit
+from dynlint.linter.finding import Edit
 
 SAFE, UNSAFE = "safe", "unsafe"
 

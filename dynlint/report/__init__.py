@@ -7,8 +7,8 @@ import importlib
 from dataclasses import dataclass
 from typing import Optional, Sequence
 
-from dynlint.core.config import Config
-from dynlint.core.finding import FileError, Finding
+from dynlint.linter.config import Config
+from dynlint.linter.finding import FileError, Finding
 
 # name -> module; a module is imported when its format is used (sarif needs the optional sarif-om)
 FORMATS = {

@@ -9,10 +9,10 @@ or a line of code must not reach the log as terminal escapes or bidi overrides.
 """
 from __future__ import annotations
 
-from dynlint.core import notebooks
-from dynlint.core.codes import PARSE_ERROR
-from dynlint.core.files import repository_root
-from dynlint.core.finding import Finding
+from dynlint.linter import notebooks
+from dynlint.linter.codes import PARSE_ERROR
+from dynlint.linter.files import repository_root
+from dynlint.linter.finding import Finding
 from dynlint.report.display import printable
 
 

@@ -16,11 +16,11 @@ from collections import Counter
 from pathlib import Path, PurePosixPath
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
-from dynlint.core import notebooks
-from dynlint.core.codes import UnpredictedGraphBreak, UnpredictedRecompile
-from dynlint.core.files import display_lines
-from dynlint.core.rule import FAMILIES, RULES_DOC
-from dynlint.core.words import plural
+from dynlint.linter import notebooks
+from dynlint.linter.codes import UnpredictedGraphBreak, UnpredictedRecompile
+from dynlint.linter.files import display_lines
+from dynlint.linter.rule import FAMILIES, RULES_DOC
+from dynlint.linter.words import plural
 from dynlint.report import json_format
 from dynlint.report.display import clip
 from dynlint.rules import all_rules

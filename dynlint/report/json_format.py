@@ -4,8 +4,8 @@ from __future__ import annotations
 import json
 from typing import Optional, Sequence
 
-from dynlint.core.finding import FileError, Finding
-from dynlint.core.version import __version__
+from dynlint.linter.finding import FileError, Finding
+from dynlint.linter.version import __version__
 
 SCHEMA_VERSION = 1
 

@@ -12,13 +12,13 @@ from pathlib import Path
 from typing import Dict, List, Optional, Sequence
 from urllib.parse import quote
 
-from dynlint.core import notebooks
-from dynlint.core.codes import ENGINE_CODES, INTERNAL_ERROR, PARSE_ERROR
-from dynlint.core.config import ConfigError
-from dynlint.core.files import repository_root
-from dynlint.core.finding import Finding
-from dynlint.core.rule import HOMEPAGE
-from dynlint.core.version import __version__
+from dynlint.linter import notebooks
+from dynlint.linter.codes import ENGINE_CODES, INTERNAL_ERROR, PARSE_ERROR
+from dynlint.linter.config import ConfigError
+from dynlint.linter.files import repository_root
+from dynlint.linter.finding import Finding
+from dynlint.linter.rule import HOMEPAGE
+from dynlint.linter.version import __version__
 from dynlint.rules import active_rules
 
 try:

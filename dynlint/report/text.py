@@ -7,11 +7,11 @@ import os
 from collections import Counter
 from typing import Callable, Dict, List, Sequence
 
-from dynlint.core import notebooks
-from dynlint.core.codes import PARSE_ERROR
-from dynlint.core.files import display_lines, shown
-from dynlint.core.finding import Finding
-from dynlint.core.words import plural
+from dynlint.linter import notebooks
+from dynlint.linter.codes import PARSE_ERROR
+from dynlint.linter.files import display_lines, shown
+from dynlint.linter.finding import Finding
+from dynlint.linter.words import plural
 from dynlint.report.display import clip, printable
 
 

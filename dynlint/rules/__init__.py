@@ -6,7 +6,7 @@ import importlib
 import pkgutil
 from typing import List, Optional, Tuple, Type
 
-from dynlint.core.rule import REGISTRY, Rule
+from dynlint.linter.rule import REGISTRY, Rule
 from dynlint.rules.measured import MEASURED
 
 PREVIEW_BELOW = 0.9      # a rule less precise than this on real code (the zoo) runs only under --preview

@@ -7,10 +7,10 @@ from typing import ClassVar, Optional, Sequence, Set
 import libcst as cst
 
 from dynlint.analysis.names import COMPILING_FALSE, COMPILING_TRUE, SKIPS_FRAME
-from dynlint.core.walker import dotted, walk
+from dynlint.linter.walker import dotted, walk
 from dynlint.analysis.regions import compiled_in
 from dynlint.analysis.tensors.inference import Tensors
-from dynlint.core.rule import Rule
+from dynlint.linter.rule import Rule
 
 LOOP_SKIP = "graph break in loop"
 CONTEXT_SKIP = "Graph break under GenericContextWrappingVariable"

@@ -6,7 +6,7 @@ from typing import List, Optional, Set, Tuple
 import libcst as cst
 
 from dynlint.analysis.names import COMPILE
-from dynlint.core.rule import REGISTRY, Example, FixExample, register
+from dynlint.linter.rule import REGISTRY, Example, FixExample, register
 from dynlint.fixes.common import SAFE, Autofix, torch_imports, torch_name
 from dynlint.rules.common import TorchRule, call_args, source_of
 from dynlint.rules.recompiles.common import SiteBookkeeping, loop_scalar_kind, names_in

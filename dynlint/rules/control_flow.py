@@ -4,7 +4,7 @@ from __future__ import annotations
 import libcst as cst
 
 from dynlint.analysis.tensors.kinds import TENSOR, WEAK
-from dynlint.core.rule import Example, FixExample, register
+from dynlint.linter.rule import Example, FixExample, register
 from dynlint.fixes.guards import builtin_any_all, logic_to_tensor_ops, raise_guard_to_assert
 from dynlint.fixes.where import branch_to_where, early_return_to_where, ifexp_to_where
 from dynlint.rules.common import TorchRule, call_args, is_not, source_of, truth_operands, value_truth_operands

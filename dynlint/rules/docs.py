@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Dict, List, Type
 
-from dynlint.core.codes import ENGINE_CODES
-from dynlint.core.rule import FAMILIES, Rule
+from dynlint.linter.codes import ENGINE_CODES
+from dynlint.linter.rule import FAMILIES, Rule
 from dynlint.rules import all_rules
 
 HEADER = """\

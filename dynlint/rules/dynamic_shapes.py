@@ -6,7 +6,7 @@ import libcst as cst
 from dynlint.analysis.tensors.kinds import TENSOR, WEAK
 from dynlint.analysis.tensors.syntax import np_sized_draw
 from dynlint.analysis.tensors.torch_api import NP_TRACED_DRAWS
-from dynlint.core.rule import Example, register
+from dynlint.linter.rule import Example, register
 from dynlint.rules.common import SPLITS, TorchRule, call_args, source_of
 
 DYNAMIC = "Dynamic shape operator"

@@ -4,7 +4,7 @@ from __future__ import annotations
 import libcst as cst
 
 from dynlint.analysis.tensors.kinds import FLOAT_IF_TENSOR, TENSOR, WEAK
-from dynlint.core.rule import Example, FixExample, register
+from dynlint.linter.rule import Example, FixExample, register
 from dynlint.fixes.common import atom
 from dynlint.fixes.guards import raise_guard_to_assert
 from dynlint.fixes.scalars import keep_scalar_tensor

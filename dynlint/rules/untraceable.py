@@ -7,8 +7,8 @@ import libcst as cst
 from dynlint.analysis.names import DISABLE, SKIPS_FRAME, strip_call
 from dynlint.analysis.regions import is_disabled
 from dynlint.analysis.tensors.kinds import TENSOR
-from dynlint.core.rule import Example, register
-from dynlint.core.walker import dotted
+from dynlint.linter.rule import Example, register
+from dynlint.linter.walker import dotted
 from dynlint.rules.common import NamedCallRule, TorchRule, source_of
 
 SKIPPED = "Attempted to call function marked as skipped"

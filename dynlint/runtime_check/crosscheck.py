@@ -16,7 +16,7 @@ import re
 from typing import Callable, Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple
 
 from dynlint.compiler.records import GraphBreak, Recompile
-from dynlint.core.codes import (
+from dynlint.linter.codes import (
     INTERNAL_ERROR,
     PARSE_ERROR,
     RUNTIME_CODES,
@@ -24,8 +24,8 @@ from dynlint.core.codes import (
     UnpredictedGraphBreak,
     UnpredictedRecompile,
 )
-from dynlint.core.finding import Finding
-from dynlint.core.rule import REGISTRY
+from dynlint.linter.finding import Finding
+from dynlint.linter.rule import REGISTRY
 from dynlint.rules import all_rules
 from dynlint.runtime_check.results import ExampleResult
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Dict, Iterable, List, Optional
 
-from dynlint.core.config import DEFAULT_EXAMPLES
+from dynlint.linter.config import DEFAULT_EXAMPLES
 
 DEFAULT_GLOBS = DEFAULT_EXAMPLES       # the configuration's `verify.examples`
 # Fully qualified names under which the marker can be imported.

@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Set, Tuple
 
-from dynlint.core.files import write_atomic
-from dynlint.core.words import plural
+from dynlint.linter.files import write_atomic
+from dynlint.linter.words import plural
 from dynlint.runtime_check.results import ExampleResult
 
 Range = Tuple[int, int]                  # first, last line (1-based, inclusive); empty when last < first

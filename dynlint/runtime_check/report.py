@@ -9,8 +9,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import List, Optional, Tuple
 
-from dynlint.core.finding import Finding
-from dynlint.core.version import __version__
+from dynlint.linter.finding import Finding
+from dynlint.linter.version import __version__
 from dynlint.runtime_check import timing
 from dynlint.runtime_check.crosscheck import missed_predictions
 from dynlint.runtime_check.results import ExampleResult

@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Callable, Iterable, Optional, Sequence, Tuple
 
 import dynlint
-from dynlint.core.config import DEVICES
-from dynlint.core.finding import Finding
+from dynlint.linter.config import DEVICES
+from dynlint.linter.finding import Finding
 from dynlint.runtime_check.crosscheck import cross_check
 from dynlint.runtime_check.discover import DEFAULT_GLOBS, ExampleSpec, discover
 from dynlint.runtime_check.process import ProcessOutcome, kill_running, run_isolated

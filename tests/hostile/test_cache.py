@@ -64,7 +64,7 @@ def test_a_planted_pickle_runs_nothing(cli, victim, tmp_path, args):
 
 def test_a_pickle_sealed_under_another_users_key_is_refused(cli, victim, tmp_path):
     """The attacker's own dynlint seals a malicious file with the attacker's key: the victim's key differs."""
-    from dynlint.core import cache
+    from dynlint.linter import cache
 
     project, home, env = victim
     marker = tmp_path / "pwned"
@@ -202,7 +202,7 @@ def test_a_cache_folder_of_another_user_is_not_used_unless_the_project_is_theirs
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="FIFOs")
 @pytest.mark.parametrize("plant", ["dangling link", "link to a file", "fifo", "folder linked out"])
 def test_a_planted_flake8_lock_is_neither_followed_nor_waited_on(victim, plant):
-    """flake8's workers take turns through `.dynlint_cache/lock` (core/cache.py `held`)."""
+    """flake8's workers take turns through `.dynlint_cache/lock` (linter/cache.py `held`)."""
     import subprocess
     import sys
     pytest.importorskip("flake8")
@@ -228,7 +228,7 @@ def test_a_planted_flake8_lock_is_neither_followed_nor_waited_on(victim, plant):
 
 def _plant_sealed(project: Path, names, key_home: Path, marker: Path) -> None:
     """Seal a malicious pickle under each cache name with the key that lives under `key_home` (XDG)."""
-    from dynlint.core import cache
+    from dynlint.linter import cache
 
     cache.user_key.cache_clear()
     saved = os.environ.get("XDG_CACHE_HOME")

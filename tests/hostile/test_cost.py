@@ -43,7 +43,7 @@ def test_many_findings_in_one_statement_cost_linear_time(tmp_path, monkeypatch, 
     time (a loaded machine makes any time limit flaky): at most FAST_POSITIONS statement-sized position
     lookups, then one metadata pass for the unit."""
     from dynlint import cli
-    from dynlint.core import walker
+    from dynlint.linter import walker
 
     calls = {"fast": 0, "whole unit": 0}
 
@@ -69,7 +69,7 @@ def test_many_findings_in_one_statement_cost_linear_time(tmp_path, monkeypatch, 
 SLOW_FILE = '''
 import sys
 
-from dynlint.core import units
+from dynlint.linter import units
 from dynlint.cli import main
 
 units.FILE_TIME_LIMIT = 0.5     # the real budget is 60 s: the same attack, 120 times smaller
@@ -136,7 +136,7 @@ def test_a_deep_chain_of_conditional_expressions_is_refused_before_it_costs(tmp_
     (without recursion), and past NESTING_LIMIT that function is one DYN000 that says so; libcst never sees
     it, and the file's other functions are checked."""
     from dynlint import cli
-    from dynlint.core import index, walker
+    from dynlint.linter import index, walker
 
     parsed = []
     real = walker.cst.parse_module

@@ -10,7 +10,7 @@ import libcst as cst
 
 from dynlint.analysis.tensors.kinds import UNKNOWN, VALUE
 from dynlint.analysis.tensors.torch_api import CONTAINER_BUILTINS, EVIDENCE_ATTRS, EVIDENCE_METHODS
-from dynlint.core.walker import parse, walk
+from dynlint.linter.walker import parse, walk
 
 
 def read_file_facts(project, ix):

@@ -27,7 +27,7 @@ from dynlint.analysis.tensors.torch_api import (
     INHERITED_PARAMS, INTEGER_DTYPES, LAYOUT_METHODS, NP_TRACED_DRAWS, PARAMETRISED_LAYERS, SCALAR_MATH,
     SCALAR_PRESERVING, TENSOR_ANNOTATIONS, TENSOR_CTORS, TENSOR_METHODS, TORCH_OTHER_FUNCS, TORCH_TENSOR_CLASSES,
     TORCH_TENSOR_PREFIXES, TORCH_VALUE_FUNCS, VALUE_ANNOTATIONS, VALUE_ATTRS, VALUE_BUILTINS, VALUE_METHODS)
-from dynlint.core.walker import walk
+from dynlint.linter.walker import walk
 
 # forward() parameters named like counts, sizes, indices or switches are usually Python values, not tensors
 INT_LIKE_PARAM = re.compile(r"^(num_|n_|max_|min_|use_|return_|output_|is_|do_|enable_|with_|only_)|"

@@ -11,8 +11,8 @@ import libcst as cst
 from dynlint.analysis.guards import effect, module_int, recompiles
 from dynlint.analysis.regions import is_module_class
 from dynlint.analysis.tensors import TENSOR
-from dynlint.core.rule import Example, register
-from dynlint.core.walker import children
+from dynlint.linter.rule import Example, register
+from dynlint.linter.walker import children
 from dynlint.rules.common import source_of
 from dynlint.rules.recompiles.common import SiteBookkeeping, float_expr
 

@@ -8,7 +8,7 @@ from typing import List, Optional, Set, Tuple
 import libcst as cst
 
 from dynlint.analysis.names import COMPILE
-from dynlint.core.walker import children
+from dynlint.linter.walker import children
 from dynlint.rules.common import TorchRule
 
 

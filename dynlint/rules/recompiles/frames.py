@@ -10,8 +10,8 @@ import libcst as cst
 
 from dynlint.analysis.guards import effect
 from dynlint.analysis.regions import is_module_class
-from dynlint.core.rule import Example, register
-from dynlint.core.walker import children, dotted
+from dynlint.linter.rule import Example, register
+from dynlint.linter.walker import children, dotted
 from dynlint.rules.common import TorchRule, source_of
 from dynlint.rules.recompiles.common import parameter_names
 

@@ -8,8 +8,8 @@ import libcst as cst
 
 from dynlint.analysis.guards import effect
 from dynlint.analysis.tensors import TENSOR, WEAK
-from dynlint.core.rule import Example, register
-from dynlint.core.walker import dotted
+from dynlint.linter.rule import Example, register
+from dynlint.linter.walker import dotted
 from dynlint.rules.common import TorchRule
 
 

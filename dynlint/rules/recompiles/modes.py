@@ -8,7 +8,7 @@ from typing import List, Optional, Set, Tuple
 import libcst as cst
 
 from dynlint.analysis.names import COMPILE
-from dynlint.core.rule import Example, register
+from dynlint.linter.rule import Example, register
 from dynlint.rules.common import source_of
 from dynlint.rules.recompiles.common import GRAD_OFF, SiteBookkeeping, headers_around, varying
 

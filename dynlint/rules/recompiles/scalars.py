@@ -10,8 +10,8 @@ import libcst as cst
 
 from dynlint.analysis.guards import effect, recompiles
 from dynlint.analysis.tensors import TENSOR
-from dynlint.core.rule import Example, register
-from dynlint.core.walker import children
+from dynlint.linter.rule import Example, register
+from dynlint.linter.walker import children
 from dynlint.rules.common import TorchRule, call_args
 from dynlint.rules.recompiles.common import GRAD_OFF, SiteBookkeeping, float_expr, parameter_names, varying
 

@@ -8,7 +8,7 @@ import libcst as cst
 
 from dynlint.analysis.frames import SUPER_CALL
 from dynlint.analysis.guards import effect
-from dynlint.core.rule import Example, register
+from dynlint.linter.rule import Example, register
 from dynlint.rules.common import TorchRule, source_of
 
 

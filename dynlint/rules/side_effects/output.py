@@ -5,7 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from dynlint.analysis.tensors.kinds import TENSOR
-from dynlint.core.rule import Example, FixExample, register
+from dynlint.linter.rule import Example, FixExample, register
 from dynlint.fixes.guards import guard_eager_only
 from dynlint.rules.common import NamedCallRule, TorchRule, source_of
 from dynlint.rules.side_effects.common import BUILTIN, SKIPPED, UNSUPPORTED_METHOD

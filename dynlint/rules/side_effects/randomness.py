@@ -7,7 +7,7 @@ import functools
 import libcst as cst
 
 from dynlint.analysis.tensors.kinds import TENSOR, WEAK
-from dynlint.core.rule import Example, register
+from dynlint.linter.rule import Example, register
 from dynlint.rules.common import NamedCallRule, TorchRule, source_of
 from dynlint.rules.side_effects.common import SKIPPED
 

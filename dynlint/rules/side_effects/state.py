@@ -10,8 +10,8 @@ import libcst as cst
 from dynlint.analysis.guards import effect, module_int, recompiles
 from dynlint.analysis.regions import is_module_class
 from dynlint.analysis.tensors.kinds import TENSOR, VALUE
-from dynlint.core.rule import Example, FixExample, register
-from dynlint.core.walker import children, walk
+from dynlint.linter.rule import Example, FixExample, register
+from dynlint.linter.walker import children, walk
 from dynlint.fixes.buffers import counter_to_buffer
 from dynlint.rules.common import TorchRule, source_of
 

@@ -2,7 +2,7 @@
 debugger, files and buffers."""
 from __future__ import annotations
 
-from dynlint.core.rule import Example, register
+from dynlint.linter.rule import Example, register
 from dynlint.rules.common import NamedCallRule
 from dynlint.rules.side_effects.common import BUILTIN, SKIPPED, UNSUPPORTED_METHOD
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from dynlint.analysis.tensors.kinds import TENSOR, WEAK
-from dynlint.core.rule import Example, FixExample, register
+from dynlint.linter.rule import Example, FixExample, register
 from dynlint.fixes.common import SAFE, Autofix, expr
 from dynlint.rules.common import TorchRule, source_of
 from dynlint.rules.side_effects.common import SKIPPED

@@ -1,11 +1,11 @@
 """The engine: one run of the checks, a pipeline whose stages are the methods of `_Run` and whose state is its
 attributes.
 
-index every file (ast; core/sources.py) → the project view → the project-wide pass: the regions (the functions
+index every file (ast; linter/sources.py) → the project view → the project-wide pass: the regions (the functions
 torch.compile traces, as `--regions` says which) and the sites (the lines that set it up) → the check of the
-files that hold either (libcst, their traced code only: core/units.py) → the frame pass (the functions that
+files that hold either (libcst, their traced code only: linter/units.py) → the frame pass (the functions that
 graph breaks make Dynamo compile on their own) → the findings. The work per file runs in worker processes
-(core/pool.py); the cache keeps what each stage found while what it depends on is unchanged.
+(linter/pool.py); the cache keeps what each stage found while what it depends on is unchanged.
 """
 from __future__ import annotations
 
@@ -15,16 +15,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Dict, Iterable, List, Optional, Protocol, Sequence, Set, Tuple, Type
 
-from dynlint.core import pool
-from dynlint.core.cache import Entry, Indexes, check_key, digest
-from dynlint.core.codes import INTERNAL_ERROR, PARSE_ERROR
-from dynlint.core.config import Config
-from dynlint.core.finding import FileError, Finding, parse_error_finding
-from dynlint.core.index import ModuleIndex
-from dynlint.core.project import Facts, Project, class_bases
-from dynlint.core.sources import Reader, SourceFile, decode
-from dynlint.core.units import check_file
-from dynlint.core.walker import internal_error
+from dynlint.linter import pool
+from dynlint.linter.cache import Entry, Indexes, check_key, digest
+from dynlint.linter.codes import INTERNAL_ERROR, PARSE_ERROR
+from dynlint.linter.config import Config
+from dynlint.linter.finding import FileError, Finding, parse_error_finding
+from dynlint.linter.index import ModuleIndex
+from dynlint.linter.project import Facts, Project, class_bases
+from dynlint.linter.sources import Reader, SourceFile, decode
+from dynlint.linter.units import check_file
+from dynlint.linter.walker import internal_error
 
 Chains = Dict[str, Tuple[str, ...]]     # qualname -> the call chain shown for it (from a root of the regions)
 
@@ -58,7 +58,7 @@ class RegionAnalysis(Protocol):
 
 @dataclass
 class _Shared:
-    """What every task of a pass needs: sent to each worker process once (core/pool.py)."""
+    """What every task of a pass needs: sent to each worker process once (linter/pool.py)."""
     reader: Reader
     rules: list                 # rule classes travel by reference (a spawned worker imports their modules)
     project: Optional[Project]

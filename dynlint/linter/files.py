@@ -14,7 +14,7 @@ import tempfile
 from pathlib import Path
 from typing import Iterator, List, Optional, Sequence, Tuple
 
-from dynlint.core.config import DEFAULT_EXCLUDE, NEVER_WALKED, Config
+from dynlint.linter.config import DEFAULT_EXCLUDE, NEVER_WALKED, Config
 
 MAX_IGNORE_PATTERNS = 1000       # per .gitignore: matching costs each file every pattern (git's own limit: none)
 MAX_IGNORE_BYTES = 1 << 20
@@ -230,7 +230,7 @@ def discover(paths: Sequence[str], config: Config, notices: Optional[List[str]] 
                 if not os.path.islink(d / n) and dirpath in dir_rels:
                     dir_rels[os.path.join(dirpath, n)] = child_rel(d / n)
             for name in sorted(filenames):
-                if name.endswith((".py", ".ipynb")):     # Jupyter notebooks too (core/notebooks.py)
+                if name.endswith((".py", ".ipynb")):     # Jupyter notebooks too (linter/notebooks.py)
                     child = d / name
                     if not skip(child, False):
                         rel = child_rel(child)

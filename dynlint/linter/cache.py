@@ -35,8 +35,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Dict, Iterator, List, Optional, Tuple
 
-from dynlint.core.files import escapes, write_atomic
-from dynlint.core.version import __version__
+from dynlint.linter.files import escapes, write_atomic
+from dynlint.linter.version import __version__
 
 CACHE_DIR = ".dynlint_cache"
 FORMAT = 3            # what the entries mean (3: sealed files; 2: index digests without line numbers)

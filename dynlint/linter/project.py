@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Callable, Dict, FrozenSet, Iterable, Iterator, List, Optional, Sequence, Set, Tuple, TypeVar
 
-from dynlint.core.index import ClassInfo, FunctionInfo, ModuleIndex
+from dynlint.linter.index import ClassInfo, FunctionInfo, ModuleIndex
 
 FuncRef = Tuple[str, str]    # (project-relative path, qualname)
 T = TypeVar("T")

@@ -27,9 +27,9 @@ from typing import Dict, Iterable, List, Optional, Sequence, Tuple, Type
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from dynlint.core import engine, notebooks
-from dynlint.core.files import shown, write_atomic
-from dynlint.core.finding import Finding, Fix
+from dynlint.linter import engine, notebooks
+from dynlint.linter.files import shown, write_atomic
+from dynlint.linter.finding import Finding, Fix
 
 MAX_PASSES = 4
 

@@ -14,10 +14,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Dict, List, Optional, Tuple
 
-from dynlint.core import notebooks
-from dynlint.core.cache import digest
-from dynlint.core.finding import Finding, parse_error_finding
-from dynlint.core.index import ModuleIndex, build_index
+from dynlint.linter import notebooks
+from dynlint.linter.cache import digest
+from dynlint.linter.finding import Finding, parse_error_finding
+from dynlint.linter.index import ModuleIndex, build_index
 
 
 @dataclass
@@ -118,7 +118,7 @@ class Reader:
         return data
 
     def source(self, path: Path, rel: str) -> bytes:
-        """The source to check: the file's bytes, or a notebook's code cells as one module (core/notebooks.py);
+        """The source to check: the file's bytes, or a notebook's code cells as one module (linter/notebooks.py);
         OSError as `bytes`, ValueError for what is not a notebook."""
         data = self.bytes(path, rel)
         return notebooks.module_bytes(data) if notebooks.is_notebook(rel or path) else data

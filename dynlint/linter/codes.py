@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Dict, Type
 
-from dynlint.core.rule import Rule
+from dynlint.linter.rule import Rule
 
 
 class UnparsableFile(Rule):

@@ -14,9 +14,9 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple, Type, TypeVa
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from dynlint.core.codes import INTERNAL_ERROR, InternalError
-from dynlint.core.finding import Edit, Finding, Fix
-from dynlint.core.positions import fast_position
+from dynlint.linter.codes import INTERNAL_ERROR, InternalError
+from dynlint.linter.finding import Edit, Finding, Fix
+from dynlint.linter.positions import fast_position
 
 
 @dataclass(frozen=True)

@@ -442,8 +442,8 @@ def _toml_value(value) -> str:
     return json.dumps(value)
 
 
-README_MARKS = ("<!-- options: generated from OPTIONS in dynlint/core/config.py by "
-                "`python -m dynlint.core.config README.md`; do not edit -->", "<!-- /options -->")
+README_MARKS = ("<!-- options: generated from OPTIONS in dynlint/linter/config.py by "
+                "`python -m dynlint.linter.config README.md`; do not edit -->", "<!-- /options -->")
 
 
 def options_markdown() -> str:

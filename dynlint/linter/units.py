@@ -15,11 +15,11 @@ from typing import Dict, List, Optional, Sequence, Set, Tuple, Type
 
 import libcst as cst
 
-from dynlint.core.finding import Finding, parse_error_finding
-from dynlint.core.project import Project
-from dynlint.core.sources import SourceFile, source_lines
-from dynlint.core.suppressions import Suppressions
-from dynlint.core.walker import Unit, internal_error, parse, walk_unit
+from dynlint.linter.finding import Finding, parse_error_finding
+from dynlint.linter.project import Project
+from dynlint.linter.sources import SourceFile, source_lines
+from dynlint.linter.suppressions import Suppressions
+from dynlint.linter.walker import Unit, internal_error, parse, walk_unit
 
 
 def _dedent(lines: List[str], start: int, end: int, indent: int) -> Optional[str]:

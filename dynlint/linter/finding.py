@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Optional, Tuple
 
-from dynlint.core.codes import PARSE_ERROR, UnparsableFile
+from dynlint.linter.codes import PARSE_ERROR, UnparsableFile
 
 FIX_SAFETIES = ("safe", "unsafe")
 
@@ -63,7 +63,7 @@ class Finding:
     status: str = ""
     properties: Tuple[Tuple[str, object], ...] = field(default=(), compare=False)
     autofix: Optional[Fix] = field(default=None, compare=False)   # what `--fix` would change
-    # In a notebook: the cell (from 1), `line` and `end_line` then counting within it (core/notebooks.py)
+    # In a notebook: the cell (from 1), `line` and `end_line` then counting within it (linter/notebooks.py)
     cell: int = 0
 
     def with_(self, **changes) -> "Finding":
