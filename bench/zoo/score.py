@@ -56,6 +56,7 @@ from dynlint.rules import PREVIEW_BELOW, all_rules, measured_low  # noqa: E402
 
 # Entry points a library's users compile from outside (the tree's [tool.dynlint] compiled setting).
 COMPILED = {"diffusers": ["diffusers.schedulers.*:*.step"]}
+INTERNAL_ERROR = "DYN001"            # dynlint's own failure on a file: not a prediction, not scored
 
 
 def ensure_tree(library: str, version: str) -> Path:
@@ -185,9 +186,14 @@ def run_dynlint(tree, library, out):
            "--no-cache", "-o", str(out)]
     env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     proc = subprocess.run(cmd, cwd=tree, env=env, capture_output=True, text=True)
-    if proc.returncode not in (0, 1):
+    # exit 2 with a report: a rule's internal error on some file (a DYN001 finding), the rest is scored
+    if proc.returncode not in (0, 1, 2) or not Path(out).exists():
         sys.exit(f"dynlint failed (exit {proc.returncode}):\n{proc.stderr}")
-    return json.loads(Path(out).read_text())
+    report = json.loads(Path(out).read_text())
+    errors = [f for f in report["findings"] if f["code"] == INTERNAL_ERROR]
+    for f in errors:
+        print(f"warning: dynlint on {library}: {f['path']}:{f['line']}: {f['message'][:150]}", file=sys.stderr)
+    return report
 
 
 def load_findings(report, library):
@@ -195,7 +201,7 @@ def load_findings(report, library):
     findings = []
     for f in report["findings"]:
         path = f["path"].replace("\\", "/")
-        if path.startswith(f"{library}/"):
+        if path.startswith(f"{library}/") and f["code"] != INTERNAL_ERROR:
             findings.append(dict(f, file=path, library=library))
     return findings
 
