@@ -1,23 +1,25 @@
-"""Development zoo: where real TorchDynamo breaks the graph and recompiles in `transformers` model code.
+"""Development zoo: where real TorchDynamo breaks the graph and recompiles in a model library's own code.
 
-For every model type of the installed transformers that builds from a small config, one subprocess per
-(model, mode) builds the model on CPU with random weights, runs it eagerly under a line tracer (which
-lines of transformers executed), then under `torch.compile(backend=<eager>)` at two input shapes, and
-records every graph break and recompile from Dynamo's `graph_breaks` / `recompiles` artifact logs
-(the recipe of dynlint/compiler/capture.py). Results: one JSON line per model x mode in
-bench/zoo/results/transformers-<version>.jsonl, appended as each finishes; a re-run skips what is there.
+For every model of a library (transformers, diffusers, timm, torchvision, torchaudio: an adapter in libs/ says how
+to enumerate its models, build each small with random weights and make two calls' inputs), one subprocess per
+(model, mode) builds it on CPU, runs it eagerly under a line tracer (which lines of the library executed), then
+under `torch.compile(backend=<eager>)` at two input shapes, and records every graph break and recompile from
+Dynamo's `graph_breaks` / `recompiles` artifact logs (the recipe of dynlint/compiler/capture.py) and the
+library lines Dynamo traced. Results: one JSON line per model x mode in
+bench/zoo/results/<library>-<version>.jsonl, appended as each finishes; a re-run skips what is there.
 
-    python bench/zoo/collect.py                       # everything not yet in the results file
+    python bench/zoo/collect.py                       # transformers, everything not yet in its results file
+    python bench/zoo/collect.py --library timm --sample --jobs 1
     python bench/zoo/collect.py --models bert,gpt2 --limit 5 --timeout 120 --jobs 2
 
-This is a bench script: it needs torch and transformers (pip install transformers==5.4.0), nothing is
+This is a bench script: it needs torch and the library (see bench/zoo/README.md for the environments); nothing is
 downloaded (HF_HUB_OFFLINE=1, weights are random). See bench/zoo/README.md for the record's fields.
 """
 import argparse
 import collections
 import concurrent.futures
 import dis
-import inspect
+import importlib
 import json
 import logging
 import os
@@ -30,90 +32,24 @@ import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-RESULT_MARK = "ZOO_RESULT "          # the child's one result line on stdout (models may print too)
-MODES = ("eval", "train")
+sys.path.insert(0, HERE)
+from libs import LIBRARIES, Case, Skip, short_error  # noqa: E402
 
-# Small-config values, after transformers' own model testers; only the attributes a config has are set.
-# Sizes are multiples of 16 bytes in float32 (grouped_mm in the MoE layers refuses 37).
-SMALL = {
-    "vocab_size": 99, "hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 4,
-    "num_key_value_heads": 2, "intermediate_size": 64, "max_position_embeddings": 64, "head_dim": 8,
-    "type_vocab_size": 2,
-    # encoder-decoder (bart, t5, ...)
-    "d_model": 32, "encoder_layers": 2, "decoder_layers": 2, "encoder_attention_heads": 4,
-    "decoder_attention_heads": 4, "encoder_ffn_dim": 64, "decoder_ffn_dim": 64, "num_layers": 2,
-    "num_decoder_layers": 2, "num_heads": 4, "d_ff": 64, "d_kv": 8,
-    # gpt2-style names
-    "n_embd": 32, "n_layer": 2, "n_head": 4, "n_positions": 64, "n_ctx": 64,
-    # mixture of experts: few experts so the tiny model stays tiny
-    "num_experts": 4, "num_local_experts": 4, "n_routed_experts": 4, "num_experts_per_tok": 2,
-    "moe_intermediate_size": 16, "shared_expert_intermediate_size": 16,
-    # vision
-    "image_size": 32, "patch_size": 4, "num_channels": 3,
-    # audio (wav2vec2-style conv feature extractor)
-    "conv_dim": [32, 32, 32], "conv_stride": [4, 4, 4], "conv_kernel": [8, 8, 8],
-    "num_conv_pos_embeddings": 16, "num_conv_pos_embedding_groups": 2,
-}
-TEXT_SHAPES = ((2, 8), (2, 12))      # (batch, seq): the second shape shows the recompiles
-VISION_BATCHES = (2, 3)              # image models change the batch (a fixed 32x32 image)
-AUDIO_SHAPES = ((2, 1024), (2, 1536))
-# Inputs this script can build; a forward that requires anything else is skipped.
-# Special token ids that no longer fit the small vocabulary are moved into it.
-TOKEN_IDS = {"pad_token_id": 1, "bos_token_id": 0, "eos_token_id": 2, "decoder_start_token_id": 0,
-             "sep_token_id": 2, "cls_token_id": 0, "image_token_id": 98, "image_token_index": 98}
-MAX_PARAMS = 20_000_000              # a sub-config we failed to shrink: skip, never fill the memory
-BUILDABLE = {"input_ids", "attention_mask", "decoder_input_ids", "pixel_values", "input_values", "labels"}
+RESULT_MARK = "ZOO_RESULT "          # the child's one result line on stdout (models may print too)
+
+
+def adapter(library):
+    """libs/<library>.py for the five libraries; any other name is a module on sys.path (the tests' toy one)."""
+    return importlib.import_module(f"libs.{library}" if library in LIBRARIES else library)
 
 
 # ---------------------------------------------------------------------------------------------------
 # Parent: enumerate, schedule, write results
 # ---------------------------------------------------------------------------------------------------
-def model_classes():
-    """{model_type: [class names]}: the causal-LM head where there is one, else the base model, else any head;
-    for an encoder-decoder model type whose causal-LM head is its decoder alone (BartForCausalLM), also the
-    base model, which runs the encoder-decoder path (cross-attention, its caches) that head never does."""
-    from transformers.models.auto import configuration_auto, modeling_auto
-
-    mappings = [modeling_auto.MODEL_FOR_CAUSAL_LM_MAPPING_NAMES, modeling_auto.MODEL_MAPPING_NAMES]
-    mappings += [getattr(modeling_auto, n) for n in sorted(dir(modeling_auto))
-                 if n.startswith("MODEL_FOR_") and n.endswith("_MAPPING_NAMES")]
-    chosen = {}
-    for model_type in sorted(configuration_auto.CONFIG_MAPPING_NAMES):
-        for mapping in mappings:
-            name = mapping.get(model_type)
-            if name:
-                chosen[model_type] = [name if isinstance(name, str) else name[0]]
-                break
-        else:
-            chosen[model_type] = [None]
-        base = modeling_auto.MODEL_MAPPING_NAMES.get(model_type)
-        base = base if isinstance(base, str) or base is None else base[0]
-        if chosen[model_type][0] in modeling_auto.MODEL_FOR_CAUSAL_LM_MAPPING_NAMES.values() and base and \
-                base != chosen[model_type][0] and _encoder_decoder(model_type):
-            chosen[model_type].append(base)
-    return chosen
-
-
-def _encoder_decoder(model_type) -> bool:
-    from transformers.models.auto import configuration_auto
-
-    try:
-        config_cls = configuration_auto.CONFIG_MAPPING[model_type]
-    except KeyError:
-        return False
-    try:
-        return bool(getattr(config_cls(), "is_encoder_decoder", False))
-    except Exception:                # noqa: BLE001 - a default config that does not build: its signature's default
-        param = inspect.signature(config_cls.__init__).parameters.get("is_encoder_decoder")
-        return bool(param is not None and param.default is True)
-
-
-def versions():
+def versions(lib):
     import torch
-    import transformers
 
-    return {"torch": torch.__version__, "transformers": transformers.__version__,
-            "python": sys.version.split()[0]}
+    return {"torch": torch.__version__, **lib.versions(), "python": sys.version.split()[0]}
 
 
 def read_done(path, header):
@@ -136,9 +72,9 @@ _running = {}                        # pid -> Popen, so a stop can end the child
 _stopping = threading.Event()
 
 
-def run_one(model_type, cls_name, mode, timeout):
+def run_one(library, model, cls_name, mode, timeout):
     start = time.time()
-    cmd = [sys.executable, os.path.abspath(__file__), "--worker", model_type, cls_name, mode]
+    cmd = [sys.executable, os.path.abspath(__file__), "--worker", library, model, cls_name, mode]
     env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", TOKENIZERS_PARALLELISM="false",
                OMP_NUM_THREADS="1")
     env.pop("TORCH_LOGS", None)
@@ -151,7 +87,7 @@ def run_one(model_type, cls_name, mode, timeout):
     except subprocess.TimeoutExpired:
         os.killpg(proc.pid, signal.SIGKILL)
         proc.communicate()
-        return {"model": model_type, "mode": mode, "cls": cls_name, "status": "timeout",
+        return {"model": model, "mode": mode, "cls": cls_name, "status": "timeout",
                 "error": f"no result within {timeout} s", "seconds": round(time.time() - start, 1)}
     finally:
         _running.pop(proc.pid, None)
@@ -159,7 +95,7 @@ def run_one(model_type, cls_name, mode, timeout):
         if line.startswith(RESULT_MARK):
             return json.loads(line[len(RESULT_MARK):])
     tail = [l for l in err.splitlines() if l.strip()][-3:]
-    return {"model": model_type, "mode": mode, "cls": cls_name, "status": "crash",
+    return {"model": model, "mode": mode, "cls": cls_name, "status": "crash",
             "error": f"rc {proc.returncode}: " + " | ".join(l[:200] for l in tail),
             "seconds": round(time.time() - start, 1)}
 
@@ -173,31 +109,37 @@ def stop_children(*_):
             pass
 
 
-def main():
+def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--models", help="comma-separated model types (default: all)")
-    ap.add_argument("--limit", type=int, help="at most this many model types not yet done")
+    ap.add_argument("--library", default="transformers", help=f"one of {', '.join(LIBRARIES)}")
+    ap.add_argument("--models", help="comma-separated model names (default: all)")
+    ap.add_argument("--sample", action="store_true", help="the adapter's sample: a few models per family")
+    ap.add_argument("--limit", type=int, help="at most this many models not yet done")
     ap.add_argument("--timeout", type=int, default=120, help="seconds per model x mode")
     ap.add_argument("--jobs", type=int, default=2)
-    ap.add_argument("--out", help="results file (default: bench/zoo/results/transformers-<version>.jsonl)")
-    ap.add_argument("--worker", nargs=3, metavar=("MODEL", "CLASS", "MODE"), help=argparse.SUPPRESS)
-    args = ap.parse_args()
+    ap.add_argument("--out", help="results file (default: bench/zoo/results/<library>-<version>.jsonl)")
+    ap.add_argument("--worker", nargs=4, metavar=("LIBRARY", "MODEL", "CLASS", "MODE"), help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
     if args.worker:
         return worker(*args.worker)
 
-    header = versions()
-    path = args.out or os.path.join(HERE, "results", f"transformers-{header['transformers']}.jsonl")
+    lib = adapter(args.library)
+    header = versions(lib)
+    release = header[args.library].split("+")[0]        # the header keeps a local label (+cu130), the name not
+    path = args.out or os.path.join(HERE, "results", f"{args.library}-{release}.jsonl")
     os.makedirs(os.path.dirname(path), exist_ok=True)
     done = read_done(path, header)
     if not os.path.exists(path):
         with open(path, "w") as f:
             f.write(json.dumps({"header": True, **header}) + "\n")
 
-    classes = model_classes()
-    wanted = args.models.split(",") if args.models else sorted(classes)
-    unknown = [None]                 # an unknown model type: one job, recorded as skipped
-    pending = [(m, mode, c) for m in wanted for c in classes.get(m, unknown) for mode in MODES
-               if (m, mode, c) not in done]
+    jobs_by_model = collections.defaultdict(list)
+    for model, cls_name, modes in lib.jobs(args.sample):
+        jobs_by_model[model] += [(model, mode, cls_name) for mode in modes]
+    wanted = args.models.split(",") if args.models else list(jobs_by_model)
+    unknown = [(None, None, None)]   # an unknown model: recorded as skipped
+    pending = [(m, mode or "eval", c) for m in wanted for _, mode, c in jobs_by_model.get(m, unknown)
+               if (m, mode or "eval", c) not in done]
     todo_models = list(dict.fromkeys(m for m, _, _ in pending))
     if args.limit is not None:
         todo_models = todo_models[:args.limit]
@@ -208,20 +150,20 @@ def main():
     signal.signal(signal.SIGINT, stop_children)
     lock = threading.Lock()
 
-    def task(model_type, mode, cls_name):
+    def task(model, mode, cls_name):
         if _stopping.is_set():
             return
         if cls_name is None:
-            rec = {"model": model_type, "mode": mode, "cls": None, "status": "skipped",
-                   "reason": "no model class" if model_type in classes else "unknown model type"}
+            rec = {"model": model, "mode": mode, "cls": None, "status": "skipped",
+                   "reason": "no model class" if model in jobs_by_model else "unknown model"}
         else:
-            rec = run_one(model_type, cls_name, mode, args.timeout)
+            rec = run_one(args.library, model, cls_name, mode, args.timeout)
         if _stopping.is_set():       # a child killed by the stop is not a result
             return
         with lock:
             with open(path, "a") as f:
                 f.write(json.dumps(rec, separators=(",", ":")) + "\n")
-            print(f"{model_type:32} {mode:5} {rec['status']:13} {rec.get('seconds', 0):6}s "
+            print(f"{model:32} {mode:5} {rec['status']:13} {rec.get('seconds', 0):6}s "
                   f"breaks={len(rec.get('breaks', []))} recompiles={len(rec.get('recompiles', []))} "
                   f"{rec.get('reason') or rec.get('error') or ''}"[:220], flush=True)
 
@@ -233,25 +175,19 @@ def main():
 # ---------------------------------------------------------------------------------------------------
 # Worker: one (model, mode) in its own process
 # ---------------------------------------------------------------------------------------------------
-def _short_error(exc):
-    text = f"{type(exc).__name__}: {exc}".strip()
-    return text.splitlines()[0][:300]
-
-
 class Paths:
     """Turns absolute file names into short, machine-independent ones."""
 
-    def __init__(self):
-        import transformers
-
-        self.tf_dir = os.path.dirname(transformers.__file__) + os.sep
-        self.roots = [os.path.dirname(self.tf_dir.rstrip(os.sep)) + os.sep,     # site-packages
+    def __init__(self, package):
+        module = importlib.import_module(package)
+        self.lib_dir = os.path.dirname(module.__file__) + os.sep
+        self.roots = [os.path.dirname(self.lib_dir.rstrip(os.sep)) + os.sep,     # site-packages
                       sysconfig.get_paths()["stdlib"] + os.sep]
-        self._tf_files = None
+        self._lib_files = None
 
-    def tf(self, filename):
-        """Path relative to the transformers package, or None outside it."""
-        return filename[len(self.tf_dir):] if filename.startswith(self.tf_dir) else None
+    def rel(self, filename):
+        """Path relative to the library's package, or None outside it."""
+        return filename[len(self.lib_dir):] if filename.startswith(self.lib_dir) else None
 
     def short(self, filename):
         for root in self.roots:
@@ -259,24 +195,24 @@ class Paths:
                 return filename[len(root):]
         return os.path.basename(filename)
 
-    def tf_by_suffix(self, tail):
-        """A guard comment names its file by the last ~40 characters only: find the transformers file."""
+    def by_suffix(self, tail):
+        """A guard comment names its file by its last ~40 characters (a short path whole): the library's file."""
         tail = tail.lstrip(".")
-        if self._tf_files is None:
-            self._tf_files = [os.path.relpath(os.path.join(d, f), self.tf_dir)
-                              for d, _, fs in os.walk(self.tf_dir) for f in fs if f.endswith(".py")]
-        hits = [f for f in self._tf_files if ("transformers/" + f).endswith(tail)]
+        if self._lib_files is None:
+            self._lib_files = [os.path.relpath(os.path.join(d, f), self.lib_dir)
+                               for d, _, fs in os.walk(self.lib_dir) for f in fs if f.endswith(".py")]
+        hits = [f for f in self._lib_files if (self.lib_dir + f).endswith(tail)]
         return hits[0] if len(hits) == 1 else None
 
 
 class LineTracer:
-    """Lines of transformers files executed while active (sys.settrace: this is CPython 3.11)."""
+    """Lines of the library's files executed while active (sys.settrace: this is CPython 3.11)."""
 
     def __init__(self, paths):
         self.paths, self.lines = paths, {}
 
     def _global(self, frame, event, arg):
-        rel = self.paths.tf(frame.f_code.co_filename)
+        rel = self.paths.rel(frame.f_code.co_filename)
         if rel is None:
             return None
         seen = self.lines.setdefault(rel, set())
@@ -313,7 +249,7 @@ def merge_ranges(lines):
 
 
 class TracedLines:
-    """The transformers source positions Dynamo itself traced (symbolic_convert's `step`, one instruction at a
+    """The library's source positions Dynamo itself traced (symbolic_convert's `step`, one instruction at a
     time, inlined calls and resume functions included): the lines that really ran under compile. Eager line
     coverage overstates this (first-call initialisation, `if not is_torchdynamo_compiling()` branches, the
     rest of a frame Dynamo skipped) and cannot see a short-circuited `A and B`; instruction positions can."""
@@ -325,12 +261,12 @@ class TracedLines:
         from torch._dynamo import symbolic_convert
 
         self._cls, self._step = symbolic_convert.InstructionTranslatorBase, symbolic_convert.InstructionTranslatorBase.step
-        original, seen, codes, tf = self._step, self.seen, self.codes, self.paths.tf
+        original, seen, codes, rel_of = self._step, self.seen, self.codes, self.paths.rel
 
         def step(tx):
             ip = tx.instruction_pointer
             if ip is not None:
-                rel = tf(tx.f_code.co_filename)
+                rel = rel_of(tx.f_code.co_filename)
                 pos = tx.instructions[ip].positions
                 if rel is not None and pos is not None and pos.lineno is not None:
                     seen[rel].add((pos.lineno, pos.col_offset, pos.end_lineno, pos.end_col_offset))
@@ -348,7 +284,7 @@ class TracedLines:
         lines where some instruction was not traced (the traced spans; end_col -1 = to a later line)."""
         every = collections.defaultdict(set)
         for code in self.codes:
-            rel = self.paths.tf(code.co_filename)
+            rel = self.paths.rel(code.co_filename)
             for inst in dis.get_instructions(code):
                 pos = inst.positions
                 if pos is not None and pos.lineno is not None:
@@ -370,7 +306,10 @@ _LOC = re.compile(r"Graph break(?: \(user stack suppressed due to duplicate grap
 _FRAME = re.compile(r'^\s*File "(.+?)", line (\d+), in (.+)$', re.M)
 _RECOMPILE = re.compile(r"Recompiling function (\S+) in (.+?):(\d+)")
 _GUARD_LINE = re.compile(r"^\s*- (\d+/\d+): (.*)$", re.M)
-_GUARD_AT = re.compile(r"#\s*(\S+?):(\d+) in (\S+)\s*$")
+# `guard  # source line  # ...file.py:12 in fn`, maybe followed by a parenthesis: `(HINT: type Foo)` or
+# `(HINT: guard on "k")` (a type check, a closure's variable: torch/_dynamo/guards.py's get_verbose_code_parts), or
+# the torch frame that installed it, `(_dynamo/utils.py:4231 in run_node)`, for a guard on an `.item()`
+_GUARD_AT = re.compile(r"#\s*(\S+?):(\d+) in (\S+?)(?:\s+\((.*)\))?\s*$")
 
 
 class DynamoLog(logging.Handler):
@@ -391,7 +330,7 @@ class DynamoLog(logging.Handler):
             elif record.levelno >= logging.WARNING and len(self.warnings) < 10:
                 self.warnings.append(msg.splitlines()[0][:300] if msg else "")
         except Exception as exc:     # a parse slip must not lose the whole record
-            self.warnings.append("zoo parse error: " + _short_error(exc))
+            self.warnings.append("zoo parse error: " + short_error(exc))
 
     def _break(self, msg):
         m = _LOC.search(msg)
@@ -400,10 +339,10 @@ class DynamoLog(logging.Handler):
         lines = reason.splitlines()
         gb_types = [lines[i].strip() for i in range(len(lines) - 1) if lines[i + 1].startswith("  Explanation:")]
         context = re.search(r"Developer debug context:\s*(.*)", reason)
-        tf_frames = [(self.paths.tf(f), int(n), fn) for f, n, fn in _FRAME.findall(traceback) if self.paths.tf(f)]
-        if not tf_frames and m and self.paths.tf(m.group(1)):
-            tf_frames = [(self.paths.tf(m.group(1)), int(m.group(2)), None)]   # duplicates carry no traceback
-        site = tf_frames[-1] if tf_frames else (None, None, None)
+        lib_frames = [(self.paths.rel(f), int(n), fn) for f, n, fn in _FRAME.findall(traceback) if self.paths.rel(f)]
+        if not lib_frames and m and self.paths.rel(m.group(1)):
+            lib_frames = [(self.paths.rel(m.group(1)), int(m.group(2)), None)]   # duplicates carry no traceback
+        site = lib_frames[-1] if lib_frames else (None, None, None)
         skipped = "falling back to eager" in msg or "skip tracing the frame" in msg
         key = (site[0], site[1], tuple(gb_types), skipped)
         rec = self.breaks.get(key)
@@ -412,8 +351,8 @@ class DynamoLog(logging.Handler):
                 "file": site[0], "line": site[1], "fn": site[2], "gb_types": gb_types,
                 "frame_skipped": skipped, "loc": loc,
                 "context": context.group(1).strip()[:200] if context else None,
-                # the transformers callers, outermost first (file:line), to see how the site is reached
-                "stack": [f"{f}:{n}" for f, n, _ in tf_frames[-6:-1]],
+                # the library's callers, outermost first (file:line), to see how the site is reached
+                "stack": [f"{f}:{n}" for f, n, _ in lib_frames[-6:-1]],
                 "count": 0, "phases": [],
             }
         if rec["fn"] is None and site[2]:
@@ -432,79 +371,16 @@ class DynamoLog(logging.Handler):
             failures.append({
                 "entry": entry, "guard": guard[:300],
                 "source": parts[1][:200] if len(parts) > 2 else None,   # the line that installed the guard
-                "file": self.paths.tf_by_suffix(at.group(1)) if at else None,
+                "file": self.paths.by_suffix(at.group(1)) if at else None,
                 "line": int(at.group(2)) if at else None,
+                **({"hint": at.group(4)[6:126]} if at and (at.group(4) or "").startswith("HINT: ") else {}),
             })
         self.recompiles.append({
             "fn": m.group(1) if m else None,
-            "file": (self.paths.tf(m.group(2)) or self.paths.short(m.group(2))) if m else None,
+            "file": (self.paths.rel(m.group(2)) or self.paths.short(m.group(2))) if m else None,
             "line": int(m.group(3)) if m else None,
             "phase": self.phase, "guard_failures": failures,
         })
-
-
-def make_config(config_cls):
-    """The config class built with the SMALL values its default instance (and sub-configs) has."""
-    def small_kwargs(cls):
-        default = cls()
-        have = set(default.to_dict()) | set(vars(default))
-        kwargs = {k: v for k, v in SMALL.items() if k in have}
-        for k, v in TOKEN_IDS.items():
-            old = getattr(default, k, None)
-            if isinstance(old, int) and old >= SMALL["vocab_size"]:
-                kwargs[k] = v
-        for name in getattr(cls, "sub_configs", None) or {}:
-            # The default instance holds the concrete sub-config (the class may be an AutoConfig).
-            sub = getattr(default, name, None)
-            if hasattr(sub, "to_dict") and hasattr(sub, "model_type"):
-                try:
-                    kwargs[name] = {"model_type": sub.model_type, **small_kwargs(type(sub))}
-                except Exception:
-                    pass             # keep the default sub-config; MAX_PARAMS guards the size
-        return kwargs
-
-    return config_cls(**small_kwargs(config_cls))
-
-
-def forward_params(model):
-    sig = inspect.signature(type(model).forward)
-    params = {n: p for n, p in sig.parameters.items() if n != "self"
-              and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)}
-    required = [n for n, p in params.items() if p.default is p.empty]
-    return params, required
-
-
-def make_inputs(model, config, params, shape_index, mode):
-    """Inputs for one call, or raises ValueError(reason) when this model's inputs can't be built generically."""
-    import torch
-
-    gen = torch.Generator().manual_seed(shape_index)
-    kw = {}
-    text_cfg = getattr(config, "get_text_config", lambda: config)()
-    vocab = getattr(text_cfg, "vocab_size", None) or 99
-    if "input_ids" in params:
-        b, s = TEXT_SHAPES[shape_index]
-        kw["input_ids"] = torch.randint(3, min(vocab, 99), (b, s), generator=gen)
-        if "attention_mask" in params:
-            mask = torch.ones(b, s, dtype=torch.long)
-            mask[1, -2:] = 0         # one padded row: the usual batch, and the mask code paths it takes
-            kw["attention_mask"] = mask
-        if "decoder_input_ids" in params and getattr(config, "is_encoder_decoder", False):
-            kw["decoder_input_ids"] = torch.randint(3, min(vocab, 99), (b, s), generator=gen)
-        if mode == "train" and "labels" in params and type(model).__name__.endswith("ForCausalLM"):
-            kw["labels"] = kw["input_ids"].clone()
-    if "pixel_values" in params:
-        vis_cfg = getattr(config, "vision_config", None) or config
-        size = getattr(vis_cfg, "image_size", 32)
-        size = size[0] if isinstance(size, (list, tuple)) else size
-        channels = getattr(vis_cfg, "num_channels", 3)
-        b = TEXT_SHAPES[shape_index][0] if "input_ids" in kw else VISION_BATCHES[shape_index]
-        kw["pixel_values"] = torch.randn(b, channels, size, size, generator=gen)
-    if not kw and "input_values" in params:
-        kw["input_values"] = torch.randn(*AUDIO_SHAPES[shape_index], generator=gen)
-    if not kw:
-        raise ValueError("no generic input: forward takes " + ",".join(list(params)[:6]))
-    return kw
 
 
 def scalar_loss(out):
@@ -526,16 +402,18 @@ def scalar_loss(out):
         elif isinstance(x, (list, tuple)):
             for v in x:
                 walk(v)
-    walk(out.to_tuple() if hasattr(out, "to_tuple") else out)
+        elif hasattr(x, "to_tuple"):             # transformers' and diffusers' ModelOutput
+            walk(x.to_tuple())
+    walk(out)
     if not tensors:
         raise ValueError("no differentiable output")
     return sum(t.float().mean() for t in tensors)
 
 
-def worker(model_type, cls_name, mode):
+def worker(library, model, cls_name, mode):
     os.nice(10)                      # others share this machine
     start = time.time()
-    rec = {"model": model_type, "mode": mode, "cls": cls_name}
+    rec = {"model": model, "mode": mode, "cls": cls_name}
 
     def finish(status, **extra):
         rec.update(status=status, **extra, seconds=round(time.time() - start, 1))
@@ -543,70 +421,60 @@ def worker(model_type, cls_name, mode):
 
     import torch
     import torch._dynamo
-    import transformers
-    from transformers.models.auto import configuration_auto
 
     torch.manual_seed(0)
-    paths = Paths()
+    lib = adapter(library)
+    paths = Paths(lib.PACKAGE)
     try:
-        config_cls = getattr(transformers, configuration_auto.CONFIG_MAPPING_NAMES[model_type])
-        model_cls = getattr(transformers, cls_name)
-        config = make_config(config_cls)
-    except Exception as exc:
-        return finish("skipped", reason="config: " + _short_error(exc))
-    try:
-        with torch.device("meta"):
-            n_params = sum(p.numel() for p in model_cls(config).parameters())
-    except Exception as exc:
-        return finish("skipped", reason="build: " + _short_error(exc))
-    if n_params > MAX_PARAMS:
-        return finish("skipped", reason=f"too large after shrinking: {n_params} parameters")
-    try:
-        model = model_cls(config).eval()
-    except Exception as exc:
-        return finish("skipped", reason="build: " + _short_error(exc))
-    params, required = forward_params(model)
-    missing = [n for n in required if n not in BUILDABLE]
-    if missing:
-        return finish("skipped", reason="needs input " + ",".join(missing))
-    try:
-        inputs = [make_inputs(model, config, params, i, mode) for i in range(2)]
-    except ValueError as exc:
+        case = lib.build(model, cls_name, mode)
+    except Skip as exc:
         return finish("skipped", reason=str(exc))
-    rec["params"] = n_params
+    except Exception as exc:     # noqa: BLE001 - a model that does not build is a result, not a crash
+        return finish("skipped", reason="build: " + short_error(exc))
+    return run_case(case, mode, paths, rec, finish)
 
-    def step(fn, kw):
+
+def run_case(case: Case, mode, paths, rec, finish):
+    """Eager (line-traced) then compiled at both shapes; the record's fields. Shared by every library."""
+    import torch
+
+    rec["params"] = case.params
+    rec.update(case.extra)
+
+    def step(fn, call):
+        args, kwargs = call
         if mode == "eval":
             with torch.no_grad():
-                fn(**kw)
+                fn(*args, **kwargs)
         else:
-            scalar_loss(fn(**kw)).backward()
+            scalar_loss(fn(*args, **kwargs)).backward()
 
-    if mode == "train":
-        model.train()
+    if case.module is not None:
+        case.module.train(mode == "train")
+
     # Eager first, traced: the lines that ran, and proof the tiny model works before Dynamo sees it.
     def eager():
         tracer = LineTracer(paths)
         with tracer:
-            for kw in inputs:
-                step(model, kw)
+            for call in case.calls:
+                step(case.fn, call)
         return tracer.ranges()
     try:
         rec["executed"] = eager()
     except Exception as exc:
-        if not ("pixel_values" in inputs[0] and "input_ids" in inputs[0]):
-            return finish("eager_error", error=_short_error(exc))
-        # Image-text models want image tokens placed in input_ids: fall back to their text-only path.
-        for kw in inputs:
-            kw.pop("pixel_values")
-        rec["dropped"] = {"pixel_values": _short_error(exc)}
+        retry = case.fallback(exc) if case.fallback else None
+        if retry is None:
+            return finish("eager_error", error=short_error(exc))
+        case.calls, rec["dropped"] = retry
         try:
             rec["executed"] = eager()
         except Exception as exc:
-            return finish("eager_error", error=_short_error(exc))
-    rec["inputs"] = {k: list(v.shape) for k, v in inputs[0].items()}
-    rec["shapes2"] = {k: list(v.shape) for k, v in inputs[1].items()}
-    model.zero_grad(set_to_none=True)
+            return finish("eager_error", error=short_error(exc))
+    rec["inputs"], rec["shapes2"] = (shapes(call) for call in case.calls)
+    if case.module is not None:
+        case.module.zero_grad(set_to_none=True)
+    if case.reset is not None:
+        case.reset()
 
     log = DynamoLog(paths)
     graphs = []
@@ -622,22 +490,37 @@ def worker(model_type, cls_name, mode):
     dynamo_logger.addHandler(log)
     torch._dynamo.reset()
     torch._dynamo.utils.reset_graph_break_dup_checker()
-    compiled = torch.compile(model, backend=backend)
+    compiled = torch.compile(case.fn, backend=backend)
     status, error = "ok", None
     with TracedLines(paths) as traced:
-        for i, kw in enumerate(inputs):
+        for i, call in enumerate(case.calls):
             log.phase = f"shape{i + 1}"
             graphs.append(0)
             try:
-                step(compiled, kw)
+                step(compiled, call)
             except Exception as exc:
-                status, error = "compile_error", _short_error(exc)
+                status, error = "compile_error", short_error(exc)
                 break
     dynamo_logger.removeHandler(log)
     rec["traced"], rec["partial"] = traced.result()
     rec.update(graphs=graphs, breaks=list(log.breaks.values()), recompiles=log.recompiles,
                warnings=log.warnings)
     return finish(status, **({"error": error} if error else {}))
+
+
+def shapes(call):
+    """{input: shape} of one call's tensors (positional ones as arg0, arg1, ...; lists of tensors as lists)."""
+    import torch
+
+    def shape(v):
+        if isinstance(v, torch.Tensor):
+            return list(v.shape)
+        if isinstance(v, (list, tuple)) and v and all(isinstance(x, torch.Tensor) for x in v):
+            return [list(x.shape) for x in v]
+        return None
+    args, kwargs = call
+    named = {**{f"arg{i}": a for i, a in enumerate(args)}, **kwargs}
+    return {k: s for k, v in named.items() if (s := shape(v)) is not None}
 
 
 if __name__ == "__main__":

@@ -1,16 +1,18 @@
-"""Score `dynlint check` against the zoo: what real Dynamo did on transformers' own models.
+"""Score `dynlint check` against the zoo: what real Dynamo did on the model libraries' own models.
 
-    python bench/zoo/score.py                    # the committed results, dynlint run on the same release
+    python bench/zoo/score.py                    # the committed results, dynlint run on the same releases
+    python bench/zoo/score.py --library timm     # one library (--results FILE: any results files)
     python bench/zoo/score.py --list misses      # also list each missed break site (or: false-alarms, all)
     python bench/zoo/score.py --write docs/accuracy.md
 
-Needs no torch: the labels come from the results file of bench/zoo/collect.py, the sources from the
-transformers wheel of the same release (unpacked once into bench/.data/, as bench/speed.py does), and
-dynlint runs on that tree as a subprocess, every rule on (`--preview`), the way a user would run it.
+Needs no torch: the labels come from the results files of bench/zoo/collect.py (the newest of each library),
+the sources from the wheel of the same release (`pip download --no-deps`, unpacked once into bench/.data/),
+and dynlint runs on each tree as a subprocess, every rule on (`--preview`), the way a user would run it, with
+the library's `compiled` entry points (COMPILED: diffusers' scheduler steps) in the tree's pyproject.toml.
 
-**Labels.**
-* A *break site* is the innermost transformers frame of a graph break (`file:line`) in any record.
-* A *recompile site* is the transformers line that installed a guard that failed (guards on tensor sizes
+**Labels.** File names are `<library>/<path in the package>`.
+* A *break site* is the innermost library frame of a graph break (`file:line`) in any record.
+* A *recompile site* is the library line that installed a guard that failed (guards on tensor sizes
   carry no line and are automatic dynamic shapes at work: they are counted, not scored).
 * A span is *covered* when Dynamo traced an instruction inside it (the `traced` / `partial` instruction
   positions collect.py records from Dynamo's own bytecode interpreter, in a record whose compiled run
@@ -27,6 +29,10 @@ dynlint runs on that tree as a subprocess, every rule on (`--preview`), the way 
 * *recompile recall*: recompile sites inside the span of some finding. A site that only the second input
   shape tripped, on an int equality (`seq_len == N`), is the expected first shape change (an int taken
   from the sizes, dynamic after it): counted, not scored.
+* *per record*: the same recalls counting a site once for every record that hit it (a site shared by 30
+  models weighs 30), beside the per-site figures.
+
+One line per library, then the overall figures over every library together.
 """
 from __future__ import annotations
 
@@ -39,14 +45,35 @@ import re
 import subprocess
 import sys
 import tempfile
+import zipfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
-sys.path.insert(0, str(HERE.parent))
-from speed import ensure_tree  # noqa: E402  (bench/speed.py: the transformers tree of the same release)
-
+DATA = ROOT / "bench" / ".data"
+sys.path.insert(0, str(ROOT))
 from dynlint.rules import PREVIEW_BELOW, all_rules, measured_low  # noqa: E402
+
+# Entry points a library's users compile from outside (the tree's [tool.dynlint] compiled setting).
+COMPILED = {"diffusers": ["diffusers.schedulers.*:*.step"]}
+INTERNAL_ERROR = "DYN001"            # dynlint's own failure on a file: not a prediction, not scored
+
+
+def ensure_tree(library: str, version: str) -> Path:
+    """bench/.data/<library>-<version>/<library>/**.py from the release's wheel (as bench/speed.py does for
+    transformers, the same tree), with a pyproject.toml that makes it its own project."""
+    version = version.split("+")[0]          # a local label (torch builds' +cu130) is no release
+    tree = DATA / f"{library}-{version}"
+    if not (tree / library).is_dir():
+        DATA.mkdir(parents=True, exist_ok=True)
+        subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "-q", "-d", str(DATA),
+                        f"{library}=={version}"], check=True)
+        wheel = next(DATA.glob(f"{library}-{version}-*.whl"))
+        with zipfile.ZipFile(wheel) as z:
+            z.extractall(tree, [n for n in z.namelist() if n.startswith(f"{library}/") and n.endswith(".py")])
+    entries = ", ".join(f'"{e}"' for e in COMPILED.get(library, ()))
+    (tree / "pyproject.toml").write_text("[tool.dynlint]\n" + (f"compiled = [{entries}]\n" if entries else ""))
+    return tree
 
 
 # ---- labels --------------------------------------------------------------------------------------------
@@ -68,49 +95,70 @@ def _expected(site) -> bool:
     return site["phases"] == {"shape2"} and all(_INT_GUARD.fullmatch(g) for g in site["guards"])
 
 
+def read_results(path):
+    """(header, records, library) of a results file; the library is the header's one key besides torch/python."""
+    with open(path) as f:
+        lines = [json.loads(line) for line in f]
+    header = lines[0]
+    library = next(k for k in header if k not in ("header", "torch", "python"))     # the first: timm's has torchvision too
+    return header, lines[1:], library
+
+
 class Labels:
-    def __init__(self, results, tree):
-        with open(results) as f:
-            lines = [json.loads(line) for line in f]
-        self.header, self.records = lines[0], lines[1:]
-        self.tree = tree / "transformers"
+    """What Dynamo did, from results files of one or more libraries: sites keyed `<library>/<file>`, line."""
+
+    def __init__(self, results, trees):
+        self.headers, self.records, self.trees = {}, [], trees       # trees: library -> its unpacked tree
+        for path in results:
+            header, records, library = read_results(path)
+            self.headers[library] = header
+            self.records += [dict(r, library=library) for r in records]
         self.breaks = {}               # (file, line) -> {"gb": Counter, "skipped": bool, "models": set}
         self.recompiles = {}           # (file, line) -> {"guards": Counter, "models": set}
-        self.size_recompiles = 0
+        self.break_events, self.rc_events = [], []     # one site per record that hit it (per-record recall)
+        self.size_recompiles = self.tensor_recompiles = 0
         self.full = collections.defaultdict(set)       # file -> lines whose every instruction Dynamo traced
         self.spans = collections.defaultdict(lambda: collections.defaultdict(list))  # file -> line -> spans
         self.ran = [r for r in self.records if r["status"] == "ok"]
         for rec in self.ran:
             self._add(rec)
+        self.expected = {key for key, site in self.recompiles.items() if _expected(site)}
 
     def _add(self, rec):
+        lib, model = rec["library"], (rec["library"], rec["model"])
         for b in rec.get("breaks", []):
             if not b.get("file"):
                 continue
-            site = self.breaks.setdefault((b["file"], b["line"]),
-                                          {"gb": collections.Counter(), "skipped": False, "models": set()})
+            key = (f"{lib}/{b['file']}", b["line"])
+            site = self.breaks.setdefault(key, {"gb": collections.Counter(), "skipped": False, "models": set()})
             site["gb"][b["gb_types"][0] if b["gb_types"] else "?"] += 1
             site["skipped"] |= b["frame_skipped"]
-            site["models"].add(rec["model"])
+            site["models"].add(model)
+        self.break_events += sorted({(f"{lib}/{b['file']}", b["line"]) for b in rec.get("breaks", []) if b.get("file")})
         for rc in rec.get("recompiles", []):
-            sourced = [g for g in rc.get("guard_failures", []) if g.get("file") and g.get("line")]
+            failures = rc.get("guard_failures", [])
+            sourced = [g for g in failures if g.get("file") and g.get("line")]
             if not sourced:
-                self.size_recompiles += 1
+                # no line to score: automatic dynamic shapes at work, or a tensor's dtype / stride / type changed
+                sizes = all("size mismatch" in g.get("guard", "") for g in failures)
+                self.size_recompiles += sizes
+                self.tensor_recompiles += not sizes
             for g in sourced[:1]:      # the first failing guard is the one that caused the recompile
-                site = self.recompiles.setdefault((g["file"], g["line"]),
-                                                  {"guards": collections.Counter(), "models": set(), "phases": set()})
+                key = (f"{lib}/{g['file']}", g["line"])
+                site = self.recompiles.setdefault(key, {"guards": collections.Counter(), "models": set(),
+                                                        "phases": set()})
                 site["guards"][re.sub(r"\d+", "N", g.get("guard", ""))[:70]] += 1
-                site["models"].add(rec["model"])
+                site["models"].add(model)
                 site["phases"].add(rc.get("phase"))
-        self.expected = {key for key, site in self.recompiles.items() if _expected(site)}
+                self.rc_events.append(key)
         partial = rec.get("partial", {})
         for file, ranges in rec.get("traced", {}).items():
             part = partial.get(file, {})
             for line in parse_ranges(ranges):
                 if str(line) in part:
-                    self.spans[file][line] += part[str(line)]
+                    self.spans[f"{lib}/{file}"][line] += part[str(line)]
                 else:
-                    self.full[file].add(line)
+                    self.full[f"{lib}/{file}"].add(line)
 
     def covered(self, file, line, column, end_line, end_column):
         """Did Dynamo trace some instruction inside this span (0-based columns, as dynlint's JSON)?"""
@@ -133,22 +181,28 @@ class Labels:
 
 
 # ---- dynlint's side ------------------------------------------------------------------------------------
-def run_dynlint(tree, out):
-    cmd = [sys.executable, "-m", "dynlint", "check", "transformers", "--preview", "--format", "json",
+def run_dynlint(tree, library, out):
+    cmd = [sys.executable, "-m", "dynlint", "check", library, "--preview", "--format", "json",
            "--no-cache", "-o", str(out)]
     env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     proc = subprocess.run(cmd, cwd=tree, env=env, capture_output=True, text=True)
-    if proc.returncode not in (0, 1):
+    # exit 2 with a report: a rule's internal error on some file (a DYN001 finding), the rest is scored
+    if proc.returncode not in (0, 1, 2) or not Path(out).exists():
         sys.exit(f"dynlint failed (exit {proc.returncode}):\n{proc.stderr}")
-    return json.loads(Path(out).read_text())
+    report = json.loads(Path(out).read_text())
+    errors = [f for f in report["findings"] if f["code"] == INTERNAL_ERROR]
+    for f in errors:
+        print(f"warning: dynlint on {library}: {f['path']}:{f['line']}: {f['message'][:150]}", file=sys.stderr)
+    return report
 
 
-def load_findings(report):
+def load_findings(report, library):
+    """The findings in the library's package, `file` = `<library>/<path in the package>` as the labels'."""
     findings = []
     for f in report["findings"]:
         path = f["path"].replace("\\", "/")
-        if path.startswith("transformers/"):
-            findings.append(dict(f, file=path[len("transformers/"):]))
+        if path.startswith(f"{library}/") and f["code"] != INTERNAL_ERROR:
+            findings.append(dict(f, file=path, library=library))
     return findings
 
 
@@ -201,7 +255,10 @@ def _totals(labels, findings, verdicts):
         per_gb[gb]["found"] += found(key)
         if not found(key):
             misses.append((key, site))
+    scored_rc = [key for key in labels.rc_events if key not in labels.expected]
     return {"right": verdicts.count("right"), "false": verdicts.count("false alarm"),
+            "events": len(labels.break_events), "events_found": sum(map(found, labels.break_events)),
+            "rc_events": len(scored_rc), "rc_events_found": sum(map(found, scored_rc)),
             "unverified": verdicts.count("unverified"), "sites": len(labels.breaks),
             "found": len(labels.breaks) - len(misses),
             "rc_sites": len(labels.recompiles) - len(labels.expected),
@@ -222,19 +279,36 @@ def ratio(a, b):
     return f"{a / b:.2f}" if b else "n/a"
 
 
-def render(labels, s, command):
-    h = labels.header
-    models = {r["model"] for r in labels.records}
-    ran = {r["model"] for r in labels.ran}
+def describe(labels):
+    """`transformers 5.4.0 (torch 2.13.0+cpu), timm 1.0.31 (torch 2.13.0+cu130)`: each results file's versions."""
+    return ", ".join(f"{lib} {h[lib]} (torch {h['torch']})" for lib, h in sorted(labels.headers.items()))
+
+
+def library_line(library, labels, s):
+    """`timm: covered-line precision 0.xx, break-site recall 0.xx, recompile recall 0.xx (...)`: default rules."""
+    d = s["default"]
+    return (f"{library}: covered-line precision {ratio(d['right'], d['right'] + d['false'])}, break-site recall "
+            f"{ratio(d['found'], d['sites'])}, recompile recall {ratio(d['rc_found'], d['rc_sites'])} (per record: "
+            f"break {ratio(d['events_found'], d['events'])}, recompile {ratio(d['rc_events_found'], d['rc_events'])}; "
+            f"{d['right']} right, {d['false']} false alarms, {d['unverified']} unverified; {d['sites']} break sites, "
+            f"{d['rc_sites']} recompile sites; {len(labels.ran)} of {len(labels.records)} records compiled)")
+
+
+def render(labels, s, command, per_library=()):
+    models = {(r["library"], r["model"]) for r in labels.records}
+    ran = {(r["library"], r["model"]) for r in labels.ran}
     d, a = s["default"], s["all"]
     out = [
-        f"Zoo: transformers {h['transformers']}, torch {h['torch']}, Python {h['python']}: {len(labels.records)} "
-        f"records of {len(models)} model types, {len(labels.ran)} compiled ({len(ran)} model types); "
+        f"Zoo: {describe(labels)}, Python {sorted({h['python'] for h in labels.headers.values()})[-1]}: "
+        f"{len(labels.records)} records of {len(models)} models, {len(labels.ran)} compiled ({len(ran)} models); "
         f"{d['sites']} break sites, {d['rc_sites']} recompile sites with a guard line "
-        f"({labels.size_recompiles} recompiles on tensor sizes alone and {len(labels.expected)} sites of ints "
-        f"taken from them on the second shape: the expected first shape change, not scored), "
+        f"({labels.size_recompiles} recompiles on tensor sizes alone, {labels.tensor_recompiles} on a tensor's "
+        f"dtype, stride or type with no source line, and {len(labels.expected)} sites of ints "
+        f"taken from the sizes on the second shape: the expected first shape change, not scored), "
         f"{labels.covered_lines():,} lines Dynamo traced in {labels.covered_files()} files.",
         "",
+        *(f"    {library_line(lib, lab, ls)}" for lib, lab, ls in per_library),
+        *([""] if per_library else []),
         f"    covered-line precision: {ratio(d['right'], d['right'] + d['false'])}",
         f"    break-site recall: {ratio(d['found'], d['sites'])}",
         f"    recompile recall: {ratio(d['rc_found'], d['rc_sites'])}",
@@ -298,10 +372,9 @@ def guard_kind(guard: str) -> str:
 
 def write_measured(path, labels, s):
     """dynlint/rules/measured.py: each rule's counts, read by `dynlint rules` and the choice of preview rules."""
-    h = labels.header
     lines = ['"""What each rule\'s findings were on real code: written by `python bench/zoo/score.py --write '
              'docs/accuracy.md`',
-             f"from the zoo (bench/zoo/: transformers {h['transformers']}, torch {h['torch']}), read by `dynlint "
+             f"from the zoo (bench/zoo/: {describe(labels)}), read by `dynlint "
              'rules` and by the choice',
              'of preview rules. Data only."""', "", "MEASURED: dict = {"]
     for code, c in sorted(s["per_rule"].items()):
@@ -338,7 +411,8 @@ def listing(labels, s, what):
 
 def _line(labels, file, line):
     try:
-        return (labels.tree / file).read_text(encoding="utf-8").splitlines()[line - 1].strip()[:90]
+        library = file.split("/", 1)[0]
+        return (labels.trees[library] / file).read_text(encoding="utf-8").splitlines()[line - 1].strip()[:90]
     except (OSError, IndexError):
         return ""
 
@@ -351,27 +425,48 @@ def write_doc(path, text):
         doc = re.sub(re.escape(start) + ".*?" + re.escape(end), lambda _: block, doc, flags=re.S)
     else:
         title, _, rest = doc.partition("\n")
-        doc = f"{title}\n\n## Real code: the transformers zoo (`bench/zoo/score.py`)\n\n{block}\n{rest}"
+        doc = f"{title}\n\n## Real code: the zoo (`bench/zoo/score.py`)\n\n{block}\n{rest}"
     Path(path).write_text(doc, encoding="utf-8")
+
+
+def newest_results(library=None):
+    """The newest results file of each library (or of one) under bench/zoo/results/."""
+    newest = {}
+    for path in sorted(glob.glob(str(HERE / "results" / "*.jsonl")), key=_version_key):
+        newest[read_results(path)[2]] = path
+    return [p for lib, p in sorted(newest.items()) if library in (None, lib)]
+
+
+def _version_key(path):
+    return [int(n) if n.isdigit() else n for n in re.split(r"(\d+)", os.path.basename(path))]
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--results", help="zoo results file (default: the newest under bench/zoo/results/)")
-    ap.add_argument("--findings", help="a dynlint JSON report to score instead of running dynlint")
+    ap.add_argument("--results", action="append", help="a zoo results file (repeatable; default: the newest of "
+                    "each library under bench/zoo/results/)")
+    ap.add_argument("--library", help="score this library only")
+    ap.add_argument("--findings", help="a dynlint JSON report to score instead of running dynlint (one library)")
     ap.add_argument("--list", choices=("misses", "false-alarms", "all"), help="also list these")
     ap.add_argument("--write", metavar="DOC", help="put the tables in this markdown file (between zoo markers)")
     args = ap.parse_args()
-    results = args.results or sorted(glob.glob(str(HERE / "results" / "*.jsonl")))[-1]
-    tree = ensure_tree()
-    labels = Labels(results, tree)
-    if args.findings:
-        report = json.loads(Path(args.findings).read_text())
-    else:
-        with tempfile.TemporaryDirectory() as tmp:
-            report = run_dynlint(tree, Path(tmp) / "report.json")
-    s = score(labels, load_findings(report))
-    text = render(labels, s, "python bench/zoo/score.py")
+    results = args.results or newest_results(args.library)
+    per_library, findings, trees = [], [], {}
+    for path in results:
+        header, _, library = read_results(path)
+        trees[library] = tree = ensure_tree(library, header[library])
+        if args.findings:
+            report = json.loads(Path(args.findings).read_text())
+        else:
+            with tempfile.TemporaryDirectory() as tmp:
+                report = run_dynlint(tree, library, Path(tmp) / "report.json")
+        mine = load_findings(report, library)
+        labels = Labels([path], trees)
+        per_library.append((library, labels, score(labels, mine)))
+        findings += mine
+    labels = Labels(results, trees)
+    s = score(labels, findings)
+    text = render(labels, s, "python bench/zoo/score.py", per_library)
     print(text)
     if args.list:
         print(listing(labels, s, args.list))

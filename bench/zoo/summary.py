@@ -1,8 +1,8 @@
-"""Aggregate counts of a zoo results file (bench/zoo/collect.py): statuses, skip reasons, break sites, recompiles.
+"""Aggregate counts of zoo results files (bench/zoo/collect.py): statuses, skip reasons, break sites, recompiles.
 
-    python bench/zoo/summary.py [bench/zoo/results/transformers-5.4.0.jsonl]
+    python bench/zoo/summary.py [bench/zoo/results/transformers-5.4.0.jsonl ...]    # default: every results file
 
-Needs neither torch nor transformers.
+Needs neither torch nor any model library.
 """
 import collections
 import glob
@@ -20,17 +20,21 @@ def reason_kind(text):
 
 def main():
     here = os.path.dirname(os.path.abspath(__file__))
-    path = sys.argv[1] if len(sys.argv) > 1 else sorted(glob.glob(os.path.join(here, "results", "*.jsonl")))[-1]
+    for path in sys.argv[1:] or sorted(glob.glob(os.path.join(here, "results", "*.jsonl"))):
+        summarise(path)
+        print()
+
+
+def summarise(path):
     with open(path) as f:
         lines = [json.loads(l) for l in f]
     header, recs = lines[0], lines[1:]
-    print(f"{os.path.basename(path)}: torch {header['torch']}, transformers {header['transformers']}, "
-          f"python {header['python']}")
+    print(f"{os.path.basename(path)}: " + ", ".join(f"{k} {v}" for k, v in header.items() if k != "header"))
     models = {r["model"] for r in recs}
     status = collections.Counter(r["status"] for r in recs)
-    print(f"{len(recs)} records, {len(models)} model types; status: {dict(status)}")
+    print(f"{len(recs)} records, {len(models)} models; status: {dict(status)}")
     ran = [r for r in recs if r["status"] in ("ok", "compile_error")]
-    print(f"model types that ran compiled in at least one mode: {len({r['model'] for r in ran})}")
+    print(f"models that ran compiled in at least one mode: {len({r['model'] for r in ran})}")
     secs = [r["seconds"] for r in recs if "seconds" in r]
     if secs:
         print(f"seconds per record: mean {sum(secs) / len(secs):.1f}, max {max(secs):.0f}")
@@ -55,7 +59,7 @@ def main():
                 skipped_sites.add(site)
     with_breaks = {r["model"] for r in ran if r.get("breaks")}
     print(f"\nbreak records {sum(sites.values())}, distinct sites (file, line) {len(sites)}, "
-          f"of which frame-skipping {len(skipped_sites)}; model types with a break {len(with_breaks)}")
+          f"of which frame-skipping {len(skipped_sites)}; models with a break {len(with_breaks)}")
     print("primary gb_types (break records):")
     for t, n in gb.most_common(12):
         print(f"  {n:4}  {t}")
@@ -69,7 +73,7 @@ def main():
     for x in rc:
         g = x["guard_failures"][0]["guard"] if x["guard_failures"] else ""
         kinds["size mismatch" if "size mismatch" in g else reason_kind(g)[:50]] += 1
-    print(f"\nrecompiles {len(rc)} (with a guard source line in transformers: {with_src}); first guard:")
+    print(f"\nrecompiles {len(rc)} (with a guard source line in the library: {with_src}); first guard:")
     for k, n in kinds.most_common(10):
         print(f"  {n:4}  {k}")
 
