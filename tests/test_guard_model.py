@@ -210,3 +210,57 @@ step = torch.compile(sampler.step)
     assert "self.index += 1" in f.message and "attribute of the object" in f.message
     # where Dynamo's guard is: the first read, `if self.index is None:`
     assert code.splitlines()[f.line - 1].strip() == "if self.index is None:"
+
+
+STEP_COUNTER = '''\
+import torch
+
+
+class Sched:
+    def __init__(self):
+        self.step_index = 0
+
+    def step(self, x):
+        y = x * self.step_index
+        self.step_index = self.step_index + 1
+        return y
+
+
+sched = Sched()
+step = torch.compile(sched.step)
+'''
+
+
+@pytest.mark.dynamo
+def test_a_counter_assigned_on_self_is_reported_where_dynamo_guards(tmp_path, monkeypatch):
+    """`self.step_index = self.step_index + 1` (an Assign, not `+=`) in a compiled method: DYN306 raised
+    AttributeError on it (four diffusers schedulers in the zoo); now reported at the read Dynamo guards on."""
+    import importlib
+    import logging
+
+    import torch
+
+    found = [(f.line, f.code) for f in api.check_source(STEP_COUNTER, "sched_probe.py").findings]
+    assert found == [(9, "DYN306")]
+    (tmp_path / "sched_probe.py").write_text(STEP_COUNTER)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    guards = []
+
+    class Guards(logging.Handler):
+        def emit(self, record):
+            guards.extend(line for line in record.getMessage().splitlines() if " in step" in line and "# " in line)
+
+    torch._dynamo.reset()
+    handler = Guards()
+    log = logging.getLogger("torch._dynamo")
+    torch._logging.set_logs(recompiles=True)
+    log.addHandler(handler)
+    try:
+        probe = importlib.import_module("sched_probe")
+        for _ in range(3):
+            probe.step(torch.ones(2))
+    finally:
+        log.removeHandler(handler)
+        torch._logging.set_logs()
+        torch._dynamo.reset()
+    assert guards and all("self.step_index" in g and "sched_probe.py:9 in step" in g for g in guards), guards

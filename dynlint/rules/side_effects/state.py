@@ -343,7 +343,8 @@ class ModulePythonStateMutation(TorchRule):
     def _read_before(self, node) -> Optional[cst.Attribute]:
         """The first read of the changed `self.<attr>` in the compiled method, before the change (directly, or
         through a property of the class that returns it: a sampler's `self.step_index`)."""
-        target = node.target if isinstance(node, (cst.AugAssign, cst.Assign)) else None
+        target = node.target if isinstance(node, cst.AugAssign) else \
+            node.targets[0].target if isinstance(node, cst.Assign) and len(node.targets) == 1 else None
         if not isinstance(target, cst.Attribute) or not isinstance(self.ctx.function, cst.FunctionDef):
             return None
         attr, line = target.attr.value, self.ctx.position(node)[0]
