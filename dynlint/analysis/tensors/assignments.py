@@ -4,6 +4,7 @@ instances of which, which functions call through them; a function's lines parsed
 from __future__ import annotations
 
 import io
+from functools import lru_cache
 from typing import Dict, List, Optional, Set, Tuple
 
 import libcst as cst
@@ -64,6 +65,13 @@ def calls_through(fn: cst.FunctionDef, attrs: Set[str], names: Set[str] = frozen
     return calls
 
 
+@lru_cache(maxsize=8)
+def _lines(source: str) -> List[str]:
+    """The file's lines, split where the tokenizer splits, once per file (split per function asked about, a file
+    of n functions cost n times its size)."""
+    return list(io.StringIO(source, newline=""))
+
+
 def parse_lines(ctx, start: int, end: int, indent: int) -> Optional[cst.Module]:
     """Lines start..end of the checked file (a function or class of it, found by the index) parsed on their own
     with libcst, as the units are, the `indent` of their first line cut from every line (a method, a nested
@@ -71,7 +79,7 @@ def parse_lines(ctx, start: int, end: int, indent: int) -> Optional[cst.Module]:
     in them, or they do not parse."""
     if not ctx.source or any(start <= d[0] <= end for d in getattr(ctx.index, "deep", ())):
         return None
-    lines = list(io.StringIO(ctx.source, newline=""))[start - 1:end]      # split where the tokenizer splits
+    lines = _lines(ctx.source)[start - 1:end]
     prefix = " " * indent
     if not lines or any(line.strip() and not line.startswith(prefix) for line in lines):
         return None

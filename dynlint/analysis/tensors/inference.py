@@ -60,6 +60,7 @@ class PerRun:
         self.file_facts = _PerFile()    # file index -> `read_file_facts`
         self.callers = _PerFile()       # file index -> {((class, method), strict): parameter kinds from the callers}
         self.parsed = _PerFile()        # file index -> {qualname: its def}
+        self.refs = _PerFile()          # file index -> {name: (times named, times called)}
 
     @classmethod
     def of(cls, ctx) -> "PerRun":
@@ -539,7 +540,7 @@ class Tensors:
         """The calls `_read_callers` reads are all there are: a function of this file is called by its name, in
         this file only; a class is named only in the calls that build it, each an attribute of `holders`."""
         ix = self.ctx.index
-        refs = {n: (named, called) for n, named, called in getattr(ix, "refs", ())}
+        refs = self._run.refs.get(ix, lambda: {n: (named, called) for n, named, called in getattr(ix, "refs", ())})
         if not cls:
             return len(set(refs.get(method, (0, 0)))) == 1 and not any(c.target == method for c in ix.module_calls)
         if method == "forward":
