@@ -76,3 +76,17 @@ def test_ignored_files_are_the_ones_git_ignores(cli, tmp_path):
     assert "local_only.py" not in kept_by_git and "sub/ok.py" not in kept_by_git
     r = cli("check", "sub", "--no-cache", "--format", "json", cwd=tmp_path)       # the root's rules apply too
     assert json.loads(r.stdout)["files"] == [n for n in kept_by_git if n.startswith("sub/")]
+
+
+@pytest.mark.parametrize("value", ["0", "100", "1e9"])
+def test_a_repository_cannot_lift_the_file_size_cap(cli, tmp_path, value):
+    """`max-file-size = 0` in a committed pyproject lifted the cap: a 12 MB file from 18 KiB of pack used 4.9 GB.
+    A project's configuration may lower the cap; only the command line may lift it."""
+    write_tree(tmp_path, {"pyproject.toml": f"[tool.dynlint]\nmax-file-size = {value}\n",
+                          "m.py": "import torch\n\n@torch.compile\ndef f(x):\n    return x.item()\n"})
+    r = cli("check", ".", cwd=tmp_path)
+    assert r.returncode == 2 and "may lower the cap, not lift it" in r.stderr, r.stderr
+    lowered = write_tree(tmp_path / "lowered", {"pyproject.toml": "[tool.dynlint]\nmax-file-size = 0.5\n",
+                                                "m.py": "import torch\n\n@torch.compile\ndef f(x):\n    return x.item()\n"})
+    assert cli("check", ".", cwd=lowered).returncode == 1
+    assert cli("check", ".", "--max-file-size", "0", cwd=lowered).returncode == 1     # the user's own choice
