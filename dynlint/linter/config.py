@@ -138,8 +138,10 @@ def find_config(start: Path) -> Optional[Path]:
                     return p
             except ConfigError:
                 return p      # reported by load_config
-        if (d / ".git").exists():
-            return p if p.is_file() else None
+        # a repository root ends the climb, unless another user made it (an empty `.git` beside their
+        # pyproject.toml in a shared folder would move the root there and apply their configuration)
+        if (d / ".git").exists() and (d == first or _trusted(d / ".git", tree_owner)):
+            return p if p.is_file() and (d == first or _trusted(p, tree_owner)) else None
     return None
 
 

@@ -161,6 +161,22 @@ def test_another_users_pyproject_above_the_tree_neither_configures_nor_roots_the
     assert not (shared / ".dynlint_cache").exists() and (mine / ".dynlint_cache").is_dir()
 
 
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="needs root to give files away")
+def test_another_users_empty_git_beside_their_pyproject_does_not_move_the_root(cli, tmp_path):
+    """The same shared folder with an empty `.git` beside the other user's pyproject.toml: the climb stopped
+    there and took their configuration (select DYN9: every finding hidden, exit 0)."""
+    shared = tmp_path / "shared"
+    write_tree(shared, {"pyproject.toml": "[tool.dynlint]\nselect = ['DYN9']\n"})
+    (shared / ".git").mkdir()
+    for p in (shared / "pyproject.toml", shared / ".git"):
+        os.chown(p, 4242, 4242)
+    mine = write_tree(shared / "mine", {"model.py": MODEL})
+    os.chown(mine, 4243, 4243)
+    r = cli("check", ".", cwd=mine, env={"XDG_CACHE_HOME": str(tmp_path / "c")})
+    assert r.returncode == 1 and "model.py:5:12: DYN201" in r.stdout, r.stdout + r.stderr
+    assert not (shared / ".dynlint_cache").exists()
+
+
 def test_a_pyproject_found_through_a_linked_file_is_not_the_link_targets(cli, victim, tmp_path):
     """`dynlint check link.py`: the root (and so configuration and cache) come from where the link is."""
     project, home, env = victim
