@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from dynlint.analysis.tensors.kinds import TENSOR, WEAK
+from dynlint.analysis.tensors.kinds import TENSOR, VALUE, WEAK
 from dynlint.analysis.tensors.syntax import np_sized_draw
 from dynlint.analysis.tensors.torch_api import NP_TRACED_DRAWS
 from dynlint.linter.rule import Example, register
@@ -12,6 +12,7 @@ from dynlint.rules.common import SPLITS, TorchRule, call_args, source_of
 DYNAMIC = "Dynamic shape operator"
 DATA_OP = "Data dependent operator"
 VALUE_SHAPED = frozenset({"nonzero", "masked_select", "unique", "unique_consecutive", "argwhere", "bincount"})
+TENSOR_ONLY_SHAPED = frozenset({"nonzero", "argwhere"})      # no Python value has these methods
 
 
 @register
@@ -28,7 +29,9 @@ class DataDependentShapeOp(TorchRule):
     why = """
         The output size of these ops is only known after running them. With the default
         `capture_dynamic_output_shape_ops=False` Dynamo ends the graph at the op (`Dynamic shape operator`)
-        and everything after it is traced again per call with new sizes.
+        and everything after it is traced again per call with new sizes. `.nonzero()` and `.argwhere()` are
+        methods of tensors alone (a NumPy array in traced code is a tensor to Dynamo), so their receiver need
+        not be known to be one: only a known Python value is left alone.
     """
     INVALID = [
         Example("""
@@ -46,6 +49,16 @@ class DataDependentShapeOp(TorchRule):
             def distinct(x):
                 return x.unique().sum()
         """, "distinct(torch.tensor([1.0, 1.0, 2.0]))"),
+        Example("""
+            import torch
+
+            def position(schedule, t):
+                return (schedule == t).nonzero()
+
+            @torch.compile
+            def locate(schedule, t):
+                return position(schedule, t).sum()
+        """, "locate(torch.arange(5), torch.tensor(3))"),
     ]
     VALID = [Example("""
         import torch
@@ -70,6 +83,10 @@ class DataDependentShapeOp(TorchRule):
                 self.report(node, op=name)
         elif name == "torch.repeat_interleave" and len(node.args) >= 2 and self.tensors.is_tensor(node.args[1].value):
             self.report(node, op=name)
+        elif method in TENSOR_ONLY_SHAPED and self.tensors.kind(self.receiver(node)) != VALUE:
+            # only tensors have it (a NumPy array in traced code is one to Dynamo): whatever the receiver's
+            # inferred kind, unless it is known to be a Python value
+            self.report(node, op=f".{method}()")
         elif method and not name.startswith("torch.") and self.tensors.kind(self.receiver(node)) in (TENSOR, WEAK):
             if method in VALUE_SHAPED:
                 self.report(node, op=f".{method}()")
