@@ -11,7 +11,7 @@ layer and a tensor for the others, a flag the frame itself sets on an object eve
 
 Measured on torch 2.13 (bench/guards.py, "frame" rows of docs/guards.md). This module finds those functions
 from the break findings of the check pass and says, per frame, what differs between its entries; the rule
-that reports them is DYN509 (rules/recompiles.py). It also follows the Python values such a break makes
+that reports them is DYN509 (rules/recompiles/frames.py). It also follows the Python values such a break makes
 when its function returns them (`expert_size = counts.tolist()` in a router): into the caller that unpacks
 them and the function it hands them to next, code Dynamo resumes after the call and guards on those values
 (`Frame.host`, read by DYN511).
