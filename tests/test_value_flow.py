@@ -326,3 +326,88 @@ def test_tolist_of_a_tensor_built_from_python_values_is_reported_where_dynamo_br
 
 def codes_of(src: str):
     return sorted((f.line - 1, f.code) for f in api.check_source(src, select=("DYN203",)).findings)
+
+
+# ---- containers of tensors: iterating, indexing or unpacking one gives tensors (kinds.TENSORS) ----------------
+# Each case is compiled too: Dynamo breaks at the reported line, on the tensor the analysis says is there.
+CONTAINER_CASES = [
+    # an annotated parameter: List[Tensor] / list[torch.Tensor] / Tuple[Tensor, ...] / Sequence[Tensor]
+    ("from typing import List\n\n@torch.compile\ndef f(xs: List[torch.Tensor]):\n    out = xs[0]\n"
+     "    for a in xs:\n        if a.sum() > 0:\n            out = out + a\n    return out\n",
+     "f([torch.ones(3), -torch.ones(3)])", 9, "DYN101"),
+    ("@torch.compile\ndef f(xs: list[torch.Tensor], ys: tuple[torch.Tensor, ...]):\n    out = xs[0]\n"
+     "    for a, b in zip(xs, ys):\n        if a.max() > b.min():\n            out = out + a\n    return out\n",
+     "f([torch.ones(3)], (torch.zeros(3),))", 7, "DYN101"),
+    # a list display of tensors, indexed
+    ("@torch.compile\ndef f(x: torch.Tensor):\n    parts = [x.relu(), x.sigmoid()]\n"
+     "    return x * len(parts[1].tolist())\n",
+     "f(torch.ones(3))", 6, "DYN203"),
+    # a list comprehension of tensors, iterated
+    ("@torch.compile\ndef f(x: torch.Tensor):\n    rows = [r * 2 for r in x]\n    n = 0\n"
+     "    for r in rows:\n        n = n + r.sum().item()\n    return x * n\n",
+     "f(torch.ones(2, 3))", 8, "DYN201"),
+]
+
+
+@pytest.mark.dynamo
+@pytest.mark.parametrize("body, call, line, code", CONTAINER_CASES)
+def test_the_elements_of_a_container_of_tensors_are_tensors(tmp_path, body, call, line, code):
+    from dynlint.compiler import harness
+    src = "import torch\n\n" + body
+    path = tmp_path / "m.py"
+    path.write_text(src)
+    obs = harness.observe(str(path), [call])
+    assert obs.error is None
+    assert line in {b.reported_line for b in obs.breaks}
+    assert [(f.line, f.code) for f in api.check_source(src).findings] == [(line, code)]
+
+
+def test_a_list_of_python_values_keeps_its_elements_unknown():
+    # `[n, m]` of sizes: no tensor in it, so nothing its elements do is reported
+    assert codes("""
+        sizes = [x.shape[0], x.shape[1]]
+        for s in sizes:
+            if s > 2:
+                x = x + 1
+        return x
+    """) == []
+
+
+@pytest.mark.dynamo
+@pytest.mark.parametrize("method", ["item", "tolist"])
+def test_item_and_tolist_are_tensor_methods_whatever_the_receiver_is_inferred_to_be(tmp_path, method):
+    # a module's NumPy array and a dict's value are of no known kind: Dynamo traces the array as a tensor (and a
+    # tensor is what a dict of statistics holds) and breaks at each call; a known Python value is left alone
+    from dynlint.compiler import harness
+    src = ("import numpy as np\nimport torch\n\nTABLE = np.ones(1)\nSTATS = {'m': torch.ones(1)}\n\n\n"
+           "@torch.compile\ndef f(x):\n"
+           f"    a = len(str(TABLE.{method}()))\n"
+           f"    b = len(str(STATS['m'].{method}()))\n"
+           "    return x * a * b\n")
+    path = tmp_path / "m.py"
+    path.write_text(src)
+    obs = harness.observe(str(path), ["f(torch.ones(3))"])
+    assert obs.error is None
+    assert {10, 11} <= {b.reported_line for b in obs.breaks}
+    code = {"item": "DYN201", "tolist": "DYN203"}[method]
+    assert [(f.line, f.code) for f in api.check_source(src).findings] == [(10, code), (11, code)]
+    assert api.check_source(f"import torch\n\n@torch.compile\ndef f(x):\n    n = (3).{method}()\n    return x\n",
+                            select=(code,)).findings == []
+
+
+@pytest.mark.dynamo
+def test_a_pep_484_type_comment_gives_the_parameters_their_kinds(tmp_path):
+    # TorchScript-era code types its helpers in a comment: `x` is a tensor, `y` a list of them, `n` an int
+    from dynlint.compiler import harness
+    src = ("import torch\nfrom torch import Tensor\n\n\ndef pick(x, y, n):\n"
+           "    # type: (Tensor, list[Tensor], int) -> Tensor\n"
+           "    if x > n:\n        return y[0]\n    return x\n\n\n"
+           "@torch.compile\ndef f(x):\n    return pick(x, [x], 1)\n")
+    path = tmp_path / "m.py"
+    path.write_text(src)
+    obs = harness.observe(str(path), ["f(torch.ones(1))"])
+    assert obs.error is None
+    assert 7 in {b.reported_line for b in obs.breaks}
+    assert [(f.line, f.code) for f in api.check_source(src).findings] == [(7, "DYN101")]
+    # without the comment nothing says `x` is a tensor rather than a number
+    assert api.check_source(src.replace("    # type: (Tensor, list[Tensor], int) -> Tensor\n", "")).findings == []

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from dynlint.analysis.tensors.kinds import FLOAT_IF_TENSOR, TENSOR, WEAK
+from dynlint.analysis.tensors.kinds import FLOAT_IF_TENSOR, TENSOR, VALUE, WEAK
 from dynlint.linter.rule import Example, FixExample, register
 from dynlint.fixes.common import atom
 from dynlint.fixes.guards import raise_guard_to_assert
@@ -128,11 +128,14 @@ class TensorItemCall(TorchRule):
     ]
 
     def visit_Call(self, node: cst.Call) -> None:
-        if self.method_name(node) == "item" and not node.args and \
-                self.tensors.kind(self.receiver(node)) in (TENSOR, WEAK):
+        # a method of tensors alone (a NumPy array in traced code is a tensor to Dynamo): a receiver of unknown
+        # kind counts, a known Python value does not
+        if self.method_name(node) == "item" and not node.args and self.tensors.kind(self.receiver(node)) != VALUE:
             self.report(node)
 
     def autofix(self, node: cst.Call):
+        if self.tensors.kind(self.receiver(node)) not in (TENSOR, WEAK):
+            return None             # not known to be a tensor: dropping `.item()` may change what it is
         return keep_scalar_tensor(self.ctx, node, self.receiver(node), "drop `.item()`", self.receiver(node),
                                   floats_ok=self.tensors.floating(self.receiver(node)) >= FLOAT_IF_TENSOR)
 
@@ -294,7 +297,7 @@ class TensorTolistCall(TorchRule):
         if self.method_name(node) != "tolist" or node.args or is_split_sizes(self.ctx, node):
             return
         recv = self.receiver(node)
-        if self.tensors.kind(recv) not in (TENSOR, WEAK):
+        if self.tensors.kind(recv) == VALUE:         # as for `.item()`: tensors (and traced arrays) alone have it
             return
         built = self.tensors.host_numel(recv)       # from Python values: breaks only past one element
         if built is None or built >= 2:

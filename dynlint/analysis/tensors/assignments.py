@@ -330,7 +330,7 @@ class Assignments:
 
     def _bind_element(self, target, iterable) -> None:
         """`for row in x`: rows of a tensor are tensors (judged lazily, like `a, b = x.chunk(2)`)."""
-        if isinstance(target, cst.Name) and not isinstance(iterable, (cst.Call, cst.List, cst.Tuple)) or \
+        if isinstance(target, cst.Name) and not isinstance(iterable, cst.Call) or \
                 isinstance(target, cst.Name) and isinstance(iterable, cst.Call) and \
                 not (isinstance(iterable.func, cst.Name) and iterable.func.value in CONTAINER_BUILTINS):
             self._add(target.value, ("iter", iterable), self._head)

@@ -19,13 +19,13 @@ from dynlint.analysis.regions import is_module_class
 from dynlint.analysis.tensors.assignments import ENTRY, Assignments, Where, calls_through, parse_lines, \
     read_file_facts, reaching
 from dynlint.analysis.tensors.floating import Floating
-from dynlint.analysis.tensors.kinds import TENSOR, UNKNOWN, VALUE, WEAK, combine, combined, merge
+from dynlint.analysis.tensors.kinds import TENSOR, TENSORS, UNKNOWN, VALUE, WEAK, combine, combined, merge
 from dynlint.analysis.tensors.syntax import NON_TENSOR_TESTS, bound_arguments, int_literal, is_device, keyword_arg, \
-    np_sized_draw, optional_param
+    np_sized_draw, optional_param, type_comment
 from dynlint.analysis.tensors.torch_api import (
     BOOL_CREATORS, BOOL_METHODS, BOOL_TORCH_FUNCS, CONTAINER_BUILTINS, EVIDENCE_METHODS, FULL_REDUCTIONS,
     INHERITED_PARAMS, INTEGER_DTYPES, LAYOUT_METHODS, NP_TRACED_DRAWS, PARAMETRISED_LAYERS, SCALAR_MATH,
-    SCALAR_PRESERVING, TENSOR_ANNOTATIONS, TENSOR_CTORS, TENSOR_METHODS, TORCH_OTHER_FUNCS, TORCH_TENSOR_CLASSES,
+    SCALAR_PRESERVING, SEQUENCE_ANNOTATIONS, TENSOR_ANNOTATIONS, TENSOR_CTORS, TENSOR_METHODS, TORCH_OTHER_FUNCS, TORCH_TENSOR_CLASSES,
     TORCH_TENSOR_PREFIXES, TORCH_VALUE_FUNCS, VALUE_ANNOTATIONS, VALUE_ATTRS, VALUE_BUILTINS, VALUE_METHODS)
 from dynlint.linter.walker import walk
 
@@ -451,19 +451,9 @@ class Tensors:
         name = p.name.value
         if first and name in ("self", "cls"):
             return VALUE
-        if p.annotation is not None:
-            ann = p.annotation.annotation
-            text = self.ctx.qualify(ann) or ""
-            if text in TENSOR_ANNOTATIONS or self.ctx.index.qualify(text) in TENSOR_ANNOTATIONS:
-                return TENSOR
-            if isinstance(ann, cst.Subscript):
-                inner = self.ctx.qualify(ann.value) or ""
-                if inner.endswith("Optional") or "Tensor" in cst.Module([]).code_for_node(ann):
-                    return UNKNOWN          # Optional[...], or a container of tensors
-                return VALUE
-            if text in VALUE_ANNOTATIONS or text.split(".")[-1] in VALUE_ANNOTATIONS:
-                return VALUE
-            return UNKNOWN
+        ann = p.annotation.annotation if p.annotation is not None else type_comment(fn).get(name)
+        if ann is not None:
+            return self._annotation_kind(ann)
         if p.default is not None:
             if isinstance(p.default, cst.Name) and p.default.value == "None":
                 return UNKNOWN
@@ -475,6 +465,38 @@ class Tensors:
         if fn.name.value == "forward" and not INT_LIKE_PARAM.search(name) and not self.strict:
             return TENSOR
         return WEAK
+
+    def _annotation_kind(self, ann: cst.BaseExpression) -> str:
+        if self._tensor_annotation(ann):
+            return TENSOR
+        if isinstance(ann, cst.Subscript):
+            if self._tensor_sequence(ann):
+                return TENSORS
+            inner = self.ctx.qualify(ann.value) or ""
+            if inner.endswith("Optional") or "Tensor" in cst.Module([]).code_for_node(ann):
+                return UNKNOWN          # Optional[...], or another container of tensors
+            return VALUE
+        text = self.ctx.qualify(ann) or ""
+        if text in VALUE_ANNOTATIONS or text.split(".")[-1] in VALUE_ANNOTATIONS:
+            return VALUE
+        return UNKNOWN
+
+    def _tensor_sequence(self, ann: cst.Subscript) -> bool:
+        """`List[Tensor]`, `list[torch.Tensor]`, `Tuple[Tensor, ...]`, `Sequence[Tensor]`, `Iterable[Tensor]` (also
+        inside `Optional[...]`: iterated or indexed, it is not None): a sequence whose elements are tensors."""
+        head = (self.ctx.qualify(ann.value) or "").rpartition(".")[2]
+        args = [s.slice.value for s in ann.slice if isinstance(s.slice, cst.Index)]
+        if head == "Optional" and len(args) == 1 and isinstance(args[0], cst.Subscript):
+            return self._tensor_sequence(args[0])
+        if head not in SEQUENCE_ANNOTATIONS or not args:
+            return False
+        if head in ("Tuple", "tuple") and len(args) == 2 and isinstance(args[1], cst.Ellipsis):
+            args = args[:1]
+        return all(self._tensor_annotation(a) for a in args)
+
+    def _tensor_annotation(self, node: cst.BaseExpression) -> bool:
+        text = self.ctx.qualify(node) or ""
+        return text in TENSOR_ANNOTATIONS or self.ctx.index.qualify(text) in TENSOR_ANNOTATIONS
 
     def _self_class(self) -> str:
         """The class whose `self` is in view: that of the function judged `within`, else the unit's."""
@@ -701,6 +723,8 @@ class Tensors:
         if isinstance(whole, cst.Name) and whole.value in self._env().get(" guessed", ()):
             return UNKNOWN
         k = self._kind(whole)
+        if k == TENSORS:
+            return TENSOR
         if k == VALUE:
             # `b, t = x.shape` holds sizes; `a, b = zip(...)` / `sorted(...)` may hold anything
             containers = isinstance(whole, cst.Call) and isinstance(whole.func, cst.Name) and \
@@ -751,19 +775,27 @@ class Tensors:
     def _kind(self, node: cst.CSTNode) -> str:
         if isinstance(node, cst.Name):
             return self._name_kind(node.value, node)
+        if isinstance(node, (cst.Tuple, cst.List)):
+            return TENSORS if node.elements and all(self._holds_tensors(e) for e in node.elements) else VALUE
+        if isinstance(node, cst.ListComp):
+            return TENSORS if self._kind(node.elt) == TENSOR else VALUE
         if isinstance(node, (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.ConcatenatedString,
-                             cst.FormattedString, cst.Tuple, cst.List, cst.Dict, cst.Set, cst.ListComp,
-                             cst.DictComp, cst.SetComp, cst.Ellipsis)):
+                             cst.FormattedString, cst.Dict, cst.Set, cst.DictComp, cst.SetComp, cst.Ellipsis)):
             return VALUE
         if isinstance(node, cst.Attribute):
             return self._attribute_kind(node)
         if isinstance(node, cst.Subscript):
             base = self._kind(node.value)
+            if base == TENSORS:         # xs[0] is a tensor, xs[1:] a shorter list of them
+                return TENSORS if any(isinstance(s.slice, cst.Slice) for s in node.slice) else TENSOR
             return base if base in (TENSOR, WEAK, VALUE) else UNKNOWN
         if isinstance(node, cst.Call):
             return self._call_kind(node)
         if isinstance(node, cst.BinaryOperation):
-            return merge(self._kind(node.left), self._kind(node.right))
+            left, right = self._kind(node.left), self._kind(node.right)
+            if left == right == TENSORS and isinstance(node.operator, cst.Add):
+                return TENSORS          # `xs + ys`: one list of tensors
+            return merge(left, right)
         if isinstance(node, cst.UnaryOperation):
             return VALUE if isinstance(node.operator, cst.Not) else self._kind(node.expression)
         if isinstance(node, cst.Comparison):
@@ -779,6 +811,10 @@ class Tensors:
         if isinstance(node, cst.NamedExpr):
             return self._kind(node.value)
         return UNKNOWN
+
+    def _holds_tensors(self, e: cst.BaseElement) -> bool:
+        """An element of a list or tuple display that puts only tensors in it: `t`, or `*xs` of tensors."""
+        return self._kind(e.value) == (TENSORS if isinstance(e, cst.StarredElement) else TENSOR)
 
     def _attribute_kind(self, node: cst.Attribute) -> str:
         attr = node.attr.value

@@ -6,6 +6,9 @@
             `is None` checks, config attributes;
 * WEAK    — probably a tensor (an unannotated parameter of a traced helper): its tensor-only methods
             (`x.sum()`, `x.max()`) count as direct evidence, the bare name does not;
+* TENSORS — a list or tuple whose elements are tensors (`[a, b]` of tensors, `[f(t) for t in xs]`, a parameter
+            annotated `List[Tensor]` / `Tuple[Tensor, ...]`): not a tensor itself, but its elements are (what
+            iterating, indexing and unpacking it give);
 * UNKNOWN — anything else. Rules fire on TENSOR only: a false warning costs more than a missed one.
 
 Floating point, a second scale (`Tensors.floating`): FLOAT_TENSOR (a floating-point tensor), FLOAT_IF_TENSOR
@@ -15,7 +18,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
-TENSOR, VALUE, WEAK, UNKNOWN = "tensor", "value", "weak", "unknown"
+TENSOR, VALUE, WEAK, UNKNOWN, TENSORS = "tensor", "value", "weak", "unknown", "tensors"
 FLOAT_TENSOR, FLOAT_IF_TENSOR, NOT_FLOAT = 2, 1, 0
 
 

@@ -2,6 +2,7 @@
 optional parameters."""
 from __future__ import annotations
 
+import functools
 from typing import Dict, List, Optional
 
 import libcst as cst
@@ -81,3 +82,31 @@ def bound_arguments(call: cst.Call, positions: List[str]) -> Dict[str, cst.BaseE
         if a.keyword is not None:
             bound[a.keyword.value] = a.value
     return bound
+
+
+@functools.lru_cache(maxsize=256)
+def type_comment(fn: cst.FunctionDef) -> Dict[str, cst.BaseExpression]:
+    """Parameter name -> its type from the function's PEP 484 type comment (`# type: (Tensor, int) -> Tensor` on
+    the line after the `def`, as TorchScript-era code writes them); a method's comment may leave out `self`.
+    Empty when there is none or it does not parse."""
+    body = fn.body
+    if not isinstance(body, cst.IndentedBlock):
+        return {}
+    comments = [body.header.comment] + [line.comment for line in
+                                        (body.body[0].leading_lines if body.body else ())]
+    text = next((c.value[1:].strip() for c in comments if c is not None and
+                 c.value[1:].strip().startswith("type:") and "->" in c.value), None)
+    if text is None:
+        return {}
+    try:
+        sig = cst.parse_expression("f" + text[len("type:"):].split("->")[0].strip())
+    except (cst.ParserSyntaxError, RecursionError, ValueError):     # not a type comment dynlint can read
+        return {}
+    if not isinstance(sig, cst.Call) or any(a.keyword or a.star for a in sig.args):
+        return {}
+    params = [p.name.value for p in fn.params.posonly_params + fn.params.params]
+    if len(sig.args) == len(params) - 1 and params and params[0] in ("self", "cls"):
+        params = params[1:]
+    if len(sig.args) != len(params):
+        return {}
+    return {name: a.value for name, a in zip(params, sig.args)}

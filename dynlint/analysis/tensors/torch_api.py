@@ -131,6 +131,9 @@ CONTAINER_BUILTINS = frozenset({"enumerate", "zip", "sorted", "reversed", "list"
                                 "filter", "iter"})
 TENSOR_ANNOTATIONS = frozenset({"torch.Tensor", "Tensor", "torch.FloatTensor", "torch.LongTensor",
                                 "torch.BoolTensor", "torch.nn.Parameter"})
+# generic sequences: annotated with tensor elements, iterating or indexing one gives tensors
+SEQUENCE_ANNOTATIONS = frozenset({"List", "list", "Tuple", "tuple", "Sequence", "Iterable", "Iterator",
+                                  "MutableSequence"})
 VALUE_ANNOTATIONS = frozenset({"int", "float", "bool", "str", "bytes", "torch.dtype", "torch.device",
                                "torch.Size", "list", "dict", "tuple", "List", "Dict", "Tuple", "typing.List",
                                "Sequence", "typing.Sequence", "Callable"})

@@ -9,7 +9,7 @@ import libcst as cst
 
 from dynlint.analysis.guards import effect, module_int, recompiles
 from dynlint.analysis.regions import is_module_class
-from dynlint.analysis.tensors.kinds import TENSOR, VALUE
+from dynlint.analysis.tensors.kinds import TENSOR, TENSORS, VALUE
 from dynlint.linter.rule import Example, FixExample, register
 from dynlint.linter.walker import children, walk
 from dynlint.fixes.buffers import counter_to_buffer
@@ -324,7 +324,7 @@ class ModulePythonStateMutation(TorchRule):
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
         attr = self._module_attr(node.target)
-        if attr and self.tensors.kind(node.value) == VALUE:
+        if attr and self.tensors.kind(node.value) in (VALUE, TENSORS):     # `self.n += 1`, `self.outs += [t]`
             self._report(node, self._kind(attr, node.value))
 
     def _report(self, node, kind: str) -> None:
