@@ -107,3 +107,75 @@ def test_submodules_modulelist_and_self_methods_are_followed(tmp_path):
         ("net/ops.py", "DYN301"): ("Model.forward", "Block.forward", "rotate"),
         ("net/blocks.py", "DYN203"): ("Model.forward", "Block.forward", "Block.helper"),
     }
+
+
+# ---- functions Dynamo reaches through values: passed as arguments, registered as forward hooks ---------------
+PASSED = '''\
+import functools
+
+import torch
+from torch import nn
+from torch.utils.checkpoint import checkpoint
+
+
+def block(x):
+    print("block")
+    return x * 2
+
+
+def scaled(x, k):
+    print("scaled")
+    return x * k
+
+
+def twice(x):
+    print("twice")
+    return x + x
+
+
+def apply(fn, x):
+    return fn(x)
+
+
+def on_output(module, args, out):
+    print("hook")
+    return out + 1
+
+
+def kept(x):
+    print("kept")
+    return x
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+        self.register_forward_hook(on_output)
+
+    def forward(self, x):
+        x = checkpoint(block, self.lin(x), use_reentrant=False)
+        x = functools.partial(scaled, k=3)(x)
+        x = apply(twice, x)
+        x.register_hook(kept)
+        return x
+
+
+compiled = torch.compile(Net())
+'''
+
+
+@pytest.mark.dynamo
+def test_functions_passed_as_arguments_and_forward_hooks_are_traced(tmp_path):
+    # Dynamo follows a function object to where it is called: checkpoint's function, a partial, a user's
+    # `apply(fn, x)`, and the forward hooks `nn.Module.__call__` runs; a function a call only keeps (a tensor
+    # hook registered in traced code) is not traced where it is registered
+    from dynlint.compiler import harness
+    path = tmp_path / "m.py"
+    path.write_text(PASSED)
+    obs = harness.observe(str(path), ["compiled(torch.ones(2, 4, requires_grad=True))"])
+    assert obs.error is None
+    lines = {i for i, text in enumerate(PASSED.splitlines(), 1) if "print(" in text}
+    broke = {b.reported_line for b in obs.breaks} & lines
+    assert broke == lines - {PASSED.splitlines().index('    print("kept")') + 1}
+    assert {f.line for f in check_source(PASSED).findings if f.code == "DYN301"} == broke

@@ -212,7 +212,48 @@ def call_edges(project: Project, ref: FuncRef, nested: Dict[str, Dict[str, List[
                 if m:
                     out.append((c, m))
                     break
+        out += [(c, f) for f in _passed_functions(project, ix, fn, c)]
+    if fn.cls and q.rpartition(".")[2] == "forward":
+        out += [(None, f) for f in _hooks(project, path, fn.cls)]
     return out
+
+
+# Calls that keep a function they are given rather than call it while tracing: registering (a hook, a buffer
+# factory), disabling or compiling it.
+_KEEPS_FUNCTION = ("register_", "add_")
+HOOK_REGISTRATIONS = ("register_forward_hook", "register_forward_pre_hook")
+
+
+def _passed_functions(project: Project, ix: ModuleIndex, fn: FunctionInfo, c: CallSite) -> List[FuncRef]:
+    """The project functions a call in traced code is given as positional arguments: Dynamo follows a function
+    object to where it is called, so `checkpoint(block, x)`, `functools.partial(f, k=1)(x)`, `torch.cond(p, f, g,
+    ...)` or a user's `apply(fn, x)` trace `fn` in the same frame. Not a function the call only keeps."""
+    last = c.target.rpartition(".")[2]
+    if not c.args or last.startswith(_KEEPS_FUNCTION) or (c.kind == "name" and (
+            ix.qualify(c.target) in DISABLE or ix.qualify(c.target) in OPAQUE or ix.qualify(c.target) in COMPILE)):
+        return []
+    return [ref for a in c.args if a for ref in _function_named(project, ix, fn, a)]
+
+
+def _function_named(project: Project, ix: ModuleIndex, fn: FunctionInfo, name: str) -> List[FuncRef]:
+    """The project function a name seen in `fn` stands for (`helper`, `mod.helper`, `self.method`), if any."""
+    if name.startswith("self."):
+        m = project.method(ix.path, fn.cls, name[5:]) if fn.cls and name.count(".") == 1 else None
+        return [m] if m else []
+    r = project.resolve(ix, name, fn.qualname)
+    return [r[1]] if r and r[0] == "function" else []
+
+
+def _hooks(project: Project, path: str, cls: str) -> List[FuncRef]:
+    """The functions a module class registers as its own forward hooks (`self.register_forward_hook(fn)` in any
+    of its methods): `nn.Module.__call__` runs them around every `forward`, and Dynamo traces them with it."""
+    ix = project.by_path[path]
+    found: List[FuncRef] = []
+    for f in ix.functions.values():
+        for c in f.calls if f.cls == cls else ():
+            if c.kind == "self" and c.target in HOOK_REGISTRATIONS and c.args and c.args[0]:
+                found += _function_named(project, ix, f, c.args[0])
+    return found
 
 
 def extend(chain: Chain, name: str, length: int) -> Chain:
