@@ -1,0 +1,178 @@
+"""DYN611: iterator objects made outside compiled code and stepped inside it."""
+from __future__ import annotations
+
+import ast
+import functools
+from typing import Dict
+
+import libcst as cst
+
+from dynlint.linter.index import dotted_name
+from dynlint.linter.rule import Example, register
+from dynlint.rules.common import TorchRule
+
+
+# Builtins whose result is an iterator object (not a container): passed into a compiled function from outside,
+# Dynamo cannot step it.
+ITERATOR_MAKERS = frozenset({"iter", "map", "filter", "zip", "enumerate", "reversed"})
+ITERATING_CALLS = frozenset({"next", "list", "tuple", "sorted", "set", "sum", "dict"})
+
+
+def iterators_passed_in(ctx) -> Dict[str, Dict[str, int]]:
+    """An analysis: compiled function name -> {parameter: line of a call in this file that passes it an iterator
+    object} (a generator expression, `iter(...)` / `map(...)` / `zip(...)` ..., `itertools.*(...)`, a dict
+    view, or a call of a generator function of the file). Read from the whole file (a unit holds only part)."""
+    source = ctx.source or ""
+    if "compile" not in source:         # nothing compiled here: no parse
+        return {}
+    return _iterators_passed_in(source, ctx.index.qualify if ctx.index else (lambda name: name))
+
+
+@functools.lru_cache(maxsize=8)
+def _iterators_passed_in(source: str, qualify) -> Dict[str, Dict[str, int]]:
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return {}
+    defs = {n.name: n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    compiled = _compiled_functions(tree, defs, qualify)
+    generators = {name for name, d in defs.items() if _yields(d)}
+    found: Dict[str, Dict[str, int]] = {}
+    for call in ast.walk(tree):
+        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id in compiled):
+            continue
+        target = compiled[call.func.id]
+        fn = defs[target]
+        params = [a.arg for a in fn.args.posonlyargs + fn.args.args]
+        bound = [(params[i], a) for i, a in enumerate(call.args) if i < len(params) and
+                 not isinstance(a, ast.Starred)] + [(k.arg, k.value) for k in call.keywords if k.arg]
+        for name, value in bound:
+            if _iterator_object(value, generators, qualify):
+                found.setdefault(target, {}).setdefault(name, call.lineno)
+    return found
+
+
+_COMPILE = ("torch.compile", "torch._dynamo.optimize")
+
+
+def _compiled_functions(tree: ast.Module, defs, qualify) -> Dict[str, str]:
+    """Name called -> the function of the file it runs compiled: `@torch.compile def f` (f -> f) and
+    `g = torch.compile(f)` (g -> f)."""
+    compiled = {name: name for name, d in defs.items()
+                if any(qualify(dotted_name(d2.func if isinstance(d2, ast.Call) else d2) or "") in _COMPILE
+                       for d2 in d.decorator_list)}
+    for n in tree.body:
+        if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name) and \
+                isinstance(n.value, ast.Call) and qualify(dotted_name(n.value.func) or "") in _COMPILE and \
+                n.value.args and isinstance(n.value.args[0], ast.Name) and n.value.args[0].id in defs:
+            compiled[n.targets[0].id] = n.value.args[0].id
+    return compiled
+
+
+def _yields(fn: ast.AST) -> bool:
+    """A generator function: a `yield` in its own body (not in a function nested in it)."""
+    stack = list(ast.iter_child_nodes(fn))
+    while stack:
+        n = stack.pop()
+        if isinstance(n, (ast.Yield, ast.YieldFrom)):
+            return True
+        if not isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            stack.extend(ast.iter_child_nodes(n))
+    return False
+
+
+def _iterator_object(node: ast.AST, generators, qualify) -> bool:
+    if isinstance(node, ast.GeneratorExp):
+        return True
+    if not isinstance(node, ast.Call):
+        return False
+    if isinstance(node.func, ast.Name) and node.func.id in generators:
+        return True
+    name = qualify(dotted_name(node.func) or "")
+    if name in ITERATOR_MAKERS or name.startswith("itertools."):
+        return True
+    return isinstance(node.func, ast.Attribute) and node.func.attr in ("items", "values", "keys") and \
+        not node.args and not node.keywords
+
+
+@register
+class IteratorPassedToCompiledCode(TorchRule):
+    """Checks for a compiled function iterating a parameter that its callers in the same file pass an iterator
+    object: a generator, `iter(...)`, `map(...)`, `zip(...)`, `enumerate(...)`, an `itertools` iterator or a dict
+    view."""
+    code = "DYN611"
+    name = "iterator-passed-to-compiled-code"
+    message = "`{param}` is an iterator made outside the compiled code (line {line}): Dynamo cannot step it and breaks the graph here"
+    fix = "Pass a list or tuple (`list(it)` before the call), or make the iterator inside the compiled function"
+    gb_types = ("missing tp_iter", "Missing tp_iternext")
+    why = """
+        Dynamo traces iteration over lists, tuples, dicts, ranges and iterators it created itself; an iterator
+        object that exists before the frame starts (a generator, a `map`/`zip`/`enumerate` object, a dict view)
+        has C-level state it cannot model. Its first `for`, `next()` or `list()` breaks the graph (`missing
+        tp_iter`, `Missing tp_iternext`); a `for` loop makes Dynamo skip the whole function.
+    """
+    INVALID = [Example("""
+        import torch
+
+        @torch.compile
+        def total(parts):
+            out = 0
+            for p in parts:
+                out = out + p.sum()
+            return out
+
+        def run(xs):
+            return total(x * 2 for x in xs)
+    """, "run([torch.ones(3), torch.ones(3)])"), Example("""
+        import torch
+
+        def batches(xs):
+            for x in xs:
+                yield x * 2
+
+        def first_two(stream):
+            a = next(stream)
+            return a + next(stream)
+
+        fast = torch.compile(first_two)
+
+        def run(xs):
+            return fast(batches(xs))
+    """, "run([torch.ones(3), torch.ones(3)])")]
+    VALID = [Example("""
+        import torch
+
+        @torch.compile
+        def total(parts):
+            out = 0
+            for p in parts:
+                out = out + p.sum()
+            return out
+
+        def run(xs):
+            return total([x * 2 for x in xs])
+    """, "run([torch.ones(3), torch.ones(3)])")]
+
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self._reported = set()
+
+    def visit_For(self, node: cst.For) -> None:
+        self._check(node.iter)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if isinstance(node.func, cst.Name) and node.func.value in ITERATING_CALLS and node.args and \
+                not node.args[0].keyword:
+            self._check(node.args[0].value)
+
+    def _check(self, value: cst.BaseExpression) -> None:
+        fn = self.ctx.functions[-1] if self.ctx.functions else None
+        if not (isinstance(value, cst.Name) and isinstance(fn, cst.FunctionDef)) or len(self.ctx.functions) > 1:
+            return
+        passed = self.ctx.analysis(iterators_passed_in).get(fn.name.value, {})
+        param = value.value
+        # the first use that steps one is where Dynamo breaks (`parts = list(parts)` included); after it the
+        # frame is skipped or resumed elsewhere, so one finding per function
+        if param in passed and fn not in self._reported:
+            self._reported.add(fn)
+            self.report(value, param=param, line=passed[param])
