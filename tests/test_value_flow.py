@@ -411,3 +411,22 @@ def test_a_pep_484_type_comment_gives_the_parameters_their_kinds(tmp_path):
     assert [(f.line, f.code) for f in api.check_source(src).findings] == [(7, "DYN101")]
     # without the comment nothing says `x` is a tensor rather than a number
     assert api.check_source(src.replace("    # type: (Tensor, list[Tensor], int) -> Tensor\n", "")).findings == []
+
+
+@pytest.mark.dynamo
+def test_a_module_attribute_holding_a_numpy_array_is_a_tensor_in_traced_code(tmp_path):
+    # a sampler keeps its schedule as a NumPy array (one method) or a tensor (another): either way Dynamo
+    # traces the attribute as a tensor, and branching on one of its values breaks
+    from dynlint.compiler import harness
+    src = ("import numpy as np\nimport torch\nfrom torch import nn\n\n\nclass Sampler(nn.Module):\n"
+           "    def __init__(self, n=4):\n        super().__init__()\n"
+           "        self.timesteps = np.arange(n)[::-1] + 1\n        self.sigmas = np.linspace(0, 1, n)\n\n"
+           "    def set_timesteps(self, n):\n        self.timesteps = torch.from_numpy(np.arange(n))\n\n"
+           "    def forward(self, x):\n        if self.sigmas[-1] > 0.5:\n            x = x * 2\n"
+           "        return x\n\n\ncompiled = torch.compile(Sampler())\n")
+    path = tmp_path / "m.py"
+    path.write_text(src)
+    obs = harness.observe(str(path), ["compiled(torch.ones(2))"])
+    assert obs.error is None
+    assert 16 in {b.reported_line for b in obs.breaks}
+    assert [(f.line, f.code) for f in api.check_source(src).findings] == [(16, "DYN101")]

@@ -24,9 +24,10 @@ from dynlint.analysis.tensors.syntax import NON_TENSOR_TESTS, bound_arguments, i
     np_sized_draw, optional_param, type_comment
 from dynlint.analysis.tensors.torch_api import (
     BOOL_CREATORS, BOOL_METHODS, BOOL_TORCH_FUNCS, CONTAINER_BUILTINS, EVIDENCE_METHODS, FULL_REDUCTIONS,
-    INHERITED_PARAMS, INTEGER_DTYPES, LAYOUT_METHODS, NP_TRACED_DRAWS, PARAMETRISED_LAYERS, SCALAR_MATH,
-    SCALAR_PRESERVING, SEQUENCE_ANNOTATIONS, TENSOR_ANNOTATIONS, TENSOR_CTORS, TENSOR_METHODS, TORCH_OTHER_FUNCS, TORCH_TENSOR_CLASSES,
-    TORCH_TENSOR_PREFIXES, TORCH_VALUE_FUNCS, VALUE_ANNOTATIONS, VALUE_ATTRS, VALUE_BUILTINS, VALUE_METHODS)
+    INHERITED_PARAMS, INTEGER_DTYPES, LAYOUT_METHODS, NP_ARRAY_CTORS, NP_TRACED_DRAWS, PARAMETRISED_LAYERS,
+    SCALAR_MATH, SCALAR_PRESERVING, SEQUENCE_ANNOTATIONS, TENSOR_ANNOTATIONS, TENSOR_CTORS, TENSOR_METHODS,
+    TORCH_OTHER_FUNCS, TORCH_TENSOR_CLASSES, TORCH_TENSOR_PREFIXES, TORCH_VALUE_FUNCS, VALUE_ANNOTATIONS,
+    VALUE_ATTRS, VALUE_BUILTINS, VALUE_METHODS)
 from dynlint.linter.walker import walk
 
 # forward() parameters named like counts, sizes, indices or switches are usually Python values, not tensors
@@ -746,8 +747,11 @@ class Tensors:
                 found.update(info.registered)
                 for a, ctors in info.attrs.items():
                     q = [project.by_path[p].qualify(x) for x in ctors]
-                    if q and (q[0] in TENSOR_CTORS or
-                              (q[0].startswith("torch.") and self._torch_call(q[0]) == TENSOR)):
+                    # the first assignment makes a tensor, or every one a tensor or a NumPy array (which a
+                    # module attribute read in traced code is to Dynamo: `self.timesteps = np.arange(n)` in
+                    # one method, `torch.from_numpy(...)` in another)
+                    if q and (self._makes_tensor(q[0]) or
+                              all(self._makes_tensor(x) or x in NP_ARRAY_CTORS for x in q)):
                         found.add(a)
             # a subclass of nn.Linear / nn.Conv2d / nn.LayerNorm ... inherits its parameters
             for base in project.external_bases(ix.path, cls):
@@ -755,6 +759,9 @@ class Tensors:
                 if head.startswith("torch.nn") and last in PARAMETRISED_LAYERS:
                     found.update(INHERITED_PARAMS)
         return TENSOR if attr in self._self_attrs[cls] else UNKNOWN
+
+    def _makes_tensor(self, q: str) -> bool:
+        return q in TENSOR_CTORS or (q.startswith("torch.") and self._torch_call(q) == TENSOR)
 
     def _submodule(self, attr: str) -> bool:
         project, ix, cls = self.ctx.project, self.ctx.index, self._self_class()

@@ -131,6 +131,10 @@ CONTAINER_BUILTINS = frozenset({"enumerate", "zip", "sorted", "reversed", "list"
                                 "filter", "iter"})
 TENSOR_ANNOTATIONS = frozenset({"torch.Tensor", "Tensor", "torch.FloatTensor", "torch.LongTensor",
                                 "torch.BoolTensor", "torch.nn.Parameter"})
+# NumPy functions that build arrays (never a scalar): an attribute holding one is a tensor to Dynamo in traced code
+NP_ARRAY_CTORS = frozenset(f"numpy.{n}" for n in (
+    "array", "asarray", "arange", "linspace", "logspace", "geomspace", "zeros", "ones", "full", "empty",
+    "zeros_like", "ones_like", "full_like", "concatenate", "stack", "cumprod", "cumsum", "interp", "flip"))
 # generic sequences: annotated with tensor elements, iterating or indexing one gives tensors
 SEQUENCE_ANNOTATIONS = frozenset({"List", "list", "Tuple", "tuple", "Sequence", "Iterable", "Iterator",
                                   "MutableSequence"})
