@@ -430,3 +430,22 @@ def test_a_module_attribute_holding_a_numpy_array_is_a_tensor_in_traced_code(tmp
     assert obs.error is None
     assert 16 in {b.reported_line for b in obs.breaks}
     assert [(f.line, f.code) for f in api.check_source(src).findings] == [(16, "DYN101")]
+
+
+@pytest.mark.dynamo
+def test_a_name_bound_in_every_arm_of_an_if_hides_the_bindings_before_it(tmp_path):
+    # `limit=200` is an int, but after the if/else both of whose arms bind a tensor to it, only a tensor reaches
+    # the branch (an `elif` chain ending in `else` likewise); an `if` with no `else` may keep the int
+    from dynlint.compiler import harness
+    src = ("import torch\n\n\n@torch.compile\ndef f(x, limit=200, mode=0):\n"
+           "    if mode == 0:\n        limit = x.amax()\n    elif mode == 1:\n        limit = x.amin()\n"
+           "    else:\n        limit = x.mean()\n"
+           "    if limit > 0:\n        x = x + 1\n    return x\n")
+    path = tmp_path / "m.py"
+    path.write_text(src)
+    obs = harness.observe(str(path), ["f(torch.ones(3))"])
+    assert obs.error is None
+    assert 12 in {b.reported_line for b in obs.breaks}
+    assert [(f.line, f.code) for f in api.check_source(src).findings] == [(12, "DYN101")]
+    no_else = src.replace("    else:\n        limit = x.mean()\n", "")
+    assert api.check_source(no_else).findings == []

@@ -199,6 +199,9 @@ class Assignments:
         self.narrowed: Set[int] = set()     # id(Name) read inside `if isinstance(name, torch.Tensor):`
         self.not_tensor: Set[int] = set()   # ... in its `else`, or after it when its body returns or raises
         self._narrow: Dict[int, Tuple[str, bool]] = {}   # id(suite) -> (name its `if` test decides, a tensor?)
+        self._ends: Dict[int, int] = {}     # id(suite) -> the order of its last statement
+        self._joined: Dict[int, Dict[str, tuple]] = {}   # id(If) -> names every arm of it binds: their values
+        self._bound: List[Set[str]] = []    # names bound inside each `if` statement being walked
         self._tensors: List[str] = []       # names proven tensors where the walk stands (one per suite)
         self._others: List[List[str]] = []  # names proven not tensors (per suite)
 
@@ -227,6 +230,7 @@ class Assignments:
             elif any(node.value in names for names in self._others):
                 self.not_tensor.add(id(node))
         if role & _IF:
+            self._bound.append(set())
             name = _isinstance_tensor(node.test)
             if name:
                 self._narrow[id(node.body)] = (name, True)
@@ -245,6 +249,7 @@ class Assignments:
     def leave(self, node: cst.CSTNode) -> None:
         role = _ROLES[type(node)]
         if role & _SUITE:
+            self._ends[id(node)] = self._order
             self._blocks.pop()
             self._tensors.pop()
             self._others.pop()
@@ -255,8 +260,53 @@ class Assignments:
             self._expr.pop()
         if role & _LOOP:
             self._loops.pop()
+        if role & _IF:
+            bound = self._bound.pop()
+            if self._bound:
+                self._bound[-1] |= bound
+            if node.orelse is not None and bound:
+                self._join(node, bound)
+
+    def _join(self, node: cst.If, bound: Set[str]) -> None:
+        """`if c: m = a` / `else: m = b` (an `elif` chain ending in `else` too): every path binds `m`, so after
+        the statement the bindings before it no longer reach. Recorded as one binding there, of either value
+        (("either", values)), which `reaching` takes as the last sure one."""
+        orelse = node.orelse
+        inner = self._joined.pop(id(orelse), None) if isinstance(orelse, cst.If) else None
+        if isinstance(orelse, cst.If) and inner is None:
+            return                      # an `elif` chain with no `else`: some path binds nothing
+        arms = [node.body] + ([orelse.body] if isinstance(orelse, cst.Else) else [])
+        joined: Dict[str, tuple] = {}
+        for name in sorted(bound):
+            defs, values = self.where[name], []
+            for arm in arms:
+                found = self._bound_in(name, defs, arm)
+                if found is None:
+                    break
+                values += found
+            else:
+                if inner is None or name in inner:
+                    joined[name] = tuple(values) + (inner[name] if inner else ())
+        if not joined:
+            return
+        self._joined[id(node)] = joined
+        where = Where(self._order, tuple(self._blocks), tuple(self._loops), not self._expr)
+        for name, values in joined.items():
+            self._add(name, ("either", values), where)
+
+    def _bound_in(self, name: str, defs: List[Where], arm: cst.BaseSuite) -> Optional[list]:
+        """The values of `name` that reach the end of `arm` when the arm itself binds it on every path through it
+        (the last sure binding reaching there is inside the arm); None when it may not."""
+        end = Where(self._ends.get(id(arm), self._order) + 1, tuple(self._blocks) + (id(arm),), tuple(self._loops))
+        keep = reaching(defs, end)
+        if not any(defs[i].sure and id(arm) in defs[i].blocks and end.blocks[:len(defs[i].blocks)] == defs[i].blocks
+                   for i in keep):
+            return None
+        return [self.values[name][i] for i in keep]
 
     def _add(self, name: str, value, where: Optional[Where] = None) -> None:
+        if self._bound:
+            self._bound[-1].add(name)
         self.values.setdefault(name, []).append(value)
         self.where.setdefault(name, []).append(where or self._head or self.here())
 

@@ -115,6 +115,7 @@ class Tensors:
         entry = self._env().get(name)
         if not isinstance(entry, list):
             return []
+        entry = [v for v in entry if not (isinstance(v, tuple) and v[0] == "either")]    # repeats of the others
         return [v for v in entry if not isinstance(v, (str, tuple))] if \
             all(not isinstance(v, (str, tuple)) for v in entry) else []
 
@@ -706,6 +707,12 @@ class Tensors:
         return combined(kinds) if kinds else UNKNOWN
 
     def _element(self, entry) -> str:
+        if entry[0] == "either":        # bound on every path of an if/else: any of its arms' values
+            return combined([v if isinstance(v, str) else self._element(v) if isinstance(v, tuple) else self._kind(v)
+                             for v in entry[1]])
+        return self._one_element(entry)
+
+    def _one_element(self, entry) -> str:
         """An ("unpack", whole) or ("iter", whole) binding: the rows of a tensor are tensors. (A parameter only
         guessed to be a tensor, which may as well be a list of anything, gives unknown elements: `_unpacked`.)
         `a, b = self.method(x)` / `self.sub(x)` / `helper(x)`: the element of every `return a, b` there."""
