@@ -4,11 +4,11 @@ from __future__ import annotations
 import argparse
 import difflib
 import gc
+import importlib
 import os
 import sys
 from typing import List, Optional, Sequence, Tuple
 
-from dynlint import api
 from dynlint import report as report_formats
 from dynlint.linter.codes import ENGINE_CODES, RUNTIME_CODES
 from dynlint.linter.config import (OPTIONS, PERFORMANCE, SELECTION, VERIFY, ConfigError, Option, apply_flags, flag_seconds,
@@ -21,6 +21,12 @@ from dynlint.report import progress
 from dynlint.report import text as text_format
 from dynlint.report.display import printable
 from dynlint.rules import PREVIEW_BELOW, all_rules, is_preview, precision, recall
+
+
+def _api():
+    """dynlint.api, imported on first use: it loads libcst and the engine, which `--version`, `--help` and the
+    rule catalogue never need (the startup item of the first-week issue)."""
+    return importlib.import_module("dynlint.api")
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
@@ -274,7 +280,7 @@ def _configuration(args):
                 "[tool.dynlint] of pyproject.toml)" if p.startswith("-") else ""
             sys.stderr.write(f"dynlint: error: no such file or directory: {p}{hint}\n")
             raise _Stop(EXIT_USAGE)
-    known = api.known_codes()
+    known = _api().known_codes()
     flags = {option.key: getattr(args, _dest(option)) for option in OPTIONS if option.flags}
     return apply_flags(load_config(args.paths, known, args.config),
                        {key: value for key, value in flags.items() if value is not None}, known)
@@ -306,7 +312,7 @@ def _show_files(paths, config) -> int:
 
 def _fix(args, config, jobs):
     with progress.stage_bars(args.quiet) as bars:
-        return api.fix(args.paths, config, unsafe=args.unsafe_fixes, debug=args.debug, jobs=jobs,
+        return _api().fix(args.paths, config, unsafe=args.unsafe_fixes, debug=args.debug, jobs=jobs,
                        cache=not args.no_cache, progress=bars)
 
 
@@ -314,11 +320,11 @@ def _static_pass(args, config, jobs):
     """The check, or with --fix the fixes and the check of what is left. Returns (result, the fix summary line,
     and with --fix --verify (FixVerification, the verify report on the code as left))."""
     if getattr(args, "stdin_text", None) is not None:
-        return api.check_buffer(args.stdin_text, args.paths[0], config, debug=args.debug, jobs=jobs,
+        return _api().check_buffer(args.stdin_text, args.paths[0], config, debug=args.debug, jobs=jobs,
                                 cache=not args.no_cache), "", None
     if not args.fix:
         with progress.stage_bars(args.quiet) as bars:
-            return api.check(args.paths, config, debug=args.debug, jobs=jobs, cache=not args.no_cache,
+            return _api().check(args.paths, config, debug=args.debug, jobs=jobs, cache=not args.no_cache,
                              progress=bars), "", None
     outcome = _fix(args, config, jobs)
     verification = fixes = None
@@ -404,7 +410,7 @@ def _verify_fixes(args, config, jobs, outcome):
                               static_findings=static_findings, progress=bar, **outputs)
 
     def recheck():
-        return api.check(args.paths, config, debug=args.debug, jobs=jobs, cache=False)
+        return _api().check(args.paths, config, debug=args.debug, jobs=jobs, cache=False)
 
     try:
         verification, report, result, problems = verify_fixes(outcome, verify, recheck, config.root)

@@ -1,6 +1,8 @@
 """The CLI as a user runs it: a real subprocess, exit codes, formats, configuration, suppressions."""
 import json
 import re
+import subprocess
+import sys
 import textwrap
 
 import pytest
@@ -407,3 +409,13 @@ def test_stdin_misuse_is_a_usage_error(cli, tmp_path, args):
     root = write_tree(tmp_path, STDIN_PROJECT)
     r = cli("check", *args, cwd=root, input="x = 1\n")
     assert r.returncode == 2 and "dynlint: error:" in r.stderr
+
+
+@pytest.mark.parametrize("argv", [["--version"], ["--help"], ["check", "--help"]])
+def test_version_and_help_load_neither_libcst_nor_the_engine(argv):
+    # startup (first-week issue, item 7): what answers at once must not pay for the parser and the analysis
+    code = ("import sys\nfrom dynlint.cli import main\ntry:\n    main(sys.argv[1:])\nexcept SystemExit:\n    pass\n"
+            "heavy = sorted(m for m in ('libcst', 'dynlint.api', 'dynlint.linter.engine') if m in sys.modules)\n"
+            "print('HEAVY', heavy)\n")
+    out = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True, timeout=120).stdout
+    assert "HEAVY []" in out, out
