@@ -23,9 +23,9 @@ def cli():
 
 
 def load_bench(name: str):
-    """bench/NAME.py as a module, for the two tests that share a bench script's code: the guard probes
-    (test_guards.py checks the guard model against what they measure) and the headless-browser driving
-    (test_html_report.py)."""
+    """bench/NAME.py as a module, for the tests that share a bench script's code: the guard probes
+    (test_guards.py checks the guard model against what they measure), the headless-browser driving
+    (test_html_report.py) and the generated table of Dynamo's skipped torch functions (test_rule_proofs.py)."""
     key = f"bench_{name}"
     if key not in sys.modules:
         spec = importlib.util.spec_from_file_location(key, ROOT / "bench" / f"{name}.py")

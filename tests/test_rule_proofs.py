@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import skip_unless_importable
+from conftest import load_bench, skip_unless_importable
 
 torch = pytest.importorskip("torch")
 
@@ -78,6 +78,15 @@ def test_every_gb_type_exists_in_the_installed_registry():
     assert not stale, f"listed as another release's but present in {torch.__version__}: {sorted(stale)}"
     none_known = [r.code for r in RULES if r.gb_types and not set(r.gb_types) & known]
     assert not none_known, f"rules none of whose gb_types torch {torch.__version__} knows: {none_known}"
+
+
+def test_the_table_of_skipped_torch_functions_is_the_installed_torchs():
+    """DYN612 reads analysis/dynamo_skips.py, generated from torch._dynamo.trace_rules: on the release it names,
+    it must be what that torch says (regenerate with `python bench/dynamo_skips.py`)."""
+    from dynlint.analysis import dynamo_skips
+    if torch.__version__.split("+")[0] != dynamo_skips.TORCH_VERSION:
+        pytest.skip(f"the table is torch {dynamo_skips.TORCH_VERSION}'s")
+    assert load_bench("dynamo_skips").generate() == Path(dynamo_skips.__file__).read_text(encoding="utf-8")
 
 
 def test_every_rule_is_proven_by_at_least_one_example():

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from dynlint.analysis.dynamo_skips import SKIPPED_TORCH_FUNCTIONS
 from dynlint.analysis.names import DISABLE, SKIPS_FRAME, strip_call
 from dynlint.analysis.regions import is_disabled
 from dynlint.analysis.tensors.kinds import TENSOR, TENSORS
@@ -11,6 +12,8 @@ from dynlint.analysis.tensors.torch_api import TENSOR_METHODS
 from dynlint.linter.rule import Example, register
 from dynlint.linter.walker import dotted
 from dynlint.rules.common import NamedCallRule, TorchRule, source_of
+from dynlint.rules.side_effects.randomness import RngStateInCompiledCode
+from dynlint.rules.side_effects.tensor_state import AUTOGRAD_CALLS
 
 SKIPPED = "Attempted to call function marked as skipped"
 BUILTIN = "Failed to trace builtin operator"
@@ -664,3 +667,43 @@ class OrderingOverTensors(TorchRule):
                 return body.func.value.value == param
             body = body.func.value
         return False
+
+
+@register
+class SkippedTorchCall(NamedCallRule):
+    """Checks for calls to the torch functions Dynamo's own trace rules mark as skipped (`torch.nn.utils.rnn.
+    pack_padded_sequence`, `torch.jit.isinstance`, `torch.set_anomaly_enabled`, `torch.cuda.set_device`, ...),
+    read from `torch._dynamo.trace_rules` into a generated table (`analysis/dynamo_skips.py`). Seeding and RNG
+    state (DYN317) and autograd calls (DYN315) have rules of their own."""
+    code = "DYN612"
+    name = "skipped-torch-call"
+    message = "`{call}()` is marked skipped in Dynamo's trace rules: calling it from compiled code breaks the graph"
+    fix = "Call it before or after the compiled code; for packed sequences, run the recurrent part outside the compiled function or pad and mask instead of packing"
+    gb_types = (SKIPPED,)
+    why = """
+        Dynamo keeps, for every torch callable it knows, how to model a call: put it in the graph, inline its
+        Python, or skip it. The ones it skips (packing padded sequences, `torch.jit.isinstance`, anomaly
+        detection and autocast setters, device selection) run eagerly: the graph ends before the call and
+        resumes after it (`Attempted to call function marked as skipped`). The list is Dynamo's own, read
+        from the installed torch by `bench/dynamo_skips.py`, so it follows the release.
+    """
+    INVALID = [Example("""
+        import torch
+        from torch.nn.utils.rnn import pack_padded_sequence
+
+        @torch.compile
+        def packed_total(x, lengths):
+            y = x * 2
+            packed = pack_padded_sequence(y, lengths, batch_first=True)
+            return packed.data.sum()
+    """, "packed_total(torch.ones(2, 3, 4), torch.tensor([3, 2]))")]
+    VALID = [Example("""
+        import torch
+
+        @torch.compile
+        def masked_total(x, lengths):
+            y = x * 2
+            keep = torch.arange(x.shape[1]) < lengths[:, None]
+            return (y * keep[..., None]).sum()
+    """, "masked_total(torch.ones(2, 3, 4), torch.tensor([3, 2]))")]
+    exact = SKIPPED_TORCH_FUNCTIONS - RngStateInCompiledCode.exact - AUTOGRAD_CALLS

@@ -246,12 +246,13 @@ class AutogradCallInCompiledCode(TorchRule):
 
     def visit_Call(self, node: cst.Call) -> None:
         name = self.call_name(node) or ""
-        if name in ("torch.autograd.grad", "torch.autograd.backward"):
+        if name in AUTOGRAD_CALLS:
             self.report(node, call=f"{name}()")
         elif self.method_name(node) == "backward" and self.tensors.kind(self.receiver(node)) in (TENSOR, WEAK):
             self.report(node, call=".backward()")
 
 
+AUTOGRAD_CALLS = frozenset({"torch.autograd.grad", "torch.autograd.backward"})     # DYN315's by name
 PARAM_MODULES = frozenset({
     "Linear", "Bilinear", "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d",
     "Embedding", "EmbeddingBag", "LayerNorm", "GroupNorm", "RMSNorm", "BatchNorm1d", "BatchNorm2d", "BatchNorm3d",
