@@ -29,12 +29,36 @@ def check(paths: Sequence[str], config: Optional[Config] = None, debug: bool = F
     store = open_cache(config.root, config.fingerprint(), [r.code for r in rules], config.cache_dir) \
         if cache and cache_allowed(config, paths) else None
     notices: list = []
-    files = _with_buffers(discover(paths, config, notices), config, buffers)
-    result = engine.run(files, config, rules, analysis=regions, debug=debug, jobs=jobs, cache=store,
-                        progress=progress, buffers=buffers)
+    files = list(discover(paths, config, notices))
+    scope = _project_scope(paths, config, files)
+    if scope is not None:
+        files += scope[1]
+    result = engine.run(_with_buffers(files, config, buffers), config, rules, analysis=regions, debug=debug,
+                        jobs=jobs, cache=store, progress=progress, buffers=buffers)
+    if scope is not None:
+        named = scope[0]
+        result.findings = [f for f in result.findings if f.path in named]
+        result.errors = [e for e in result.errors if e.path in named]
+        result.files = [rel for rel in result.files if rel in named]
     result.notices = notices + (store.notices if store else [])
     result.findings = notebooks.in_cells(result.findings, lambda rel: _notebook_view(config, rel, buffers))
     return result
+
+
+def _project_scope(paths: Sequence[str], config: Config, files: list):
+    """Files or folders named inside a project are checked with the whole project in view, as an editor buffer
+    or flake8 checks a file: what is compiled, and which callers reach a function, is the project's to say,
+    whichever files are named (`dynlint check pkg/layers.py` reports what the editor shows there). The named
+    files' project-relative paths and the project's other files; None when the paths are the project (or no
+    configuration file makes one)."""
+    if config.source is None:
+        return None
+    root = config.root.resolve()
+    if any(Path(p).resolve() == root or root not in Path(p).resolve().parents for p in paths):
+        return None
+    named = {rel for _, rel in files}
+    others = [(p, rel) for p, rel in discover([str(config.root)], config, []) if rel not in named]
+    return named, others
 
 
 def cache_allowed(config: Config, paths: Sequence[str]) -> bool:

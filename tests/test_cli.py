@@ -419,3 +419,22 @@ def test_version_and_help_load_neither_libcst_nor_the_engine(argv):
             "print('HEAVY', heavy)\n")
     out = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True, timeout=120).stdout
     assert "HEAVY []" in out, out
+
+
+def test_a_named_file_is_checked_with_its_whole_project_in_view(cli, tmp_path):
+    # first-week issue, item 6: the editor, flake8 and stdin follow callers in other files; a file named on the
+    # command line (as pre-commit names the staged ones) must get the same findings, and only its own
+    write_tree(tmp_path, {
+        "pyproject.toml": "[tool.dynlint]\n",
+        "pkg/__init__.py": "",
+        "pkg/layers.py": "def helper(x):\n    return x.item()\n",
+        "pkg/model.py": "import torch\n\nfrom pkg.layers import helper\n\n\n@torch.compile\n"
+                        "def model(x):\n    print(x)\n    return helper(x * 2)\n",
+    })
+    named = cli("check", "pkg/layers.py", "--format", "json", cwd=tmp_path)
+    found = json.loads(named.stdout)
+    assert [(f["path"], f["line"], f["code"]) for f in found["findings"]] == [("pkg/layers.py", 2, "DYN201")]
+    stdin = cli("check", "-", "--stdin-filename", "pkg/layers.py", "--format", "json", cwd=tmp_path,
+                input="def helper(x):\n    return x.item()\n")
+    assert json.loads(stdin.stdout)["findings"] == found["findings"]
+    assert "1 file checked" in cli("check", "pkg/layers.py", cwd=tmp_path).stdout
