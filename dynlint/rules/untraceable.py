@@ -342,7 +342,7 @@ class CustomOpWithoutFake(TorchRule):
 @register
 class RecurrentModuleCall(TorchRule):
     """Checks for calls of `nn.LSTM` / `nn.GRU` / `nn.RNN` submodules in traced code (`self.rnn(x)`, where
-    `__init__` made `rnn` one, in this class or a base)."""
+    `__init__` made `rnn` one, in this class or a base, or in a subclass whose instances run this method)."""
     code = "DYN606"
     name = "recurrent-module-call"
     message = "`{call}` calls a `{cls}`, which Dynamo does not trace: it " + SKIPS_FRAME
@@ -367,7 +367,27 @@ class RecurrentModuleCall(TorchRule):
             def forward(self, x):
                 out, _ = self.rnn(self.proj(x))
                 return out.relu()
-    """, "torch.compile(Tagger())(torch.randn(2, 3, 4))")]
+    """, "torch.compile(Tagger())(torch.randn(2, 3, 4))"), Example("""
+        import torch
+        from torch import nn
+
+
+        class Mixer(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.proj = nn.Linear(4, 4)
+                self.rnn = nn.Identity()
+
+            def forward(self, x):
+                out = self.rnn(self.proj(x))
+                return out[0].relu()
+
+
+        class LSTMMixer(Mixer):
+            def __init__(self):
+                super().__init__()
+                self.rnn = nn.LSTM(4, 4, batch_first=True)
+    """, "torch.compile(LSTMMixer())(torch.randn(2, 3, 4))")]
     VALID = [Example("""
         import torch
         from torch import nn
@@ -396,14 +416,29 @@ class RecurrentModuleCall(TorchRule):
         if not (ix and project and cls):
             return
         for p, c in [(ix.path, cls), *project.bases(ix.path, cls)]:
-            info = project.by_path[p].classes.get(c)
-            ctors = info.attrs.get(f.attr.value, []) if info else []
-            kinds = {self.RECURRENT.get(project.by_path[p].qualify(x) or "") for x in ctors}
-            if ctors and None not in kinds:         # every value it is given is a recurrent module
+            kinds = self._recurrent(p, c, f.attr.value)
+            if kinds:                               # every value it is given is a recurrent module
                 self.report(node, call=source_of(node), cls="/".join(sorted(kinds)))
                 return
-            if ctors:
+            if kinds is not None:
+                break
+        # `self` may be a subclass's instance: one that makes the attribute a recurrent module breaks here
+        for p, c in project.subclasses(ix.path, cls):
+            kinds = self._recurrent(p, c, f.attr.value)
+            if kinds:
+                self.report(node, call=source_of(node), cls="/".join(sorted(kinds)) + f"` in a `{c}")
                 return
+
+    def _recurrent(self, path: str, cls: str, attr: str):
+        """The recurrent classes `cls`'s own assignments of `self.<attr>` make, when every one makes one (an
+        empty set when some do not); None when the class does not assign it."""
+        project = self.ctx.project
+        info = project.by_path[path].classes.get(cls)
+        ctors = info.attrs.get(attr, []) if info else []
+        if not ctors:
+            return None
+        kinds = {self.RECURRENT.get(project.by_path[path].qualify(x) or "") for x in ctors}
+        return set() if None in kinds else kinds
 
 
 @register
