@@ -449,3 +449,18 @@ def test_a_name_bound_in_every_arm_of_an_if_hides_the_bindings_before_it(tmp_pat
     assert [(f.line, f.code) for f in api.check_source(src).findings] == [(12, "DYN101")]
     no_else = src.replace("    else:\n        limit = x.mean()\n", "")
     assert api.check_source(no_else).findings == []
+
+
+@pytest.mark.dynamo
+def test_an_item_of_a_list_of_unknown_values_is_not_a_python_value(tmp_path):
+    # `pair = [x.sum(), y]` holds a tensor: indexing it may give one, so a helper it is passed to keeps its own
+    # evidence (`.item()`) instead of taking the argument for a Python number
+    from dynlint.compiler import harness
+    src = ("import torch\n\n\ndef scalar(v):\n    return v.item()\n\n\n@torch.compile\ndef f(x, y):\n"
+           "    pair = [x.sum(), y]\n    return x * scalar(pair[0])\n")
+    path = tmp_path / "m.py"
+    path.write_text(src)
+    obs = harness.observe(str(path), ["f(torch.ones(3), 2)"])
+    assert obs.error is None
+    assert 5 in {b.reported_line for b in obs.breaks}
+    assert [(f.line, f.code) for f in api.check_source(src).findings] == [(5, "DYN201")]

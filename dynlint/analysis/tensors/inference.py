@@ -790,12 +790,15 @@ class Tensors:
         if isinstance(node, cst.Name):
             return self._name_kind(node.value, node)
         if isinstance(node, (cst.Tuple, cst.List)):
-            return TENSORS if node.elements and all(self._holds_tensors(e) for e in node.elements) else VALUE
+            return self._display_kind(node)
         if isinstance(node, cst.ListComp):
             return TENSORS if self._kind(node.elt) == TENSOR else VALUE
         if isinstance(node, (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.ConcatenatedString,
-                             cst.FormattedString, cst.Dict, cst.Set, cst.DictComp, cst.SetComp, cst.Ellipsis)):
+                             cst.FormattedString, cst.Set, cst.DictComp, cst.SetComp, cst.Ellipsis)):
             return VALUE
+        if isinstance(node, cst.Dict):      # its values are what indexing it gives
+            return VALUE if all(isinstance(e, cst.DictElement) and self._kind(e.value) == VALUE
+                                for e in node.elements) else UNKNOWN
         if isinstance(node, cst.Attribute):
             return self._attribute_kind(node)
         if isinstance(node, cst.Subscript):
@@ -824,6 +827,15 @@ class Tensors:
             return combine(self._kind(node.body), self._kind(node.orelse))
         if isinstance(node, cst.NamedExpr):
             return self._kind(node.value)
+        return UNKNOWN
+
+    def _display_kind(self, node) -> str:
+        """A list or tuple display: of tensors (TENSORS), of Python values (VALUE, so are its items), or of
+        anything else (UNKNOWN: indexing it may give a tensor, `pair = [x.sum(), y]; pair[1]`)."""
+        if node.elements and all(self._holds_tensors(e) for e in node.elements):
+            return TENSORS
+        if all(not isinstance(e, cst.StarredElement) and self._kind(e.value) == VALUE for e in node.elements):
+            return VALUE
         return UNKNOWN
 
     def _holds_tensors(self, e: cst.BaseElement) -> bool:
