@@ -38,7 +38,7 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message):          # argparse exits 2 too; keep its message, add our prefix and a suggestion
         self.print_usage(sys.stderr)
-        self.exit(EXIT_USAGE, f"dynlint: error: {message}{self._suggestion(message)}\n")
+        self.exit(EXIT_USAGE, f"dynlint: error: {printable(message)}{printable(self._suggestion(message))}\n")
 
     def _suggestion(self, message: str) -> str:
         if not message.startswith("unrecognized arguments:"):
@@ -353,7 +353,7 @@ def _runtime_pass(args, config, result, fixes):
                                     timeout=config.timeout, static_findings=result.findings, progress=bar,
                                     modes=args.modes, time_budget_s=args.timing_budget)
         except VerifyUnavailable as e:
-            sys.stderr.write(f"dynlint: error: {e}\n")
+            sys.stderr.write(f"dynlint: error: {printable(str(e))}\n")
             raise _Stop(EXIT_USAGE) from None
     if not report.examples and fixes is None:       # (with --fix, the fixes are then reported as unverified)
         globs = ", ".join(config.examples)
@@ -415,7 +415,7 @@ def _verify_fixes(args, config, jobs, outcome):
     try:
         verification, report, result, problems = verify_fixes(outcome, verify, recheck, config.root)
     except VerifyUnavailable as e:
-        sys.stderr.write(f"dynlint: error: {e}\n")
+        sys.stderr.write(f"dynlint: error: {printable(str(e))}\n")
         raise _Stop(EXIT_USAGE) from None
     for problem in problems:
         sys.stderr.write(f"dynlint: {problem}\n")
@@ -508,7 +508,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         parser.print_help()
         return EXIT_USAGE
     except ConfigError as e:
-        sys.stderr.write(f"dynlint: error: {e}\n")
+        sys.stderr.write(f"dynlint: error: {printable(str(e))}\n")
         return EXIT_USAGE
     except KeyboardInterrupt:
         sys.stderr.write("dynlint: interrupted\n")

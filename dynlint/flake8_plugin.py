@@ -22,6 +22,7 @@ from typing import Dict, Iterator, List, Set, Tuple
 
 from dynlint.linter.finding import Finding
 from dynlint.linter.version import __version__
+from dynlint.report.display import printable
 
 # project root -> (files dynlint checked, findings by project-relative path); once per flake8 process
 _PROJECTS: Dict[Path, Tuple[Set[str], Dict[str, List[Finding]]]] = {}
@@ -99,7 +100,7 @@ class Flake8Plugin:
         if not self.selected:
             return
         for f in self._findings():
-            yield f.line, f.column, f"{f.code} {f.message}", type(self)
+            yield f.line, f.column, f"{f.code} {printable(f.message)}", type(self)
 
     def _findings(self) -> List[Finding]:
         """The file's findings from the project run, unless flake8 read other text than the file's: stdin

@@ -187,7 +187,29 @@ class Source:
 
 def unified_diff(rel: str, before: str, after: str) -> str:
     return "".join(difflib.unified_diff(before.splitlines(keepends=True), after.splitlines(keepends=True),
-                                        fromfile=f"a/{rel}", tofile=f"b/{rel}"))
+                                        fromfile=_diff_name("a/", rel), tofile=_diff_name("b/", rel)))
+
+
+_GIT_ESCAPES = {"\a": "\\a", "\b": "\\b", "\t": "\\t", "\n": "\\n", "\v": "\\v", "\f": "\\f", "\r": "\\r",
+                '"': '\\"', "\\": "\\\\"}
+
+
+def _diff_name(prefix: str, rel: str) -> str:
+    """A file name in a diff header as git writes one: plain when it is printable ASCII, else in double quotes
+    with C escapes and octal UTF-8 bytes (what `git apply` reads back), so a name never carries a control
+    character or a line break into a terminal or a CI log."""
+    name = prefix + rel
+    if all(" " <= c <= "~" and c not in '"\\' for c in name):
+        return name
+    out = []
+    for c in name:
+        if c in _GIT_ESCAPES:
+            out.append(_GIT_ESCAPES[c])
+        elif " " <= c <= "~":
+            out.append(c)
+        else:
+            out += [f"\\{b:03o}" for b in c.encode("utf-8", "surrogateescape")]
+    return '"' + "".join(out) + '"'
 
 
 # ---- the project: passes until nothing changes -----------------------------------------------------------

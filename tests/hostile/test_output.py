@@ -117,3 +117,41 @@ def test_o_into_a_named_pipe_writes_to_its_reader(cli, tmp_path):
     assert r.returncode == 1, r.stderr
     assert got and "model.py:5:12: DYN201" in got[0]
     assert os.path.exists(fifo) and not os.path.isfile(fifo)
+
+
+def test_configuration_errors_show_control_characters_escaped(cli, tmp_path):
+    """An unknown key named with an escape sequence and a workflow command: the error quoted the key raw, so a
+    repository's pyproject.toml drove the terminal (or the Actions log) of whoever ran dynlint on it."""
+    write_tree(tmp_path, {"pyproject.toml": '[tool.dynlint]\n"\\u001b[2J##[error]owned" = 1\n', "m.py": "x = 1\n"})
+    r = cli("check", ".", "--no-cache", cwd=tmp_path)
+    assert r.returncode == 2 and "owned" in r.stderr
+    assert not UNSAFE.search(r.stderr) and "##[" not in r.stderr and "\\x1b" in r.stderr
+
+
+def test_flake8_messages_show_control_characters_escaped(tmp_path):
+    """A finding's message quotes the code (`branch on a tensor value ...`): through flake8 the raw escape
+    sequence of a string in that code reached the terminal."""
+    import subprocess
+    write_tree(tmp_path, {"pyproject.toml": "[tool.dynlint]\n",
+                          "m.py": 'import torch\n\n\n@torch.compile\ndef f(x):\n'
+                                  '    if x.sum() > len("\x1b[2J"):\n        return x\n    return -x\n'})
+    r = subprocess.run([sys.executable, "-m", "flake8", "--select", "DYN", "m.py"], cwd=tmp_path,
+                       capture_output=True, text=True, timeout=300)
+    assert "DYN101" in r.stdout, r.stdout + r.stderr
+    assert not UNSAFE.search(r.stdout) and "\\x1b" in r.stdout
+
+
+@pytest.mark.skipif(os.name != "posix", reason="a file name with a control character")
+def test_diff_headers_quote_a_file_name_as_git_does(cli, tmp_path):
+    """`--diff` wrote the file name raw into its `---`/`+++` headers: a name with an escape sequence or a line
+    break reached the terminal. It is now quoted as git quotes one, and `git apply` still applies the diff."""
+    import subprocess
+    name = "we\x1bird.py"
+    write_tree(tmp_path, {"pyproject.toml": "[tool.dynlint]\n",
+                          name: "import torch\n\n\n@torch.compile\ndef f(x):\n    print(x)\n    return x * 2\n"})
+    r = cli("check", ".", "--diff", "--no-cache", cwd=tmp_path)
+    assert '--- "a/we\\033ird.py"' in r.stdout and not UNSAFE.search(r.stdout), r.stdout
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    applied = subprocess.run(["git", "apply", "-"], cwd=tmp_path, input=r.stdout, capture_output=True, text=True)
+    assert applied.returncode == 0, applied.stderr
+    assert "is_compiling" in (tmp_path / name).read_text()
