@@ -241,17 +241,29 @@ def discover(paths: Sequence[str], config: Config, notices: Optional[List[str]] 
     yield from found
 
 
-def display_lines(path: Path, max_mib: float = 10.0) -> List[str]:
-    """A file's lines for code snippets in reports; none for what is not a regular file (a FIFO would block,
-    /dev/zero would never end) or is over the size limit. Python's line breaks only (not form feeds)."""
+def display_lines(path: Path, max_mib: float = 10.0, root: Optional[Path] = None) -> List[str]:
+    """A file's lines for code snippets in reports (`report_bytes`). Python's line breaks only (not form feeds):
+    universal newlines, \r\n and \r become \n."""
+    data = report_bytes(path, max_mib, root)
+    if data is None:
+        return []
+    return data.decode("utf-8", errors="replace").replace("\r\n", "\n").replace("\r", "\n").split("\n")
+
+
+def report_bytes(path: Path, max_mib: float = 10.0, root: Optional[Path] = None) -> Optional[bytes]:
+    """A project file's bytes as a report quotes or hashes them; None for what is not a regular file (a FIFO
+    would block, /dev/zero would never end), is over the size limit, or (given the project's `root`) is reached
+    through a symbolic link out of it (an editor's buffer named like a link to a secret)."""
     try:
+        if root is not None and escapes(path, root):
+            return None
         st = os.stat(path)
         if not stat.S_ISREG(st.st_mode) or (max_mib and st.st_size > max_mib * 2 ** 20):
-            return []
-        with open(path, encoding="utf-8", errors="replace") as f:      # universal newlines: \r\n and \r become \n
-            return f.read().split("\n")
+            return None
+        with open(path, "rb") as f:
+            return f.read()
     except OSError:
-        return []
+        return None
 
 
 def escapes(path, root: Path) -> Optional[str]:

@@ -44,7 +44,7 @@ def render_report(report, options) -> str:
     """The page for the run's JSON document; source snippets are read from the project root."""
     document = json_format.to_document(report.findings, report.files, report.errors, report.verify)
     verify = document.get("verify")
-    page = _Page(document, _Sources(report.config.root))
+    page = _Page(document, _Sources(report.config.root, report.buffers))
     body = [page.header(), page.summary()]
     if verify:
         body += [page.examples_table(), page.charts(), page.graph_breaks(), page.recompiles(), page.failures()]
@@ -60,9 +60,12 @@ def render_report(report, options) -> str:
 class _Sources:
     """Lines of the project's files, read once each; only project-relative paths inside the root."""
 
-    def __init__(self, root: Optional[Path]) -> None:
+    def __init__(self, root: Optional[Path], buffers: Optional[dict] = None) -> None:
         self.root = root
         self._cache: Dict[str, List[str]] = {}
+        for path, text in (buffers or {}).items():      # what was checked (stdin), not the file of that name
+            self._cache[(path, 0)] = (text.decode("utf-8", "replace") if isinstance(text, bytes) else text
+                                      ).replace("\r\n", "\n").replace("\r", "\n").split("\n")
 
     def lines(self, path: str, cell: int = 0) -> List[str]:
         """A file's lines, or a notebook cell's."""
@@ -74,7 +77,8 @@ class _Sources:
                     self._cache[(path, n)] = lines
                 self._cache.setdefault((path, cell), [])
             else:
-                self._cache[(path, 0)] = display_lines(Path(self.root) / path)  # never blocks on a FIFO or /dev/zero
+                # never blocks on a FIFO or /dev/zero, never follows a link out of the project
+                self._cache[(path, 0)] = display_lines(Path(self.root) / path, root=Path(self.root))
         return self._cache[(path, cell)]
 
 

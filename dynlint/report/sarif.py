@@ -15,7 +15,7 @@ from urllib.parse import quote
 from dynlint.linter import notebooks
 from dynlint.linter.codes import ENGINE_CODES, INTERNAL_ERROR, PARSE_ERROR
 from dynlint.linter.config import ConfigError
-from dynlint.linter.files import repository_root
+from dynlint.linter.files import report_bytes, repository_root
 from dynlint.linter.finding import Finding
 from dynlint.linter.rule import HOMEPAGE
 from dynlint.linter.version import __version__
@@ -98,7 +98,7 @@ def build_log(report) -> om.SarifLog:
         rank = {"error": 0, "warning": 1, "note": 2}
         problems = sorted(problems, key=lambda f: rank.get(f.severity, 1))[:MAX_RESULTS]
 
-    hashes, stored = FileHashes(root), notebooks.StoredLines(root)
+    hashes, stored = FileHashes(root, report.buffers), notebooks.StoredLines(root)
     results = [sarif_result(f, index[f.code], prefix, hashes.get(f.path, stored(f)), stored(f)) for f in problems]
     driver = om.ToolComponent(name="dynlint", version=__version__, semantic_version=__version__,
                               information_uri=HOMEPAGE, rules=descriptors)
@@ -192,17 +192,18 @@ def tool_notifications(findings: Sequence[Finding], errors, prefix: str) -> List
 class FileHashes:
     """primaryLocationLineHash per (file, line), each file read and hashed once."""
 
-    def __init__(self, root: Path):
+    def __init__(self, root: Path, buffers: Optional[dict] = None):
         self.root = root
         self.files: Dict[str, Dict[int, str]] = {}
+        for path, text in (buffers or {}).items():      # what was checked (stdin), not the file of that name
+            self.files[path] = line_hashes(text.decode("utf-8", "replace") if isinstance(text, bytes) else text)
 
     def get(self, path: str, line: int) -> Optional[str]:
         if path not in self.files:
-            try:
-                text = (self.root / path).read_bytes().decode("utf-8", errors="replace")
-            except OSError:
-                text = None         # upload-sarif computes it from the checkout instead
-            self.files[path] = line_hashes(text) if text is not None else {}
+            # a regular file of the project only (no FIFO, /dev/zero or link out of it); else upload-sarif
+            # computes the hash from the checkout instead
+            data = report_bytes(self.root / path, root=self.root)
+            self.files[path] = line_hashes(data.decode("utf-8", errors="replace")) if data is not None else {}
         return self.files[path].get(line)
 
 

@@ -100,7 +100,8 @@ def render_report(report, options) -> str:
             elif f.path in (report.buffers or {}):
                 sources[f.path] = report.buffers[f.path].splitlines(keepends=True)
             elif f.path not in sources:
-                sources[f.path] = display_lines(report.config.root / f.path, report.config.max_file_size)
+                sources[f.path] = display_lines(report.config.root / f.path, report.config.max_file_size,
+                                                report.config.root)
     body = report.verify_text + "\n" if report.verify_text else ""
     return body + _render(report.findings, len(report.files), sources, colour=options.colour, quiet=options.quiet,
                           statistics=options.statistics, name=lambda rel: shown(report.config.root, rel))

@@ -1,4 +1,5 @@
 """Committed symbolic links: nothing outside the project is read (and printed) or written through them."""
+import json
 import os
 import sys
 
@@ -102,3 +103,30 @@ def test_paths_with_no_project_in_common_leave_no_cache_above_them(cli, tmp_path
     assert not (tmp_path / ".dynlint_cache").exists()
     named = cli("check", tmp_path / "a", cwd=tmp_path / "cwd", env={"XDG_CACHE_HOME": str(tmp_path / "user-cache")})
     assert named.returncode == 1 and (tmp_path / "a" / ".dynlint_cache").is_dir()     # a folder the user named
+
+
+STDIN_MODEL = "import torch\n\n\n@torch.compile\ndef f(x):\n    print(x)\n    return x\n"
+
+
+@pytest.mark.skipif(os.name != "posix", reason="symbolic links")
+def test_stdin_named_as_a_link_out_of_the_project_never_reads_the_outside_file(cli, tmp_path):
+    """`--stdin-filename link.py`, where the project's link.py leads to a file outside it: the HTML report quoted
+    that file's lines beside the findings of the text actually checked; a link to /dev/zero made the SARIF
+    writer read until memory ran out. Reports now quote and hash what was checked, and never follow a link
+    out of the project for a snippet."""
+    project = tmp_path / "project"
+    write_tree(project, {"pyproject.toml": "[tool.dynlint]\n"})
+    secret = tmp_path / "secret.txt"
+    secret.write_text("".join(f"SECRET {n}\n" for n in range(1, 10)))
+    (project / "link.py").symlink_to(secret)
+    r = cli("check", "-", "--stdin-filename", "link.py", "--report", project / "r.html", cwd=project,
+            input=STDIN_MODEL)
+    assert r.returncode == 1 and "DYN301" in r.stdout
+    page = (project / "r.html").read_text()
+    assert "SECRET" not in page and "print(x)" in page
+    (project / "link.py").unlink()
+    (project / "link.py").symlink_to("/dev/zero")
+    r = cli("check", "-", "--stdin-filename", "link.py", "--format", "sarif", cwd=project, input=STDIN_MODEL,
+            timeout=60)
+    results = json.loads(r.stdout)["runs"][0]["results"]
+    assert [x["ruleId"] for x in results] == ["DYN301"] and results[0]["partialFingerprints"]
