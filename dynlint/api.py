@@ -29,7 +29,7 @@ def check(paths: Sequence[str], config: Optional[Config] = None, debug: bool = F
     store = open_cache(config.root, config.fingerprint(), [r.code for r in rules], config.cache_dir) \
         if cache and cache_allowed(config, paths) else None
     notices: list = []
-    files = list(discover(paths, config, notices))
+    files = list(discover(paths, config, notices)) if paths else []      # none: the buffers alone
     scope = _project_scope(paths, config, files)
     if scope is not None:
         files += scope[1]
@@ -51,7 +51,7 @@ def _project_scope(paths: Sequence[str], config: Config, files: list):
     whichever files are named (`dynlint check pkg/layers.py` reports what the editor shows there). The named
     files' project-relative paths and the project's other files; None when the paths are the project (or no
     configuration file makes one)."""
-    if config.source is None:
+    if config.source is None or not paths:
         return None
     root = config.root.resolve()
     if any(Path(p).resolve() == root or root not in Path(p).resolve().parents for p in paths):
@@ -96,7 +96,11 @@ def check_buffer(text, filename: str, config: Optional[Config] = None, debug: bo
     config = config or load_config([filename], known_codes())
     rel = relpath(Path(filename).absolute(), config.root)
     data = text.encode("utf-8") if isinstance(text, str) else bytes(text)
-    result = check([str(config.root)], config, debug, jobs, cache, progress, buffers={rel: data})
+    # in a project (a configuration file makes one), the project is in view; outside any, the buffer alone: a
+    # file opened from a downloads folder or a home directory does not read (or cache) everything beside it
+    in_project = config.source is not None
+    result = check([str(config.root)] if in_project else [], config, debug, jobs, cache and in_project, progress,
+                   buffers={rel: data})
     result.findings = [f for f in result.findings if f.path == rel]
     result.errors = [e for e in result.errors if e.path == rel]
     result.files = [rel]
@@ -111,8 +115,9 @@ class Session:
     def __init__(self, path: str):
         self.config = load_config([path], known_codes())
         self.rules = checked_rules(self.config)
+        # outside any project (no configuration file above it) an editor's file is checked alone, uncached
         self.store = open_cache(self.config.root, self.config.fingerprint(), [r.code for r in self.rules],
-                                self.config.cache_dir)
+                                self.config.cache_dir) if self.config.source is not None else None
         self._files: Optional[list] = None
 
     def refresh(self) -> None:
@@ -122,10 +127,11 @@ class Session:
         """Check the whole project, `buffers` (project-relative path -> bytes) in place of those files."""
         if self._files is None:
             self._notices: list = []
-            self._files = list(discover([str(self.config.root)], self.config, self._notices))   # kept: read again
+            self._files = list(discover([str(self.config.root)], self.config, self._notices)) \
+                if self.config.source is not None else []                      # kept: read again
         result = engine.run(_with_buffers(self._files, self.config, buffers), self.config, self.rules,
                             analysis=regions, cache=self.store, buffers=buffers)
-        result.notices = self._notices + self.store.notices
+        result.notices = self._notices + (self.store.notices if self.store else [])
         return result
 
 

@@ -153,7 +153,7 @@ def _common_root(paths: Sequence[str]) -> Path:
     if all(p == cwd or cwd in p.parents for p in full):
         return cwd
     common = Path(os.path.commonpath([str(p) for p in full]))
-    return common.parent if common.is_file() else common
+    return common if common.is_dir() else common.parent     # a file, or one not saved yet (an editor's buffer)
 
 
 def load_config(paths: Sequence[str], known_codes: Sequence[str], config_file: Optional[str] = None) -> Config:

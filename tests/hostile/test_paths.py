@@ -130,3 +130,25 @@ def test_stdin_named_as_a_link_out_of_the_project_never_reads_the_outside_file(c
             timeout=60)
     results = json.loads(r.stdout)["runs"][0]["results"]
     assert [x["ruleId"] for x in results] == ["DYN301"] and results[0]["partialFingerprints"]
+
+
+@pytest.mark.skipif(os.name != "posix", reason="symbolic links")
+def test_a_buffer_outside_any_project_is_checked_alone(cli, tmp_path):
+    """An editor's file (or `--stdin-filename`) in a folder no configuration file makes a project (a downloads
+    folder, a home directory): its whole folder was read, a `.dynlint_cache` written there, and a file not yet
+    saved became the root folder itself. Now such a buffer is checked alone and nothing is written."""
+    folder = tmp_path / "downloads"
+    write_tree(folder, {"other.py": "import torch\n\n@torch.compile\ndef g(x):\n    return x.item()\n"})
+    (folder / "evil.py").symlink_to("/etc/hostname")
+    work = tmp_path / "elsewhere"
+    write_tree(work, {"pyproject.toml": "[tool.dynlint]\n"})
+    for cwd in (folder, work):
+        r = cli("check", "-", "--stdin-filename", folder / "unsaved.py", cwd=cwd, input=STDIN_MODEL)
+        assert r.returncode == 1 and "DYN301" in r.stdout and "1 file checked" in r.stdout, r.stdout + r.stderr
+        assert "evil.py" not in r.stderr and "other.py" not in r.stdout
+    assert not (folder / ".dynlint_cache").exists() and not (folder / "unsaved.py").exists()
+    from dynlint import api
+    session = api.Session(str(folder / "unsaved.py"))
+    result = session.check({"unsaved.py": STDIN_MODEL.encode()})
+    assert [f.code for f in result.findings] == ["DYN301"] and result.files == ["unsaved.py"]
+    assert not (folder / ".dynlint_cache").exists()
