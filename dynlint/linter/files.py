@@ -18,6 +18,11 @@ from dynlint.linter.config import DEFAULT_EXCLUDE, NEVER_WALKED, Config
 
 MAX_IGNORE_PATTERNS = 1000       # per .gitignore: matching costs each file every pattern (git's own limit: none)
 MAX_IGNORE_BYTES = 1 << 20
+# `*` wildcards (not `**`) in one .gitignore pattern: pathspec matches with a regular expression, which
+# backtracks through every way k wildcards split a name (a 255-character name: C(255, k) tries per pattern and
+# file); `a*a*...a*b` with 25 of them hung a run. Real patterns use one or two (`*.py[cod]`, `*_pb2*.py`).
+MAX_IGNORE_WILDCARDS = 2
+_WILDCARD = re.compile(r"(?<![*\\])\*(?!\*)")
 
 
 class _GitIgnore:
@@ -31,6 +36,11 @@ class _GitIgnore:
             notices.append(f"{_printable(str(base / '.gitignore'))}: only its first {MAX_IGNORE_PATTERNS} of "
                            f"{len(lines)} patterns are used")
             lines = lines[:MAX_IGNORE_PATTERNS]
+        costly = [ln for ln in lines if len(_WILDCARD.findall(ln)) > MAX_IGNORE_WILDCARDS]
+        if costly:
+            notices.append(f"{_printable(str(base / '.gitignore'))}: {len(costly)} pattern(s) with more than "
+                           f"{MAX_IGNORE_WILDCARDS} `*` wildcards are not used (matching them can take hours)")
+            lines = [ln for ln in lines if len(_WILDCARD.findall(ln)) <= MAX_IGNORE_WILDCARDS]
         import pathspec  # only where a folder is walked: a pre-commit run of named files never needs it
 
         self.spec = pathspec.GitIgnoreSpec.from_lines(lines)
