@@ -67,13 +67,25 @@ def _read_gitignore(folder: Path, root: Path, notices: List[str], name: str = ".
     return _GitIgnore(folder, text, notices)
 
 
+def _trusted_above(path: Path, top: Path) -> bool:
+    """An ignore file of a repository above the project is used only if it belongs to the user, to root or to
+    whoever owns the checked folder, as configuration files above it are: another user's `.git/info/exclude` in
+    a shared parent folder must not hide the project's files."""
+    if not hasattr(os, "getuid"):
+        return True
+    try:
+        return os.stat(path).st_uid in (os.getuid(), 0, os.stat(top).st_uid)
+    except OSError:
+        return False
+
+
 def _ignores_above(top: Path, root: Path, notices: List[str]) -> List[_GitIgnore]:
     """What applies to a walk from `top` before its own .gitignore files: the repository's .git/info/exclude
     (lowest precedence, as in git), then the .gitignore files of the folders from the project root down."""
     out: List[_GitIgnore] = []
     folders = [d for d in reversed(top.parents) if _under(str(d), str(root))]
     repo = next((d for d in (top, *top.parents) if (d / ".git").is_dir()), None)
-    if repo is not None:
+    if repo is not None and (_under(str(repo), str(root)) or _trusted_above(repo / ".git" / "info" / "exclude", top)):
         out += [g for g in [_read_gitignore(repo, root, notices, ".git/info/exclude")] if g]
     return out + [g for g in (_read_gitignore(d, root, notices) for d in folders) if g]
 

@@ -101,3 +101,18 @@ def test_a_repository_cannot_lift_the_file_size_cap(cli, tmp_path, value):
                                                 "m.py": "import torch\n\n@torch.compile\ndef f(x):\n    return x.item()\n"})
     assert cli("check", ".", cwd=lowered).returncode == 1
     assert cli("check", ".", "--max-file-size", "0", cwd=lowered).returncode == 1     # the user's own choice
+
+
+@pytest.mark.skipif(not hasattr(os, "getuid") or os.getuid() != 0, reason="making a file another user's needs root")
+def test_another_users_git_exclude_in_a_parent_folder_hides_nothing(cli, tmp_path):
+    """An empty repository another user made in a shared parent folder, whose .git/info/exclude says `*`: every
+    file of the project checked below it was ignored (all checks passed on nothing). It is now read only if it is
+    the user's, root's or the checked folder's owner's, as configuration files above the project are."""
+    shared = tmp_path / "shared"
+    write_tree(shared, {".git/info/exclude": "*\n", "proj/pyproject.toml": "[tool.dynlint]\n", "proj/m.py": MODEL})
+    for p in (shared / ".git", shared / ".git" / "info", shared / ".git" / "info" / "exclude"):
+        os.chown(p, 65534, 65534)
+    r = cli("check", ".", "--no-cache", "-q", cwd=shared / "proj")
+    assert r.returncode == 1 and "Found 1 problem in 1 file" in r.stdout, r.stdout + r.stderr
+    os.chown(shared / ".git" / "info" / "exclude", 0, 0)        # the user's own: applied, as git would
+    assert "Found 1 problem" not in cli("check", ".", "--no-cache", "-q", cwd=shared / "proj").stdout
