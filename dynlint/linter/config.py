@@ -9,6 +9,7 @@ import dataclasses
 import fnmatch
 import json
 import os
+import stat
 import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -88,17 +89,38 @@ def _path_matches(path: str, pattern: str) -> bool:
         any(fnmatch.fnmatch(part, pattern) for part in path.split("/"))
 
 
-def _toml(path: Path) -> dict:
+MAX_CONFIG_BYTES = 1 << 20
+
+
+def _toml(path: Path, named: bool = False) -> dict:
     """Parse a TOML file; ConfigError naming it for anything wrong (a nesting deep enough to exhaust the
-    parser's recursion included)."""
+    parser's recursion included). A configuration file found in the project must be a regular file of at most
+    1 MiB, not a symbolic link out of its repository (`pyproject.toml -> ~/.ssh/config`, `-> /dev/zero`); one the
+    user `named` (`--config`) is read where it leads."""
     try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
+        if not named and not _contained(path):
+            raise ConfigError(f"{path} is a symbolic link out of the repository: dynlint does not read through it")
+        with open(path, "rb") as f:
+            if not named and (not stat.S_ISREG(os.fstat(f.fileno()).st_mode)):
+                raise ConfigError(f"{path} is not a regular file")
+            data = f.read(MAX_CONFIG_BYTES + 1)
+        if len(data) > MAX_CONFIG_BYTES:
+            raise ConfigError(f"{path} is larger than {MAX_CONFIG_BYTES >> 20} MiB: not a configuration file")
+        return tomllib.loads(data.decode("utf-8"))
     except (OSError, UnicodeDecodeError) as e:
         raise ConfigError(f"cannot read {path}: {e}") from None
     except tomllib.TOMLDecodeError as e:
         raise ConfigError(f"invalid TOML in {path}: {e}") from None
     except RecursionError:
         raise ConfigError(f"invalid TOML in {path}: nested too deeply") from None
+
+
+def _contained(path: Path) -> bool:
+    """`path` resolves inside its repository (the nearest folder above it with a `.git`), or inside its own folder
+    outside any: not a symbolic link out of the checkout (a monorepo's packages may share one file)."""
+    folder = Path(os.path.abspath(path.parent))
+    base = next((d for d in (folder, *folder.parents) if (d / ".git").exists()), folder)
+    return os.path.realpath(path).startswith(os.path.realpath(base).rstrip(os.sep) + os.sep)
 
 
 def _owner(path: Path) -> Optional[int]:
@@ -169,7 +191,7 @@ def load_config(paths: Sequence[str], known_codes: Sequence[str], config_file: O
     cfg = Config(root=root.resolve(), source=source)
     if not source:
         return cfg
-    data = _toml(source)
+    data = _toml(source, named=bool(config_file))
     nested = data.get("tool", {}) if isinstance(data.get("tool"), dict) else {}
     if "dynlint" in nested or source.name == "pyproject.toml":
         return apply_table(cfg, nested.get("dynlint", {}), known_codes, where=f"[tool.dynlint] in {source}")

@@ -116,3 +116,24 @@ def test_another_users_git_exclude_in_a_parent_folder_hides_nothing(cli, tmp_pat
     assert r.returncode == 1 and "Found 1 problem in 1 file" in r.stdout, r.stdout + r.stderr
     os.chown(shared / ".git" / "info" / "exclude", 0, 0)        # the user's own: applied, as git would
     assert "Found 1 problem" not in cli("check", ".", "--no-cache", "-q", cwd=shared / "proj").stdout
+
+
+@pytest.mark.skipif(os.name != "posix", reason="symbolic links")
+def test_a_configuration_file_linked_out_of_the_repository_is_not_read(cli, tmp_path):
+    """`pyproject.toml -> ../secret.toml`, out of the checkout: its values (or its parse error) were read and
+    quoted back. A configuration file found in the project is read only inside the repository; the run stops
+    with exit 2 saying why. One named with --config is the user's choice and is read. (`-> /dev/zero` is no
+    regular file: not taken for a configuration file at all, and the run goes on.)"""
+    secret = tmp_path / "secret.toml"
+    secret.write_text('[tool.dynlint]\nhunter2 = 1\n')
+    repo = tmp_path / "repo"
+    write_tree(repo, {".git/HEAD": "ref: refs/heads/main\n", "m.py": MODEL})
+    (repo / "pyproject.toml").symlink_to(secret)
+    r = cli("check", ".", "--no-cache", cwd=repo, timeout=60)
+    assert r.returncode == 2 and "symbolic link out of the repository" in r.stderr, r.stderr
+    assert "hunter2" not in r.stderr + r.stdout
+    named = cli("check", ".", "--no-cache", "--config", secret, cwd=repo)
+    assert named.returncode == 2 and "hunter2" in named.stderr      # the user's own file, read as named
+    (repo / "pyproject.toml").unlink()
+    (repo / "pyproject.toml").symlink_to("/dev/zero")
+    assert cli("check", ".", "--no-cache", cwd=repo, timeout=60).returncode == 1
