@@ -367,3 +367,45 @@ class NumpyRandomInCompiledCode(TorchRule):
             self.report(node, call="np.random.choice()", why="checks its probabilities on the host")
         else:
             self.report(node, call=f"np.random.{fn}()", why="is not implemented by torch's NumPy layer")
+
+
+@register
+class OneHotWithoutNumClasses(TorchRule):
+    """Checks for `F.one_hot(t)` (and `torch.nn.functional.one_hot`) in traced code without `num_classes`."""
+    code = "DYN406"
+    name = "one-hot-without-num-classes"
+    message = "`{call}` has no `num_classes`: its width is the largest label plus one, a value Dynamo cannot know, so it breaks the graph"
+    fix = "Pass `num_classes=` (the vocabulary or label count, a Python int)"
+    gb_types = ("Attempted to use `torch.nn.functional.one_hot` with data-dependent output shape",)
+    why = """
+        Without `num_classes`, `one_hot` makes as many columns as the largest label plus one: the output's shape
+        depends on the values of the input, which a traced graph cannot express, so Dynamo breaks the graph at
+        the call (`Attempted to use torch.nn.functional.one_hot with data-dependent output shape`). With
+        `num_classes` given as an int, the shape is known and the call traces.
+    """
+    INVALID = [Example("""
+        import torch
+        import torch.nn.functional as F
+
+        @torch.compile
+        def class_counts(logits):
+            labels = logits.argmax(-1)
+            return F.one_hot(labels).sum(0) + 1
+    """, "class_counts(torch.randn(6, 4))")]
+    VALID = [Example("""
+        import torch
+        import torch.nn.functional as F
+
+        @torch.compile
+        def class_counts(logits):
+            labels = logits.argmax(-1)
+            return F.one_hot(labels, num_classes=logits.shape[-1]).sum(0) + 1
+    """, "class_counts(torch.randn(6, 4))")]
+
+    def visit_Call(self, node: cst.Call) -> None:
+        name = self.call_name(node) or ""
+        if name in ("torch.nn.functional.one_hot", "torch._C._nn.one_hot"):
+            positional = [a for a in node.args if a.keyword is None]
+            if len(positional) < 2 and not any(a.star for a in node.args) and \
+                    not any(a.keyword and a.keyword.value == "num_classes" for a in node.args):
+                self.report(node, call=source_of(node))

@@ -7,7 +7,7 @@ import libcst as cst
 from dynlint.analysis.dynamo_skips import SKIPPED_TORCH_FUNCTIONS
 from dynlint.analysis.names import DISABLE, SKIPS_FRAME, strip_call
 from dynlint.analysis.regions import is_disabled
-from dynlint.analysis.tensors.kinds import TENSOR, TENSORS
+from dynlint.analysis.tensors.kinds import TENSOR, TENSORS, WEAK
 from dynlint.analysis.tensors.torch_api import TENSOR_METHODS
 from dynlint.linter.rule import Example, register
 from dynlint.linter.walker import dotted
@@ -742,3 +742,64 @@ class SkippedTorchCall(NamedCallRule):
             return (y * keep[..., None]).sum()
     """, "masked_total(torch.ones(2, 3, 4), torch.tensor([3, 2]))")]
     exact = SKIPPED_TORCH_FUNCTIONS - RngStateInCompiledCode.exact - AUTOGRAD_CALLS
+
+
+# Tensor methods Dynamo does not trace, each with the gb_type it breaks with
+UNSUPPORTED_TENSOR_METHODS = {
+    "random_": "Tensor.random_ op", "resize_": "Unsupported Tensor.resize_() call",
+    "resize_as_": "Unsupported Tensor.resize_as_() call", "set_": "Unsupported Tensor.set_() call",
+    "share_memory_": "Unsupported Tensor.share_memory_() call", "is_inference": "Encountered tensor.is_inference() during tracing",
+}
+UNSUPPORTED_TORCH_CALLS = {"torch.is_inference_mode_enabled": "Encountered torch.is_inference_mode_enabled during tracing"}
+
+
+@register
+class UnsupportedTensorCall(TorchRule):
+    """Checks for tensor methods and torch functions Dynamo's registry names as unsupported in a graph:
+    `t.random_()`, `t.resize_()`, `t.resize_as_()`, `t.set_()`, `t.share_memory_()`, `t.is_inference()`,
+    `torch.is_inference_mode_enabled()`."""
+    code = "DYN613"
+    name = "unsupported-tensor-call"
+    message = "`{call}` is not supported inside a graph: Dynamo breaks the graph here"
+    fix = "Call it outside the compiled code (resize or share storage before; query inference mode once, outside, and pass the answer in); for random integers use `torch.randint`"
+    gb_types = tuple(UNSUPPORTED_TENSOR_METHODS.values()) + tuple(UNSUPPORTED_TORCH_CALLS.values())
+    why = """
+        These calls change a tensor's storage in place (`resize_`, `set_`, `share_memory_`), draw into it in a
+        way the compiler does not model (`random_`), or ask whether autograd is off for good
+        (`is_inference()`, `torch.is_inference_mode_enabled()`), which a graph cannot answer once for every
+        call. Dynamo's registry lists each as unsupported, and it breaks the graph at the call.
+    """
+    INVALID = [Example("""
+        import torch
+
+        @torch.compile
+        def noisy_ids(x):
+            ids = torch.empty(x.shape[0], dtype=torch.long)
+            ids.random_(0, 10)
+            return x[ids % x.shape[0]] * 2
+    """, "noisy_ids(torch.randn(4, 3))"), Example("""
+        import torch
+
+        @torch.compile
+        def head(x):
+            y = x * 2
+            if torch.is_inference_mode_enabled():
+                return y
+            return y.relu()
+    """, "head(torch.randn(4))")]
+    VALID = [Example("""
+        import torch
+
+        @torch.compile
+        def noisy_ids(x):
+            ids = torch.randint(0, 10, (x.shape[0],))
+            return x[ids % x.shape[0]] * 2
+    """, "noisy_ids(torch.randn(4, 3))")]
+
+    def visit_Call(self, node: cst.Call) -> None:
+        name = self.call_name(node) or ""
+        if name in UNSUPPORTED_TORCH_CALLS:
+            self.report(node, call=f"{name}()")
+        elif self.method_name(node) in UNSUPPORTED_TENSOR_METHODS and \
+                self.tensors.kind(self.receiver(node)) in (TENSOR, WEAK):
+            self.report(node, call=f".{self.method_name(node)}()")

@@ -329,3 +329,50 @@ class ParameterCreatedInForward(TorchRule):
                         a.value.value == "False":
                     return
             self.report(node, call=f"nn.{cls}")
+
+
+# the factories whose `requires_grad=True` Dynamo refuses inside a graph
+GRAD_FACTORIES = frozenset(f"torch.{n}" for n in (
+    "tensor", "zeros", "ones", "empty", "full", "rand", "randn", "randint", "arange", "linspace", "logspace", "eye",
+    "zeros_like", "ones_like", "empty_like", "full_like", "rand_like", "randn_like", "as_tensor"))
+
+
+@register
+class TensorCreatedRequiringGrad(TorchRule):
+    """Checks for tensor factories called with `requires_grad=True` in traced code (`torch.zeros(...,
+    requires_grad=True)`, `torch.tensor(..., requires_grad=True)`)."""
+    code = "DYN320"
+    name = "tensor-created-requiring-grad"
+    message = "`{call}` creates a leaf tensor that requires grad inside compiled code: Dynamo breaks the graph"
+    fix = "Create trainable tensors in `__init__` (as `nn.Parameter`), or create it without `requires_grad` and compute with it"
+    gb_types = ("Attempted to use tensor creation function with requires_grad=True",)
+    why = """
+        A factory called with `requires_grad=True` makes a new leaf of the autograd graph; Dynamo does not
+        trace the creation of such leaves (`Attempted to use tensor creation function with requires_grad=True`)
+        and breaks the graph at the call, on every call, and the tensor is a fresh leaf each time, so nothing
+        learns it.
+    """
+    INVALID = [Example("""
+        import torch
+
+        @torch.compile
+        def scaled(x):
+            w = torch.ones(x.shape[-1], requires_grad=True)
+            return x * w
+    """, "scaled(torch.randn(2, 4))")]
+    VALID = [Example("""
+        import torch
+
+        W = torch.ones(4, requires_grad=True)
+
+        @torch.compile
+        def scaled(x):
+            return x * W
+    """, "scaled(torch.randn(2, 4))")]
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if (self.call_name(node) or "") not in GRAD_FACTORIES:
+            return
+        flag = next((a.value for a in node.args if a.keyword and a.keyword.value == "requires_grad"), None)
+        if isinstance(flag, cst.Name) and flag.value == "True":
+            self.report(node, call=f"{self.call_name(node)}(..., requires_grad=True)")
