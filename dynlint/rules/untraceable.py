@@ -750,14 +750,15 @@ UNSUPPORTED_TENSOR_METHODS = {
     "resize_as_": "Unsupported Tensor.resize_as_() call", "set_": "Unsupported Tensor.set_() call",
     "share_memory_": "Unsupported Tensor.share_memory_() call", "is_inference": "Encountered tensor.is_inference() during tracing",
 }
-UNSUPPORTED_TORCH_CALLS = {"torch.is_inference_mode_enabled": "Encountered torch.is_inference_mode_enabled during tracing"}
+UNSUPPORTED_TORCH_CALLS = {"torch.is_inference_mode_enabled": "Encountered torch.is_inference_mode_enabled during tracing",
+                           "torch.Generator": "An opaque object was created in the middle of the program."}
 
 
 @register
 class UnsupportedTensorCall(TorchRule):
     """Checks for tensor methods and torch functions Dynamo's registry names as unsupported in a graph:
     `t.random_()`, `t.resize_()`, `t.resize_as_()`, `t.set_()`, `t.share_memory_()`, `t.is_inference()`,
-    `torch.is_inference_mode_enabled()`."""
+    `torch.is_inference_mode_enabled()`, and a `torch.Generator()` made there."""
     code = "DYN613"
     name = "unsupported-tensor-call"
     message = "`{call}` is not supported inside a graph: Dynamo breaks the graph here"
@@ -767,7 +768,8 @@ class UnsupportedTensorCall(TorchRule):
         These calls change a tensor's storage in place (`resize_`, `set_`, `share_memory_`), draw into it in a
         way the compiler does not model (`random_`), or ask whether autograd is off for good
         (`is_inference()`, `torch.is_inference_mode_enabled()`), which a graph cannot answer once for every
-        call. Dynamo's registry lists each as unsupported, and it breaks the graph at the call.
+        call; a `torch.Generator` made while tracing is an object the graph cannot hold. Dynamo's registry
+        lists each as unsupported, and it breaks the graph at the call.
     """
     INVALID = [Example("""
         import torch
@@ -786,7 +788,15 @@ class UnsupportedTensorCall(TorchRule):
             if torch.is_inference_mode_enabled():
                 return y
             return y.relu()
-    """, "head(torch.randn(4))")]
+    """, "head(torch.randn(4))"), Example("""
+        import torch
+
+        @torch.compile
+        def seeded_noise(x):
+            y = x * 2
+            gen = torch.Generator()
+            return y + torch.rand(x.shape, generator=gen)
+    """, "seeded_noise(torch.randn(4))")]
     VALID = [Example("""
         import torch
 
