@@ -234,3 +234,19 @@ def test_collector_records_a_real_break_recompile_and_traced_lines(tmp_path):
     again = subprocess.run([sys.executable, str(ZOO / "collect.py"), "--library", "zoo_toy", "--out", str(out)],
                            env=env, capture_output=True, text=True, timeout=400)
     assert "1 done, 0 to run" in again.stdout
+
+
+def test_a_recompile_prediction_is_refuted_only_where_nothing_recompiled(tmp_path):
+    # Dynamo names one failing guard per recompile: in a record whose frame recompiled for another guard (here the
+    # second call's new shapes), a second changed value is never seen. A recompile rule's finding on a traced line
+    # is a false alarm only if a record with no recompile traced it; a break rule's finding, wherever it is traced
+    quiet = dict(record("q1", traced={"m.py": "1-20"}), recompiles=[])
+    path = write_results(tmp_path / "alpha-1.0.jsonl", "alpha", [
+        record("r1", traced={"m.py": "1-40"}),            # recompiled (sizes): lines 1-40 traced
+        quiet,                                            # nothing recompiled: lines 1-20 traced
+    ])
+    labels = score.Labels([path], {"alpha": tmp_path / "alpha"})
+    found = score.load_findings({"findings": [finding("alpha", 10, "DYN306"), finding("alpha", 30, "DYN306"),
+                                              finding("alpha", 30, "DYN101")]}, "alpha")
+    verdicts = [(f["line"], f["code"], v) for v, f in score.score(labels, found)["verdicts"]]
+    assert verdicts == [(10, "DYN306", "false alarm"), (30, "DYN306", "unverified"), (30, "DYN101", "false alarm")]

@@ -24,7 +24,10 @@ the library's `compiled` entry points (COMPILED: diffusers' scheduler steps) in 
 * *break-site recall*: break sites inside the span of some finding (same file, `line..end_line`);
 * *covered-line precision*: a finding with a break or recompile site inside its span is right; one whose
   span is covered with neither is a false alarm; one whose span Dynamo never traced is unverified (not
-  scored).
+  scored). A recompile prediction is refuted only by a record in which nothing recompiled: Dynamo names one
+  failing guard per recompile ("Only the first failed check of guard_manager is reported"), so where the
+  frame recompiled for another guard (most often the second call's new shapes), a second changed value is
+  never seen, and the finding is unverified there.
   Precision = right / (right + false alarms);
 * *recompile recall*: recompile sites inside the span of some finding. A site that only the second input
   shape tripped, on an int equality (`seq_len == N`), is the expected first shape change (an int taken
@@ -119,6 +122,11 @@ class Labels:
         self.size_recompiles = self.tensor_recompiles = 0
         self.full = collections.defaultdict(set)       # file -> lines whose every instruction Dynamo traced
         self.spans = collections.defaultdict(lambda: collections.defaultdict(list))  # file -> line -> spans
+        # the same, from the records in which nothing recompiled: the only ones that can refute a recompile
+        # prediction (Dynamo names one failing guard per recompile, so in a record that recompiled for another
+        # guard, a second changed value stays unseen)
+        self.quiet_full = collections.defaultdict(set)
+        self.quiet_spans = collections.defaultdict(lambda: collections.defaultdict(list))
         self.ran = [r for r in self.records if r["status"] == "ok"]
         for rec in self.ran:
             self._add(rec)
@@ -152,17 +160,22 @@ class Labels:
                 site["phases"].add(rc.get("phase"))
                 self.rc_events.append(key)
         partial = rec.get("partial", {})
+        targets = [(self.full, self.spans)] + ([(self.quiet_full, self.quiet_spans)] if not rec.get("recompiles")
+                                               else [])
         for file, ranges in rec.get("traced", {}).items():
             part = partial.get(file, {})
             for line in parse_ranges(ranges):
-                if str(line) in part:
-                    self.spans[f"{lib}/{file}"][line] += part[str(line)]
-                else:
-                    self.full[f"{lib}/{file}"].add(line)
+                for full, spans in targets:
+                    if str(line) in part:
+                        spans[f"{lib}/{file}"][line] += part[str(line)]
+                    else:
+                        full[f"{lib}/{file}"].add(line)
 
-    def covered(self, file, line, column, end_line, end_column):
-        """Did Dynamo trace some instruction inside this span (0-based columns, as dynlint's JSON)?"""
-        full, spans = self.full.get(file, ()), self.spans.get(file, {})
+    def covered(self, file, line, column, end_line, end_column, quiet=False):
+        """Did Dynamo trace some instruction inside this span (0-based columns, as dynlint's JSON)? `quiet`: in a
+        record in which nothing recompiled."""
+        full = (self.quiet_full if quiet else self.full).get(file, ())
+        spans = (self.quiet_spans if quiet else self.spans).get(file, {})
         for n in range(line, end_line + 1):
             if n in full:
                 return True
@@ -212,11 +225,13 @@ def load_findings(report, library):
 def score(labels, findings):
     verdicts = []
     per_rule = collections.defaultdict(collections.Counter)
+    recompile_codes = {r.code for r in all_rules() if r.recompiles}
     for f in findings:
         span = range(f["line"], f["end_line"] + 1)
+        where = (f["file"], f["line"], f["column"], f["end_line"], f["end_column"])
         if any((f["file"], n) in labels.breaks or (f["file"], n) in labels.recompiles for n in span):
             verdict = "right"
-        elif labels.covered(f["file"], f["line"], f["column"], f["end_line"], f["end_column"]):
+        elif labels.covered(*where, quiet=f["code"] in recompile_codes):
             verdict = "false alarm"
         else:
             verdict = "unverified"
