@@ -789,16 +789,11 @@ class Tensors:
     def _kind(self, node: cst.CSTNode) -> str:
         if isinstance(node, cst.Name):
             return self._name_kind(node.value, node)
-        if isinstance(node, (cst.Tuple, cst.List)):
-            return self._display_kind(node)
-        if isinstance(node, cst.ListComp):
-            return TENSORS if self._kind(node.elt) == TENSOR else VALUE
         if isinstance(node, (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.ConcatenatedString,
                              cst.FormattedString, cst.Set, cst.DictComp, cst.SetComp, cst.Ellipsis)):
             return VALUE
-        if isinstance(node, cst.Dict):      # its values are what indexing it gives
-            return VALUE if all(isinstance(e, cst.DictElement) and self._kind(e.value) == VALUE
-                                for e in node.elements) else UNKNOWN
+        if isinstance(node, (cst.Tuple, cst.List, cst.ListComp, cst.Dict)):
+            return self._display_kind(node)
         if isinstance(node, cst.Attribute):
             return self._attribute_kind(node)
         if isinstance(node, cst.Subscript):
@@ -831,7 +826,13 @@ class Tensors:
 
     def _display_kind(self, node) -> str:
         """A list or tuple display: of tensors (TENSORS), of Python values (VALUE, so are its items), or of
-        anything else (UNKNOWN: indexing it may give a tensor, `pair = [x.sum(), y]; pair[1]`)."""
+        anything else (UNKNOWN: indexing it may give a tensor, `pair = [x.sum(), y]; pair[1]`); a comprehension
+        of tensors (TENSORS, else VALUE); a dict display by its values (what indexing it gives)."""
+        if isinstance(node, cst.ListComp):
+            return TENSORS if self._kind(node.elt) == TENSOR else VALUE
+        if isinstance(node, cst.Dict):
+            return VALUE if all(isinstance(e, cst.DictElement) and self._kind(e.value) == VALUE
+                                for e in node.elements) else UNKNOWN
         if node.elements and all(self._holds_tensors(e) for e in node.elements):
             return TENSORS
         if all(not isinstance(e, cst.StarredElement) and self._kind(e.value) == VALUE for e in node.elements):
