@@ -8,6 +8,16 @@ import pytest
 from dynlint import api
 
 
+def broken_lines(tmp_path, src: str, call: str) -> set:
+    """The lines real Dynamo reports breaks at when `call` runs the module `src` (it must run without error)."""
+    from dynlint.compiler import harness
+    path = tmp_path / "m.py"
+    path.write_text(src)
+    obs = harness.observe(str(path), [call])
+    assert obs.error is None, obs.error
+    return {b.reported_line for b in obs.breaks}
+
+
 def codes(body: str, select=("DYN",)):
     src = "import torch\n\n@torch.compile\ndef f(x, flag):\n" + textwrap.indent(textwrap.dedent(body).lstrip("\n"), "    ")
     return sorted((f.line - 4, f.code) for f in api.check_source(src, select=select).findings)
@@ -352,13 +362,8 @@ CONTAINER_CASES = [
 @pytest.mark.dynamo
 @pytest.mark.parametrize("body, call, line, code", CONTAINER_CASES)
 def test_the_elements_of_a_container_of_tensors_are_tensors(tmp_path, body, call, line, code):
-    from dynlint.compiler import harness
     src = "import torch\n\n" + body
-    path = tmp_path / "m.py"
-    path.write_text(src)
-    obs = harness.observe(str(path), [call])
-    assert obs.error is None
-    assert line in {b.reported_line for b in obs.breaks}
+    assert line in broken_lines(tmp_path, src, call)
     assert [(f.line, f.code) for f in api.check_source(src).findings] == [(line, code)]
 
 
@@ -378,17 +383,12 @@ def test_a_list_of_python_values_keeps_its_elements_unknown():
 def test_item_and_tolist_are_tensor_methods_whatever_the_receiver_is_inferred_to_be(tmp_path, method):
     # a module's NumPy array and a dict's value are of no known kind: Dynamo traces the array as a tensor (and a
     # tensor is what a dict of statistics holds) and breaks at each call; a known Python value is left alone
-    from dynlint.compiler import harness
     src = ("import numpy as np\nimport torch\n\nTABLE = np.ones(1)\nSTATS = {'m': torch.ones(1)}\n\n\n"
            "@torch.compile\ndef f(x):\n"
            f"    a = len(str(TABLE.{method}()))\n"
            f"    b = len(str(STATS['m'].{method}()))\n"
            "    return x * a * b\n")
-    path = tmp_path / "m.py"
-    path.write_text(src)
-    obs = harness.observe(str(path), ["f(torch.ones(3))"])
-    assert obs.error is None
-    assert {10, 11} <= {b.reported_line for b in obs.breaks}
+    assert {10, 11} <= broken_lines(tmp_path, src, "f(torch.ones(3))")
     code = {"item": "DYN201", "tolist": "DYN203"}[method]
     assert [(f.line, f.code) for f in api.check_source(src).findings] == [(10, code), (11, code)]
     assert api.check_source(f"import torch\n\n@torch.compile\ndef f(x):\n    n = (3).{method}()\n    return x\n",
@@ -398,16 +398,11 @@ def test_item_and_tolist_are_tensor_methods_whatever_the_receiver_is_inferred_to
 @pytest.mark.dynamo
 def test_a_pep_484_type_comment_gives_the_parameters_their_kinds(tmp_path):
     # TorchScript-era code types its helpers in a comment: `x` is a tensor, `y` a list of them, `n` an int
-    from dynlint.compiler import harness
     src = ("import torch\nfrom torch import Tensor\n\n\ndef pick(x, y, n):\n"
            "    # type: (Tensor, list[Tensor], int) -> Tensor\n"
            "    if x > n:\n        return y[0]\n    return x\n\n\n"
            "@torch.compile\ndef f(x):\n    return pick(x, [x], 1)\n")
-    path = tmp_path / "m.py"
-    path.write_text(src)
-    obs = harness.observe(str(path), ["f(torch.ones(1))"])
-    assert obs.error is None
-    assert 7 in {b.reported_line for b in obs.breaks}
+    assert {7} <= broken_lines(tmp_path, src, "f(torch.ones(1))")
     assert [(f.line, f.code) for f in api.check_source(src).findings] == [(7, "DYN101")]
     # without the comment nothing says `x` is a tensor rather than a number
     assert api.check_source(src.replace("    # type: (Tensor, list[Tensor], int) -> Tensor\n", "")).findings == []
@@ -417,18 +412,13 @@ def test_a_pep_484_type_comment_gives_the_parameters_their_kinds(tmp_path):
 def test_a_module_attribute_holding_a_numpy_array_is_a_tensor_in_traced_code(tmp_path):
     # a sampler keeps its schedule as a NumPy array (one method) or a tensor (another): either way Dynamo
     # traces the attribute as a tensor, and branching on one of its values breaks
-    from dynlint.compiler import harness
     src = ("import numpy as np\nimport torch\nfrom torch import nn\n\n\nclass Sampler(nn.Module):\n"
            "    def __init__(self, n=4):\n        super().__init__()\n"
            "        self.timesteps = np.arange(n)[::-1] + 1\n        self.sigmas = np.linspace(0, 1, n)\n\n"
            "    def set_timesteps(self, n):\n        self.timesteps = torch.from_numpy(np.arange(n))\n\n"
            "    def forward(self, x):\n        if self.sigmas[-1] > 0.5:\n            x = x * 2\n"
            "        return x\n\n\ncompiled = torch.compile(Sampler())\n")
-    path = tmp_path / "m.py"
-    path.write_text(src)
-    obs = harness.observe(str(path), ["compiled(torch.ones(2))"])
-    assert obs.error is None
-    assert 16 in {b.reported_line for b in obs.breaks}
+    assert {16} <= broken_lines(tmp_path, src, "compiled(torch.ones(2))")
     assert [(f.line, f.code) for f in api.check_source(src).findings] == [(16, "DYN101")]
 
 
@@ -436,16 +426,11 @@ def test_a_module_attribute_holding_a_numpy_array_is_a_tensor_in_traced_code(tmp
 def test_a_name_bound_in_every_arm_of_an_if_hides_the_bindings_before_it(tmp_path):
     # `limit=200` is an int, but after the if/else both of whose arms bind a tensor to it, only a tensor reaches
     # the branch (an `elif` chain ending in `else` likewise); an `if` with no `else` may keep the int
-    from dynlint.compiler import harness
     src = ("import torch\n\n\n@torch.compile\ndef f(x, limit=200, mode=0):\n"
            "    if mode == 0:\n        limit = x.amax()\n    elif mode == 1:\n        limit = x.amin()\n"
            "    else:\n        limit = x.mean()\n"
            "    if limit > 0:\n        x = x + 1\n    return x\n")
-    path = tmp_path / "m.py"
-    path.write_text(src)
-    obs = harness.observe(str(path), ["f(torch.ones(3))"])
-    assert obs.error is None
-    assert 12 in {b.reported_line for b in obs.breaks}
+    assert {12} <= broken_lines(tmp_path, src, "f(torch.ones(3))")
     assert [(f.line, f.code) for f in api.check_source(src).findings] == [(12, "DYN101")]
     no_else = src.replace("    else:\n        limit = x.mean()\n", "")
     assert api.check_source(no_else).findings == []
@@ -455,12 +440,7 @@ def test_a_name_bound_in_every_arm_of_an_if_hides_the_bindings_before_it(tmp_pat
 def test_an_item_of_a_list_of_unknown_values_is_not_a_python_value(tmp_path):
     # `pair = [x.sum(), y]` holds a tensor: indexing it may give one, so a helper it is passed to keeps its own
     # evidence (`.item()`) instead of taking the argument for a Python number
-    from dynlint.compiler import harness
     src = ("import torch\n\n\ndef scalar(v):\n    return v.item()\n\n\n@torch.compile\ndef f(x, y):\n"
            "    pair = [x.sum(), y]\n    return x * scalar(pair[0])\n")
-    path = tmp_path / "m.py"
-    path.write_text(src)
-    obs = harness.observe(str(path), ["f(torch.ones(3), 2)"])
-    assert obs.error is None
-    assert 5 in {b.reported_line for b in obs.breaks}
+    assert {5} <= broken_lines(tmp_path, src, "f(torch.ones(3), 2)")
     assert [(f.line, f.code) for f in api.check_source(src).findings] == [(5, "DYN201")]

@@ -4,7 +4,7 @@ from __future__ import annotations
 import libcst as cst
 
 from dynlint.analysis.tensors.kinds import TENSOR, VALUE, WEAK
-from dynlint.analysis.tensors.syntax import np_sized_draw
+from dynlint.analysis.tensors.syntax import keyword_arg, np_sized_draw
 from dynlint.analysis.tensors.torch_api import NP_TRACED_DRAWS
 from dynlint.linter.rule import Example, register
 from dynlint.rules.common import SPLITS, TorchRule, call_args, source_of
@@ -406,6 +406,5 @@ class OneHotWithoutNumClasses(TorchRule):
         name = self.call_name(node) or ""
         if name in ("torch.nn.functional.one_hot", "torch._C._nn.one_hot"):
             positional = [a for a in node.args if a.keyword is None]
-            if len(positional) < 2 and not any(a.star for a in node.args) and \
-                    not any(a.keyword and a.keyword.value == "num_classes" for a in node.args):
+            if len(positional) < 2 and not any(a.star for a in node.args) and keyword_arg(node, "num_classes") is None:
                 self.report(node, call=source_of(node))

@@ -8,6 +8,7 @@ from dynlint.analysis.dynamo_skips import SKIPPED_TORCH_FUNCTIONS
 from dynlint.analysis.names import DISABLE, SKIPS_FRAME, strip_call
 from dynlint.analysis.regions import is_disabled
 from dynlint.analysis.tensors.kinds import TENSOR, TENSORS, WEAK
+from dynlint.analysis.tensors.syntax import keyword_arg
 from dynlint.analysis.tensors.torch_api import TENSOR_METHODS
 from dynlint.linter.rule import Example, register
 from dynlint.linter.walker import dotted
@@ -659,7 +660,7 @@ class OrderingOverTensors(TorchRule):
 
     def visit_Call(self, node: cst.Call) -> None:
         name = self.call_name(node)
-        key = next((a.value for a in node.args if a.keyword and a.keyword.value == "key"), None)
+        key = keyword_arg(node, "key")
         positional = [a for a in node.args if a.keyword is None]
         if name in ("min", "max") and key is not None and positional:
             if any(a.star and self._holds_tensors(a.value) for a in positional) or (

@@ -5,6 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from dynlint.analysis.tensors.kinds import TENSOR, WEAK
+from dynlint.analysis.tensors.syntax import keyword_arg
 from dynlint.linter.rule import Example, FixExample, register
 from dynlint.fixes.common import SAFE, Autofix, expr
 from dynlint.rules.common import TorchRule, source_of
@@ -373,6 +374,6 @@ class TensorCreatedRequiringGrad(TorchRule):
     def visit_Call(self, node: cst.Call) -> None:
         if (self.call_name(node) or "") not in GRAD_FACTORIES:
             return
-        flag = next((a.value for a in node.args if a.keyword and a.keyword.value == "requires_grad"), None)
+        flag = keyword_arg(node, "requires_grad")
         if isinstance(flag, cst.Name) and flag.value == "True":
             self.report(node, call=f"{self.call_name(node)}(..., requires_grad=True)")
