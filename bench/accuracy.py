@@ -12,8 +12,9 @@ everything in it. For every file the script
 3. compares, line by line:
    * breaks: the lines where Dynamo reported a graph break (the innermost frame in the file) against the
      lines of dynlint's graph-break findings;
-   * recompiles: each recompile points at the source line of the guard that failed and at the line whose
-     call triggered it; a recompile finding is right when its line is one of those, and a recompile is
+   * recompiles: each recompile points at the source lines of the guards that failed (one per cache entry;
+     the recompiled function's first line for a guard with no source line) and at the line whose call
+     triggered it; a recompile finding is right when its line is one of those, and a recompile is
      found when some recompile finding points at it.
    Lines inside a function Dynamo skipped as a whole (a break in a loop, `try` or `with`) get no verdict
    beyond the break that caused the skip: Dynamo never traced them. They are listed, not scored.
@@ -182,10 +183,10 @@ def score_file(path: Path, observe=None) -> FileScore:
 
     pairs: List[Tuple[frozenset, object]] = []
     benign = {id(rc) for rc in generalising(obs.recompiles, fs)}
-    for rc, ls in zip(obs.recompiles, obs.recompile_lines(str(path))):
+    for rc, ls, guards in zip(obs.recompiles, obs.recompile_lines(str(path)), obs.guard_lines(str(path))):
         if id(rc) in benign:
             continue
-        ls = frozenset(set(ls) | mutation_lines(path, rc.function, rc.reason))
+        ls = frozenset(set(ls) | (guards or set()) | mutation_lines(path, rc.function, rc.reason))
         if all(ls != seen for seen, _ in pairs):
             pairs.append((ls, rc))
     sites = [ls for ls, _ in pairs]

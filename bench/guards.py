@@ -329,6 +329,15 @@ PROBES: List[Probe] = [
         def run(i):
             f(torch.ones(3, dtype=(torch.float32, torch.float64)[i % 2]))
     """, distinct=2, model="tensor dtype argument"),
+    Probe("tensor argument", "a tensor argument's rank, two values alternating", FN + """
+
+        @torch.compile
+        def f(x):
+            return x.sum() * 2
+
+        def run(i):
+            f(torch.ones(*(3,) * (1 + i % 2)))
+    """, distinct=2, model="tensor rank argument"),
     Probe("tensor argument", "`requires_grad` of a tensor argument, alternating", FN + """
 
         @torch.compile
@@ -652,6 +661,38 @@ PROBES: List[Probe] = [
             SCALE = 0.5 + i
             f(torch.ones(3))
     """, model="global float"),
+    Probe("global", "a global bool flag set between calls, read in an `if` of the compiled function", FN + """
+
+        DEBUG = False
+
+        @torch.compile
+        def f(x):
+            if DEBUG:
+                x = x.clamp(-1, 1)
+            return x * 2
+
+        def run(i):
+            global DEBUG
+            DEBUG = i % 2 == 1
+            f(torch.ones(3))
+    """, model="global bool"),
+    Probe("global", "a bool attribute of a module-level config set between calls, read in an `if`", FN + """
+
+        class Config:
+            use_bias = False
+
+        cfg = Config()
+
+        @torch.compile
+        def f(x):
+            if cfg.use_bias:
+                x = x + 1
+            return x * 2
+
+        def run(i):
+            cfg.use_bias = i % 2 == 1
+            f(torch.ones(3))
+    """, model="object bool attribute set between calls"),
     Probe("global", "a global list appended to in the compiled function, never read", FN + """
 
         SEEN = []

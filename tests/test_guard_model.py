@@ -28,7 +28,7 @@ def codes(src: str, select=("DYN5",)) -> list:
     ("i % 2 == 0", ["DYN501"]),             # a bool: one graph per value
     ('"mode" * (i + 1)', ["DYN501"]),       # a new string each call: every value recompiles
     ("None if i % 2 else torch.ones(3)", ["DYN501"]),
-    ("i", []),                              # an int: dynamic after one recompile, like a new size
+    ("i", ["DYN501"]),                      # an int: one recompile, then dynamic
     ("batches[i]", []),                     # a tensor (or not known): nothing said
 ])
 def test_an_argument_made_of_a_parameter_that_a_loop_varies(arg, found):
@@ -170,7 +170,7 @@ def test_a_submodule_made_by_forward_and_a_dict_cache_it_fills_recompile_once_ea
     ('"gelu"', '"relu"', ["DYN508"]),    # a string: one graph per value
     ("True", "False", ["DYN508"]),
     ("0.7", "0.7", []),                  # the same value: one graph
-    ("2", "3", []),                      # an int: dynamic after one recompile, like a new size
+    ("2", "3", ["DYN508"]),              # an int: the second value recompiles once (then it is dynamic)
 ])
 def test_constants_that_differ_between_call_sites(first, second, found):
     src = f'''

@@ -1,10 +1,9 @@
 """The guard model: how Dynamo's guards react when a Python value that compiled code reads changes between
 calls, per kind of value. The recompile rules report state that code changes (an attribute, a global, a
-closure cell) wherever the change recompiles at all, and say how often: on every new value (until
-`recompile_limit` makes the function run eagerly: a hazard) or once (then the value is dynamic, or both
-values are cached). An int argument that varies is the exception: it recompiles once and becomes dynamic
-together with the sizes, the expected cost of a first new input, so it is reported only where it recompiles
-on every value.
+closure cell, an argument) wherever the change recompiles at all, and say how often: on every new value
+(until `recompile_limit` makes the function run eagerly: a hazard) or once (then the value is dynamic, or
+both values are cached). Where Dynamo installs each guard, and so where a finding stands, is
+analysis/guard_lines.py's.
 
 Measured on torch 2.13 by bench/guards.py (the table in docs/guards.md); tests/test_guards.py runs each
 entry's probe under real Dynamo and checks the behaviour written here.
@@ -31,6 +30,8 @@ BEHAVIOUR = {
     "object list attribute": EVERY_CHANGE,     # appended to in a compiled method
     "global int": EVERY_CHANGE,                # `global n; n += 1`
     "global float": ONCE,                      # `global SCALE; SCALE = 0.5 + i` between calls
+    "global bool": ONCE,                       # `global DEBUG; DEBUG = on` between calls: one graph per value
+    "object bool attribute set between calls": ONCE,   # `cfg.use_bias = True`: one graph per value
     "object float attribute set between calls": ONCE,  # `cfg.scale = 0.5 + i` on a module-level config
     "object int attribute set between calls": EVERY_CHANGE,  # `cfg.step += 1`: a global object, specialised
     "global list": EVERY_CHANGE,               # appended to, read or not
@@ -44,6 +45,7 @@ BEHAVIOUR = {
     "dtype argument": ONCE,                    # one graph per dtype
     "tensor dtype argument": ONCE,             # a tensor argument made with another dtype: one graph each
     "tensor requires_grad argument": ONCE,     # `requires_grad` flipped: one graph each
+    "tensor rank argument": ONCE,              # a tensor of another rank: one graph each
     "dict argument": ONCE,                     # an int value in it: then dynamic
     "tuple argument": ONCE,                    # an int item of it: then dynamic
     "int argument in range": EVERY_CHANGE,
@@ -78,14 +80,9 @@ def hazard(kind: str) -> bool:
     return BEHAVIOUR[kind] == EVERY_CHANGE
 
 
-# the kinds whose one recompile is the expected cost of a new input: an int argument becomes dynamic together
-# with the sizes of the first new shape
-EXPECTED = frozenset({"int argument"})
-
-
 def recompiles(kind: str) -> bool:
-    """Is a change of this kind of value worth a finding: it recompiles, and not only as a new input would?"""
-    return BEHAVIOUR[kind] != NEVER and (kind not in EXPECTED or hazard(kind))
+    """Does a change of this kind of value recompile at all?"""
+    return BEHAVIOUR[kind] != NEVER
 
 
 EFFECT = {

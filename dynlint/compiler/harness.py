@@ -67,6 +67,25 @@ class Observation:
         return out
 
 
+    def guard_lines(self, path: str) -> List[Optional[set]]:
+        """Per recompile, the lines of `path` that Dynamo's log names for it: the source line of each failed
+        guard (the log lists one per cache entry); for a guard with no source line (a tensor's metadata, grad
+        mode), the first line of the recompiled function. None when the log names no line of `path` (a guard
+        that a torch layer installs, a torch module compiled)."""
+        out: List[Optional[set]] = []
+        for rc in self.recompiles:
+            lines = set()
+            for f in rc.failures:
+                m = _GUARD_SOURCE.search(f.guard)
+                where = (f.path, f.line) if f.line and f.path else ((m.group(1), int(m.group(2))) if m else None)
+                if where is None and rc.path and _same_suffix(rc.path, path):
+                    lines.add(rc.line)
+                elif where is not None and _same_suffix(where[0], path):
+                    lines.add(where[1])
+            out.append(lines or None)
+        return out
+
+
 def _same(a: str, b: str) -> bool:
     return os.path.realpath(a) == os.path.realpath(b)
 

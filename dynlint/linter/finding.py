@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Optional, Tuple
+from typing import List, Optional, Sequence, Tuple
 
 from dynlint.linter.codes import PARSE_ERROR, UnparsableFile
 
@@ -65,6 +65,9 @@ class Finding:
     autofix: Optional[Fix] = field(default=None, compare=False)   # what `--fix` would change
     # In a notebook: the cell (from 1), `line` and `end_line` then counting within it (linter/notebooks.py)
     cell: int = 0
+    # Other places the finding involves: (path, line, column, what happens there). A recompile finding stands
+    # at the guard Dynamo names; the lines that change the guarded value between calls are related.
+    related: Tuple[Tuple[str, int, int, str], ...] = field(default=(), compare=False)
 
     def with_(self, **changes) -> "Finding":
         return replace(self, **changes)
@@ -91,6 +94,8 @@ class Finding:
             **({"status": self.status} if self.status else {}),
             **({"properties": dict(self.properties)} if self.properties else {}),
             **({"autofix": self.autofix.to_dict()} if self.autofix else {}),
+            **({"related": [{"path": p, "line": ln, "column": c, "message": m} for p, ln, c, m in self.related]}
+               if self.related else {}),
         }
 
     @classmethod
@@ -102,7 +107,25 @@ class Finding:
             chain=tuple(d.get("chain", ())), status=d.get("status", ""),
             properties=tuple(sorted(d.get("properties", {}).items())),
             autofix=Fix.from_dict(d["autofix"]) if d.get("autofix") else None, cell=d.get("cell", 0),
+            related=tuple((r["path"], r["line"], r["column"], r["message"]) for r in d.get("related", ())),
         )
+
+
+def merge_related(findings: Sequence[Finding]) -> List[Finding]:
+    """One finding per rule and place: reports of a rule at the same span with related lines (a guard that
+    several call sites trip) become one finding that lists them all, in file order."""
+    out: List[Finding] = []
+    at = {}
+    for f in findings:
+        key = (f.path, f.cell, f.code, f.line, f.column, f.end_line, f.end_column)
+        if not f.related or key not in at:
+            at.setdefault(key, len(out))
+            out.append(f)
+            continue
+        first = out[at[key]]
+        both = first.related + tuple(r for r in f.related if r not in first.related)
+        out[at[key]] = first.with_(related=tuple(sorted(both, key=lambda r: (r[0], r[1], r[2]))))
+    return out
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ from typing import Dict, List, Optional, Sequence, Set, Tuple, Type
 
 import libcst as cst
 
-from dynlint.linter.finding import Finding, parse_error_finding
+from dynlint.linter.finding import Finding, merge_related, parse_error_finding
 from dynlint.linter.project import Project
 from dynlint.linter.sources import SourceFile, source_lines
 from dynlint.linter.suppressions import Suppressions
@@ -183,5 +183,7 @@ def check_file(sf: SourceFile, rules: Sequence[Type], traced: Dict[str, Tuple[st
     sup = Suppressions(sf.text) if "#" in sf.text else None     # tokenizing is slow: only when needed
     if sup and sup.skip_file:
         return []
-    out = [f for f in findings if not (sup and sup.suppressed(f.code, f.line))]
-    return sorted(set(out))
+    # a finding at a guard is also silenced by a `noqa` on the line that changes the value (its related line)
+    out = [f for f in findings if not (sup and (sup.suppressed(f.code, f.line) or
+                                                any(sup.suppressed(f.code, r[1]) for r in f.related)))]
+    return sorted(set(merge_related(out)))

@@ -165,16 +165,21 @@ class Context:
         return (span[0] + u.line_offset, span[1] + u.col_offset, span[2] + u.line_offset, span[3] + u.col_offset)
 
     def report(self, rule, node: cst.CSTNode, message: str, gb_types: Optional[Sequence[str]] = None,
-               autofix=None) -> None:
+               autofix=None, at: Optional[Tuple[int, int, int, int]] = None,
+               related: Sequence[Tuple[int, int, str]] = ()) -> None:
         """`autofix`: a rule's fix plan (title, safety, edits as (node of this unit, replacement) pairs,
-        imports), turned into file edits here."""
-        line, col, end_line, end_col = self.position(node)
-        chain = self.region_chain()
+        imports), turned into file edits here. `at`: the finding's span in the file when it stands elsewhere
+        than `node` (a recompile finding at the guard Dynamo names); `related`: (line, column, what happens
+        there) of this file (findings at one place are merged per file: linter/finding.merge_related)."""
+        line, col, end_line, end_col = at or self.position(node)
+        more = tuple((self.path, ln, c, what) for ln, c, what in related)
+        chain = self.region_chain() if at is None else ()
         self.findings.append(Finding(
             path=self.path, line=line, column=col, end_line=end_line, end_column=end_col, code=rule.code,
             name=rule.name, message=message, fix=rule.fix, severity=rule.severity,
             gb_types=tuple(gb_types if gb_types is not None else rule.gb_types),
-            chain=chain if len(chain) > 1 else (), autofix=self.render_fix(autofix) if autofix else None))
+            chain=chain if len(chain) > 1 else (), related=more,
+            autofix=self.render_fix(autofix) if autofix else None))
 
     def render_fix(self, plan) -> Fix:
         """File edits for a fix plan: each target node's file span, and its replacement rendered as source (an

@@ -44,6 +44,8 @@ def command(f: Finding, prefix: str = "", stored: int = 0) -> str:
         message += f" (cell {f.cell}, line {f.line})"
     if f.chain:
         message += f"\nreached through: {printable(' -> '.join(f.chain))}"
+    for rpath, rline, _, what in f.related:
+        message += f"\n{printable(what)}: {printable(prefix + rpath)}:{rline}"
     if f.fix:
         message += f"\nhelp: {printable(f.fix)}"
     return f"::{level} " + ",".join(f"{k}={escape_property(str(v))}" for k, v in props) + f"::{escape_data(message)}"

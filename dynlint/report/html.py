@@ -437,6 +437,8 @@ class _Page:
         if f.get("chain"):
             chain = " → ".join(f"<code>{_e(c)}</code>" for c in f["chain"])
             extra.append(f'<dt>Reached through</dt><dd>{chain}</dd>')
+        for r in f.get("related") or ():
+            extra.append(f'<dt>{_e(r["message"])}</dt><dd><code>{_e(r["path"])}:{_e(r["line"])}</code></dd>')
         if f.get("fix"):
             extra.append(f'<dt>Fix</dt><dd>{_rich(f["fix"])}</dd>')
         if f.get("gb_types"):

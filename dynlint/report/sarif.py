@@ -162,10 +162,14 @@ def sarif_result(f: Finding, rule_index: int, prefix: str, line_hash: Optional[s
         text += f" (cell {f.cell}, line {f.line})"
         props.update(cell=f.cell, cellLine=f.line, cellColumn=f.column + 1)
         reg = om.Region(start_line=stored or 1)
+    related = [om.Location(id=i, message=om.Message(text=what),
+                           physical_location=physical_location(prefix, rpath, region(rline, rcol)))
+               for i, (rpath, rline, rcol, what) in enumerate(f.related)]
     return om.Result(
         rule_id=f.code, rule_index=rule_index, level=LEVELS.get(f.severity, "warning"),
         message=om.Message(text=text),
         locations=[om.Location(physical_location=physical_location(prefix, f.path, reg))],
+        related_locations=related or None,
         partial_fingerprints={"primaryLocationLineHash": line_hash} if line_hash else None,
         properties=PropertyBag(others=props) if props else None,
     )

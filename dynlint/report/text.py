@@ -61,6 +61,8 @@ def _render(findings: Sequence[Finding], files: int, sources: Dict[object, List[
             out.append(f"       | {' ' * before}{s('^' * max(1, span), '1;31')}")
         if f.chain:
             out.append(f"       = {s('reached through', '2')}: {printable(' -> '.join(f.chain))}")
+        for rpath, rline, rcol, what in f.related:
+            out.append(f"       = {s(printable(what), '2')}: {printable(name(rpath))}:{rline}:{rcol + 1}")
         if f.fix:
             out.append(f"       = {s('help', '1;36')}: {printable(f.fix)}")
         out.append("")

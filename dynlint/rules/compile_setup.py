@@ -1,6 +1,7 @@
 """DYN7xx: compile set-up — how `torch.compile` is applied (wrapping order, flags, deprecated APIs)."""
 from __future__ import annotations
 
+import ast
 from typing import List, Optional, Set, Tuple
 
 import libcst as cst
@@ -9,7 +10,7 @@ from dynlint.analysis.names import COMPILE
 from dynlint.linter.rule import REGISTRY, Example, FixExample, register
 from dynlint.fixes.common import SAFE, Autofix, torch_imports, torch_name
 from dynlint.rules.common import TorchRule, call_args, source_of
-from dynlint.rules.recompiles.common import SiteBookkeeping, loop_scalar_kind, names_in
+from dynlint.rules.recompiles.common import SiteBookkeeping, compiled_from, loop_scalar_kind, names_in
 
 DDP = frozenset({"torch.nn.parallel.DistributedDataParallel",
                  "torch.nn.parallel.distributed.DistributedDataParallel"})
@@ -189,11 +190,17 @@ class DynamicFalseWithVaryingShapes(SiteBookkeeping):
     """, "lengths()")]
 
     def _static_names(self) -> Set[str]:
+        """Names bound to `torch.compile(..., dynamic=False)`, in this statement or anywhere in the file."""
         out = set()
         for target, value in self.assignments():
             if isinstance(value, cst.Call) and (self.call_name(value) or "") in COMPILE and \
                     _is_const(_kwarg(value, "dynamic"), "False"):
                 out.add(target)
+        for name in self.compiled_names():
+            call = compiled_from(self.ctx.source or "", name)
+            if call is not None and any(k.arg == "dynamic" and isinstance(k.value, ast.Constant) and
+                                        k.value.value is False for k in call.keywords):
+                out.add(name)
         return out
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -207,7 +214,9 @@ class DynamicFalseWithVaryingShapes(SiteBookkeeping):
             shaped = self._shape_args(value)
             for var in shaped:
                 if any(loop_scalar_kind(loop, var) == "int" for loop in loops):
-                    self.report(node, callee=node.func.value)
+                    # a size guard has no source line: Dynamo's log names the compiled frame's first line
+                    self.report_at_guard(node, self.compiled_entry(node.func.value), None,
+                                         f"`{var}` changes the shape here", callee=node.func.value)
                     return
 
     def _shape_args(self, value: cst.CSTNode) -> Set[str]:

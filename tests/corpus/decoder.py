@@ -36,7 +36,7 @@ def greedy_until_eos(model, start, h, eos: int = 0, max_len: int = 6):
 def greedy_fixed(model, start, h, steps: int):
     tokens = start
     out = []
-    for _ in range(steps):  # expect: DYN502
+    for _ in range(steps):  # expect: DYN501, DYN502
         logits, h = model(tokens, h)
         tokens = logits.argmax(-1)
         out.append(tokens)
@@ -57,5 +57,5 @@ def __dynlint_calls__():
     h = torch.zeros(2, 8)
     greedy_until_eos(model, start, h)
     for n in (2, 3, 4):  # ok
-        greedy_fixed(model, start, h, steps=n)  # expect: DYN501
+        greedy_fixed(model, start, h, steps=n)
     decode_to_lists(model, start, h)

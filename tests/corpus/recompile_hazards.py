@@ -17,8 +17,8 @@ class Classifier(nn.Module):
 
 @torch.compile
 def scaled_activation(x, kind: str, scale: float):
-    y = torch.relu(x) if kind == "relu" else torch.tanh(x)  # ok
-    return y * scale
+    y = torch.relu(x) if kind == "relu" else torch.tanh(x)  # expect: DYN501
+    return y * scale  # expect: DYN501
 
 
 @torch.compile
@@ -27,7 +27,7 @@ def record_batch(x):
     return x.sum()
 
 
-def smooth(x):
+def smooth(x):  # expect: DYN703
     return (x + x.roll(1, -1) + x.roll(-1, -1)) / 3
 
 
@@ -59,9 +59,9 @@ def evaluate(model, data):
 def sweep(x):
     outs = []
     for kind in ["relu", "tanh", "gelu"]:
-        outs.append(scaled_activation(x, kind, 1.0))  # expect: DYN501
+        outs.append(scaled_activation(x, kind, 1.0))
     for step in range(3):
-        outs.append(scaled_activation(x, "relu", step * 0.5))  # expect: DYN501
+        outs.append(scaled_activation(x, "relu", step * 0.5))
     return outs
 
 
@@ -69,7 +69,7 @@ def lengths():
     fast = torch.compile(smooth, dynamic=False)
     outs = []
     for n in range(3, 7):
-        outs.append(fast(torch.ones(1, n)))  # expect: DYN703
+        outs.append(fast(torch.ones(1, n)))
     return outs
 
 

@@ -100,7 +100,7 @@ class TinyLM(nn.Module):
         return mask
 
     def forward(self, input_ids, attention_mask=None, labels=None, output_attentions=None):
-        output_attentions = output_attentions if output_attentions is not None else self.config.output_attentions  # ok
+        output_attentions = output_attentions if output_attentions is not None else self.config.output_attentions  # expect: DYN505
         bsz, seq = input_ids.shape
         if seq > self.config.max_position_embeddings:  # ok
             raise ValueError("sequence too long")
@@ -130,4 +130,4 @@ def __dynlint_calls__():
     ids = torch.randint(1, config.vocab_size, (2, 6))
     mask = torch.ones(2, 6, dtype=torch.long)
     model(ids, attention_mask=mask, labels=ids)
-    model(ids, attention_mask=mask, labels=ids, output_attentions=True)  # expect: DYN505
+    model(ids, attention_mask=mask, labels=ids, output_attentions=True)

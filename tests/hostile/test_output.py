@@ -38,11 +38,11 @@ def test_a_huge_line_with_many_findings_prints_a_window_around_each(cli, tmp_pat
 def test_a_huge_name_is_quoted_short(cli, tmp_path):
     """A message quoting a 5,000-character function name quoted all of it, in every finding."""
     name = "f" * 5000
-    write_tree(tmp_path, {"model.py": f"import torch\n\n\n@torch.compile\ndef {name}(x, y=None):\n    return x\n\n\n"
+    write_tree(tmp_path, {"model.py": f"import torch\n\n\n@torch.compile\ndef {name}(x, y=None):\n    return x + y\n\n\n"
                                       f"def main(x):\n    {name}(x)\n    {name}(x, x)\n"})
     findings = json.loads(cli("check", ".", "--format", "json", "--no-cache", cwd=tmp_path).stdout)["findings"]
-    assert [(f["code"], f["line"]) for f in findings] == [("DYN505", 11)]
-    assert len(findings[0]["message"]) < 400 and "2 positional instead of 1" in findings[0]["message"]
+    assert [(f["code"], f["line"], [r["line"] for r in f["related"]]) for f in findings] == [("DYN505", 6, [11, 10])]
+    assert len(findings[0]["message"]) < 400 and "and `None` at line 10" in findings[0]["message"]
 
 
 # A file name that is a GitHub workflow command on a line of its own, one that is one at the start of a line,

@@ -3,6 +3,7 @@ attribute of the compiled module (DYN506), a global or a config attribute the co
 list argument that grows (DYN507)."""
 from __future__ import annotations
 
+import ast
 import re
 from typing import List, Optional, Set, Tuple
 
@@ -14,7 +15,9 @@ from dynlint.analysis.tensors import TENSOR
 from dynlint.linter.rule import Example, register
 from dynlint.linter.walker import children
 from dynlint.rules.common import source_of
-from dynlint.rules.recompiles.common import SiteBookkeeping, float_expr
+from dynlint.analysis import guard_lines
+from dynlint.rules.recompiles.common import (SiteBookkeeping, bound_parameter, call_bindings, float_expr,
+                                            parameter_names)
 
 
 def _constant(node: cst.BaseExpression) -> bool:
@@ -24,29 +27,57 @@ def _constant(node: cst.BaseExpression) -> bool:
         (isinstance(node, cst.Name) and node.value in ("True", "False", "None"))
 
 
-def _call_shape(node: cst.Call) -> Tuple[int, Tuple[str, ...], Tuple[int, ...]]:
-    """(positional count, keyword names, positions/keywords passed a literal None)."""
-    pos = [a for a in node.args if a.keyword is None and not a.star]
-    kws = tuple(sorted(a.keyword.value for a in node.args if a.keyword is not None))
-    nones = tuple(i for i, a in enumerate(node.args) if isinstance(a.value, cst.Name) and a.value.value == "None")
-    return len(pos), kws, nones
+def _structure(node: Optional[ast.expr]) -> Optional[str]:
+    """What Dynamo guards on in an argument's structure, as a phrase: `None`, a list display's length, a dict
+    display's keys, "a constant" (a literal number, string or bool: its value is DYN508's), "a value" for
+    anything else that is passed (a tensor, a name)."""
+    if isinstance(node, ast.Constant) and node.value is None:
+        return "`None`"
+    if isinstance(node, ast.Constant):
+        return "a constant"             # its value against another constant's is DYN508's
+    if isinstance(node, ast.List) and not any(isinstance(e, ast.Starred) for e in node.elts):
+        return f"a list of {len(node.elts)}"
+    if isinstance(node, ast.Dict) and all(isinstance(k, ast.Constant) for k in node.keys):
+        return "a dict with keys " + ", ".join(repr(k.value) for k in node.keys) if node.keys else "an empty dict"
+    return "a value"
+
+
+def _differ(a: str, b: str) -> bool:
+    """Two structures that fail each other's guards: `None` and anything else, lists of two lengths, dicts of
+    two key sets. Values (tensors, names) and constants are alike here: their types are not known, and two
+    constants are compared by DYN508."""
+    kinds = {a, b}
+    return a != b and ("`None`" in kinds or not kinds & {"a value", "a constant"})
+
+
+def _structures(ctx, callee: str, entry: str) -> List[Tuple[int, int, dict]]:
+    """An analysis: per call of `callee` (line, column, {parameter: structure}), defaults included."""
+    out = []
+    for line, col, given in call_bindings(ctx, callee, entry):
+        found = {p: _structure(e) for p, (e, _) in given.items()}
+        out.append((line, col, {p: v for p, v in found.items() if v is not None}))
+    return out
 
 
 @register
 class ArgumentSetChangesBetweenCalls(SiteBookkeeping):
-    """Checks for a compiled callable called with a different set of arguments at different call sites
-    (an optional argument passed here, left out or `None` there)."""
+    """Checks for a compiled callable whose call sites pass a different structure for the same parameter: an
+    optional argument passed here, left out (a `None` default) or `None` there; list displays of different
+    lengths; dict displays with different keys."""
     code = "DYN505"
     name = "argument-set-changes-between-calls"
-    message = "compiled `{callee}` is called with other arguments than at line {line} ({diff}): this call recompiles"
-    fix = "Call the compiled function the same way everywhere: pass optional tensors always (an all-ones mask instead of `None`), or compile one wrapper per calling convention"
+    message = ("compiled `{callee}` gets {this} for `{param}` at line {line} and {other} at line {other_line}: "
+               "Dynamo guards on {what}, so the second call compiles again")
+    fix = "Call the compiled function the same way everywhere: pass optional tensors always (an all-ones mask instead of `None`), a tensor instead of a list whose length changes, or compile one wrapper per calling convention"
     recompiles = True
     severity = "note"
     why = """
-        Dynamo guards on the structure of the arguments: which ones are tensors and which are `None` or
-        defaults (`expected type of 'mask' to be a tensor type, but found NoneType`). A call that leaves out
-        an optional tensor, or passes `None` where another call passes a tensor, fails those guards and
-        compiles a second graph.
+        Dynamo guards on the structure of the arguments, at the first line of the compiled function that
+        reads each one: which are tensors and which are `None` (`mask is None`), the length of a list
+        (`len(xs) == 2`), the keys of a dict (`'clip' in opts`). A call that leaves out an optional tensor, or
+        passes `None` where another call passes a tensor, a list of another length or a dict with other keys,
+        fails those guards and compiles a second graph. The finding stands at that guard, the line Dynamo's
+        recompile log names; the calls are its related locations.
     """
     INVALID = [Example("""
         import torch
@@ -61,7 +92,28 @@ class ArgumentSetChangesBetweenCalls(SiteBookkeeping):
             full = masked_mean(x, mask)
             plain = masked_mean(x)
             return full, plain
-    """, "evaluate(torch.ones(4), torch.ones(4))")]
+    """, "evaluate(torch.ones(4), torch.ones(4))"), Example("""
+        import torch
+
+        @torch.compile
+        def stack_all(xs):
+            return torch.stack(xs).sum(0)
+
+        def run(x):
+            return stack_all([x, x]), stack_all([x, x, x])
+    """, "run(torch.ones(4))"), Example("""
+        import torch
+
+        @torch.compile
+        def update(w, opts):
+            clip = opts.get("clip")
+            if clip is not None:
+                w = w.clamp(-clip, clip)
+            return w * 0.9
+
+        def run(w):
+            return update(w, {}), update(w, {"clip": 1.0})
+    """, "run(torch.ones(4))")]
     VALID = [Example("""
         import torch
 
@@ -75,31 +127,43 @@ class ArgumentSetChangesBetweenCalls(SiteBookkeeping):
             full = masked_mean(x, mask)
             plain = masked_mean(x, torch.ones_like(x))
             return full, plain
-    """, "evaluate(torch.ones(4), torch.ones(4))")]
+    """, "evaluate(torch.ones(4), torch.ones(4))"), Example("""
+        import torch
 
-    def __init__(self, ctx) -> None:
-        super().__init__(ctx)
-        self._seen = {}
+        @torch.compile
+        def stack_all(xs):
+            return torch.stack(xs).sum(0)
+
+        def run(x, y):
+            return stack_all([x, y]), stack_all([y, x])       # two items each time
+    """, "run(torch.ones(4), torch.zeros(4))")]
+
+    WHAT = {"`None`": "whether it is `None`", "list": "the length of a list", "dict": "the keys of a dict"}
 
     def visit_Call(self, node: cst.Call) -> None:
         if not isinstance(node.func, cst.Name) or node.func.value not in self.compiled_here():
             return
-        if any(a.star for a in node.args):
+        callee = node.func.value
+        entry = self.compiled_entry(callee)
+        calls = self.ctx.analysis(_structures, callee, entry) if entry else []
+        here = self.ctx.position(node)[:2]
+        line = here[0]
+        mine = next((bound for ln, col, bound in calls if (ln, col) == here), None)
+        for param, this in (mine or {}).items():
+            other = next(((ln, col, b[param]) for ln, col, b in calls
+                          if (ln, col) < here and param in b and _differ(b[param], this)), None)
+            if other is None or not self.reads(entry, param):
+                continue
+            other_line, other_col, that = other
+            what = next(w for k, w in self.WHAT.items() if k in this or k in that)
+            # compiled for a value first (a tensor), Dynamo guards on its type, a guard with no source line
+            # (the function's first line); compiled for `None` first, at the read that tests it
+            guarded = None if that == "a value" else param
+            self.report_at_guard(node, entry, guarded, f"{this} is passed for `{param}` here",
+                                 also=[(other_line, other_col, f"{that} is passed for `{param}` here")],
+                                 callee=callee, this=this, param=param, line=line, other=that,
+                                 other_line=other_line, what=what)
             return
-        shape = _call_shape(node)
-        first = self._seen.setdefault(node.func.value, (node, shape))
-        if first[1] != shape:
-            line = self.ctx.position(first[0])[0]
-            diff = self._describe(first[1], shape)
-            self.report(node, callee=node.func.value, line=line, diff=diff)
-
-    @staticmethod
-    def _describe(a, b) -> str:
-        if a[0] != b[0]:
-            return f"{b[0]} positional instead of {a[0]}"
-        if a[1] != b[1]:
-            return f"keywords {list(b[1]) or 'none'} instead of {list(a[1]) or 'none'}"
-        return "`None` in other places"
 
 
 @register
@@ -194,18 +258,20 @@ class ModuleAttributeSetBetweenCalls(SiteBookkeeping):
         for path, info in self.module_classes(name):
             attrs = info.setters.get(method)
             if attrs and is_module_class(self.ctx.project, path, info.name) and \
-                    self._report(node, name, attrs[0], info, f" (in `{info.name}.{method}`)"):
+                    self._report(node, name, attrs[0], path, info, f" (in `{info.name}.{method}`)"):
                 return
 
-    def _report(self, node, name: str, attr: str, info, how: str) -> bool:
+    def _report(self, node, name: str, attr: str, path: str, info, how: str) -> bool:
         """Report the change of `name.<attr>` if the guard model says it recompiles."""
         scalar = info.scalars.get(attr)
         kind = {"float": "module float attribute", "bool": "module bool attribute"}.get(
             scalar or "", module_int(self.ctx.source or ""))
         if scalar is None or attr not in info.reads or not recompiles(kind):
             return False
-        self.report(node, expr=source_of(node), attr=f"{name}.{attr}", cls=info.name, effect=effect(kind), how=how,
-                    what={"int": "an int", "float": "a float", "bool": "a bool"}[scalar])
+        reader = f"{info.name}.forward" if path == self.ctx.path else None
+        self.report_at_guard(node, reader, f"self.{attr}", f"`{name}.{attr}` changes here", at_entry=False,
+                             expr=source_of(node), attr=f"{name}.{attr}", cls=info.name, effect=effect(kind), how=how,
+                             what={"int": "an int", "float": "a float", "bool": "a bool"}[scalar])
         return True
 
     def _check(self, node, target) -> None:
@@ -215,7 +281,7 @@ class ModuleAttributeSetBetweenCalls(SiteBookkeeping):
         if name == "self" or self.tensors.kind(node.value) == TENSOR:
             return
         for path, info in self.module_classes(name):
-            if is_module_class(self.ctx.project, path, info.name) and self._report(node, name, attr, info, ""):
+            if is_module_class(self.ctx.project, path, info.name) and self._report(node, name, attr, path, info, ""):
                 return
 
 
@@ -316,14 +382,37 @@ class StateSetBetweenCalls(SiteBookkeeping):
         for n in node.names:
             self.declared.add((id(fn), n.name.value))
 
-    def _kind(self, node) -> Optional[str]:
-        """float, int or None (not known) for what an assignment makes."""
+    def _kind(self, node, fn: cst.FunctionDef, target) -> Optional[str]:
+        """float, int, bool or None (not known) for what an assignment makes. A bool constant changes the value
+        only between two calls of compiled code (it is set once otherwise); a parameter of the function (a
+        setter, `set_debug(on)`) changes it whenever that is called, with the kind of the global's first value."""
         value = node.value
         if float_expr(value):
             return "float"
         if isinstance(node, cst.AugAssign) and isinstance(value, cst.Integer):
             return "int"
+        if isinstance(node, cst.AugAssign):
+            return None
+        if isinstance(value, cst.Name) and value.value in ("True", "False"):
+            return "bool" if self._between_calls(node, fn) else None
+        if isinstance(value, (cst.Comparison, cst.BooleanOperation)) or \
+                (isinstance(value, cst.UnaryOperation) and isinstance(value.operator, cst.Not)):
+            return "bool"
+        if isinstance(value, cst.Name) and value.value in parameter_names(fn) and isinstance(target, cst.Name):
+            return _first_value_kind(self.ctx.source or "", target.value)
         return None
+
+    def _between_calls(self, node, fn: cst.FunctionDef) -> bool:
+        """The function calls compiled code of this file both before and after `node` (or `node` is in a loop
+        that calls it)."""
+        ix, compiled = self.ctx.index, self.compiled_names()
+        info = ix.functions.get(self.ctx.qualname) if ix is not None else None
+        if info is None:
+            return False
+        line = self.ctx.position(node)[0]
+        lines = [c.line for c in info.calls if c.kind == "name" and c.target in compiled]
+        in_loop = any(isinstance(b, (cst.For, cst.While)) for b in self.ctx.blocks)
+        return bool(lines) and (in_loop or (min(lines) < line < max(lines)))
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
         self._check(node, node.target)
@@ -335,8 +424,8 @@ class StateSetBetweenCalls(SiteBookkeeping):
 
     def _check(self, node, target) -> None:
         fn = next((f for f in reversed(self.ctx.functions) if isinstance(f, cst.FunctionDef)), None)
-        kind = self._kind(node)
-        if fn is None or kind is None:
+        kind = self._kind(node, fn, target) if fn is not None else None
+        if kind is None:
             return
         ix = self.ctx.index
         if isinstance(target, cst.Name) and (id(fn), target.value) in self.declared:
@@ -349,7 +438,18 @@ class StateSetBetweenCalls(SiteBookkeeping):
             return
         readers = traced_reads(self.ctx, name)
         if readers and recompiles(what):
-            self.report(node, expr=source_of(node), name=name, func=readers[0], effect=effect(what))
+            self.report_at_guard(node, readers[0], name, f"`{name}` changes here", at_entry=False,
+                                 expr=source_of(node), name=name, func=readers[0], effect=effect(what))
+
+
+def _first_value_kind(source: str, name: str) -> Optional[str]:
+    """"bool", "int" or "float" for a global whose module-level assignment is a literal of that type."""
+    tree = guard_lines.parsed(source)
+    for stmt in tree.body if tree is not None else ():
+        if isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in stmt.targets) \
+                and isinstance(stmt.value, ast.Constant):
+            return {bool: "bool", int: "int", float: "float"}.get(type(stmt.value.value))
+    return None
 
 
 @register
@@ -416,11 +516,21 @@ class GrowingListArgument(SiteBookkeeping):
             return
         if not isinstance(func, cst.Name) or func.value not in self.compiled_names():
             return
+        loops = [b for b in self.ctx.blocks if isinstance(b, (cst.For, cst.While))]
+        info = self.ctx.index.functions.get(self.compiled_entry(func.value) or "") if self.ctx.index else None
         for arg in node.args:
             name = arg.value.value if isinstance(arg.value, cst.Name) and not arg.star else None
-            if name in self._grown and self._grows_between_calls(name):
+            if name is not None and name not in self._grown and loops:
+                # grown later in the loop's body: that runs before the loop's next call
+                grown = _grown_in(loops[-1], name, self.GROW)
+                if grown:
+                    self._grown[name] = (grown, loops[-1])
+            param = bound_parameter(info, node, arg) if info else None
+            if name in self._grown and self._grows_between_calls(name) and \
+                    self.reads(self.compiled_entry(func.value), param):
                 grow, _ = self._grown[name]
-                self.report(arg.value, name=name, grow=f"{name}.{grow}()", callee=func.value)
+                self.report_at_guard(arg.value, self.compiled_entry(func.value), param, f"`{name}` is passed here",
+                                     name=name, grow=f"{name}.{grow}()", callee=func.value)
                 return
 
     def _grows_between_calls(self, name: str) -> bool:
@@ -435,6 +545,18 @@ class GrowingListArgument(SiteBookkeeping):
         return loop is not None and loop in self.ctx.blocks and not _binds(loop, name)
 
 
+def _grown_in(loop: cst.CSTNode, name: str, grow: frozenset) -> Optional[str]:
+    """The method that grows list `name` somewhere inside `loop` (`name.append(...)`), if any."""
+    stack = [loop]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) and n.func.attr.value in grow and \
+                isinstance(n.func.value, cst.Name) and n.func.value.value == name:
+            return n.func.attr.value
+        stack.extend(children(n))
+    return None
+
+
 def _binds(loop: cst.CSTNode, name: str) -> bool:
     """`name = ...` somewhere inside `loop` (a list made afresh on each iteration)."""
     stack = [loop]
@@ -445,3 +567,226 @@ def _binds(loop: cst.CSTNode, name: str) -> bool:
             return True
         stack.extend(children(n))
     return False
+
+
+FACTORIES = frozenset({"ones", "zeros", "empty", "rand", "randn", "full", "tensor", "eye", "arange"})
+CASTS = {"double": "float64", "float": "float32", "half": "float16", "bfloat16": "bfloat16", "long": "int64",
+         "int": "int32", "bool": "bool"}
+
+
+def _depth(node: ast.AST) -> int:
+    """The rank of `torch.tensor(data)` from its nested list displays."""
+    return 1 + _depth(node.elts[0]) if isinstance(node, (ast.List, ast.Tuple)) and node.elts else \
+        (1 if isinstance(node, (ast.List, ast.Tuple)) else 0)
+
+
+def _data_dtype(node: ast.AST) -> str:
+    leaves = [n.value for n in ast.walk(node) if isinstance(n, ast.Constant)]
+    if leaves and all(type(v) is bool for v in leaves):
+        return "bool"
+    return "float32" if any(type(v) is float for v in leaves) else "int64"
+
+
+def tensor_metadata(node: ast.AST, resolve=lambda name: None) -> Optional[dict]:
+    """What Dynamo guards on a tensor that a torch factory makes (`torch.ones(2, 3, dtype=torch.float64)`,
+    `torch.tensor([[1.0]])`, `.double()` / `.requires_grad_()` after it): dtype, rank, `requires_grad`, device;
+    None for anything else (its metadata is not known here). `resolve(name)`: the expression a local name was
+    last bound to, for a cast of a name (`data.double()`)."""
+    chain = []
+    while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+            (node.func.attr in CASTS or node.func.attr == "requires_grad_") and not node.args:
+        chain.append(node.func.attr)
+        node = node.func.value
+    if isinstance(node, ast.Name) and chain:
+        node = resolve(node.id)
+    meta = _factory_metadata(node)
+    for step in reversed(chain if meta else ()):
+        meta.update({"requires_grad": True} if step == "requires_grad_" else {"dtype": CASTS[step]})
+    return meta
+
+
+def _factory_metadata(node: Optional[ast.AST]) -> Optional[dict]:
+    """The metadata of a tensor a torch factory call makes, as `tensor_metadata` says."""
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and
+            isinstance(node.func.value, ast.Name) and node.func.value.id == "torch" and node.func.attr in FACTORIES):
+        return None
+    kind, args = node.func.attr, node.args
+    kws = {k.arg: k.value for k in node.keywords if k.arg}
+    if any(isinstance(a, ast.Starred) for a in args) or (kind != "tensor" and not args):
+        return None
+    rank, dtype = _rank_and_dtype(kind, args)
+    dt, grad, device = kws.get("dtype"), kws.get("requires_grad"), kws.get("device")
+    if dt is not None:
+        dtype = dt.attr if isinstance(dt, ast.Attribute) and _dotted(dt.value) == "torch" else None
+    return {"dtype": dtype, "rank": rank,
+            "requires_grad": False if grad is None else _constant_of(grad, bool),
+            "device": "cpu" if device is None else _constant_of(device, str)}
+
+
+def _rank_and_dtype(kind: str, args: list) -> Tuple[Optional[int], Optional[str]]:
+    if kind == "tensor":
+        return _depth(args[0]), _data_dtype(args[0])
+    if kind == "eye":
+        return 2, "float32"
+    if kind == "arange":            # `torch.arange(6.0)`: float32; all-int bounds: int64
+        consts = [a.value for a in args if isinstance(a, ast.Constant)]
+        return 1, (None if len(consts) < len(args) else
+                   "float32" if any(type(v) is float for v in consts) else "int64")
+    first = args[0]
+    if isinstance(first, (ast.Tuple, ast.List)):
+        return len(first.elts), ("float32" if kind != "full" else None)
+    return (None if kind == "full" else len(args)), ("float32" if kind != "full" else None)
+
+
+def _constant_of(node: ast.AST, kind: type):
+    return node.value if isinstance(node, ast.Constant) and type(node.value) is kind else None
+
+
+def _dotted(node: ast.AST) -> Optional[str]:
+    return node.id if isinstance(node, ast.Name) else None
+
+
+def _assigned_before(tree: ast.Module, name: str, line: int) -> Optional[ast.AST]:
+    """The value of the last plain assignment `name = ...` before `line` in the innermost function holding
+    `line` (or at module level)."""
+    scope = tree
+    for f in ast.walk(tree):
+        if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)) and f.lineno <= line <= (f.end_lineno or 0):
+            if scope is tree or f.lineno >= scope.lineno:
+                scope = f
+    best = None
+    for n in ast.walk(scope):
+        if isinstance(n, ast.Assign) and n.lineno < line and \
+                any(isinstance(t, ast.Name) and t.id == name for t in n.targets):
+            if best is None or n.lineno > best.lineno:
+                best = n
+    return best.value if best is not None else None
+
+
+def _tensor_arguments(ctx, callee: str, entry: str) -> List[Tuple[int, int, dict]]:
+    """An analysis: per call of `callee` (line, column, {parameter: tensor metadata}) for the arguments a torch
+    factory makes, at the call or in the last assignment of the name passed."""
+    tree = guard_lines.parsed(ctx.source or "")
+    out = []
+    for line, col, given in call_bindings(ctx, callee, entry):
+        metas = {}
+        for param, (expr, passed) in given.items():
+            def resolve(name: str, line: int = line):
+                return _assigned_before(tree, name, line) if tree is not None else None
+            if passed and isinstance(expr, ast.Name):
+                expr = resolve(expr.id) or expr
+            meta = tensor_metadata(expr, resolve) if passed else None
+            if meta is not None:
+                metas[param] = meta
+        out.append((line, col, metas))
+    return out
+
+
+@register
+class TensorMetadataDiffersBetweenCalls(SiteBookkeeping):
+    """Checks for a compiled callable whose call sites pass, for the same parameter, tensors of another dtype,
+    rank, device or `requires_grad` (made by torch factories the code shows: `torch.ones(4)` here,
+    `torch.ones(4, dtype=torch.float64)` there)."""
+    code = "DYN516"
+    name = "tensor-metadata-differs-between-calls"
+    message = ("compiled `{callee}` gets a {this} tensor for `{param}` at line {line} and a {other} one at line "
+               "{other_line}: Dynamo guards on each tensor argument's {what}, so the second call compiles again")
+    fix = ("Convert inputs to one dtype and rank before the call (`x.float()`, `x.reshape(...)`), or keep separate "
+           "compiled functions for the variants")
+    recompiles = True
+    severity = "note"
+    why = """
+        Dynamo guards on every tensor argument's dtype, rank, device and `requires_grad` (`tensor 'x' dtype
+        mismatch. expected Float, actual Double`). A call with a tensor that differs in any of them fails the
+        guard and compiles another graph; each combination keeps its own. These guards carry no source line:
+        Dynamo's recompile log names the compiled function's first line (its first decorator, or its `def`),
+        where the finding stands; the calls are its related locations. Sizes are not compared here: a first
+        new size recompiles once and becomes dynamic (DYN703 covers `dynamic=False`).
+    """
+    INVALID = [Example("""
+        import torch
+
+        @torch.compile
+        def norm(x):
+            return x / x.norm()
+
+        def run():
+            return norm(torch.ones(4)), norm(torch.ones(4, dtype=torch.float64))
+    """, "run()"), Example("""
+        import torch
+
+        @torch.compile
+        def total(x):
+            return x.sum() * 2
+
+        def run():
+            row = torch.ones(4)
+            grid = torch.ones(4, 4)
+            return total(row), total(grid)
+    """, "run()"), Example("""
+        import torch
+
+        @torch.compile
+        def loss_fn(w):
+            return (w * w).sum()
+
+        def run():
+            return loss_fn(torch.ones(4)), loss_fn(torch.ones(4, requires_grad=True))
+    """, "run()")]
+    VALID = [Example("""
+        import torch
+
+        @torch.compile
+        def norm(x):
+            return x / x.norm()
+
+        def run():
+            a = norm(torch.ones(4))
+            b = norm(torch.ones(4, dtype=torch.float64).float())
+            return a, b
+    """, "run()"), Example("""
+        import torch
+
+        @torch.compile
+        def total(x):
+            return x.sum() * 2
+
+        def run():
+            return total(torch.zeros(4)), total(torch.tensor([1.0, 2.0, 3.0, 4.0]))
+    """, "run()")]
+
+    WHAT = (("dtype", "dtype", "{}"), ("rank", "rank", "rank-{}"), ("requires_grad", "`requires_grad`",
+            "{}"), ("device", "device", "{}"))
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if not isinstance(node.func, cst.Name) or node.func.value not in self.compiled_here():
+            return
+        callee = node.func.value
+        entry = self.compiled_entry(callee)
+        calls = self.ctx.analysis(_tensor_arguments, callee, entry) if entry else []
+        here = self.ctx.position(node)[:2]
+        line = here[0]
+        mine = next((m for ln, col, m in calls if (ln, col) == here), None)
+        for param, meta in (mine or {}).items():
+            if not self.reads(entry, param):
+                continue            # a tensor the compiled function never uses is not guarded
+            for other_line, other_col, metas in calls:
+                that = metas.get(param) if (other_line, other_col) < here else None
+                diff = [w for w in self.WHAT if that and None not in (meta[w[0]], that[w[0]])
+                        and meta[w[0]] != that[w[0]]]
+                if not diff:
+                    continue
+                key, what, shown = diff[0]
+                this_text = self._say(key, shown, meta[key])
+                other_text = self._say(key, shown, that[key])
+                self.report_at_guard(node, entry, None, f"a {this_text} tensor is passed for `{param}` here",
+                                     also=[(other_line, other_col, f"a {other_text} tensor is passed here")],
+                                     callee=callee, this=this_text, param=param, line=line, other=other_text,
+                                     other_line=other_line, what=what)
+                return
+
+    @staticmethod
+    def _say(key: str, shown: str, value) -> str:
+        if key == "requires_grad":
+            return "grad-requiring" if value else "grad-free"
+        return shown.format(value)

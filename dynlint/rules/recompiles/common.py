@@ -3,10 +3,12 @@ of an argument vary between calls, and `SiteBookkeeping`, the base of site rules
 top-level statement."""
 from __future__ import annotations
 
-from typing import List, Optional, Set, Tuple
+import ast
+from typing import List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
+from dynlint.analysis import guard_lines
 from dynlint.analysis.names import COMPILE
 from dynlint.linter.walker import children
 from dynlint.rules.common import TorchRule
@@ -135,9 +137,134 @@ def _is_compile_call(rule: TorchRule, node: cst.CSTNode) -> bool:
     return isinstance(node, cst.Call) and (rule.call_name(node) or "") in COMPILE
 
 
+def bound_parameter(info, call: cst.Call, arg: cst.Arg) -> Optional[str]:
+    """The parameter of the function `info` describes that `arg` of `call` binds (None when not known)."""
+    if arg.star:
+        return None
+    if arg.keyword is not None:
+        return arg.keyword.value
+    i = [a for a in call.args if a.keyword is None and not a.star].index(arg)
+    params = [p for p in info.params if p not in ("self", "cls")] if info.cls else info.params
+    return params[i] if i < len(params) else None
+
+
+def _dotted_ast(node: ast.AST) -> Optional[str]:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        inner = _dotted_ast(node.value)
+        return f"{inner}.{node.attr}" if inner else None
+    return None
+
+
+def compiled_from(source: str, name: str) -> Optional[ast.Call]:
+    """The `torch.compile(...)` call (or `compile(...)` imported from torch) assigned to `name` anywhere in the
+    file (`fast = torch.compile(smooth, dynamic=False)`), if one is."""
+    tree = guard_lines.parsed(source)
+    for node in ast.walk(tree) if tree is not None else ():
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and \
+                any(isinstance(t, ast.Name) and t.id == name for t in node.targets) and \
+                (_dotted_ast(node.value.func) or "").split(".")[-1] == "compile":
+            return node.value
+    return None
+
+
+def call_bindings(ctx, callee: str, entry: str) -> List[Tuple[int, int, dict]]:
+    """An analysis: each call `callee(...)` of the file, in order, as (line, column, {parameter: (expression,
+    passed)}): the syntax (`ast`) bound to each parameter of `entry` (the qualname of the function compiled as
+    the frame: `self` left out of a method) by position or keyword, or its default where the call leaves it out
+    (`passed` False). Calls that unpack arguments (`*args`, `**kw`) are left out: their binding is not known."""
+    ix, source = ctx.index, ctx.source or ""
+    info = ix.functions.get(entry) if ix is not None else None
+    fn = guard_lines.function_at(source, info.def_line) if info is not None else None
+    tree = guard_lines.parsed(source)
+    if fn is None or tree is None:
+        return []
+    a = fn.args
+    params = [p.arg for p in list(a.posonlyargs) + list(a.args)]
+    defaults = dict(zip(params[len(params) - len(a.defaults):], a.defaults))
+    defaults.update({p.arg: d for p, d in zip(a.kwonlyargs, a.kw_defaults) if d is not None})
+    if info.cls and params[:1] in (["self"], ["cls"]):
+        params = params[1:]
+    lines = source.splitlines()
+    out = []
+    for call in ast.walk(tree):
+        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id == callee) or \
+                any(isinstance(x, ast.Starred) for x in call.args) or any(k.arg is None for k in call.keywords):
+            continue
+        given = {p: (e, True) for p, e in zip(params, call.args)}
+        given.update({k.arg: (k.value, True) for k in call.keywords})
+        for p, d in defaults.items():
+            given.setdefault(p, (d, False))
+        out.append((call.lineno, guard_lines.column(lines, call.lineno, call.col_offset), given))
+    return sorted(out, key=lambda c: (c[0], c[1]))
+
+
 class SiteBookkeeping(TorchRule):
     """Helpers for site rules that follow names through one top-level statement."""
     scope = "site"
+
+    CHANGES = "the value changes here"
+
+    def compiled_entry(self, name: str) -> Optional[str]:
+        """The qualname, in this file, of the function Dynamo compiles as the frame when `name` is called: a
+        compiled function of the file, or the `forward` of the file's module class `name` was built from."""
+        ix = self.ctx.index
+        if ix is None:
+            return None
+        if name in ix.functions and not ix.functions[name].cls:
+            return name
+        wrapped = compiled_from(self.ctx.source or "", name)
+        if wrapped is not None and wrapped.args:
+            arg = wrapped.args[0]
+            while isinstance(arg, ast.Call) and isinstance(arg.func, ast.Attribute):
+                arg = arg.func.value            # `Model(cfg).eval()`, `.to(device)`: the module itself
+            inner = _dotted_ast(arg.func if isinstance(arg, ast.Call) else arg)
+            if inner in ix.functions and not ix.functions[inner].cls:
+                return inner
+            if isinstance(arg, ast.Call) and inner in ix.classes and f"{inner}.forward" in ix.functions:
+                return f"{inner}.forward"       # `torch.compile(Model(cfg))`
+            name = inner or name
+        for path, info in self.module_classes(name):
+            if path == self.ctx.path and f"{info.name}.forward" in ix.functions:
+                return f"{info.name}.forward"
+        return None
+
+    def guard_span(self, function: str, value: Optional[str], at_entry: bool = True):
+        """Where Dynamo guards a value that `function` (a qualname of this file) reads: its first read of
+        `value` (a parameter, a global, `self.attr`) that needs it; with no `value`, or none read, the function's
+        first line (where guards with no source line, on a tensor's metadata or on grad mode, are logged).
+        None when the function is not in this file."""
+        ix, source = self.ctx.index, self.ctx.source or ""
+        info = ix.functions.get(function) if ix is not None else None
+        fn = guard_lines.function_at(source, info.def_line) if info is not None else None
+        if fn is None:
+            return None
+        read = guard_lines.guard_read(source, fn, value) if value else None
+        return read or (guard_lines.entry_span(source, fn) if at_entry else None)
+
+    def reads(self, function: Optional[str], value: Optional[str]) -> bool:
+        """Does the traced code read `value`? Dynamo guards only what it reads: an argument the compiled function
+        never uses is not guarded, whatever its calls pass. True when not known here (`function` not in this
+        file, or no value named)."""
+        ix = self.ctx.index
+        info = ix.functions.get(function) if ix is not None and function else None
+        fn = guard_lines.function_at(self.ctx.source or "", info.def_line) if info is not None else None
+        return fn is None or not value or guard_lines.guard_read(self.ctx.source or "", fn, value) is not None
+
+    def report_at_guard(self, node: cst.CSTNode, function: Optional[str], guarded: Optional[str],
+                        changed: str = CHANGES, message: Optional[str] = None, at_entry: bool = True,
+                        also: Sequence[Tuple[int, int, str]] = (), **fmt) -> None:
+        """Report at the guard (`guard_span`), with `node`, the code that changes the value, as a related
+        location; at `node` itself when the guarded function is not in this file (a library whose users call
+        it: the change is all there is to show)."""
+        span = self.guard_span(function, guarded, at_entry) if function else None
+        if span is None:
+            self.report(node, message, **fmt)
+            return
+        line, col = self.ctx.position(node)[:2]
+        self.ctx.report(self, node, message or self.format_message(**fmt), at=span,
+                        related=[(line, col, changed), *also])
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)

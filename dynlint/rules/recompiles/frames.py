@@ -108,7 +108,7 @@ class ValueDiffersBetweenFrameEntries(TorchRule):
                     x = layer(x, bias)
                     bias = x
                 return x
-    """, "torch.compile(Model())(torch.ones(2, 4))"), Example("""
+    """, "with torch.no_grad(): torch.compile(Model())(torch.ones(2, 4))"), Example("""
         import torch
         from torch import nn
 

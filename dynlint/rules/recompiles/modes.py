@@ -121,9 +121,14 @@ class TrainEvalToggleOnCompiledModel(SiteBookkeeping):
         name = func.value.value
         if name not in self.compiled_here() | self._handed_to_compile(self.ctx.position(node)[0]):
             return
-        layer = self._training_layer(name)
+        entry = self.compiled_entry(name)
+        reads = entry is not None and self.guard_span(entry, "self.training", at_entry=False) is not None
+        layer = "a forward that reads `self.training`" if reads else self._training_layer(name)
         if layer is not None:
-            self.report(node, call=source_of(node), layer=layer or "dropout or batch norm (if it holds any)")
+            # the guard is where the compiled forward reads `self.training`; where a torch layer reads it
+            # instead, Dynamo's log names the recompiled forward's first line
+            self.report_at_guard(node, entry, "self.training", f"`{source_of(node)}` here", call=source_of(node),
+                                 layer=layer or "dropout or batch norm (if it holds any)")
 
 
 class _ModeAroundCompiledCall(SiteBookkeeping):
@@ -210,14 +215,18 @@ class _ModeAroundCompiledCall(SiteBookkeeping):
             by_name.setdefault(name, []).append((call, mode, where))
         for name, entries in by_name.items():
             varies = [(call, where) for call, mode, where in entries if mode == "varies"]
+            # Dynamo's guard on global state has no source line: its log names the compiled frame's first line
+            entry = self.compiled_entry(name)
             if varies:
                 call, where = varies[0]
-                self.report(call, callee=name, where=f"here under `{where}`, whose mode changes between calls")
+                self.report_at_guard(call, entry, None, f"called under `{where}` here",
+                                     callee=name, where=f"under `{where}`, whose mode changes between calls")
             elif {mode for _, mode, _ in entries} - {"unknown"} == {"on", "off"}:
                 call, where = next((call, where) for call, mode, where in entries if mode == self.NOT_DEFAULT)
                 through = f" (`{where.split(' in `')[1][:-1]}` calls it under `{where.split(' in `')[0]}`)" \
                     if " in `" in where else ""
-                self.report(call, callee=name, where=self.BOTH + through)
+                self.report_at_guard(call, entry, None, f"called under `{where}` here" if where else
+                                     "called here", callee=name, where=self.BOTH + through)
 
 
 def _literal_bool(node: Optional[cst.BaseExpression]) -> Optional[bool]:
@@ -235,7 +244,7 @@ class GradModeToggleAroundCompiledCall(_ModeAroundCompiledCall):
     code = "DYN504"
     name = "grad-mode-toggle-around-compiled-call"
     message = "compiled `{callee}` is called {where}: each grad mode compiles its own graph"
-    BOTH = "here with grad mode off and elsewhere with it on"
+    BOTH = "with grad mode off at one call and on at another"
     fix = "Expected once per mode (both graphs stay cached); for an evaluation-only path, compile a separate wrapper or keep one grad mode"
     recompiles = True
     severity = "note"
@@ -344,7 +353,7 @@ class AutocastToggleAroundCompiledCall(_ModeAroundCompiledCall):
     code = "DYN515"
     name = "autocast-toggle-around-compiled-call"
     message = "compiled `{callee}` is called {where}: each autocast state compiles its own graph"
-    BOTH = "here under autocast and elsewhere without it"
+    BOTH = "under autocast at one call and without it at another"
     DEFAULT = "off"
     NOT_DEFAULT = "on"
     fix = ("Expected once per state (both graphs stay cached); to avoid it, call the compiled function under one "

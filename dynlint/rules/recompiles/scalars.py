@@ -13,13 +13,14 @@ from dynlint.analysis.tensors import TENSOR
 from dynlint.linter.rule import Example, register
 from dynlint.linter.walker import children
 from dynlint.rules.common import TorchRule, call_args
-from dynlint.rules.recompiles.common import GRAD_OFF, SiteBookkeeping, float_expr, parameter_names, varying
+from dynlint.rules.recompiles.common import (GRAD_OFF, SiteBookkeeping, bound_parameter, call_bindings, float_expr,
+                                            names_in, parameter_names, varying)
 
 
 @register
-class VaryingScalarArgument(TorchRule):
-    """Checks for calls of a compiled function inside a loop that pass the loop variable: a float, bool or
-    string that changes every iteration (an int becomes dynamic with the sizes: not reported); and a sampling
+class VaryingScalarArgument(SiteBookkeeping):
+    """Checks for calls of a compiled function inside a loop that pass the loop variable: an int, float, bool or
+    string that changes every iteration, or a number read from a tensor the loop binds (`t.item()`); and a sampling
     loop that hands the compiled function back what it returned with grad mode on (`x = step(model, x)`):
     `x` requires grad from the second call on."""
     code = "DYN501"
@@ -29,11 +30,13 @@ class VaryingScalarArgument(TorchRule):
     recompiles = True
     scope = "site"
     why = """
-        Dynamo guards on the value of every Python scalar argument (`step == 3`, `mode == 'train'`). A new
-        int or float recompiles once, after which Dynamo makes it dynamic (a SymInt/SymFloat); a new bool
-        compiles one graph per value; a new string recompiles on every value until `recompile_limit` (8)
-        is hit, after which the function silently runs eagerly. An int loop variable is not reported: it
-        recompiles once and becomes dynamic, as the sizes of a first new input do (docs/guards.md).
+        Dynamo guards on the value of every Python scalar argument that the compiled code reads (`step ==
+        3`, `mode == 'train'`), at its first read. A new int or float recompiles once, after which Dynamo
+        makes it dynamic (a SymInt/SymFloat); an int that bounds a `range()` stays specialised and
+        recompiles on every value; a new bool compiles one graph per value; a new string recompiles on
+        every value until `recompile_limit` (8) is hit, after which the function silently runs eagerly. The
+        finding stands at the guard, the line Dynamo's recompile log names; the call is its related
+        location. An argument the compiled code never reads is not guarded, and not reported.
     """
     INVALID = [
         Example("""
@@ -94,10 +97,10 @@ class VaryingScalarArgument(TorchRule):
             return x * factor
 
         def run(x):
-            for factor in range(4):
-                x = scale(x, factor)        # an int: one recompile, then a dynamic int
+            for step in range(4):
+                x = scale(x, 2)             # the same value each call: one graph
             return x
-    """), Example("""
+    """, "run(torch.ones(3))"), Example("""
         import torch
         from torch import nn
 
@@ -155,20 +158,27 @@ class VaryingScalarArgument(TorchRule):
                 if self._tensor_argument(node.func.value, value, loops):
                     return
                 continue
-            found = varying(self.ctx, value, loops)
+            read = _read_from_tensor(value, loops)
+            found = read or varying(self.ctx, value, loops)
             if found is None:
                 continue
             var, var_kind = found
-            kind = _value_kind(value, var_kind)
+            kind = var_kind if read else _value_kind(value, var_kind)
             if kind is None:
                 continue            # built from the loop variable in a way not known here (`batches[i]`)
             guard = self.GUARD.get(kind)
             if guard == "int argument":
                 guard = self._int_use(node.func.value, node, arg)
             if guard and not recompiles(guard):
-                return          # an int: one recompile, then dynamic with the sizes
-            self.report(value, callee=node.func.value, var=var, kind=kind,
-                        effect=effect(guard) if guard else "new values recompile")
+                return
+            entry = self.compiled_entry(node.func.value)
+            info = self.ctx.index.functions.get(entry or "") if self.ctx.index is not None else None
+            param = bound_parameter(info, node, arg) if info else None
+            if not self.reads(entry, param):
+                continue            # an argument the compiled function never reads is not guarded
+            self.report_at_guard(value, entry, param, f"`{var}` changes here",
+                                 callee=node.func.value, var=var, kind=kind,
+                                 effect=effect(guard) if guard else "new values recompile")
             return
 
     TENSOR_KEYWORDS = {("dtype", "dtype"): "tensor dtype argument", ("requires_grad", "bool"): "tensor requires_grad argument"}
@@ -190,7 +200,9 @@ class VaryingScalarArgument(TorchRule):
         var, arg = fed_back
         if not self._first_made_by_factory(fn, var, self.ctx.position(node)[0]):
             return False
-        self.report(arg.value, message=f"compiled `{node.func.value}` gets back `{var}`, which it returns requiring "
+        self.report_at_guard(arg.value, self.compiled_entry(node.func.value), None,
+                             f"`{var}` comes back requiring grad here",
+                             message=f"compiled `{node.func.value}` gets back `{var}`, which it returns requiring "
                                        f"grad (grad mode is on and it runs the module it is handed): the second "
                                        f"call sees `requires_grad=True` where the first saw False, so "
                                        f"{effect('tensor requires_grad argument')}")
@@ -240,10 +252,27 @@ class VaryingScalarArgument(TorchRule):
             found = varying(self.ctx, a.value, loops) if a.keyword is not None else None
             guard = self.TENSOR_KEYWORDS.get((a.keyword.value, _value_kind(a.value, found[1]))) if found else None
             if guard:
-                self.report(a.value, callee=callee, var=found[0], kind=f"the `{a.keyword.value}` of a tensor argument",
-                            effect=effect(guard))
+                self.report_at_guard(a.value, self.compiled_entry(callee), None, f"`{found[0]}` changes here",
+                                     callee=callee, var=found[0], kind=f"the `{a.keyword.value}` of a tensor argument",
+                                     effect=effect(guard))
                 return True
         return False
+
+
+def _read_from_tensor(value: cst.BaseExpression, loops) -> Optional[Tuple[str, str]]:
+    """(name, "float") for `t.item()` (or `float(t)`) of a tensor that an enclosing loop binds anew each
+    iteration: a Python number whose value changes every call."""
+    inner = None
+    if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value == "item":
+        inner = value.func.value
+    elif isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value == "float" and \
+            len(value.args) == 1:
+        inner = value.args[0].value
+    if inner is None:
+        return None
+    bound = {n for loop in loops for n in names_in(loop.target)}
+    hit = sorted(names_in(inner) & bound)
+    return (hit[0], "float") if hit else None
 
 
 def _dict_keys(node: cst.BaseExpression) -> Optional[frozenset]:
@@ -380,22 +409,23 @@ class RangeOverIntArgument(TorchRule):
 
 @register
 class ScalarArgumentDiffersBetweenCallSites(SiteBookkeeping):
-    """Checks for a compiled function that call sites of the file pass different float, string or bool
-    constants for the same keyword (`temperature=0.7` here, `temperature=1.0` there; `act="gelu"` and
-    `act="relu"`)."""
+    """Checks for a compiled function of the file that its call sites pass different int, float, string or
+    bool constants for the same parameter (`temperature=0.7` here, `temperature=1.0` there; `act(x, "gelu")`
+    and `act(x)` with the default `"relu"`)."""
     code = "DYN508"
     name = "scalar-argument-differs-between-call-sites"
-    message = ("compiled `{callee}` gets `{keyword}={value}` here and `{keyword}={other}` at line {line}: a {kind} "
-               "argument is guarded on its value, so {effect}")
+    message = ("compiled `{callee}` gets `{param}={value}` at line {line} and `{param}={other}` at line "
+               "{other_line}: a {kind} argument is guarded on its value, so {effect}")
     fix = ("Pass the value as a tensor (`torch.tensor(0.7)`) when it changes, or compile one function per "
            "setting (`functools.partial` before `torch.compile`)")
     recompiles = True
     severity = "note"
     why = """
-        Dynamo guards on the value of a float, string or bool argument (`temperature == 0.7`). Call sites that
-        pass different constants make the second one fail the guard and compile again: a float then becomes
-        a graph input (one recompile), a string or a bool compiles one graph per value. Ints are not reported:
-        they become dynamic with the sizes of a first new input (docs/guards.md).
+        Dynamo guards on the value of an int, float, string or bool argument (`temperature == 0.7`), at the
+        first line of the compiled function that reads it. Call sites that pass different constants make the
+        second one fail the guard and compile again: an int or a float then becomes a graph input (one
+        recompile), a string or a bool compiles one graph per value. The finding stands at the guard, the
+        line Dynamo's recompile log names; the calls are its related locations.
     """
     INVALID = [Example("""
         import torch
@@ -408,7 +438,26 @@ class ScalarArgumentDiffersBetweenCallSites(SiteBookkeeping):
             greedy = sample(logits, temperature=0.1)
             creative = sample(logits, temperature=1.3)
             return greedy, creative
-    """, "generate(torch.ones(4))")]
+    """, "generate(torch.ones(4))"), Example("""
+        import torch
+
+        @torch.compile
+        def shift(x, n):
+            return x + n
+
+        def run(x):
+            return shift(x, 1), shift(x, 2)
+    """, "run(torch.ones(4))"), Example("""
+        import torch
+
+        @torch.compile
+        def pool(x, reduce="max"):
+            y = x * 2
+            return y.amax(-1) if reduce == "max" else y.mean(-1)
+
+        def summarize(x):
+            return pool(x), pool(x, "mean")
+    """, "summarize(torch.ones(2, 4))")]
     VALID = [Example("""
         import torch
 
@@ -420,47 +469,64 @@ class ScalarArgumentDiffersBetweenCallSites(SiteBookkeeping):
             greedy = sample(logits, temperature=torch.tensor(0.1))
             creative = sample(logits, temperature=torch.tensor(1.3))
             return greedy, creative
-    """, "generate(torch.ones(4))")]
+    """, "generate(torch.ones(4))"), Example("""
+        import torch
 
-    KINDS = {float: ("float", "float argument"), str: ("string", "str argument"), bool: ("bool", "bool argument")}
+        @torch.compile
+        def pool(x, reduce="max"):
+            return x.amax(-1) if reduce == "max" else x.mean(-1)
+
+        def summarize(x):
+            return pool(x), pool(x, "max"), pool(x, reduce="max")   # the same value, however it is passed
+    """, "summarize(torch.ones(2, 4))")]
+
+    KINDS = {int: ("int", "int argument"), float: ("float", "float argument"), str: ("string", "str argument"),
+             bool: ("bool", "bool argument"), tuple: ("tuple", "tuple argument")}
 
     def visit_Call(self, node: cst.Call) -> None:
         if not isinstance(node.func, cst.Name) or node.func.value not in self.compiled_names():
             return
-        line = self.ctx.position(node)[0] if any(a.keyword is not None for a in node.args) else 0
-        for arg in node.args:
-            if arg.keyword is None or not isinstance(arg.value, (cst.Float, cst.SimpleString, cst.Name)):
-                continue
-            value = _literal(arg.value)
+        callee = node.func.value
+        entry = self.compiled_entry(callee)
+        here = self.ctx.position(node)[:2]
+        line = here[0]
+        calls = self.ctx.analysis(_constant_arguments, callee, entry) if entry else []
+        mine = next((bound for ln, col, bound in calls if (ln, col) == here), None)
+        for param, value in (mine or {}).items():
             kind = self.KINDS.get(type(value))
-            if kind is None:
+            if kind is None or not recompiles(kind[1]) or not self.reads(entry, param):
                 continue
-            for other_line, other in self.ctx.analysis(_constant_keywords, node.func.value, arg.keyword.value):
-                if other_line < line and type(other) is type(value) and other != value and \
-                        recompiles(kind[1]):
-                    self.report(arg, callee=node.func.value, keyword=arg.keyword.value, value=repr(value),
-                                other=repr(other), line=other_line, kind=kind[0], effect=effect(kind[1]))
-                    return
+            other = next(((ln, col, b[param]) for ln, col, b in calls if (ln, col) < here and param in b
+                          and type(b[param]) is type(value) and b[param] != value), None)
+            if other is None:
+                continue
+            other_line, other_col, other_value = other
+            self.report_at_guard(node, entry, param, f"`{param}={value!r}` is passed here",
+                                 also=[(other_line, other_col, f"`{param}={other_value!r}` is passed here")],
+                                 callee=callee, param=param, value=repr(value), line=line, other=repr(other_value),
+                                 other_line=other_line, kind=kind[0], effect=effect(kind[1]))
+            return
 
 
-def _literal(node: cst.BaseExpression):
-    if isinstance(node, cst.Name):
-        return {"True": True, "False": False}.get(node.value)
-    try:
-        return ast.literal_eval(node.value)
-    except (ValueError, SyntaxError):
-        return None
+def _literal_value(node: Optional[ast.expr]):
+    """The value of a literal number, string or bool (`-1` included), or a tuple of them; None for anything
+    else."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant):
+        value = node.operand.value
+        return -value if type(value) in (int, float) else None
+    if isinstance(node, ast.Constant) and type(node.value) in (int, float, str, bool):
+        return node.value
+    if isinstance(node, ast.Tuple) and node.elts:       # Dynamo guards each item: `box[0] == 1`
+        items = tuple(_literal_value(e) for e in node.elts)
+        return items if all(isinstance(i, (int, float, str)) for i in items) else None
+    return None
 
 
-def _constant_keywords(ctx, callee: str, keyword: str) -> List[Tuple[int, object]]:
-    """An analysis: the (line, value) of every constant `keyword=` that the file's calls of `callee` pass."""
-    ix = ctx.index
-    calls = (list(ix.module_calls) + [c for f in ix.functions.values() for c in f.calls]) if ix is not None else []
+def _constant_arguments(ctx, callee: str, entry: str) -> List[Tuple[int, int, dict]]:
+    """An analysis: each call `callee(...)` of the file (line, column, {parameter: constant}), the constants
+    bound by position or keyword, and the literal defaults of the parameters a call leaves out."""
     out = []
-    for c in calls:
-        if c.kind == "name" and c.target == callee and keyword in c.kwargs:
-            try:
-                out.append((c.line, ast.literal_eval(c.kwargs[keyword])))
-            except (ValueError, SyntaxError):
-                continue
-    return sorted(out)
+    for line, col, given in call_bindings(ctx, callee, entry):
+        bound = {p: _literal_value(e) for p, (e, _) in given.items()}
+        out.append((line, col, {p: v for p, v in bound.items() if v is not None}))
+    return out

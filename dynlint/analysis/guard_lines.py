@@ -1,0 +1,188 @@
+"""Where Dynamo installs a guard: the line its recompile log names, and so where a recompile finding stands.
+
+Dynamo wraps every input of a frame (an argument, a global, an attribute of `self` or of a global object) in a
+lazy variable and installs the guard on it at the first instruction that needs its value: `if skip:` for a
+bool, `return x + offset` for an int, `opts.get("clip")` for a dict, `for p in past` for a list. Binding the
+value to another name (`top, left = box`; `m = mask`) does not need it, and handing it to a function that
+Dynamo inlines defers the guard to the callee's first use. Guards on a tensor's metadata (dtype, rank, sizes,
+`requires_grad`) and on global state (grad mode, autocast) carry no source line: the log names the
+recompiled frame, whose first line is its first decorator's or its `def`'s (`co_firstlineno`).
+
+Measured on torch 2.13 (tests/test_guard_lines.py compiles each case and compares the logged guard line).
+Plain syntax: nothing here imports torch.
+"""
+from __future__ import annotations
+
+import ast
+import functools
+from typing import Iterator, List, Optional, Sequence, Set, Tuple
+
+Span = Tuple[int, int, int, int]      # line, column, end line, end column: 1-based lines, 0-based columns
+
+MAX_DEPTH = 3                         # callees followed into when the value is handed on
+
+
+@functools.lru_cache(maxsize=8)
+def _tree(source: str) -> Optional[ast.Module]:
+    try:
+        return ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+
+def parsed(source: str) -> Optional[ast.Module]:
+    """The file's syntax tree (cached for the file being checked); None when it does not parse."""
+    return _tree(source)
+
+
+def _functions(tree: ast.Module) -> Iterator[ast.AST]:
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            yield node
+
+
+def function_at(source: str, def_line: int) -> Optional[ast.AST]:
+    """The def whose `def` keyword stands at line `def_line` of `source`."""
+    tree = _tree(source)
+    return next((f for f in _functions(tree) if f.lineno == def_line), None) if tree else None
+
+
+def _top_function(tree: ast.Module, name: str) -> Optional[ast.AST]:
+    return next((s for s in tree.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s.name == name),
+                None)
+
+
+def column(lines: Sequence[str], line: int, offset: int) -> int:
+    """ast's columns count UTF-8 bytes; findings count characters."""
+    text = lines[line - 1] if 0 < line <= len(lines) else ""
+    return len(text.encode("utf-8")[:offset].decode("utf-8", "replace"))
+
+
+def span_of(source: str, node: ast.AST) -> Span:
+    lines = source.splitlines()
+    end_line = getattr(node, "end_lineno", None) or node.lineno
+    return (node.lineno, column(lines, node.lineno, node.col_offset),
+            end_line, column(lines, end_line, getattr(node, "end_col_offset", None) or node.col_offset))
+
+
+def entry_span(source: str, fn: ast.AST) -> Span:
+    """From the function's first decorator (Dynamo's `co_firstlineno`) to the end of its `def` line: where a
+    guard with no source line (a tensor's dtype or rank, grad mode) is reported."""
+    lines = source.splitlines()
+    first = fn.decorator_list[0].lineno if fn.decorator_list else fn.lineno
+    start_col = fn.decorator_list[0].col_offset - 1 if fn.decorator_list else fn.col_offset
+    def_text = lines[fn.lineno - 1] if fn.lineno <= len(lines) else ""
+    return first, max(0, column(lines, first, start_col)), fn.lineno, len(def_text.rstrip())
+
+
+def _parameters(fn: ast.AST) -> List[str]:
+    a = fn.args
+    return [p.arg for p in list(a.posonlyargs) + list(a.args)]
+
+
+def _dotted(node: ast.AST) -> Optional[str]:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        inner = _dotted(node.value)
+        return f"{inner}.{node.attr}" if inner else None
+    return None
+
+
+def _statements(body: Sequence[ast.stmt]) -> Iterator[ast.stmt]:
+    """Statements in the order a trace meets them (a compound statement before the statements it holds);
+    nested defs and classes are not entered (their bodies run later, if at all)."""
+    for stmt in body:
+        yield stmt
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        for field in ("body", "orelse", "handlers", "finalbody"):
+            inner = getattr(stmt, field, None)
+            if isinstance(inner, list):
+                yield from _statements([s for s in inner if isinstance(s, ast.stmt)] +
+                                       [s for h in inner if isinstance(h, ast.ExceptHandler) for s in h.body])
+
+
+def _own_expressions(stmt: ast.stmt) -> Iterator[ast.AST]:
+    """The expressions a statement evaluates itself (a compound statement's header, not its body)."""
+    if isinstance(stmt, (ast.If, ast.While)):
+        yield stmt.test
+    elif isinstance(stmt, (ast.For, ast.AsyncFor)):
+        yield stmt.iter
+    elif isinstance(stmt, (ast.With, ast.AsyncWith)):
+        yield from (i.context_expr for i in stmt.items)
+    elif isinstance(stmt, (ast.Try, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return
+    else:
+        yield stmt
+
+
+def _reads(node: ast.AST, names: Set[str]) -> Iterator[ast.AST]:
+    """Loads of `names` (plain or dotted) inside `node`, in source order."""
+    found = []
+    for n in ast.walk(node):
+        if isinstance(n, (ast.Name, ast.Attribute)) and isinstance(getattr(n, "ctx", None), ast.Load) \
+                and _dotted(n) in names:
+            found.append(n)
+    found.sort(key=lambda n: (n.lineno, n.col_offset))
+    # a dotted read `self.step` also holds its prefix `self`: keep the outermost match only
+    return iter([n for n in found if not any(o is not n and _inside(n, o) for o in found)])
+
+
+def _inside(inner: ast.AST, outer: ast.AST) -> bool:
+    return any(n is inner for n in ast.walk(outer))
+
+
+def _bound_to_alias(stmt: ast.stmt, names: Set[str]) -> Optional[Set[str]]:
+    """`a = name` or `a, b = name`: the names that now hold the value (its items), without Dynamo needing it."""
+    if not (isinstance(stmt, ast.Assign) and _dotted(stmt.value) in names):
+        return None
+    out = set()
+    for t in stmt.targets:
+        for n in ast.walk(t):
+            if isinstance(n, ast.Name):
+                out.add(n.id)
+    return out
+
+
+def guard_read(source: str, fn: ast.AST, name: str, depth: int = 0) -> Optional[Span]:
+    """The span of the read of `name` (a parameter, a global, `self.attr`, `config.attr`) at which Dynamo
+    installs its guard when it traces `fn`: the first read in trace order that needs the value. A value handed
+    to a function of the same file is followed into it. None when `fn` never reads it."""
+    tree = _tree(source)
+    names = {name}
+    for stmt in _statements(fn.body):
+        alias = _bound_to_alias(stmt, names)
+        if alias is not None:
+            names |= alias
+            continue
+        if isinstance(stmt, ast.AugAssign) and _dotted(stmt.target) in names:
+            return span_of(source, stmt.target)         # `self.step += 1` reads it first
+        for expr in _own_expressions(stmt):
+            read = next(_reads(expr, names), None)
+            if read is None:
+                continue
+            deeper = _handed_on(source, tree, expr, read, depth)
+            return deeper or span_of(source, read)
+    return None
+
+
+def _handed_on(source: str, tree: Optional[ast.Module], expr: ast.AST, read: ast.AST, depth: int) -> Optional[Span]:
+    """When the read is an argument of a call of a top-level function of the file, where that function
+    first needs it."""
+    if tree is None or depth >= MAX_DEPTH:
+        return None
+    for call in ast.walk(expr):
+        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name)):
+            continue
+        callee = _top_function(tree, call.func.id)
+        if callee is None:
+            continue
+        params = _parameters(callee)
+        for i, a in enumerate(call.args):
+            if a is read and i < len(params):
+                return guard_read(source, callee, params[i], depth + 1)
+        for k in call.keywords:
+            if k.value is read and k.arg in params:
+                return guard_read(source, callee, k.arg, depth + 1)
+    return None
