@@ -393,12 +393,16 @@ def main(argv: Optional[List[str]] = None) -> int:
     if args.write:
         others = [json.loads(p.read_text(encoding="utf-8")) for p in args.also]
         text = render_markdown(scores, summary, others)
-        # the real-code section above the corpus one (bench/zoo/score.py writes it) stays
-        zoo = re.search(r"\n## Real code: .*?<!-- zoo:end -->\n", args.write.read_text(encoding="utf-8"), re.S) \
-            if args.write.exists() else None
-        if zoo:
+        # the sections above the corpus one (the zoo's: bench/zoo/score.py writes them) stay as they are
+        old = args.write.read_text(encoding="utf-8") if args.write.exists() else ""
+        above = old.partition("\n## The labelled corpus")[0].partition("\n")[2] if "\n## The labelled corpus" in old \
+            else ""
+        if above.strip():
             title, _, rest = text.partition("\n")
-            text = title + "\n" + zoo.group(0) + rest
+            text = title + "\n" + above + "\n" + rest.lstrip("\n")
+        below = old.partition("\n<!-- probes:")       # and the probes' section below (bench/guards.py --score)
+        if below[1]:
+            text = text.rstrip("\n") + "\n" + below[1] + below[2]
         args.write.write_text(text, encoding="utf-8")
     if args.json:
         args.json.write_text(json.dumps(summary, indent=2), encoding="utf-8")

@@ -80,11 +80,12 @@ def _parameters(fn: ast.AST) -> List[str]:
     return [p.arg for p in list(a.posonlyargs) + list(a.args)]
 
 
-def _dotted(node: ast.AST) -> Optional[str]:
+def dotted(node: ast.AST) -> Optional[str]:
+    """`a.b.c` for a name or an attribute chain of names; None for anything else."""
     if isinstance(node, ast.Name):
         return node.id
     if isinstance(node, ast.Attribute):
-        inner = _dotted(node.value)
+        inner = dotted(node.value)
         return f"{inner}.{node.attr}" if inner else None
     return None
 
@@ -122,7 +123,7 @@ def _reads(node: ast.AST, names: Set[str]) -> Iterator[ast.AST]:
     found = []
     for n in ast.walk(node):
         if isinstance(n, (ast.Name, ast.Attribute)) and isinstance(getattr(n, "ctx", None), ast.Load) \
-                and _dotted(n) in names:
+                and dotted(n) in names:
             found.append(n)
     found.sort(key=lambda n: (n.lineno, n.col_offset))
     # a dotted read `self.step` also holds its prefix `self`: keep the outermost match only
@@ -135,7 +136,7 @@ def _inside(inner: ast.AST, outer: ast.AST) -> bool:
 
 def _bound_to_alias(stmt: ast.stmt, names: Set[str]) -> Optional[Set[str]]:
     """`a = name` or `a, b = name`: the names that now hold the value (its items), without Dynamo needing it."""
-    if not (isinstance(stmt, ast.Assign) and _dotted(stmt.value) in names):
+    if not (isinstance(stmt, ast.Assign) and dotted(stmt.value) in names):
         return None
     out = set()
     for t in stmt.targets:
@@ -156,7 +157,7 @@ def guard_read(source: str, fn: ast.AST, name: str, depth: int = 0) -> Optional[
         if alias is not None:
             names |= alias
             continue
-        if isinstance(stmt, ast.AugAssign) and _dotted(stmt.target) in names:
+        if isinstance(stmt, ast.AugAssign) and dotted(stmt.target) in names:
             return span_of(source, stmt.target)         # `self.step += 1` reads it first
         for expr in _own_expressions(stmt):
             read = next(_reads(expr, names), None)
@@ -186,3 +187,27 @@ def _handed_on(source: str, tree: Optional[ast.Module], expr: ast.AST, read: ast
             if k.value is read and k.arg in params:
                 return guard_read(source, callee, k.arg, depth + 1)
     return None
+
+
+def key_read(source: str, fn: ast.AST, name: str, key: object) -> Optional[Span]:
+    """Where Dynamo guards a dict on one key: the first place `fn` looks the key up in `name` (`key in name`,
+    `name.get(key)`, `name[key]`): a key that was missing when it compiled is guarded there as missing. None
+    when `fn` never looks it up."""
+    def mentions(node: ast.AST) -> bool:
+        if isinstance(node, ast.Compare) and any(isinstance(op, (ast.In, ast.NotIn)) for op in node.ops):
+            return _constant(node.left) == key and any(dotted(c) == name for c in node.comparators)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get":
+            return dotted(node.func.value) == name and bool(node.args) and _constant(node.args[0]) == key
+        if isinstance(node, ast.Subscript):
+            return dotted(node.value) == name and _constant(node.slice) == key
+        return False
+    for stmt in _statements(fn.body):
+        for expr in _own_expressions(stmt):
+            hits = sorted((n for n in ast.walk(expr) if mentions(n)), key=lambda n: (n.lineno, n.col_offset))
+            if hits:
+                return span_of(source, hits[0])
+    return None
+
+
+def _constant(node: ast.AST) -> object:
+    return node.value if isinstance(node, ast.Constant) else None

@@ -51,6 +51,7 @@ BEHAVIOUR = {
     "int argument in range": EVERY_CHANGE,
     "int argument in condition": A_FEW,        # `if n > 4`: dynamic after one change, guarded on the test
     "str argument": EVERY_CHANGE,              # a new string each call
+    "enum argument": ONCE,                     # an Enum member, guarded by identity: one graph per member
     "growing list argument": EVERY_CHANGE,     # a history list passed and iterated
     # a function compiled as a frame of its own (a graph break inside it), entered once per layer
     "frame int attribute per instance": EVERY_CHANGE,   # `self.layer_idx`: a new value for every layer

@@ -324,10 +324,23 @@ def compiled_in(ix: ModuleIndex) -> Set[str]:
     return names
 
 
+def compiled_methods(ix: Optional[ModuleIndex]) -> Set[str]:
+    """The names of one file's compiled methods: methods decorated with `torch.compile`, and attributes a class
+    binds to `torch.compile(...)` (`self.run = torch.compile(self._pool)`)."""
+    if ix is None:
+        return set()
+    out = {q.rsplit(".", 1)[1] for q, f in ix.functions.items()
+           if f.cls and "." in q and any(_is_compile(ix, d) for d in f.decorators)}
+    for info in ix.classes.values():
+        out |= {a for a, ctors in info.attrs.items() if any(_is_compile(ix, c) for c in ctors)}
+    return out
+
+
 def site_lines(ix: ModuleIndex) -> Set[int]:
-    """Lines of one file's calls that set up torch.compile or call a compiled callable (site rules look there).
-    They depend on nothing but the file's own index."""
-    compiled = compiled_in(ix)
+    """Lines of one file's calls that set up torch.compile or call a compiled callable or method (site rules
+    look there). They depend on nothing but the file's own index."""
+    compiled, methods = compiled_in(ix), compiled_methods(ix)
     calls = list(ix.module_calls) + [c for f in ix.functions.values() for c in f.calls]
     return {c.line for c in calls
-            if c.kind == "name" and (ix.qualify(strip_call(c.target)) in COMPILE or c.target in compiled)}
+            if c.kind == "name" and (ix.qualify(strip_call(c.target)) in COMPILE or c.target in compiled or
+                                     ("." in c.target and c.target.rsplit(".", 1)[1] in methods))}

@@ -239,9 +239,11 @@ class ModuleAttributeSetBetweenCalls(SiteBookkeeping):
 
     def visit_Assign(self, node: cst.Assign) -> None:
         super().visit_Assign(node)
-        # a new value each time it runs: not a constant, in a loop or in a function (which a loop calls)
-        if not _constant(node.value) and (self._loops or any(isinstance(f, cst.FunctionDef)
-                                                             for f in self.ctx.functions)):
+        # a new value each time it runs: not a constant, in a loop or in a function (which a loop calls); or a
+        # constant set between two calls
+        in_function = any(isinstance(f, cst.FunctionDef) for f in self.ctx.functions)
+        if (not _constant(node.value) and (self._loops or in_function)) or \
+                (_constant(node.value) and self.between_calls(node, constant=True)):
             for t in node.targets:
                 self._check(node, t.target)
 
@@ -315,9 +317,12 @@ class StateSetBetweenCalls(SiteBookkeeping):
         graph, guarded (`SCALE == 1.5`). Set-up code that assigns a new value before a call (a schedule
         written into a config, a global set by a training loop) fails the guard: a float recompiles once and
         is then a graph input, an int recompiles on every new value until `recompile_limit` (8) (docs/
-        guards.md, "global" and "object attribute"). Module attributes are DYN506's; state that the compiled
-        code itself changes is DYN305's and DYN306's. Only values whose kind the source shows (float
-        arithmetic, an int loop counter) are reported.
+        guards.md, "global" and "object attribute"). The change can also be a call, between two calls, of a
+        function of the file that assigns such state (a setter: `set_fast_path(True)` with `global
+        _USE_FAST_PATH` inside), including an attribute of a compiled module. Module attributes set directly
+        are DYN506's; state that the compiled code itself changes is DYN305's and DYN306's. Only values whose
+        kind the source shows (float arithmetic, an int loop counter, a bool flag set between two calls) are
+        reported. The finding stands at the read that installs the guard; the change is its related location.
     """
     INVALID = [Example("""
         import torch
@@ -394,25 +399,13 @@ class StateSetBetweenCalls(SiteBookkeeping):
         if isinstance(node, cst.AugAssign):
             return None
         if isinstance(value, cst.Name) and value.value in ("True", "False"):
-            return "bool" if self._between_calls(node, fn) else None
+            return "bool" if self.between_calls(node, constant=True) else None
         if isinstance(value, (cst.Comparison, cst.BooleanOperation)) or \
                 (isinstance(value, cst.UnaryOperation) and isinstance(value.operator, cst.Not)):
             return "bool"
         if isinstance(value, cst.Name) and value.value in parameter_names(fn) and isinstance(target, cst.Name):
             return _first_value_kind(self.ctx.source or "", target.value)
         return None
-
-    def _between_calls(self, node, fn: cst.FunctionDef) -> bool:
-        """The function calls compiled code of this file both before and after `node` (or `node` is in a loop
-        that calls it)."""
-        ix, compiled = self.ctx.index, self.compiled_names()
-        info = ix.functions.get(self.ctx.qualname) if ix is not None else None
-        if info is None:
-            return False
-        line = self.ctx.position(node)[0]
-        lines = [c.line for c in info.calls if c.kind == "name" and c.target in compiled]
-        in_loop = any(isinstance(b, (cst.For, cst.While)) for b in self.ctx.blocks)
-        return bool(lines) and (in_loop or (min(lines) < line < max(lines)))
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
         self._check(node, node.target)
@@ -440,6 +433,54 @@ class StateSetBetweenCalls(SiteBookkeeping):
         if readers and recompiles(what):
             self.report_at_guard(node, readers[0], name, f"`{name}` changes here", at_entry=False,
                                  expr=source_of(node), name=name, func=readers[0], effect=effect(what))
+
+
+    def visit_Call(self, node: cst.Call) -> None:
+        """`set_fast_path(True)` between two calls, where the file's `set_fast_path` assigns a global (or an
+        attribute of a module-level object) that compiled code reads: the state changes there."""
+        func = node.func
+        if not isinstance(func, cst.Name) or func.value in self.compiled_names() or func.value in self.ctx.regions \
+                or not self.between_calls(node):
+            return                      # (state that compiled code changes itself is DYN305's and DYN306's)
+        setter = _top_def(self.ctx.source or "", func.value)
+        for name, kind in _state_set_by(self.ctx.source or "", setter) if setter is not None else ():
+            obj, _, attr = name.partition(".")
+            entry = self.compiled_entry(obj) if attr else None
+            if entry is not None:               # `scaler.temperature = t` on a compiled module: forward reads it
+                reader, read = entry, f"self.{attr}"
+            else:
+                readers = traced_reads(self.ctx, name)
+                reader, read = (readers[0], name) if readers else (None, None)
+            what = f"global {kind}" if kind and not attr else None
+            if reader is None or (what and not recompiles(what)) or \
+                    self.guard_span(reader, read, at_entry=False) is None:
+                continue
+            self.report_at_guard(node, reader, read, f"`{func.value}(...)` changes `{name}` here", at_entry=False,
+                                 expr=source_of(node), name=name, func=reader.split(".")[0],
+                                 effect=effect(what) if what else "the next call compiles again")
+            return
+
+
+def _top_def(source: str, name: str) -> Optional[ast.FunctionDef]:
+    tree = guard_lines.parsed(source)
+    return next((s for s in tree.body if isinstance(s, ast.FunctionDef) and s.name == name), None) \
+        if tree is not None else None
+
+
+def _state_set_by(source: str, fn: ast.FunctionDef) -> List[Tuple[str, Optional[str]]]:
+    """(name, kind of its first value) of the module state a function assigns: the globals it declares and
+    assigns, and attributes of module-level names (`scaler.temperature = t`)."""
+    declared = {n for st in ast.walk(fn) if isinstance(st, ast.Global) for n in st.names}
+    local = {a.arg for a in fn.args.args} | {t.id for st in ast.walk(fn) if isinstance(st, ast.Assign)
+                                             for t in st.targets if isinstance(t, ast.Name)} - declared
+    out = []
+    for st in ast.walk(fn):
+        for t in st.targets if isinstance(st, ast.Assign) else [st.target] if isinstance(st, ast.AugAssign) else []:
+            if isinstance(t, ast.Name) and t.id in declared:
+                out.append((t.id, _first_value_kind(source, t.id)))
+            elif isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id not in local:
+                out.append((f"{t.value.id}.{t.attr}", None))
+    return out
 
 
 def _first_value_kind(source: str, name: str) -> Optional[str]:
@@ -617,7 +658,7 @@ def _factory_metadata(node: Optional[ast.AST]) -> Optional[dict]:
     rank, dtype = _rank_and_dtype(kind, args)
     dt, grad, device = kws.get("dtype"), kws.get("requires_grad"), kws.get("device")
     if dt is not None:
-        dtype = dt.attr if isinstance(dt, ast.Attribute) and _dotted(dt.value) == "torch" else None
+        dtype = dt.attr if isinstance(dt, ast.Attribute) and guard_lines.dotted(dt.value) == "torch" else None
     return {"dtype": dtype, "rank": rank,
             "requires_grad": False if grad is None else _constant_of(grad, bool),
             "device": "cpu" if device is None else _constant_of(device, str)}
@@ -640,10 +681,6 @@ def _rank_and_dtype(kind: str, args: list) -> Tuple[Optional[int], Optional[str]
 
 def _constant_of(node: ast.AST, kind: type):
     return node.value if isinstance(node, ast.Constant) and type(node.value) is kind else None
-
-
-def _dotted(node: ast.AST) -> Optional[str]:
-    return node.id if isinstance(node, ast.Name) else None
 
 
 def _assigned_before(tree: ast.Module, name: str, line: int) -> Optional[ast.AST]:

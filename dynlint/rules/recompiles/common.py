@@ -148,15 +148,6 @@ def bound_parameter(info, call: cst.Call, arg: cst.Arg) -> Optional[str]:
     return params[i] if i < len(params) else None
 
 
-def _dotted_ast(node: ast.AST) -> Optional[str]:
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute):
-        inner = _dotted_ast(node.value)
-        return f"{inner}.{node.attr}" if inner else None
-    return None
-
-
 def compiled_from(source: str, name: str) -> Optional[ast.Call]:
     """The `torch.compile(...)` call (or `compile(...)` imported from torch) assigned to `name` anywhere in the
     file (`fast = torch.compile(smooth, dynamic=False)`), if one is."""
@@ -164,7 +155,7 @@ def compiled_from(source: str, name: str) -> Optional[ast.Call]:
     for node in ast.walk(tree) if tree is not None else ():
         if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and \
                 any(isinstance(t, ast.Name) and t.id == name for t in node.targets) and \
-                (_dotted_ast(node.value.func) or "").split(".")[-1] == "compile":
+                (guard_lines.dotted(node.value.func) or "").split(".")[-1] == "compile":
             return node.value
     return None
 
@@ -206,6 +197,33 @@ class SiteBookkeeping(TorchRule):
 
     CHANGES = "the value changes here"
 
+    def between_calls(self, node: cst.CSTNode, constant: bool = False) -> bool:
+        """The enclosing function calls compiled code of this file both before and after `node` (or `node` is
+        in a loop that calls it): a value `node` sets changes between two calls. A `constant` sets the same
+        value on every iteration of a loop: only between two calls of straight-line code does it change."""
+        ix, compiled = self.ctx.index, self.compiled_names()
+        info = ix.functions.get(self.ctx.qualname) if ix is not None else None
+        if info is None:
+            return False
+        line = self.ctx.position(node)[0]
+        lines = [c.line for c in info.calls if c.kind == "name" and c.target in compiled]
+        in_loop = any(isinstance(b, (cst.For, cst.While)) for b in self.ctx.blocks)
+        if constant:
+            return not in_loop and bool(lines) and min(lines) < line < max(lines)
+        return bool(lines) and (in_loop or min(lines) < line < max(lines))
+
+    def compiled_dynamic(self, name: str) -> bool:
+        """`name` is compiled with `dynamic=True` (`torch.compile(f, dynamic=True)`, or the decorator
+        `@torch.compile(dynamic=True)` on the file's function `name`)."""
+        def dynamic(call) -> bool:
+            return isinstance(call, ast.Call) and any(k.arg == "dynamic" and isinstance(k.value, ast.Constant) and
+                                                      k.value.value is True for k in call.keywords)
+        if dynamic(compiled_from(self.ctx.source or "", name)):
+            return True
+        info = self.ctx.index.functions.get(name) if self.ctx.index is not None else None
+        fn = guard_lines.function_at(self.ctx.source or "", info.def_line) if info is not None else None
+        return fn is not None and any(dynamic(d) for d in fn.decorator_list)
+
     def compiled_entry(self, name: str) -> Optional[str]:
         """The qualname, in this file, of the function Dynamo compiles as the frame when `name` is called: a
         compiled function of the file, or the `forward` of the file's module class `name` was built from."""
@@ -219,7 +237,7 @@ class SiteBookkeeping(TorchRule):
             arg = wrapped.args[0]
             while isinstance(arg, ast.Call) and isinstance(arg.func, ast.Attribute):
                 arg = arg.func.value            # `Model(cfg).eval()`, `.to(device)`: the module itself
-            inner = _dotted_ast(arg.func if isinstance(arg, ast.Call) else arg)
+            inner = guard_lines.dotted(arg.func if isinstance(arg, ast.Call) else arg)
             if inner in ix.functions and not ix.functions[inner].cls:
                 return inner
             if isinstance(arg, ast.Call) and inner in ix.classes and f"{inner}.forward" in ix.functions:

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import re
+import ast
 from typing import List, Optional, Set, Tuple
 
 import libcst as cst
 
+from dynlint.analysis import guard_lines
 from dynlint.analysis.names import COMPILE
+from dynlint.analysis.regions import compiled_in
 from dynlint.linter.rule import Example, register
 from dynlint.rules.common import source_of
 from dynlint.rules.recompiles.common import GRAD_OFF, SiteBookkeeping, headers_around, varying
@@ -213,6 +216,15 @@ class _ModeAroundCompiledCall(SiteBookkeeping):
         by_name: dict = {}
         for call, name, mode, where in self._calls:
             by_name.setdefault(name, []).append((call, mode, where))
+        # the calls of the other functions of the file: a compiled name called in the default mode there and
+        # in the other here (`run_plain(x)`, `run_mixed(x)` under autocast)
+        elsewhere = {}
+        for _, name, mode in self.ctx.analysis(_file_modes, self.code, self.DEFAULT):
+            elsewhere.setdefault(name, set()).add(mode)
+        for name, entries in by_name.items():
+            modes = {mode for _, mode, _ in entries}
+            if modes == {self.NOT_DEFAULT} and self.DEFAULT in elsewhere.get(name, ()):
+                entries.append((None, self.DEFAULT, ""))
         for name, entries in by_name.items():
             varies = [(call, where) for call, mode, where in entries if mode == "varies"]
             # Dynamo's guard on global state has no source line: its log names the compiled frame's first line
@@ -327,10 +339,7 @@ class GradModeToggleAroundCompiledCall(_ModeAroundCompiledCall):
     """, "serve(nn.Linear(4, 2), [torch.ones(3, 4)])")]
 
     def mode_of_text(self, text: str) -> Optional[str]:
-        name = text.split("(", 1)[0]
-        q = self.ctx.index.qualify(name) if self.ctx.index is not None else name
-        return "off" if q in GRAD_OFF and text.endswith(")") else \
-            "on" if q == "torch.enable_grad" else None
+        return _grad_mode_of_text(self.ctx.index, text)
 
     def mode_of(self, call: cst.Call) -> Optional[str]:
         q = self.call_name(call) or ""
@@ -344,6 +353,49 @@ class GradModeToggleAroundCompiledCall(_ModeAroundCompiledCall):
 
 
 AUTOCAST = frozenset({"torch.autocast", "torch.amp.autocast", "torch.cuda.amp.autocast", "torch.cpu.amp.autocast"})
+
+
+def _grad_mode_of_text(ix, text: str) -> Optional[str]:
+    """The grad mode a decorator or `with` item, as written, sets: "off", "on", or None for another."""
+    name = text.split("(", 1)[0]
+    q = ix.qualify(name) if ix is not None else name
+    return "off" if q in GRAD_OFF and text.endswith(")") else "on" if q == "torch.enable_grad" else None
+
+
+def _autocast_mode_of_text(ix, text: str) -> Optional[str]:
+    """"on" for an autocast `with` item written without `enabled=`; None for anything else."""
+    name = text.split("(", 1)[0]
+    q = ix.qualify(name) if ix is not None else name
+    return "on" if q in AUTOCAST and "enabled" not in text else None
+
+
+def _file_modes(ctx, code: str, default: str) -> List[Tuple[int, str, str]]:
+    """An analysis: (line, compiled name, mode) of every call of a compiled name of the file, the mode (of the
+    rule `code`: grad mode or autocast) set by the innermost `with` around it, else by its function's
+    decorators, else the default: the calls of every function of the file, which the walk of one top-level
+    statement does not see together."""
+    tree = guard_lines.parsed(ctx.source or "")
+    if tree is None or ctx.index is None:
+        return []
+    text_mode = _TEXT_MODES[code]
+    compiled = compiled_in(ctx.index)
+    blocks = [n for n in ast.walk(tree) if isinstance(n, (ast.With, ast.AsyncWith, ast.FunctionDef))]
+    out = []
+    for call in ast.walk(tree):
+        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id in compiled):
+            continue
+        around = sorted((b for b in blocks if b.lineno <= call.lineno <= (b.end_lineno or 0)),
+                        key=lambda b: b.lineno, reverse=True)
+        mode = default
+        for b in around:
+            items = b.decorator_list if isinstance(b, ast.FunctionDef) else [i.context_expr for i in b.items]
+            found = next((m for i in items for m in [text_mode(ctx.index, ast.unparse(i))] if m), None)
+            if found:
+                mode = found
+                break
+        out.append((call.lineno, call.func.id, mode))
+    return out
+
 
 
 @register
@@ -390,8 +442,15 @@ class AutocastToggleAroundCompiledCall(_ModeAroundCompiledCall):
                     project(x, w)
     """, "run(torch.ones(2, 3), torch.ones(3, 3), 2)")]
 
+    def mode_of_text(self, text: str) -> Optional[str]:
+        return _autocast_mode_of_text(self.ctx.index, text)
+
     def mode_of(self, call: cst.Call) -> Optional[str]:
         if (self.call_name(call) or "") not in AUTOCAST:
             return None
         enabled = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "enabled"), None)
         return "on" if enabled is None else self.flag_mode(enabled)
+
+
+_TEXT_MODES = {GradModeToggleAroundCompiledCall.code: _grad_mode_of_text,
+               AutocastToggleAroundCompiledCall.code: _autocast_mode_of_text}

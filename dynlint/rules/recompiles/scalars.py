@@ -8,6 +8,7 @@ from typing import List, Optional, Tuple
 
 import libcst as cst
 
+from dynlint.analysis import guard_lines
 from dynlint.analysis.guards import effect, recompiles
 from dynlint.analysis.tensors import TENSOR
 from dynlint.linter.rule import Example, register
@@ -15,6 +16,18 @@ from dynlint.linter.walker import children
 from dynlint.rules.common import TorchRule, call_args
 from dynlint.rules.recompiles.common import (GRAD_OFF, SiteBookkeeping, bound_parameter, call_bindings, float_expr,
                                             names_in, parameter_names, varying)
+
+
+# argument kinds that `torch.compile(dynamic=True)` makes symbolic from the first call: a new value recompiles
+# nothing (an int bounding a `range()` still does: "int argument in range")
+SYMBOLIC = frozenset({"int argument", "float argument"})
+
+
+class EnumMember(str):
+    """A member of an Enum class of the file, `Reduction.MEAN`, as its dotted name."""
+
+    def __repr__(self) -> str:
+        return str(self)
 
 
 @register
@@ -117,6 +130,7 @@ class VaryingScalarArgument(SiteBookkeeping):
     """, "sample(nn.Linear(4, 4))")]
 
     GUARD = {"int": "int argument", "float": "float argument", "bool": "bool argument", "str": "str argument",
+             "enum": "enum argument",
              "None or tensor": "None or tensor argument", "dtype": "dtype argument", "dict": "dict argument",
              "tuple": "tuple argument"}
 
@@ -163,14 +177,14 @@ class VaryingScalarArgument(SiteBookkeeping):
             if found is None:
                 continue
             var, var_kind = found
-            kind = var_kind if read else _value_kind(value, var_kind)
+            kind = var_kind if read else _value_kind(value, var_kind, _enum_classes(self.ctx.source or ""))
             if kind is None:
                 continue            # built from the loop variable in a way not known here (`batches[i]`)
             guard = self.GUARD.get(kind)
             if guard == "int argument":
                 guard = self._int_use(node.func.value, node, arg)
-            if guard and not recompiles(guard):
-                return
+            if guard and not recompiles(guard) or (guard in SYMBOLIC and self.compiled_dynamic(node.func.value)):
+                return              # (numbers are symbolic from the start under `dynamic=True`)
             entry = self.compiled_entry(node.func.value)
             info = self.ctx.index.functions.get(entry or "") if self.ctx.index is not None else None
             param = bound_parameter(info, node, arg) if info else None
@@ -283,8 +297,9 @@ def _dict_keys(node: cst.BaseExpression) -> Optional[frozenset]:
     return frozenset(e.key.value for e in node.elements)
 
 
-def _value_kind(value: cst.BaseExpression, var_kind: str) -> Optional[str]:
-    """The kind of an argument built from a varying name of kind `var_kind`; None when not known."""
+def _value_kind(value: cst.BaseExpression, var_kind: str, enums: frozenset = frozenset()) -> Optional[str]:
+    """The kind of an argument built from a varying name of kind `var_kind`; None when not known. `enums`:
+    the Enum classes of the file."""
     if isinstance(value, cst.Name):
         return var_kind
     if isinstance(value, (cst.Dict, cst.Tuple)):
@@ -292,7 +307,7 @@ def _value_kind(value: cst.BaseExpression, var_kind: str) -> Optional[str]:
     if isinstance(value, cst.IfExp):
         return _conditional_kind(value)
     if isinstance(value, cst.Subscript):
-        return _picked_kind(value)
+        return _picked_kind(value, enums)
     if _truth_value(value):
         return "bool"
     if float_expr(value):
@@ -322,15 +337,16 @@ def _conditional_kind(value: cst.IfExp) -> Optional[str]:
     return "dict" if keys is not None and _dict_keys(value.orelse) not in (None, keys) else None
 
 
-def _picked_kind(value: cst.Subscript) -> Optional[str]:
+def _picked_kind(value: cst.Subscript, enums: frozenset = frozenset()) -> Optional[str]:
     """An item picked from a literal tuple or list (`("relu", "gelu")[i % 2]`: a str; `(torch.float32,
-    torch.float64)[i % 2]`: a dtype); None for any other subscript."""
+    torch.float64)[i % 2]`: a dtype; members of an Enum class of the file: an enum); None for any other
+    subscript."""
     items = [e.value for e in value.value.elements] if isinstance(value.value, (cst.Tuple, cst.List)) else []
     if items and all(isinstance(e, cst.SimpleString) for e in items):
         return "str"
-    if items and all(isinstance(e, cst.Attribute) and isinstance(e.value, cst.Name) and e.value.value == "torch"
-                     for e in items):
-        return "dtype"
+    owners = {e.value.value for e in items if isinstance(e, cst.Attribute) and isinstance(e.value, cst.Name)}
+    if items and len(owners) == 1 and all(isinstance(e, cst.Attribute) for e in items):
+        return "dtype" if owners == {"torch"} else "enum" if owners <= enums else None
     return None
 
 
@@ -415,7 +431,7 @@ class ScalarArgumentDiffersBetweenCallSites(SiteBookkeeping):
     code = "DYN508"
     name = "scalar-argument-differs-between-call-sites"
     message = ("compiled `{callee}` gets `{param}={value}` at line {line} and `{param}={other}` at line "
-               "{other_line}: a {kind} argument is guarded on its value, so {effect}")
+               "{other_line}: {kind} argument is guarded on its value, so {effect}")
     fix = ("Pass the value as a tensor (`torch.tensor(0.7)`) when it changes, or compile one function per "
            "setting (`functools.partial` before `torch.compile`)")
     recompiles = True
@@ -480,8 +496,9 @@ class ScalarArgumentDiffersBetweenCallSites(SiteBookkeeping):
             return pool(x), pool(x, "max"), pool(x, reduce="max")   # the same value, however it is passed
     """, "summarize(torch.ones(2, 4))")]
 
-    KINDS = {int: ("int", "int argument"), float: ("float", "float argument"), str: ("string", "str argument"),
-             bool: ("bool", "bool argument"), tuple: ("tuple", "tuple argument")}
+    KINDS = {int: ("an int", "int argument"), float: ("a float", "float argument"),
+             str: ("a string", "str argument"), bool: ("a bool", "bool argument"),
+             tuple: ("a tuple", "tuple argument"), EnumMember: ("an Enum member", "enum argument")}
 
     def visit_Call(self, node: cst.Call) -> None:
         if not isinstance(node.func, cst.Name) or node.func.value not in self.compiled_names():
@@ -493,19 +510,48 @@ class ScalarArgumentDiffersBetweenCallSites(SiteBookkeeping):
         calls = self.ctx.analysis(_constant_arguments, callee, entry) if entry else []
         mine = next((bound for ln, col, bound in calls if (ln, col) == here), None)
         for param, value in (mine or {}).items():
-            kind = self.KINDS.get(type(value))
-            if kind is None or not recompiles(kind[1]) or not self.reads(entry, param):
-                continue
-            other = next(((ln, col, b[param]) for ln, col, b in calls if (ln, col) < here and param in b
-                          and type(b[param]) is type(value) and b[param] != value), None)
-            if other is None:
-                continue
-            other_line, other_col, other_value = other
-            self.report_at_guard(node, entry, param, f"`{param}={value!r}` is passed here",
-                                 also=[(other_line, other_col, f"`{param}={other_value!r}` is passed here")],
-                                 callee=callee, param=param, value=repr(value), line=line, other=repr(other_value),
-                                 other_line=other_line, kind=kind[0], effect=effect(kind[1]))
+            earlier = [(ln, col, b[param]) for ln, col, b in calls if (ln, col) < here and param in b]
+            if self._differs(node, callee, entry, param, (line, here[1], value), earlier):
+                return
+        # an argument that is a parameter of the calling function: the constants that function's callers pass
+        # flow through it (`run(batch, "nhwc")`, `run(batch, "nchw")` -> `preprocess(batch, layout)`)
+        info = self.ctx.index.functions.get(entry or "") if self.ctx.index is not None else None
+        caller = self.ctx.qualname if self.ctx.qualname in (self.ctx.index.functions if self.ctx.index else {}) \
+            else None
+        if info is None or caller is None or "." in caller:
             return
+        for arg in node.args:
+            param = bound_parameter(info, node, arg)
+            if not (isinstance(arg.value, cst.Name) and param):
+                continue
+            passed = [(ln, col, b[arg.value.value]) for ln, col, b in
+                      self.ctx.analysis(_constant_arguments, caller, caller) if arg.value.value in b]
+            if len(passed) > 1 and self._differs(node, callee, entry, param, passed[-1], passed[:-1]):
+                return
+
+    def _differs(self, node, callee: str, entry: str, param: str, this: tuple, earlier: list) -> bool:
+        """Report when an earlier call passed `param` another constant than `this` (line, column, value)."""
+        line, col, value = this
+        kind = self.KINDS.get(type(value))
+        if kind is None or not recompiles(kind[1]) or not self.reads(entry, param) or \
+                (kind[1] in SYMBOLIC and self.compiled_dynamic(callee)):
+            return False
+        other = next(((ln, c, v) for ln, c, v in earlier if v != value or type(v) is not type(value)), None)
+        if other is None:
+            return False
+        other_line, other_col, other_value = other
+        also = [(other_line, other_col, f"`{param}={other_value!r}` is passed here")]
+        if (line, col) != self.ctx.position(node)[:2]:      # passed through the calling function's parameter
+            also.insert(0, (line, col, f"`{param}={value!r}` is passed here"))
+        self.report_at_guard(node, entry, param, f"`{param}` is passed to `{callee}` here", also=also,
+                             callee=callee, param=param, value=repr(value), line=line, other=repr(other_value),
+                             other_line=other_line, kind=kind[0], effect=effect(kind[1]))
+        return True
+
+
+def _enum_member(node: Optional[ast.expr], enums: frozenset) -> Optional[EnumMember]:
+    name = guard_lines.dotted(node) if isinstance(node, ast.Attribute) else None
+    return EnumMember(name) if name and name.count(".") == 1 and name.split(".")[0] in enums else None
 
 
 def _literal_value(node: Optional[ast.expr]):
@@ -522,11 +568,20 @@ def _literal_value(node: Optional[ast.expr]):
     return None
 
 
+def _enum_classes(source: str) -> frozenset:
+    tree = guard_lines.parsed(source)
+    return frozenset(c.name for c in (tree.body if tree is not None else ()) if isinstance(c, ast.ClassDef) and
+                     any((guard_lines.dotted(b) or "").endswith(("Enum", "Flag")) for b in c.bases))
+
+
 def _constant_arguments(ctx, callee: str, entry: str) -> List[Tuple[int, int, dict]]:
     """An analysis: each call `callee(...)` of the file (line, column, {parameter: constant}), the constants
-    bound by position or keyword, and the literal defaults of the parameters a call leaves out."""
+    bound by position or keyword (members of the file's Enum classes too), and the literal defaults of the
+    parameters a call leaves out."""
+    enums = _enum_classes(ctx.source or "")
     out = []
     for line, col, given in call_bindings(ctx, callee, entry):
         bound = {p: _literal_value(e) for p, (e, _) in given.items()}
+        bound.update({p: _enum_member(e, enums) for p, (e, _) in given.items() if bound[p] is None})
         out.append((line, col, {p: v for p, v in bound.items() if v is not None}))
     return out
