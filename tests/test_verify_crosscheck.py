@@ -84,6 +84,17 @@ def test_recompile_rules_match_by_guard_line_or_by_function():
     assert not by_code(out, "DYN902")
 
 
+def test_a_finding_at_the_compiled_functions_first_line_matches_its_recompile():
+    """A guard with no source line (dtype, grad mode) is logged at co_firstlineno, the first decorator: the
+    finding spans the decorator to the `def`, before the function's own span."""
+    grad = Recompile(function="g", code_name="g", path="m.py", line=9, span=(10, 20),
+                     failures=(GuardFailure("0/0", "GLOBAL_STATE changed: grad_mode", "", "", 0),))
+    out = cross_check([finding(9, code="DYN504", end_line=10), finding(30, code="DYN505")],
+                      [result(recompiles=[grad], executed=[9, 10, 30])], lambda code: code.startswith("DYN5"))
+    assert {f.code: f.status for f in out if f.code != "DYN902"} == {"DYN504": "confirmed",
+                                                                     "DYN505": "not observed"}
+
+
 def test_unpredicted_recompiles_are_grouped_per_guard_site():
     rcs = [recompile("mode == 'a'", guard_line=12), recompile("mode == 'bb'", guard_line=12),
            recompile("tensor 'x' size mismatch at index 0. expected 8, actual 16")]

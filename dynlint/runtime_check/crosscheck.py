@@ -104,15 +104,17 @@ def break_matches(f: Finding, b: GraphBreak) -> bool:
 
 
 def recompile_matches(f: Finding, rc: Recompile) -> bool:
-    """A guard installed on one of the finding's lines, or the finding lies in the recompiled function."""
+    """A guard installed on one of the finding's lines, or the finding overlaps the recompiled function (a
+    finding at a guard with no source line spans the function's first decorator to its `def`: Dynamo's
+    `co_firstlineno`)."""
     first, last = _span(f)
     if any(g.path == f.path and first <= g.line <= last for g in rc.failures):
         return True
     if rc.path != f.path:
         return False
-    if rc.span != (0, 0):
-        return rc.span[0] <= f.line <= rc.span[1]
-    return rc.line == f.line
+    if first <= rc.line <= last:
+        return True
+    return rc.span != (0, 0) and first <= rc.span[1] and rc.span[0] <= last
 
 
 def _executed(results: Sequence[ExampleResult]) -> Dict[str, FrozenSet[int]]:
