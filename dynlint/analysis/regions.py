@@ -318,6 +318,9 @@ def find_frames(project: Project, regions: Iterable[FuncRef], text: Callable[[st
 def compiled_in(ix: ModuleIndex) -> Set[str]:
     """The local names of one file that hold compiled callables (decorated functions, `x = torch.compile(...)`)."""
     names = {q for q, f in ix.functions.items() if "." not in q and any(_is_compile(ix, d) for d in f.decorators)}
+    # a compiled function nested in another (a closure): called by its own name inside that function
+    names |= {q.rsplit(".", 1)[1] for q, f in ix.functions.items()
+              if f.nested_in and not f.cls and any(_is_compile(ix, d) for d in f.decorators)}
     names |= {n for n, callee in ix.assigned_calls.items() if _is_compile(ix, callee)}
     for fn in ix.functions.values():
         names |= {n for n, ctors in fn.instances.items() if any(_is_compile(ix, c) for c in ctors)}

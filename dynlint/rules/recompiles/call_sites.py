@@ -301,8 +301,8 @@ def traced_reads(ctx, name: str) -> List[str]:
 
 @register
 class StateSetBetweenCalls(SiteBookkeeping):
-    """Checks for set-up code that changes, between calls, a global or an attribute of a module-level object
-    (a config) that compiled code reads: `global SCALE; SCALE = 0.5 + i`, `cfg.scale = 0.5 + i` before each
+    """Checks for set-up code that changes, between calls, a global, a closure cell or an attribute of a
+    module-level object (a config) that compiled code reads: `global SCALE; SCALE = 0.5 + i`, `cfg.scale = 0.5 + i` before each
     call. Dynamo guards on the value it read, so the next call with a new value compiles again."""
     code = "DYN514"
     name = "state-set-between-calls"
@@ -362,7 +362,32 @@ class StateSetBetweenCalls(SiteBookkeeping):
                 cfg.scale = 0.5 + step
                 x = scaled(x)
             return x
-    """, "run(torch.ones(3))")]
+    """, "run(torch.ones(3))"), Example("""
+        import torch
+
+
+        def make_stepper():
+            count = 0
+
+            @torch.compile
+            def body(x):
+                return x + count
+
+            def step(x):
+                nonlocal count
+                out = body(x)
+                count += 1
+                return out
+
+            return step
+
+
+        def run(x):
+            step = make_stepper()
+            for _ in range(3):
+                x = step(x)
+            return x
+    """, "run(torch.zeros(3))")]
     VALID = [Example("""
         import torch
 
@@ -381,11 +406,19 @@ class StateSetBetweenCalls(SiteBookkeeping):
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
         self.declared: Set[Tuple[int, str]] = set()    # (id of the function, name) declared `global`
+        self.cells: Set[Tuple[int, str]] = set()       # ... declared `nonlocal`
 
     def visit_Global(self, node: cst.Global) -> None:
         fn = next((f for f in reversed(self.ctx.functions) if isinstance(f, cst.FunctionDef)), None)
         for n in node.names:
             self.declared.add((id(fn), n.name.value))
+
+    def visit_Nonlocal(self, node: cst.Nonlocal) -> None:
+        """A closure cell the function changes (`nonlocal count; count += 1` after calling a compiled function
+        of the same closure that reads `count`): Dynamo guards on the cell's value."""
+        fn = next((f for f in reversed(self.ctx.functions) if isinstance(f, cst.FunctionDef)), None)
+        for n in node.names:
+            self.cells.add((id(fn), n.name.value))
 
     def _kind(self, node, fn: cst.FunctionDef, target) -> Optional[str]:
         """float, int, bool or None (not known) for what an assignment makes. A bool constant changes the value
@@ -423,6 +456,8 @@ class StateSetBetweenCalls(SiteBookkeeping):
         ix = self.ctx.index
         if isinstance(target, cst.Name) and (id(fn), target.value) in self.declared:
             name, what = target.value, f"global {kind}"
+        elif isinstance(target, cst.Name) and (id(fn), target.value) in self.cells and kind == "int":
+            name, what = target.value, "closure int"
         elif isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and ix is not None and \
                 target.value.value in ix.module_instances and not any(
                     is_module_class(self.ctx.project, p, c.name) for p, c in self.module_classes(target.value.value)):
