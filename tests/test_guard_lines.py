@@ -242,3 +242,33 @@ def test_a_noqa_on_the_line_that_changes_the_value_silences_the_finding(cli, tmp
     write_tree(tmp_path, {"model.py": RECOMPILING.format(noqa="  # noqa: DYN508")})
     r = cli("check", ".", "--no-cache", "--format", "json", cwd=tmp_path)
     assert json.loads(r.stdout)["findings"] == []
+
+
+def test_an_imported_modules_attribute_set_between_calls(cli, tmp_path, monkeypatch):
+    """`settings.DEBUG = True` between two calls, where the compiled code reads `settings.DEBUG`: Dynamo
+    guards on the module attribute's value, at the read."""
+    write_tree(tmp_path, {"pkg/__init__.py": "", "pkg/settings.py": "DEBUG = False\n", "pkg/run.py": textwrap.dedent('''
+        import torch
+
+        from pkg import settings
+
+
+        @torch.compile
+        def step(x):
+            if settings.DEBUG:
+                x = x.clamp(-1, 1)
+            return x * 2
+
+
+        def main():
+            x = torch.ones(4)
+            step(x)
+            settings.DEBUG = True
+            step(x)
+    ''')})
+    (finding,) = json.loads(cli("check", ".", "--no-cache", "--format", "json", cwd=tmp_path).stdout)["findings"]
+    monkeypatch.syspath_prepend(str(tmp_path))
+    obs = observe(str(tmp_path / "pkg" / "run.py"), ["main()"])
+    assert (finding["code"], finding["line"]) == ("DYN514", 9)
+    assert [9] == sorted(set().union(*[ls for ls in obs.guard_lines(str(tmp_path / "pkg" / "run.py")) if ls]))
+    assert [r["line"] for r in finding["related"]] == [17]

@@ -462,6 +462,10 @@ class StateSetBetweenCalls(SiteBookkeeping):
                 target.value.value in ix.module_instances and not any(
                     is_module_class(self.ctx.project, p, c.name) for p, c in self.module_classes(target.value.value)):
             name, what = f"{target.value.value}.{target.attr.value}", f"object {kind} attribute set between calls"
+        elif isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and ix is not None and \
+                target.value.value in ix.imports and kind in ("bool", "float", "int"):
+            # an imported module's attribute (`settings.DEBUG = True`): guarded as a global is
+            name, what = f"{target.value.value}.{target.attr.value}", f"global {kind}"
         else:
             return
         readers = traced_reads(self.ctx, name)
@@ -694,7 +698,9 @@ def _factory_metadata(node: Optional[ast.AST]) -> Optional[dict]:
     dt, grad, device = kws.get("dtype"), kws.get("requires_grad"), kws.get("device")
     if dt is not None:
         dtype = dt.attr if isinstance(dt, ast.Attribute) and guard_lines.dotted(dt.value) == "torch" else None
-    return {"dtype": dtype, "rank": rank,
+    dims = args[0].elts if len(args) == 1 and isinstance(args[0], (ast.Tuple, ast.List)) else args
+    sizes = tuple(_constant_of(d, int) for d in dims) if kind not in ("tensor", "arange", "full", "eye") else None
+    return {"dtype": dtype, "rank": rank, "sizes": sizes if sizes and None not in sizes else None,
             "requires_grad": False if grad is None else _constant_of(grad, bool),
             "device": "cpu" if device is None else _constant_of(device, str)}
 
@@ -758,7 +764,7 @@ def _tensor_arguments(ctx, callee: str, entry: str) -> List[Tuple[int, int, dict
 class TensorMetadataDiffersBetweenCalls(SiteBookkeeping):
     """Checks for a compiled callable whose call sites pass, for the same parameter, tensors of another dtype,
     rank, device or `requires_grad` (made by torch factories the code shows: `torch.ones(4)` here,
-    `torch.ones(4, dtype=torch.float64)` there)."""
+    `torch.ones(4, dtype=torch.float64)` there), or of other sizes when it is compiled with `dynamic=False`."""
     code = "DYN516"
     name = "tensor-metadata-differs-between-calls"
     message = ("compiled `{callee}` gets a {this} tensor for `{param}` at line {line} and a {other} one at line "
@@ -772,8 +778,9 @@ class TensorMetadataDiffersBetweenCalls(SiteBookkeeping):
         mismatch. expected Float, actual Double`). A call with a tensor that differs in any of them fails the
         guard and compiles another graph; each combination keeps its own. These guards carry no source line:
         Dynamo's recompile log names the compiled function's first line (its first decorator, or its `def`),
-        where the finding stands; the calls are its related locations. Sizes are not compared here: a first
-        new size recompiles once and becomes dynamic (DYN703 covers `dynamic=False`).
+        where the finding stands; the calls are its related locations. Sizes are compared only under
+        `dynamic=False` (every new size compiles again): otherwise a first new size recompiles once and
+        becomes dynamic, the expected cost of a new input (DYN703 covers sizes that follow a loop).
     """
     INVALID = [Example("""
         import torch
@@ -804,6 +811,19 @@ class TensorMetadataDiffersBetweenCalls(SiteBookkeeping):
 
         def run():
             return loss_fn(torch.ones(4)), loss_fn(torch.ones(4, requires_grad=True))
+    """, "run()"), Example("""
+        import torch
+
+
+        def smooth(x):
+            return (x + x.roll(1)) * 0.5
+
+
+        fast = torch.compile(smooth, dynamic=False)
+
+
+        def run():
+            return fast(torch.ones(4)), fast(torch.ones(6))
     """, "run()")]
     VALID = [Example("""
         import torch
@@ -829,6 +849,7 @@ class TensorMetadataDiffersBetweenCalls(SiteBookkeeping):
 
     WHAT = (("dtype", "dtype", "{}"), ("rank", "rank", "rank-{}"), ("requires_grad", "`requires_grad`",
             "{}"), ("device", "device", "{}"))
+    SIZES = (("sizes", "sizes (compiled with `dynamic=False`)", "size-{}"),)
 
     def visit_Call(self, node: cst.Call) -> None:
         if not isinstance(node.func, cst.Name) or node.func.value not in self.compiled_here():
@@ -839,12 +860,14 @@ class TensorMetadataDiffersBetweenCalls(SiteBookkeeping):
         here = self.ctx.position(node)[:2]
         line = here[0]
         mine = next((m for ln, col, m in calls if (ln, col) == here), None)
+        # sizes count only under `dynamic=False`: otherwise a first new size recompiles once and is dynamic
+        what = self.WHAT + (self.SIZES if self.compiled_dynamic(callee, False) else ())
         for param, meta in (mine or {}).items():
             if not self.reads(entry, param):
                 continue            # a tensor the compiled function never uses is not guarded
             for other_line, other_col, metas in calls:
                 that = metas.get(param) if (other_line, other_col) < here else None
-                diff = [w for w in self.WHAT if that and None not in (meta[w[0]], that[w[0]])
+                diff = [w for w in what if that and None not in (meta[w[0]], that[w[0]])
                         and meta[w[0]] != that[w[0]]]
                 if not diff:
                     continue
@@ -861,4 +884,4 @@ class TensorMetadataDiffersBetweenCalls(SiteBookkeeping):
     def _say(key: str, shown: str, value) -> str:
         if key == "requires_grad":
             return "grad-requiring" if value else "grad-free"
-        return shown.format(value)
+        return shown.format("x".join(map(str, value)) if key == "sizes" else value)

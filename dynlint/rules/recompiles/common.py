@@ -212,12 +212,12 @@ class SiteBookkeeping(TorchRule):
             return not in_loop and bool(lines) and min(lines) < line < max(lines)
         return bool(lines) and (in_loop or min(lines) < line < max(lines))
 
-    def compiled_dynamic(self, name: str) -> bool:
-        """`name` is compiled with `dynamic=True` (`torch.compile(f, dynamic=True)`, or the decorator
+    def compiled_dynamic(self, name: str, value: bool = True) -> bool:
+        """`name` is compiled with `dynamic=<value>` (`torch.compile(f, dynamic=True)`, or the decorator
         `@torch.compile(dynamic=True)` on the file's function `name`)."""
         def dynamic(call) -> bool:
             return isinstance(call, ast.Call) and any(k.arg == "dynamic" and isinstance(k.value, ast.Constant) and
-                                                      k.value.value is True for k in call.keywords)
+                                                      k.value.value is value for k in call.keywords)
         if dynamic(compiled_from(self.ctx.source or "", name)):
             return True
         info = self.ctx.index.functions.get(name) if self.ctx.index is not None else None
