@@ -236,6 +236,9 @@ def test_related_locations_in_text_json_and_sarif(cli, tmp_path):
     related = result["relatedLocations"]
     assert [r["physicalLocation"]["region"]["startLine"] for r in related] == [12, 11]
     assert related[0]["message"]["text"] == "`n` is passed to `shift` here"
+    (flow,) = result["codeFlows"]           # the change, then the guard
+    steps = [loc["location"]["physicalLocation"]["region"]["startLine"] for loc in flow["threadFlows"][0]["locations"]]
+    assert steps == [11, 12, 6]
 
 
 def test_a_noqa_on_the_line_that_changes_the_value_silences_the_finding(cli, tmp_path):

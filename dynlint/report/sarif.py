@@ -165,11 +165,20 @@ def sarif_result(f: Finding, rule_index: int, prefix: str, line_hash: Optional[s
     related = [om.Location(id=i, message=om.Message(text=what),
                            physical_location=physical_location(prefix, rpath, region(rline, rcol)))
                for i, (rpath, rline, rcol, what) in enumerate(f.related)]
+    # the same as a path, in file order, ending at the finding: where the value changes, then the guard
+    steps = [om.Location(message=om.Message(text=what),
+                         physical_location=physical_location(prefix, rpath, region(rline, rcol)))
+             for rpath, rline, rcol, what in sorted(f.related, key=lambda r: (r[0], r[1], r[2]))]
+    steps.append(om.Location(message=om.Message(text="Dynamo guards it here"),
+                             physical_location=physical_location(prefix, f.path, reg)))
+    flows = [om.CodeFlow(thread_flows=[om.ThreadFlow(locations=[om.ThreadFlowLocation(location=s)
+                                                                for s in steps])])] if related else None
     return om.Result(
         rule_id=f.code, rule_index=rule_index, level=LEVELS.get(f.severity, "warning"),
         message=om.Message(text=text),
         locations=[om.Location(physical_location=physical_location(prefix, f.path, reg))],
         related_locations=related or None,
+        code_flows=flows,
         partial_fingerprints={"primaryLocationLineHash": line_hash} if line_hash else None,
         properties=PropertyBag(others=props) if props else None,
     )
