@@ -6,7 +6,9 @@ import difflib
 import gc
 import importlib
 import os
+import shutil
 import sys
+from pathlib import Path
 from typing import List, Optional, Sequence, Tuple
 
 from dynlint import report as report_formats
@@ -130,7 +132,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_setting_flags(sel, SELECTION)
     sel.add_argument("--config", metavar="PYPROJECT", help="use this pyproject.toml")
     out = c.add_argument_group("output")
-    out.add_argument("--format", choices=tuple(report_formats.FORMATS), default="text",
+    out.add_argument("--output-format", "--format", dest="format", choices=tuple(report_formats.FORMATS), default="text",
                      help="report format (default: text)")
     out.add_argument("--output", "-o", metavar="FILE", help="write the report to FILE (a file atomically; a device or pipe as it is)")
     out.add_argument("--report", metavar="FILE", help="also write a self-contained HTML report to FILE")
@@ -168,8 +170,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     sub.add_parser("rules", help="list every rule")
     sub.add_parser("server", help="run the language server (LSP over stdio, for editors: docs/editors.md)")
-    r = sub.add_parser("rule", help="explain one rule")
-    r.add_argument("code")
+    r = sub.add_parser("rule", help="explain one rule (or, with --all, every rule)")
+    r.add_argument("code", nargs="?")
+    r.add_argument("--all", action="store_true", help="explain every rule")
+    sub.add_parser("clean", help="remove the .dynlint_cache folders under the current folder")
     return p
 
 
@@ -211,12 +215,38 @@ def cmd_rules(out) -> int:
     return EXIT_CLEAN
 
 
-def cmd_rule(code: str, out) -> int:
+def cmd_rule(code: Optional[str], every: bool, out) -> int:
+    if every or code is None:
+        if code is not None or not every:
+            sys.stderr.write("dynlint: error: give a rule code, or --all\n")
+            return EXIT_USAGE
+        out.write("\n".join(rule.text() for _, rule in sorted(_codes_documented().items())))
+        return EXIT_CLEAN
     rule = _codes_documented().get(code.upper())
     if rule is None:
         sys.stderr.write(f"dynlint: error: unknown rule code {code!r} (see `dynlint rules`)\n")
         return EXIT_USAGE
     out.write(rule.text())
+    return EXIT_CLEAN
+
+
+def cmd_clean(where: Path, out) -> int:
+    """Remove the cache folders dynlint made under `where` (as `ruff clean` does): a `.dynlint_cache` folder
+    that holds dynlint's own `.gitignore`; never a link, never anything else."""
+    from dynlint.linter.cache import CACHE_DIR, CACHE_IGNORE
+
+    for folder, dirs, _ in os.walk(where):
+        if CACHE_DIR in dirs:
+            cache = Path(folder) / CACHE_DIR
+            dirs.remove(CACHE_DIR)
+            try:
+                ours = not cache.is_symlink() and (cache / ".gitignore").read_bytes() == CACHE_IGNORE
+            except OSError:
+                ours = False
+            if ours:
+                out.write(f"Removing cache at: {printable(str(cache.relative_to(where)))}\n")
+                shutil.rmtree(cache, ignore_errors=True)
+        dirs[:] = [d for d in dirs if not (Path(folder) / d).is_symlink()]
     return EXIT_CLEAN
 
 
@@ -500,7 +530,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         if args.command == "rules":
             return cmd_rules(sys.stdout)
         if args.command == "rule":
-            return cmd_rule(args.code, sys.stdout)
+            return cmd_rule(args.code, args.all, sys.stdout)
+        if args.command == "clean":
+            return cmd_clean(Path.cwd(), sys.stdout)
         if args.command == "check":
             return cmd_check(args)
         if args.command == "server":

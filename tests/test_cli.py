@@ -438,3 +438,36 @@ def test_a_named_file_is_checked_with_its_whole_project_in_view(cli, tmp_path):
                 input="def helper(x):\n    return x.item()\n")
     assert json.loads(stdin.stdout)["findings"] == found["findings"]
     assert "1 file checked" in cli("check", "pkg/layers.py", cwd=tmp_path).stdout
+
+
+# ---- what a ruff user reaches for ----------------------------------------------------------------------
+def test_output_format_is_the_name_and_format_an_alias(cli, project):
+    one = cli("check", ".", "--output-format", "json", "--no-cache", cwd=project)
+    other = cli("check", ".", "--format", "json", "--no-cache", cwd=project)
+    assert one.returncode == other.returncode == 1, one.stderr
+    assert json.loads(one.stdout)["findings"] == json.loads(other.stdout)["findings"] != []
+
+
+def test_select_all_selects_every_rule(cli, project):
+    every = cli("check", ".", "--select", "ALL", "--output-format", "json", "--no-cache", cwd=project)
+    default = cli("check", ".", "--select", "DYN", "--output-format", "json", "--no-cache", cwd=project)
+    assert every.returncode == 1, every.stderr
+    assert json.loads(every.stdout)["findings"] == json.loads(default.stdout)["findings"]
+
+
+def test_rule_all_explains_every_rule(cli):
+    r = cli("rule", "--all")
+    assert r.returncode == 0, r.stderr
+    assert "# DYN101 " in r.stdout and "# DYN517 " in r.stdout
+    assert cli("rule").returncode == 2
+
+
+def test_clean_removes_the_caches_dynlint_made_and_nothing_else(cli, project, tmp_path):
+    assert cli("check", ".", cwd=project).returncode == 1
+    assert (project / ".dynlint_cache").is_dir()
+    other = write_tree(tmp_path, {"elsewhere/.dynlint_cache/data.txt": "not ours"}) / "elsewhere"
+    r = cli("clean", cwd=project)
+    assert r.returncode == 0 and "Removing cache at: .dynlint_cache" in r.stdout, r.stderr
+    assert not (project / ".dynlint_cache").exists()
+    assert cli("clean", cwd=other.parent).returncode == 0
+    assert (other / ".dynlint_cache" / "data.txt").read_text() == "not ours"

@@ -39,6 +39,7 @@ from dynlint.linter.files import escapes, write_atomic
 from dynlint.linter.version import __version__
 
 CACHE_DIR = ".dynlint_cache"
+CACHE_IGNORE = b"# Automatically created by dynlint.\n*\n"     # its .gitignore: also how `dynlint clean` knows it
 FORMAT = 3            # what the entries mean (3: sealed files; 2: index digests without line numbers)
 MAGIC = b"dynlint-cache\x00"
 TAG_SIZE = 32
@@ -310,7 +311,7 @@ def make_folder(folder: Path, root: Optional[Path]) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     ignore = folder / ".gitignore"
     if not os.path.lexists(ignore):
-        write_atomic(ignore, b"# Automatically created by dynlint.\n*\n", root)
+        write_atomic(ignore, CACHE_IGNORE, root)
 
 
 def cache_folder(root: Path, cache_dir: Optional[str] = None) -> Path:

@@ -247,6 +247,7 @@ def _codes(value, key: str, known: Sequence[str]) -> Tuple[str, ...]:
         value = [v for v in value.replace(",", " ").split() if v]
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise ConfigError(f"'{key}' must be a list of rule codes, got {value!r}")
+    value = ["DYN" if v.strip().upper() == "ALL" else v for v in value]     # ruff's `ALL`: every rule
     for v in value:
         if not any(k.startswith(v) for k in known) and v != "DYN":
             raise ConfigError(f"unknown rule code or prefix {v!r} in '{key}'")
