@@ -126,8 +126,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     c = sub.add_parser("check", help="check files or folders (default: .)", epilog=EPILOG,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
-    c.add_argument("paths", nargs="*", default=["."], metavar="PATH",
-                   help="files or folders (default: .); - reads the text of one file from stdin")
+    c.add_argument("paths", nargs="*", default=[], metavar="PATH",
+                   help="files or folders (default: .); - reads the text of one file from stdin (as does "
+                        "--stdin-filename given with no path)")
     sel = c.add_argument_group(SELECTION)
     _add_setting_flags(sel, SELECTION)
     sel.add_argument("--config", metavar="PYPROJECT", help="use this pyproject.toml")
@@ -289,6 +290,8 @@ def cmd_check(args) -> int:
 
 def _configuration(args):
     """[tool.dynlint] of the project, with the command line's flags on top."""
+    if not args.paths:          # no path: the current folder, or stdin when named by --stdin-filename (as ruff)
+        args.paths = ["-"] if args.stdin_filename else ["."]
     if "-" in args.paths:
         if args.paths != ["-"] or not args.stdin_filename:
             sys.stderr.write("dynlint: error: - reads one file from stdin: give it alone, with --stdin-filename PATH\n")

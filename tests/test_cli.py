@@ -403,7 +403,7 @@ def test_stdin_is_checked_as_that_file_of_the_project(cli, tmp_path):
     assert [f["path"] for f in json.loads(r.stdout)["findings"]] == ["pkg/new.py"]     # not on disk yet
 
 
-@pytest.mark.parametrize("args", [["-"], ["--stdin-filename", "a.py"], ["-", "b.py", "--stdin-filename", "a.py"],
+@pytest.mark.parametrize("args", [["-"], ["-", "b.py", "--stdin-filename", "a.py"],
                                   ["-", "--stdin-filename", "a.py", "--fix"]])
 def test_stdin_misuse_is_a_usage_error(cli, tmp_path, args):
     root = write_tree(tmp_path, STDIN_PROJECT)
@@ -471,3 +471,22 @@ def test_clean_removes_the_caches_dynlint_made_and_nothing_else(cli, project, tm
     assert not (project / ".dynlint_cache").exists()
     assert cli("clean", cwd=other.parent).returncode == 0
     assert (other / ".dynlint_cache" / "data.txt").read_text() == "not ours"
+
+
+def test_stdin_filename_alone_reads_stdin_as_ruff_does(cli, tmp_path):
+    root = write_tree(tmp_path, STDIN_PROJECT)
+    buffer = "import torch\n\n@torch.compile\ndef f(x):\n    return x.item()\n"
+    alone = cli("check", "--stdin-filename", "pkg/new.py", "--output-format", "json", cwd=root, input=buffer)
+    dashed = cli("check", "-", "--stdin-filename", "pkg/new.py", "--output-format", "json", cwd=root, input=buffer)
+    assert alone.returncode == dashed.returncode == 1, alone.stderr
+    assert json.loads(alone.stdout)["findings"] == json.loads(dashed.stdout)["findings"] != []
+
+
+def test_the_summary_never_says_zero_fixable(cli, tmp_path):
+    """Only an unsafe fix on offer: no "[*] 0 fixable with --fix" line."""
+    write_tree(tmp_path, {"m.py": "import torch\nfrom torch import nn\n\n\nclass M(nn.Module):\n"
+                                  "    def __init__(self):\n        super().__init__()\n        self.calls = 0\n\n"
+                                  "    def forward(self, x):\n        self.calls += 1\n        return x * 2\n"})
+    r = cli("check", ".", "--no-cache", cwd=tmp_path)
+    assert "DYN306" in r.stdout and "0 fixable" not in r.stdout, r.stdout
+    assert r.stdout.rstrip().endswith("No fixes with --fix (1 with --unsafe-fixes).")

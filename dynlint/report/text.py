@@ -80,8 +80,10 @@ def _render(findings: Sequence[Finding], files: int, sources: Dict[object, List[
     out.append(s(summary + "." if n else f"All checks passed: {plural(files, 'file')} checked.", "1" if n else "1;32"))
     safe = sum(1 for f in findings if _fix_safety(f) == "safe")
     unsafe = sum(1 for f in findings if _fix_safety(f) == "unsafe")
-    if safe or unsafe:
+    if safe:
         out.append(f"[*] {safe} fixable with --fix" + (f" ({unsafe} more with --unsafe-fixes)." if unsafe else "."))
+    elif unsafe:
+        out.append(f"No fixes with --fix ({unsafe} with --unsafe-fixes).")
     return "\n".join(out) + "\n"
 
 
