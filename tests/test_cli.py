@@ -490,3 +490,15 @@ def test_the_summary_never_says_zero_fixable(cli, tmp_path):
     r = cli("check", ".", "--no-cache", cwd=tmp_path)
     assert "DYN306" in r.stdout and "0 fixable" not in r.stdout, r.stdout
     assert r.stdout.rstrip().endswith("No fixes with --fix (1 with --unsafe-fixes).")
+
+
+@pytest.mark.parametrize("comment,left", [
+    ("# dynlint: noqa: DYN201", ["DYN101", "DYN301"]),        # those codes, in the whole file
+    ("# ruff: noqa: DYN1, DYN301", ["DYN201"]),               # ruff's spelling, prefixes too
+    ("# dynlint: noqa", []),                                   # the whole file
+    ("# ruff: noqa", ["DYN101", "DYN201", "DYN301"]),         # a bare one is ruff's alone
+])
+def test_file_level_exemptions_as_ruff_writes_them(cli, tmp_path, comment, left):
+    write_tree(tmp_path, {"m.py": comment + "\n" + BAD})
+    r = cli("check", ".", "--no-cache", "--output-format", "json", cwd=tmp_path)
+    assert sorted({f["code"] for f in json.loads(r.stdout)["findings"]}) == left, r.stderr

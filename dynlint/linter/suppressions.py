@@ -1,5 +1,7 @@
 """Inline suppressions: `# noqa`, `# noqa: DYN101,DYN201` (flake8's syntax, so one comment serves both
-tools), `# dynlint: ignore[DYN101]`, `# dynlint: ignore`, and `# dynlint: skip-file`."""
+tools), `# dynlint: ignore[DYN101]`, `# dynlint: ignore`, and `# dynlint: skip-file`; file-level exemptions as
+ruff writes them, anywhere in the file: `# dynlint: noqa: DYN201` (those codes in the whole file), `# dynlint:
+noqa` (the whole file), and `# ruff: noqa: DYN201` (a bare `# ruff: noqa` is ruff's alone)."""
 from __future__ import annotations
 
 import io
@@ -9,6 +11,7 @@ from typing import Dict, Optional, Set
 _NOQA = re.compile(r"#\s*noqa(?::[\s]?(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.I)
 _IGNORE = re.compile(r"#\s*dynlint:\s*ignore(?:\[(?P<codes>[^\]]*)\])?", re.I)
 _SKIP_FILE = re.compile(r"#\s*dynlint:\s*skip-file\b", re.I)
+_FILE_NOQA = re.compile(r"#\s*(?:dynlint|ruff):\s*noqa\b(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.I)
 ALL = None   # a bare suppression
 
 
@@ -27,9 +30,18 @@ class Suppressions:
         self.skip_file = False
         if "#" not in source:
             return
+        self.file_codes: Set[str] = set()
         for line, text in _comments(source):
             if _SKIP_FILE.search(text):
                 self.skip_file = True
+            exempt = _FILE_NOQA.search(text)
+            if exempt:
+                codes = exempt.group("codes")
+                if not codes:       # a bare `# ruff: noqa` is ruff's business; `# dynlint: noqa` skips the file
+                    self.skip_file = self.skip_file or "dynlint" in exempt.group(0).lower()
+                else:
+                    self.file_codes.update(c.upper() for c in re.split(r"[,\s]+", codes) if c)
+                continue
             for rx in (_NOQA, _IGNORE):
                 m = rx.search(text)
                 if m:
@@ -41,6 +53,8 @@ class Suppressions:
                             c.upper() for c in re.split(r"[,\s]+", codes) if c)
 
     def suppressed(self, code: str, line: int) -> bool:
+        if any(code.startswith(c) for c in self.file_codes):
+            return True
         if line not in self.by_line:
             return False
         codes = self.by_line[line]
