@@ -150,6 +150,8 @@ def build_parser() -> argparse.ArgumentParser:
                      help="print the files that would be checked, then those left out and why, then exit")
     fixes = c.add_argument_group("fixes")
     fixes.add_argument("--fix", action="store_true", help="apply the safe automatic fixes, then report what is left")
+    fixes.add_argument("--exit-non-zero-on-fix", action="store_true",
+                       help="with --fix: exit 1 when a fix was applied, even if nothing is left (as ruff)")
     fixes.add_argument("--unsafe-fixes", action="store_true",
                        help="with --fix or --diff: also the unsafe fixes (they may change what the code does)")
     fixes.add_argument("--diff", action="store_true",
@@ -285,6 +287,8 @@ def cmd_check(args) -> int:
         return EXIT_USAGE
     if result.internal_errors:
         return _internal_errors(result)
+    if args.exit_non_zero_on_fix and getattr(args, "fixed", False):
+        return EXIT_FINDINGS
     return EXIT_FINDINGS if findings and not args.exit_zero else EXIT_CLEAN
 
 
@@ -369,6 +373,8 @@ def _static_pass(args, config, jobs):
         for problem in outcome.problems + failed:
             sys.stderr.write(f"dynlint: {problem}\n")
         result = outcome.result
+    restored = set(verification.restored) if verification else set()
+    args.fixed = any(rel not in restored for rel in outcome.after)
     return result, _fixed_summary(outcome, verification, result), fixes
 
 

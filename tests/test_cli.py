@@ -502,3 +502,14 @@ def test_file_level_exemptions_as_ruff_writes_them(cli, tmp_path, comment, left)
     write_tree(tmp_path, {"m.py": comment + "\n" + BAD})
     r = cli("check", ".", "--no-cache", "--output-format", "json", cwd=tmp_path)
     assert sorted({f["code"] for f in json.loads(r.stdout)["findings"]}) == left, r.stderr
+
+
+def test_exit_non_zero_on_fix(cli, tmp_path):
+    """ruff's flag: --fix that fixed everything exits 0, unless --exit-non-zero-on-fix, then 1."""
+    fixable = "import torch\n\n@torch.compile\ndef f(x):\n    print(x)\n    return x * 2\n"
+    write_tree(tmp_path, {"a/m.py": fixable, "b/m.py": fixable})
+    assert cli("check", "a", "--fix", "--no-cache", cwd=tmp_path).returncode == 0
+    r = cli("check", "b", "--fix", "--exit-non-zero-on-fix", "--no-cache", cwd=tmp_path)
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "is_compiling()" in (tmp_path / "b" / "m.py").read_text()
+    assert cli("check", "b", "--fix", "--exit-non-zero-on-fix", "--no-cache", cwd=tmp_path).returncode == 0
