@@ -132,6 +132,8 @@ def build_parser() -> argparse.ArgumentParser:
     sel = c.add_argument_group(SELECTION)
     _add_setting_flags(sel, SELECTION)
     sel.add_argument("--config", metavar="PYPROJECT", help="use this pyproject.toml")
+    sel.add_argument("--isolated", action="store_true",
+                     help="read no configuration file: the defaults and the command line only (as ruff)")
     out = c.add_argument_group("output")
     out.add_argument("--output-format", "--format", dest="format", choices=tuple(report_formats.FORMATS), default="text",
                      help="report format (default: text)")
@@ -319,7 +321,10 @@ def _configuration(args):
             raise _Stop(EXIT_USAGE)
     known = _api().known_codes()
     flags = {option.key: getattr(args, _dest(option)) for option in OPTIONS if option.flags}
-    return apply_flags(load_config(args.paths, known, args.config),
+    if args.isolated and args.config:
+        sys.stderr.write("dynlint: error: --isolated reads no configuration file: drop --config\n")
+        raise _Stop(EXIT_USAGE)
+    return apply_flags(load_config(args.paths, known, args.config, isolated=args.isolated),
                        {key: value for key, value in flags.items() if value is not None}, known)
 
 

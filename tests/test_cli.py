@@ -513,3 +513,14 @@ def test_exit_non_zero_on_fix(cli, tmp_path):
     assert r.returncode == 1, r.stdout + r.stderr
     assert "is_compiling()" in (tmp_path / "b" / "m.py").read_text()
     assert cli("check", "b", "--fix", "--exit-non-zero-on-fix", "--no-cache", cwd=tmp_path).returncode == 0
+
+
+def test_isolated_reads_no_configuration_file(cli, tmp_path):
+    write_tree(tmp_path, {"pyproject.toml": "[tool.dynlint]\nignore = ['DYN301']\n", "pkg/model.py": BAD})
+    configured = json.loads(cli("check", ".", "--no-cache", "--output-format", "json", cwd=tmp_path).stdout)
+    isolated = json.loads(cli("check", ".", "--isolated", "--no-cache", "--output-format", "json",
+                              cwd=tmp_path).stdout)
+    assert "DYN301" not in {f["code"] for f in configured["findings"]}
+    assert "DYN301" in {f["code"] for f in isolated["findings"]}
+    assert {f["path"] for f in isolated["findings"]} == {"pkg/model.py"}       # the same project root
+    assert cli("check", ".", "--isolated", "--config", "pyproject.toml", cwd=tmp_path).returncode == 2

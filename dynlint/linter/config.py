@@ -178,9 +178,11 @@ def _common_root(paths: Sequence[str]) -> Path:
     return common if common.is_dir() else common.parent     # a file, or one not saved yet (an editor's buffer)
 
 
-def load_config(paths: Sequence[str], known_codes: Sequence[str], config_file: Optional[str] = None) -> Config:
+def load_config(paths: Sequence[str], known_codes: Sequence[str], config_file: Optional[str] = None,
+                isolated: bool = False) -> Config:
     """Find and read the configuration: the nearest .dynlint.toml / dynlint.toml (top-level keys) or
-    pyproject.toml ([tool.dynlint]) above the first path, or `config_file`."""
+    pyproject.toml ([tool.dynlint]) above the first path, or `config_file`. `isolated` (ruff's --isolated):
+    the file still marks the project's root, but none of its settings is read."""
     if config_file:
         source: Optional[Path] = Path(config_file)
         if not source.is_file():
@@ -188,8 +190,8 @@ def load_config(paths: Sequence[str], known_codes: Sequence[str], config_file: O
     else:
         source = find_config(Path(paths[0] if paths else "."))
     root = source.parent if source else _common_root(paths)
-    cfg = Config(root=root.resolve(), source=source)
-    if not source:
+    cfg = Config(root=root.resolve(), source=None if isolated else source)
+    if not source or isolated:
         return cfg
     data = _toml(source, named=bool(config_file))
     nested = data.get("tool", {}) if isinstance(data.get("tool"), dict) else {}
