@@ -524,3 +524,10 @@ def test_isolated_reads_no_configuration_file(cli, tmp_path):
     assert "DYN301" in {f["code"] for f in isolated["findings"]}
     assert {f["path"] for f in isolated["findings"]} == {"pkg/model.py"}       # the same project root
     assert cli("check", ".", "--isolated", "--config", "pyproject.toml", cwd=tmp_path).returncode == 2
+
+
+def test_ignore_noqa_reports_what_the_comments_silence(cli, tmp_path):
+    write_tree(tmp_path, {"m.py": "import torch\n\n@torch.compile\ndef f(x):\n    return x.item()  # noqa: DYN201\n"})
+    assert cli("check", ".", cwd=tmp_path).returncode == 0          # cached without the flag first
+    r = cli("check", ".", "--ignore-noqa", "--output-format", "json", cwd=tmp_path)
+    assert r.returncode == 1 and [f["code"] for f in json.loads(r.stdout)["findings"]] == ["DYN201"], r.stderr

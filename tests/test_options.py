@@ -22,6 +22,7 @@ SAMPLES = {
     "regions": ('"all"', ["--regions", "all"]),
     "compiled": ('["pkg.*:*.step"]', None),
     "preview": ("true", ["--preview"]),
+    "ignore-noqa": ("true", ["--ignore-noqa"]),
     "respect-gitignore": ("false", ["--no-respect-gitignore"]),
     "force-exclude": ("true", ["--force-exclude"]),
     "jobs": ("3", ["--jobs", "3"]),

@@ -54,6 +54,7 @@ class Config:
     regions: str = "auto"
     preview: bool = False
     compiled: Tuple[str, ...] = ()
+    ignore_noqa: bool = False
     examples: Tuple[str, ...] = DEFAULT_EXAMPLES
     device: str = "auto"
     timeout: float = 300.0
@@ -77,7 +78,8 @@ class Config:
 
     def fingerprint(self) -> str:
         """Stable text of everything that changes findings (cache key)."""
-        return repr((self.select, self.ignore, self.per_file_ignores, self.regions, self.preview, self.compiled))
+        return repr((self.select, self.ignore, self.per_file_ignores, self.regions, self.preview, self.compiled,
+                     self.ignore_noqa))
 
     def origin(self, name: str) -> str:
         """Where the setting `name` (a field) came from: COMMAND_LINE, the configuration file, or "default"."""
@@ -383,6 +385,8 @@ OPTIONS: Tuple[Option, ...] = (
            "(`pkg.schedulers.*:*.step`)", _entry_points),
     Option("preview", "preview", "run the preview rules too: those below 0.9 precision on real code (see "
            "`dynlint rules`)", _bool, flags=("--preview",), flag_sets=True),
+    Option("ignore-noqa", "ignore_noqa", "report what `# noqa` and the other suppression comments silence (as "
+           "ruff's --ignore-noqa)", _bool, flags=("--ignore-noqa",), flag_sets=True),
     Option("respect-gitignore", "respect_gitignore", "skip what .gitignore and .git/info/exclude ignore", _bool,
            flags=("--no-respect-gitignore",), flag_sets=False,
            flag_help="check files that .gitignore and .git/info/exclude ignore"),

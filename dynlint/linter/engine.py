@@ -63,6 +63,7 @@ class _Shared:
     rules: list                 # rule classes travel by reference (a spawned worker imports their modules)
     project: Optional[Project]
     debug: bool
+    ignore_noqa: bool = False
 
 
 def _index_task(item: Tuple[str, str]) -> Tuple[str, Tuple[int, int], str, bytes]:
@@ -95,7 +96,8 @@ def _check_task(item) -> Tuple[str, List[Finding]]:
         if full.error:                # deleted, unreadable or broken since the index pass: say so
             return sf.path, [full.error]
         full.index = full.index or sf.index     # changed since the index pass: check what is there now
-        return sf.path, check_file(full, list(shared.rules), traced, sites, shared.project, shared.debug)
+        return sf.path, check_file(full, list(shared.rules), traced, sites, shared.project, shared.debug,
+                                   shared.ignore_noqa)
     except RecursionError:
         return sf.path, [parse_error_finding(sf.path, "nesting too deep to analyse")]
     except Exception as e:            # a bug of ours outside any one rule: this file only
@@ -158,7 +160,7 @@ class _Run:
             else:
                 self.entries[rel] = entry
         step = pool.stepper(self.progress, "reading", len(self.files) - len(todo), len(self.files))
-        shared = _Shared(self.reader, list(self.rules), None, self.debug)
+        shared = _Shared(self.reader, list(self.rules), None, self.debug, self.config.ignore_noqa)
         for rel, stamp, index_digest, blob in pool.run(_index_task, todo, self.jobs, shared, step):
             sf = self.fresh[rel] = pickle.loads(blob)
             ix = sf.index
@@ -259,7 +261,7 @@ class _Run:
                     continue
             work.append((self.paths[rel], self.indexes.source(rel), regions, set(sites)))
         step = pool.stepper(self.progress, "checking", 0, len(work))
-        shared = _Shared(self.reader, [r for r in self.rules if r.scope != "frame"], self.project, self.debug)
+        shared = _Shared(self.reader, [r for r in self.rules if r.scope != "frame"], self.project, self.debug, self.config.ignore_noqa)
         self._keep(pool.run(_check_task, work, self.jobs, shared, step), self.check_keys, "checks")
 
     def _keep(self, results, keys: Dict[str, str], store: str) -> None:
@@ -293,7 +295,7 @@ class _Run:
                 self.findings += hit[1]
                 continue
             work.append((self.paths[rel], self.indexes.source(rel), traced, set()))
-        shared = _Shared(self.reader, frame_rules, self.project, self.debug)
+        shared = _Shared(self.reader, frame_rules, self.project, self.debug, self.config.ignore_noqa)
         self._keep(pool.run(_check_task, work, self.jobs, shared), keys, "frames")
 
     def _frames(self) -> Optional[dict]:

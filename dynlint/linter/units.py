@@ -160,7 +160,7 @@ def check_unit(sf: SourceFile, unit: Unit, rules: Sequence[Type], traced: Dict[s
 
 
 def check_file(sf: SourceFile, rules: Sequence[Type], traced: Dict[str, Tuple[str, ...]], site_lines: Set[int],
-               project: Optional[Project] = None, debug: bool = False) -> List[Finding]:
+               project: Optional[Project] = None, debug: bool = False, ignore_noqa: bool = False) -> List[Finding]:
     """Run every rule over the traced code (and site statements) of one file, in FILE_TIME_LIMIT seconds.
     traced: qualname -> call chain of the functions checked as traced code: the file's region functions, or in
     the frame pass its frame functions."""
@@ -180,7 +180,7 @@ def check_file(sf: SourceFile, rules: Sequence[Type], traced: Dict[str, Tuple[st
             findings.append(internal_error(sf.path, f"checking lines {first}-{last}", e, debug, first))
     if not findings:
         return []
-    sup = Suppressions(sf.text) if "#" in sf.text else None     # tokenizing is slow: only when needed
+    sup = Suppressions(sf.text) if "#" in sf.text and not ignore_noqa else None     # only when needed
     if sup and sup.skip_file:
         return []
     # a finding at a guard is also silenced by a `noqa` on the line that changes the value (its related line)
