@@ -205,8 +205,10 @@ def cmd_rules(out) -> int:
         return (f"{m[0]:.2f} ({m[1]}/{m[1] + m[2]})" if m else "-") + (" preview" if is_preview(code) else "")
 
     def found(code):
+        # a rule shares its break kinds with others: 0 of them found says nothing of its own (it may cover
+        # sites the others' code has none of), so only a figure above 0 is shown
         m = recall(code)
-        return f"{m[0]:.2f} ({m[1]}/{m[2]})" if m else "-"
+        return f"{m[0]:.2f} ({m[1]}/{m[2]})" if m and m[1] else "-"
 
     rows = [("code", "name", "family", "predicts", "fix", "recall", "precision on real code")]
     rows += [(r.code, r.name, r.family(), kinds.get(r.scope, "recompile" if r.recompiles else "graph break"),
