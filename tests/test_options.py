@@ -17,6 +17,7 @@ SAMPLES = {
     "ignore": ('["DYN201"]', ["--ignore", "DYN201"]),
     "extend-ignore": ('["DYN202"]', ["--extend-ignore", "DYN202"]),
     "per-file-ignores": ('{ "gen/*" = ["DYN1"] }', None),
+    "extend-per-file-ignores": ('{ "gen/*" = ["DYN2"] }', None),
     "exclude": ('["gen"]', ["--exclude", "gen"]),
     "extend-exclude": ('["out"]', ["--extend-exclude", "out"]),
     "regions": ('"all"', ["--regions", "all"]),

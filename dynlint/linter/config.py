@@ -373,6 +373,8 @@ OPTIONS: Tuple[Option, ...] = (
            flags=("--extend-ignore",), **_CODES),
     Option("per-file-ignores", "per_file_ignores", "rules not to run on some files: `{ \"glob\" = [codes] }`",
            _per_file_ignores),
+    Option("extend-per-file-ignores", "per_file_ignores", "rules not to run on some files, in addition to "
+           "`per-file-ignores`", _per_file_ignores, extends=True),
     Option("exclude", "exclude", "files and folders to skip; setting it replaces the default, which skips "
            "virtual environments, build output and caches (a name without `/` matches a folder at any depth)",
            _globs, flags=("--exclude",), **_GLOBS),
