@@ -13,8 +13,8 @@ from typing import List, Optional, Sequence, Tuple
 
 from dynlint import report as report_formats
 from dynlint.linter.codes import ENGINE_CODES, RUNTIME_CODES
-from dynlint.linter.config import (OPTIONS, PERFORMANCE, SELECTION, VERIFY, ConfigError, Option, apply_flags, flag_seconds,
-                                 load_config, settings)
+from dynlint.linter.config import (OPTIONS, PERFORMANCE, SELECTION, VERIFY, ConfigError, Option, apply_flags,
+                                   apply_inline, flag_seconds, inline_setting, load_config, settings)
 from dynlint.linter.files import discover, shown, write_output
 from dynlint.linter.rule import HOMEPAGE
 from dynlint.linter.version import __version__
@@ -131,7 +131,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "--stdin-filename given with no path)")
     sel = c.add_argument_group(SELECTION)
     _add_setting_flags(sel, SELECTION)
-    sel.add_argument("--config", metavar="PYPROJECT", help="use this pyproject.toml")
+    sel.add_argument("--config", metavar="FILE | 'KEY = VALUE'", action="append", default=[],
+                     help="use this pyproject.toml (or dynlint.toml); or, as ruff takes it, one setting in TOML "
+                          "(`--config 'preview = true'`), on top of the file's; may be repeated")
     sel.add_argument("--isolated", action="store_true",
                      help="read no configuration file: the defaults and the command line only (as ruff)")
     out = c.add_argument_group("output")
@@ -323,10 +325,16 @@ def _configuration(args):
             raise _Stop(EXIT_USAGE)
     known = _api().known_codes()
     flags = {option.key: getattr(args, _dest(option)) for option in OPTIONS if option.flags}
-    if args.isolated and args.config:
-        sys.stderr.write("dynlint: error: --isolated reads no configuration file: drop --config\n")
+    inline = [t for t in (inline_setting(c) for c in args.config) if t is not None]
+    files = [c for c in args.config if inline_setting(c) is None]
+    if len(files) > 1 or (args.isolated and files):
+        sys.stderr.write("dynlint: error: --config names one configuration file"
+                         f"{' (--isolated reads none)' if args.isolated else ''}; settings go as 'KEY = VALUE'\n")
         raise _Stop(EXIT_USAGE)
-    return apply_flags(load_config(args.paths, known, args.config, isolated=args.isolated),
+    config = load_config(args.paths, known, files[0] if files else None, isolated=args.isolated)
+    for table in inline:
+        config = apply_inline(config, table, known)
+    return apply_flags(config,
                        {key: value for key, value in flags.items() if value is not None}, known)
 
 

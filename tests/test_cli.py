@@ -532,3 +532,15 @@ def test_ignore_noqa_reports_what_the_comments_silence(cli, tmp_path):
     assert cli("check", ".", cwd=tmp_path).returncode == 0          # cached without the flag first
     r = cli("check", ".", "--ignore-noqa", "--output-format", "json", cwd=tmp_path)
     assert r.returncode == 1 and [f["code"] for f in json.loads(r.stdout)["findings"]] == ["DYN201"], r.stderr
+
+
+def test_config_takes_a_setting_as_ruff_does(cli, tmp_path):
+    write_tree(tmp_path, {"pyproject.toml": "[tool.dynlint]\nignore = ['DYN301']\n", "pkg/model.py": BAD})
+    r = cli("check", ".", "--no-cache", "--output-format", "json", "--config", "ignore = ['DYN2']",
+            "--config", "extend-ignore = ['DYN101']", cwd=tmp_path)
+    assert {f["code"] for f in json.loads(r.stdout)["findings"]} == {"DYN301"}, r.stderr   # replaces the file's
+    shown = cli("check", ".", "--config", "verify.device = 'cpu'", "--show-settings", cwd=tmp_path).stdout
+    assert "verify.device = 'cpu'  # command line" in shown
+    bad = cli("check", ".", "--config", "nonsense = 1", cwd=tmp_path)
+    assert bad.returncode == 2 and "--config: unknown key 'nonsense'" in bad.stderr
+    assert cli("check", ".", "--config", "a.toml", "--config", "b.toml", cwd=tmp_path).returncode == 2

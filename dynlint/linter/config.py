@@ -421,6 +421,26 @@ def apply_table(cfg: Config, table: dict, known_codes: Sequence[str], where: str
         raise ConfigError(f"{where}: {e}") from None
 
 
+def inline_setting(text: str) -> Optional[dict]:
+    """`--config 'KEY = VALUE'` (ruff's form): the TOML table the text makes, or None when it is not one
+    (then it names a configuration file)."""
+    if "=" not in text:
+        return None
+    try:
+        table = tomllib.loads(text)
+    except (tomllib.TOMLDecodeError, ValueError, RecursionError):
+        return None
+    return table or None
+
+
+def apply_inline(cfg: Config, table: dict, known_codes: Sequence[str]) -> Config:
+    """`cfg` with a `--config 'KEY = VALUE'` setting on top: a setting of the command line."""
+    try:
+        return _apply(cfg, _flat(table), known_codes, origin=COMMAND_LINE, command_line=True)
+    except ConfigError as e:
+        raise ConfigError(f"--config: {e}") from None
+
+
 def apply_flags(cfg: Config, values: Dict[str, object], known_codes: Sequence[str]) -> Config:
     """`cfg` with the settings the command line's flags gave (`values`: option key -> the flag's value)."""
     try:
