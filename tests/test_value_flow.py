@@ -444,3 +444,116 @@ def test_an_item_of_a_list_of_unknown_values_is_not_a_python_value(tmp_path):
            "    pair = [x.sum(), y]\n    return x * scalar(pair[0])\n")
     assert {5} <= broken_lines(tmp_path, src, "f(torch.ones(3), 2)")
     assert [(f.line, f.code) for f in api.check_source(src).findings] == [(5, "DYN201")]
+
+
+RETURNED = '''import torch
+from torch import nn
+
+
+def energy(v):
+    return (v ** 2).mean()
+
+
+def clip(h, limit):
+    e = energy(h)
+    if e > limit:
+        h = h * 0.5
+    return h
+
+
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(4, 4)
+
+    def _saturated(self, h):
+        return (h.abs() > 0.5).any()
+
+    def forward(self, x):
+        h = clip(self.proj(x), 0.1)
+        if self._saturated(h):
+            h = h * 0.5
+        return h
+
+
+def run():
+    return torch.compile(Block())(torch.ones(2, 4) * 3)
+'''
+
+
+def test_a_call_of_a_project_function_is_what_its_returns_are(tmp_path):
+    """`e = energy(h)` and `self._saturated(h)` return tensors (judged in the callee, its parameters as its
+    callers pass them): branching on them breaks where Dynamo says, and dynlint says so there."""
+    found = {f.line for f in api.check_source(RETURNED).findings if f.code == "DYN101"}
+    assert found == {11, 26}
+    assert broken_lines(tmp_path, RETURNED, "run()") >= found
+
+
+AUTOGRAD = '''import torch
+
+
+class ScaleByPeak(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        peak = x.abs().max().item()
+        ctx.peak = peak
+        return x / peak
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad / ctx.peak
+
+
+class Noisy(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x * 2
+
+    @staticmethod
+    def backward(ctx, grad):
+        print("backward")
+        return grad * 2
+
+
+def loss(w, x):
+    return ScaleByPeak.apply(x @ w).sum() + Noisy.apply(x @ w).sum()
+
+
+def run():
+    w = torch.ones(3, 3, requires_grad=True)
+    return torch.compile(loss)(w, torch.ones(2, 3))
+'''
+
+
+def test_an_autograd_functions_forward_and_backward_are_traced_through_apply(tmp_path):
+    """`Fn.apply(x)` in compiled code: Dynamo traces `Fn.forward` and `Fn.backward` (its higher-order op), and
+    breaks inside them where dynlint says."""
+    found = {f.line: f.code for f in api.check_source(AUTOGRAD).findings}
+    assert found == {7: "DYN201", 23: "DYN301"}
+    assert broken_lines(tmp_path, AUTOGRAD, "run()") >= set(found)
+
+
+NUMPY = '''import numpy as np
+import torch
+
+
+@torch.compile
+def equalize(img):
+    arr = img.detach().numpy()
+    lo, hi = np.min(arr), np.max(arr)
+    if hi - lo < 1e-3:
+        return img * 0
+    return (img - img.min()) / (img.max() - img.min())
+
+
+def run():
+    return equalize(torch.rand(4, 4))
+'''
+
+
+def test_a_numpy_function_of_a_traced_array_is_a_tensor(tmp_path):
+    """`np.min(t.numpy())` in traced code runs on torch._numpy and gives an array Dynamo traces as a tensor:
+    branching on it breaks where Dynamo says."""
+    found = {f.line for f in api.check_source(NUMPY).findings if f.code == "DYN101"}
+    assert found == {9}
+    assert broken_lines(tmp_path, NUMPY, "run()") >= found

@@ -211,3 +211,20 @@ def key_read(source: str, fn: ast.AST, name: str, key: object) -> Optional[Span]
 
 def _constant(node: ast.AST) -> object:
     return node.value if isinstance(node, ast.Constant) else None
+
+
+def last_binding(tree: ast.Module, name: str, line: int) -> Optional[ast.AST]:
+    """The value of the last plain assignment `name = ...` before `line` in the innermost function holding
+    `line` (or at module level): what a name passed at `line` holds, when it is that simple."""
+    scope = tree
+    for f in ast.walk(tree):
+        if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)) and f.lineno <= line <= (f.end_lineno or 0):
+            if scope is tree or f.lineno >= scope.lineno:
+                scope = f
+    best = None
+    for n in ast.walk(scope):
+        if isinstance(n, ast.Assign) and n.lineno < line and \
+                any(isinstance(t, ast.Name) and t.id == name for t in n.targets):
+            if best is None or n.lineno > best.lineno:
+                best = n
+    return best.value if best is not None else None

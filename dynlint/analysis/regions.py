@@ -193,6 +193,8 @@ def call_edges(project: Project, ref: FuncRef, nested: Dict[str, Dict[str, List[
             r = project.resolve(ix, c.target, q)
             if r and r[0] == "function":
                 out.append((c, r[1]))
+            elif r is None and c.target.endswith(".apply"):
+                out += [(c, f) for f in _autograd_function(project, ix, c.target[:-len(".apply")])]
         elif c.kind == "self" and fn.cls:
             attr, _, meth = c.target.partition(".")
             if not meth:
@@ -216,6 +218,21 @@ def call_edges(project: Project, ref: FuncRef, nested: Dict[str, Dict[str, List[
     if fn.cls and q.rpartition(".")[2] == "forward":
         out += [(None, f) for f in _hooks(project, path, fn.cls)]
     return out
+
+
+AUTOGRAD_FUNCTION = ("torch.autograd.Function", "torch.autograd.function.Function")
+
+
+def _autograd_function(project: Project, ix: ModuleIndex, name: str) -> List[FuncRef]:
+    """`Fn.apply(x)` where `Fn` is a project class deriving from `torch.autograd.Function`: Dynamo traces its
+    `forward` (and, to build the backward graph, its `backward`) as part of the frame."""
+    r = project.resolve(ix, name)
+    if not (r and r[0] == "class"):
+        return []
+    path, info = r[1]
+    if not any(base in AUTOGRAD_FUNCTION for base in project.external_bases(path, info.name)):
+        return []
+    return [m for m in (project.method(path, info.name, "forward"), project.method(path, info.name, "backward")) if m]
 
 
 # Calls that keep a function they are given rather than call it while tracing: registering (a hook, a buffer

@@ -7,6 +7,7 @@ from typing import Dict
 
 import libcst as cst
 
+from dynlint.analysis.guard_lines import last_binding
 from dynlint.linter.index import dotted_name
 from dynlint.linter.rule import Example, register
 from dynlint.rules.common import TorchRule
@@ -19,7 +20,8 @@ ITERATING_CALLS = frozenset({"next", "list", "tuple", "sorted", "set", "sum", "d
 
 
 def iterators_passed_in(ctx) -> Dict[str, Dict[str, int]]:
-    """An analysis: compiled function name -> {parameter: line of a call in this file that passes it an iterator
+    """An analysis: compiled function qualname (`f`, `Model.forward`) -> {parameter: line of a call in this file
+    that passes it an iterator
     object} (a generator expression, `iter(...)` / `map(...)` / `zip(...)` ..., `itertools.*(...)`, a dict
     view, or a call of a generator function of the file). Read from the whole file (a unit holds only part)."""
     source = ctx.source or ""
@@ -35,18 +37,23 @@ def _iterators_passed_in(source: str, qualify) -> Dict[str, Dict[str, int]]:
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return {}
     defs = {n.name: n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
-    compiled = _compiled_functions(tree, defs, qualify)
     generators = {name for name, d in defs.items() if _yields(d)}
+    # the compiled module classes' forward, by qualname
+    defs.update({f"{c.name}.forward": f for c in tree.body if isinstance(c, ast.ClassDef) for f in c.body
+                 if isinstance(f, ast.FunctionDef) and f.name == "forward"})
+    compiled = _compiled_functions(tree, defs, qualify)
     found: Dict[str, Dict[str, int]] = {}
     for call in ast.walk(tree):
         if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id in compiled):
             continue
         target = compiled[call.func.id]
         fn = defs[target]
-        params = [a.arg for a in fn.args.posonlyargs + fn.args.args]
+        params = [a.arg for a in fn.args.posonlyargs + fn.args.args][1 if "." in target else 0:]
         bound = [(params[i], a) for i, a in enumerate(call.args) if i < len(params) and
                  not isinstance(a, ast.Starred)] + [(k.arg, k.value) for k in call.keywords if k.arg]
         for name, value in bound:
+            if isinstance(value, ast.Name):         # `stream = iter(batches)` before the call
+                value = last_binding(tree, value.id, call.lineno) or value
             if _iterator_object(value, generators, qualify):
                 found.setdefault(target, {}).setdefault(name, call.lineno)
     return found
@@ -56,16 +63,24 @@ _COMPILE = ("torch.compile", "torch._dynamo.optimize")
 
 
 def _compiled_functions(tree: ast.Module, defs, qualify) -> Dict[str, str]:
-    """Name called -> the function of the file it runs compiled: `@torch.compile def f` (f -> f) and
-    `g = torch.compile(f)` (g -> f)."""
-    compiled = {name: name for name, d in defs.items()
-                if any(qualify(dotted_name(d2.func if isinstance(d2, ast.Call) else d2) or "") in _COMPILE
-                       for d2 in d.decorator_list)}
-    for n in tree.body:
-        if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name) and \
-                isinstance(n.value, ast.Call) and qualify(dotted_name(n.value.func) or "") in _COMPILE and \
-                n.value.args and isinstance(n.value.args[0], ast.Name) and n.value.args[0].id in defs:
-            compiled[n.targets[0].id] = n.value.args[0].id
+    """Name called -> the function of the file it runs compiled: `@torch.compile def f` (f -> f), `g =
+    torch.compile(f)` (g -> f) and `m = torch.compile(Model(...))` (m -> Model.forward), at module level or in a
+    function."""
+    compiled = {name: name for name, d in defs.items() if "." not in name and
+                any(qualify(dotted_name(d2.func if isinstance(d2, ast.Call) else d2) or "") in _COMPILE
+                    for d2 in d.decorator_list)}
+    for n in ast.walk(tree):
+        if not (isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name) and
+                isinstance(n.value, ast.Call) and qualify(dotted_name(n.value.func) or "") in _COMPILE and
+                n.value.args):
+            continue
+        arg = n.value.args[0]
+        while isinstance(arg, ast.Call) and isinstance(arg.func, ast.Attribute):
+            arg = arg.func.value                    # `Model(...).eval()`, `.to(device)`
+        if isinstance(arg, ast.Name) and arg.id in defs:
+            compiled[n.targets[0].id] = arg.id
+        elif isinstance(arg, ast.Call) and isinstance(arg.func, ast.Name) and f"{arg.func.id}.forward" in defs:
+            compiled[n.targets[0].id] = f"{arg.func.id}.forward"
     return compiled
 
 
@@ -169,7 +184,7 @@ class IteratorPassedToCompiledCode(TorchRule):
         fn = self.ctx.functions[-1] if self.ctx.functions else None
         if not (isinstance(value, cst.Name) and isinstance(fn, cst.FunctionDef)) or len(self.ctx.functions) > 1:
             return
-        passed = self.ctx.analysis(iterators_passed_in).get(fn.name.value, {})
+        passed = self.ctx.analysis(iterators_passed_in).get(self.ctx.qualname, {})
         param = value.value
         # the first use that steps one is where Dynamo breaks (`parts = list(parts)` included); after it the
         # frame is skipped or resumed elsewhere, so one finding per function

@@ -24,8 +24,8 @@ from dynlint.analysis.tensors.syntax import NON_TENSOR_TESTS, bound_arguments, i
     np_sized_draw, optional_param, type_comment
 from dynlint.analysis.tensors.torch_api import (
     BOOL_CREATORS, BOOL_METHODS, BOOL_TORCH_FUNCS, CONTAINER_BUILTINS, EVIDENCE_METHODS, FULL_REDUCTIONS,
-    INHERITED_PARAMS, INTEGER_DTYPES, LAYOUT_METHODS, NP_ARRAY_CTORS, NP_TRACED_DRAWS, PARAMETRISED_LAYERS,
-    SCALAR_MATH, SCALAR_PRESERVING, SEQUENCE_ANNOTATIONS, TENSOR_ANNOTATIONS, TENSOR_CTORS, TENSOR_METHODS,
+    INHERITED_PARAMS, INTEGER_DTYPES, LAYOUT_METHODS, NP_ARRAY_CTORS, NP_TRACED_DRAWS, NP_VALUE_FUNCS,
+    PARAMETRISED_LAYERS, SCALAR_MATH, SCALAR_PRESERVING, SEQUENCE_ANNOTATIONS, TENSOR_ANNOTATIONS, TENSOR_CTORS, TENSOR_METHODS,
     TORCH_OTHER_FUNCS, TORCH_TENSOR_CLASSES, TORCH_TENSOR_PREFIXES, TORCH_VALUE_FUNCS, VALUE_ANNOTATIONS,
     VALUE_ATTRS, VALUE_BUILTINS, VALUE_METHODS)
 from dynlint.linter.walker import walk
@@ -79,6 +79,7 @@ class Tensors:
         self.strict = strict
         self._envs: Dict[int, Dict[str, object]] = {}
         self._active: Set[object] = set()          # keys of names being judged (`_reaching`)
+        self._returning: Set[int] = set()          # ids of the functions whose returns are being judged
         self._assumed: Dict[object, Optional[str]] = {}
         self._hit: Set[object] = set()
         self._within: List[cst.FunctionDef] = []     # helpers of this file being judged (`within`)
@@ -859,20 +860,36 @@ class Tensors:
         return UNKNOWN if base != VALUE else VALUE
 
     def _call_kind(self, node: cst.Call) -> str:
-        if isinstance(node.func, cst.Attribute):
-            return self._method_call_kind(node, node.func)
-        return self._function_call_kind(node, node.func)
+        kind = self._method_call_kind(node, node.func) if isinstance(node.func, cst.Attribute) else \
+            self._function_call_kind(node, node.func)
+        if kind in (UNKNOWN, WEAK):
+            # a function of the project that the code calls returns what its `return`s give (judged in it, its
+            # parameters as its callers pass them): what the call is known to give stays as it is
+            returned = self._returned_kind(node)
+            if returned in (TENSOR, TENSORS, VALUE):
+                return returned
+        return kind
+
+    def _returned_kind(self, node: cst.Call) -> Optional[str]:
+        """The kinds of what a helper of this file, a method of `self`'s class or a submodule's `forward`
+        (`callee`) returns, combined; None when that is not read (or it is being judged already: recursion)."""
+        found = self.callee(node.func)
+        if found is None or not found[1] or id(found[0]) in self._returning or len(self._within) >= 4:
+            return None
+        fn, returns, cls = found
+        self._returning.add(id(fn))
+        try:
+            return combined([self.judged(r, fn, cls, self._kind) for r in returns])
+        finally:
+            self._returning.discard(id(fn))
 
     def _method_call_kind(self, node: cst.Call, func: cst.Attribute) -> str:
         """`a.b(...)`: a torch or numpy function, a method of `self`, or a method of a tensor or anything else."""
         method = func.attr.value
         q = self.ctx.qualify(func)
-        if q in SCALAR_MATH and self._python_numbers(node):
-            return WEAK
-        if q and q.startswith("torch."):
-            return self._torch_call(q)
-        if q and q.startswith("numpy.random.") and q[13:] in NP_TRACED_DRAWS:
-            return TENSOR if np_sized_draw(node, q[13:]) else VALUE
+        by_module = self._module_call_kind(node, q) if q else None
+        if by_module is not None:
+            return by_module
         recv = func.value
         if isinstance(recv, cst.Name) and recv.value == "self":
             if self._submodule(method):
@@ -889,6 +906,19 @@ class Tensors:
         if base == WEAK:
             return TENSOR if method in TENSOR_METHODS else WEAK
         return UNKNOWN
+
+    def _module_call_kind(self, node: cst.Call, q: str) -> Optional[str]:
+        """`math.*`, `torch.*` and `numpy.*` functions called through their module; None for anything else."""
+        if q in SCALAR_MATH and self._python_numbers(node):
+            return WEAK
+        if q.startswith("torch."):
+            return self._torch_call(q)
+        if q.startswith("numpy.random.") and q[13:] in NP_TRACED_DRAWS:
+            return TENSOR if np_sized_draw(node, q[13:]) else VALUE
+        if q.startswith("numpy.") and q not in NP_VALUE_FUNCS and \
+                any(not a.star and self._kind(a.value) == TENSOR for a in node.args):
+            return TENSOR           # `np.min(t.numpy())`: an array of an array Dynamo traces, a tensor to it
+        return None
 
     def _function_call_kind(self, node: cst.Call, func: cst.BaseExpression) -> str:
         """`f(...)`: a builtin, a torch function imported by name, or anything else."""

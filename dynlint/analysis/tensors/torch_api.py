@@ -135,6 +135,12 @@ TENSOR_ANNOTATIONS = frozenset({"torch.Tensor", "Tensor", "torch.FloatTensor", "
 NP_ARRAY_CTORS = frozenset(f"numpy.{n}" for n in (
     "array", "asarray", "arange", "linspace", "logspace", "geomspace", "zeros", "ones", "full", "empty",
     "zeros_like", "ones_like", "full_like", "concatenate", "stack", "cumprod", "cumsum", "interp", "flip"))
+# NumPy functions that say something about an array rather than compute one: the others, applied in traced code
+# to an array Dynamo traces (a tensor's `.numpy()`), run on torch._numpy and give arrays it traces as tensors
+NP_VALUE_FUNCS = frozenset(f"numpy.{n}" for n in (
+    "shape", "ndim", "size", "isscalar", "iinfo", "finfo", "dtype", "result_type", "can_cast", "may_share_memory",
+    "shares_memory", "array_equal", "array_equiv", "allclose", "iscomplexobj", "isrealobj", "printoptions",
+    "set_printoptions", "get_printoptions", "save", "savez", "load", "array2string", "array_repr", "array_str"))
 # generic sequences: annotated with tensor elements, iterating or indexing one gives tensors
 SEQUENCE_ANNOTATIONS = frozenset({"List", "list", "Tuple", "tuple", "Sequence", "Iterable", "Iterator",
                                   "MutableSequence"})

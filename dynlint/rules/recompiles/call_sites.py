@@ -724,23 +724,6 @@ def _constant_of(node: ast.AST, kind: type):
     return node.value if isinstance(node, ast.Constant) and type(node.value) is kind else None
 
 
-def _assigned_before(tree: ast.Module, name: str, line: int) -> Optional[ast.AST]:
-    """The value of the last plain assignment `name = ...` before `line` in the innermost function holding
-    `line` (or at module level)."""
-    scope = tree
-    for f in ast.walk(tree):
-        if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)) and f.lineno <= line <= (f.end_lineno or 0):
-            if scope is tree or f.lineno >= scope.lineno:
-                scope = f
-    best = None
-    for n in ast.walk(scope):
-        if isinstance(n, ast.Assign) and n.lineno < line and \
-                any(isinstance(t, ast.Name) and t.id == name for t in n.targets):
-            if best is None or n.lineno > best.lineno:
-                best = n
-    return best.value if best is not None else None
-
-
 def _tensor_arguments(ctx, callee: str, entry: str) -> List[Tuple[int, int, dict]]:
     """An analysis: per call of `callee` (line, column, {parameter: tensor metadata}) for the arguments a torch
     factory makes, at the call or in the last assignment of the name passed."""
@@ -750,7 +733,7 @@ def _tensor_arguments(ctx, callee: str, entry: str) -> List[Tuple[int, int, dict
         metas = {}
         for param, (expr, passed) in given.items():
             def resolve(name: str, line: int = line):
-                return _assigned_before(tree, name, line) if tree is not None else None
+                return guard_lines.last_binding(tree, name, line) if tree is not None else None
             if passed and isinstance(expr, ast.Name):
                 expr = resolve(expr.id) or expr
             meta = tensor_metadata(expr, resolve) if passed else None
