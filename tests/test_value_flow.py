@@ -557,3 +557,36 @@ def test_a_numpy_function_of_a_traced_array_is_a_tensor(tmp_path):
     found = {f.line for f in api.check_source(NUMPY).findings if f.code == "DYN101"}
     assert found == {9}
     assert broken_lines(tmp_path, NUMPY, "run()") >= found
+
+
+FIELDS = '''from dataclasses import dataclass
+
+import torch
+
+
+@dataclass
+class Batch:
+    tokens: torch.Tensor
+    lengths: torch.Tensor
+    pad_id: int = 0
+
+
+@torch.compile
+def trim(batch: Batch):
+    longest = batch.lengths.max()
+    if batch.pad_id > 0:
+        return batch.tokens * 0
+    return batch.tokens[:, :longest] * 2
+
+
+def run():
+    return trim(Batch(torch.ones(2, 5), torch.tensor([2, 3])))
+'''
+
+
+def test_a_field_a_class_of_the_file_annotates_as_a_tensor_is_one(tmp_path):
+    """`batch.lengths` of a parameter annotated `Batch`, whose body annotates `lengths: torch.Tensor`: a tensor
+    (slicing with its max breaks where Dynamo says); `batch.pad_id: int` stays a Python value (no finding)."""
+    found = {f.line: f.code for f in api.check_source(FIELDS).findings}
+    assert found == {18: "DYN207"}
+    assert broken_lines(tmp_path, FIELDS, "run()") >= set(found)

@@ -21,7 +21,7 @@ from dynlint.analysis.tensors.assignments import ENTRY, Assignments, Where, call
 from dynlint.analysis.tensors.floating import Floating
 from dynlint.analysis.tensors.kinds import TENSOR, TENSORS, UNKNOWN, VALUE, WEAK, combine, combined, merge
 from dynlint.analysis.tensors.syntax import NON_TENSOR_TESTS, bound_arguments, int_literal, is_device, keyword_arg, \
-    np_sized_draw, optional_param, type_comment
+    np_sized_draw, optional_param, tensor_field, type_comment
 from dynlint.analysis.tensors.torch_api import (
     BOOL_CREATORS, BOOL_METHODS, BOOL_TORCH_FUNCS, CONTAINER_BUILTINS, EVIDENCE_METHODS, FULL_REDUCTIONS,
     INHERITED_PARAMS, INTEGER_DTYPES, LAYOUT_METHODS, NP_ARRAY_CTORS, NP_TRACED_DRAWS, NP_VALUE_FUNCS,
@@ -854,10 +854,31 @@ class Tensors:
         if q and q.startswith("torch.") and q.split(".")[-1][:1].islower() and q.count(".") >= 1:
             # torch.float32, torch.pi: constants are values
             return VALUE
+        if isinstance(node.value, cst.Name):
+            field = self._field_kind(node.value.value, attr)
+            if field is not None:
+                return field
         base = self._kind(node.value)
         if attr in ("T", "mT", "H", "mH", "data", "grad", "real", "imag") and base in (TENSOR, WEAK):
             return base
         return UNKNOWN if base != VALUE else VALUE
+
+    def _field_kind(self, name: str, attr: str) -> Optional[str]:
+        """`batch.tokens` where `batch` is a parameter annotated with a class of this file (a dataclass, a
+        NamedTuple, any class) that annotates `tokens: torch.Tensor` in its body: a tensor. None otherwise."""
+        fn = self._within[-1] if self._within else \
+            next((f for f in reversed(self.ctx.functions) if isinstance(f, cst.FunctionDef)), None)
+        if fn is None or self.ctx.index is None:
+            return None
+        params = list(fn.params.posonly_params) + list(fn.params.params) + list(fn.params.kwonly_params)
+        p = next((p for p in params if p.name.value == name and p.annotation is not None), None)
+        entry = self._env_of(fn).get(name) if p is not None else None
+        if p is None or (isinstance(entry, list) and entry):
+            return None                 # (rebound in the body: not only the parameter any more)
+        cls = (self.ctx.qualify(p.annotation.annotation) or "").rpartition(".")[2]
+        if cls not in self.ctx.index.classes:
+            return None
+        return TENSOR if tensor_field(self.ctx.source or "", cls, attr, TENSOR_ANNOTATIONS) else None
 
     def _call_kind(self, node: cst.Call) -> str:
         kind = self._method_call_kind(node, node.func) if isinstance(node.func, cst.Attribute) else \

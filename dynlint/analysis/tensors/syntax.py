@@ -2,6 +2,7 @@
 optional parameters."""
 from __future__ import annotations
 
+import ast
 import functools
 from typing import Dict, List, Optional
 
@@ -110,3 +111,21 @@ def type_comment(fn: cst.FunctionDef) -> Dict[str, cst.BaseExpression]:
     if len(sig.args) != len(params):
         return {}
     return {name: a.value for name, a in zip(params, sig.args)}
+
+
+def tensor_field(source: str, cls: str, attr: str, annotations: frozenset) -> bool:
+    """The top-level class `cls` of the file annotates `attr` in its body with a tensor type (`tokens:
+    torch.Tensor`, as dataclasses, NamedTuples and typed classes declare their fields)."""
+    return _class_fields(source).get(cls, {}).get(attr) in annotations
+
+
+@functools.lru_cache(maxsize=8)
+def _class_fields(source: str) -> Dict[str, Dict[str, str]]:
+    """class -> {field: its annotation as written}, for the file's top-level classes (one parse per file)."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return {}
+    return {c.name: {s.target.id: ast.unparse(s.annotation) for s in c.body
+                     if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name)}
+            for c in tree.body if isinstance(c, ast.ClassDef)}
