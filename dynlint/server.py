@@ -18,7 +18,7 @@ from typing import Dict, List, Optional, Tuple
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
-from pygls.uris import to_fs_path
+from pygls.uris import from_fs_path, to_fs_path
 
 from dynlint import api
 from dynlint.linter.config import ConfigError, load_config
@@ -38,6 +38,7 @@ class DynlintServer(LanguageServer):
     def __init__(self) -> None:
         super().__init__("dynlint", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Full)
         self.findings: Dict[str, List[Finding]] = {}        # uri -> the findings its diagnostics show
+        self.roots: Dict[str, Path] = {}                    # uri -> the root of its project
         self.sessions: Dict[Path, api.Session] = {}           # project root -> its configuration, files, cache
 
     def session(self, path: str) -> "api.Session":
@@ -80,20 +81,28 @@ class DynlintServer(LanguageServer):
         for rel, found in by_rel.items():
             uri = uris[rel]
             self.findings[uri] = found
+            self.roots[uri] = root
             self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(
-                uri=uri, diagnostics=[diagnostic(f) for f in found],
+                uri=uri, diagnostics=[diagnostic(f, root) for f in found],
                 version=self.workspace.get_text_document(uri).version))
 
 
-def diagnostic(f: Finding) -> types.Diagnostic:
+def diagnostic(f: Finding, root: Optional[Path] = None) -> types.Diagnostic:
+    """The LSP diagnostic of a finding; its related lines (a recompile finding's changes of the guarded value)
+    as `relatedInformation`, located under the project's `root`."""
     end_line = f.end_line or f.line
     end_col = f.end_column if f.end_line else f.column + 1
+    related = [types.DiagnosticRelatedInformation(
+        location=types.Location(uri=from_fs_path(str(root / rpath)) or "", range=types.Range(
+            start=types.Position(line=max(rline - 1, 0), character=rcol),
+            end=types.Position(line=max(rline - 1, 0), character=rcol + 1))), message=what)
+        for rpath, rline, rcol, what in f.related] if root is not None else []
     return types.Diagnostic(
         range=types.Range(start=types.Position(line=max(f.line - 1, 0), character=f.column),
                           end=types.Position(line=max(end_line - 1, 0), character=end_col)),
         message=f.message + (f"\nFix: {f.fix}" if f.fix else ""),
         severity=SEVERITY.get(f.severity, types.DiagnosticSeverity.Warning),
-        code=f.code, source="dynlint")
+        code=f.code, source="dynlint", related_information=related or None)
 
 
 server = DynlintServer()
@@ -160,7 +169,7 @@ def code_action(ls: DynlintServer, params: types.CodeActionParams) -> List[types
     for f in ls.findings.get(uri, []):
         if not _overlaps(f, params.range):
             continue
-        diag = diagnostic(f)
+        diag = diagnostic(f, ls.roots.get(uri))
         if f.autofix is not None:
             fixed, applied = apply_fixes(doc.source, [f.autofix])
             if applied:

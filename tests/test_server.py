@@ -37,12 +37,28 @@ MODEL = textwrap.dedent('''
 ''').lstrip()
 
 
+RECOMPILING = textwrap.dedent('''
+    import torch
+
+
+    @torch.compile
+    def shift(x, n):
+        return x + n
+
+
+    def main(x):
+        shift(x, 1)
+        shift(x, 2)
+''').lstrip()
+
+
 @pytest.fixture()
 def project(tmp_path):
     (tmp_path / "pyproject.toml").write_text("[tool.dynlint]\n")
     (tmp_path / "gate.py").write_text(BRANCHY)
     (tmp_path / "helpers.py").write_text(HELPER)
     (tmp_path / "net.py").write_text(MODEL)
+    (tmp_path / "shift.py").write_text(RECOMPILING)
     return tmp_path
 
 
@@ -141,3 +157,15 @@ async def test_hover_on_a_diagnostic_shows_its_rule(client: LanguageClient, proj
     result = await client.text_document_hover_async(types.HoverParams(
         text_document=types.TextDocumentIdentifier(uri=uri), position=d.range.start))
     assert result is not None and "DYN101" in result.contents.value and "Why is this bad?" in result.contents.value
+
+
+@pytest.mark.asyncio
+async def test_a_recompile_diagnostic_stands_at_the_guard_with_the_calls_related(client: LanguageClient, project):
+    """The editor shows the finding where Dynamo guards (`return x + n`) and lists the calls that pass `n`
+    different values as the diagnostic's related information."""
+    uri = await _open(client, project / "shift.py")
+    (d,) = [d for d in client.diagnostics[uri] if d.code == "DYN508"]
+    assert d.range.start.line == RECOMPILING.splitlines().index("    return x + n")
+    assert [(r.location.uri, r.location.range.start.line) for r in d.related_information] == \
+        [(uri, 10), (uri, 9)]
+    assert d.related_information[0].message == "`n` is passed to `shift` here"
