@@ -154,6 +154,8 @@ def build_parser() -> argparse.ArgumentParser:
                      help="print the files that would be checked, then those left out and why, then exit")
     fixes = c.add_argument_group("fixes")
     fixes.add_argument("--fix", action="store_true", help="apply the safe automatic fixes, then report what is left")
+    fixes.add_argument("--fix-only", action="store_true",
+                       help="apply the safe automatic fixes and report nothing else: no findings left, exit 0 (as ruff)")
     fixes.add_argument("--exit-non-zero-on-fix", action="store_true",
                        help="with --fix: exit 1 when a fix was applied, even if nothing is left (as ruff)")
     fixes.add_argument("--unsafe-fixes", action="store_true",
@@ -275,11 +277,18 @@ def cmd_check(args) -> int:
             return _show_files(args.paths, config)
         # a repository's `jobs = 100000` must not start that many processes: the configuration is capped at the cores
         jobs = args.jobs or min(config.jobs or cores(), cores())
+        if args.fix_only and args.verify:
+            sys.stderr.write("dynlint: error: --fix-only reports nothing to verify: use --fix --verify\n")
+            return EXIT_USAGE
+        args.fix = args.fix or args.fix_only
         if args.diff:
             return _report_diff(_fix(args, config, jobs), args.quiet)
         result, fix_line, fixes = _static_pass(args, config, jobs)
         for notice in result.notices:
             sys.stderr.write(f"dynlint: warning: {printable(notice)}\n")
+        if args.fix_only:                   # the fixes' summary alone; what is left is not reported
+            sys.stdout.write(fix_line)
+            return EXIT_FINDINGS if args.exit_non_zero_on_fix and getattr(args, "fixed", False) else EXIT_CLEAN
         findings, verify_doc, verify_text = result.findings, None, ""
         if args.verify:
             findings, verify_doc, verify_text = _runtime_pass(args, config, result, fixes)

@@ -544,3 +544,15 @@ def test_config_takes_a_setting_as_ruff_does(cli, tmp_path):
     bad = cli("check", ".", "--config", "nonsense = 1", cwd=tmp_path)
     assert bad.returncode == 2 and "--config: unknown key 'nonsense'" in bad.stderr
     assert cli("check", ".", "--config", "a.toml", "--config", "b.toml", cwd=tmp_path).returncode == 2
+
+
+def test_fix_only_applies_the_fixes_and_reports_nothing_else(cli, tmp_path):
+    """ruff's --fix-only: the fixes are applied, the finding left (an `.item()`, no safe fix) is not reported,
+    exit 0."""
+    write_tree(tmp_path, {"m.py": BAD})
+    r = cli("check", ".", "--fix-only", "--no-cache", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "DYN201" not in r.stdout and r.stdout.startswith("Applied "), r.stdout
+    assert "is_compiling()" in (tmp_path / "m.py").read_text()
+    assert "DYN201" in cli("check", ".", "--no-cache", cwd=tmp_path).stdout     # still there, only not reported
+    assert cli("check", ".", "--fix-only", "--verify", cwd=tmp_path).returncode == 2
