@@ -137,7 +137,8 @@ def build_parser() -> argparse.ArgumentParser:
     sel.add_argument("--isolated", action="store_true",
                      help="read no configuration file: the defaults and the command line only (as ruff)")
     out = c.add_argument_group("output")
-    out.add_argument("--output-format", "--format", dest="format", choices=tuple(report_formats.FORMATS), default="text",
+    out.add_argument("--output-format", "--format", dest="format", choices=tuple(report_formats.FORMATS),
+                     default="text",
                      help="report format (default: text)")
     out.add_argument("--output", "-o", metavar="FILE", help="write the report to FILE (a file atomically; a device or pipe as it is)")
     out.add_argument("--report", metavar="FILE", help="also write a self-contained HTML report to FILE")
@@ -155,7 +156,8 @@ def build_parser() -> argparse.ArgumentParser:
     fixes = c.add_argument_group("fixes")
     fixes.add_argument("--fix", action="store_true", help="apply the safe automatic fixes, then report what is left")
     fixes.add_argument("--fix-only", action="store_true",
-                       help="apply the safe automatic fixes and report nothing else: no findings left, exit 0 (as ruff)")
+                       help="apply the safe automatic fixes and report nothing else: no findings left, exit 0 "
+                            "(as ruff)")
     fixes.add_argument("--exit-non-zero-on-fix", action="store_true",
                        help="with --fix: exit 1 when a fix was applied, even if nothing is left (as ruff)")
     fixes.add_argument("--unsafe-fixes", action="store_true",

@@ -47,7 +47,10 @@ def function_at(source: str, def_line: int) -> Optional[ast.AST]:
     return next((f for f in _functions(tree) if f.lineno == def_line), None) if tree else None
 
 
-def _top_function(tree: ast.Module, name: str) -> Optional[ast.AST]:
+def top_function(tree: Optional[ast.Module], name: str) -> Optional[ast.AST]:
+    """The function `name` defined at the top level of the file."""
+    if tree is None:
+        return None
     return next((s for s in tree.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s.name == name),
                 None)
 
@@ -176,7 +179,7 @@ def _handed_on(source: str, tree: Optional[ast.Module], expr: ast.AST, read: ast
     for call in ast.walk(expr):
         if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name)):
             continue
-        callee = _top_function(tree, call.func.id)
+        callee = top_function(tree, call.func.id)
         if callee is None:
             continue
         params = _parameters(callee)
@@ -213,16 +216,21 @@ def _constant(node: ast.AST) -> object:
     return node.value if isinstance(node, ast.Constant) else None
 
 
+def enclosing(tree: ast.Module, line: int) -> ast.AST:
+    """The innermost function holding `line` (the module when none does)."""
+    best = tree
+    for f in ast.walk(tree):
+        if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)) and f.lineno <= line <= (f.end_lineno or 0) and \
+                (best is tree or f.lineno >= best.lineno):
+            best = f
+    return best
+
+
 def last_binding(tree: ast.Module, name: str, line: int) -> Optional[ast.AST]:
     """The value of the last plain assignment `name = ...` before `line` in the innermost function holding
     `line` (or at module level): what a name passed at `line` holds, when it is that simple."""
-    scope = tree
-    for f in ast.walk(tree):
-        if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)) and f.lineno <= line <= (f.end_lineno or 0):
-            if scope is tree or f.lineno >= scope.lineno:
-                scope = f
     best = None
-    for n in ast.walk(scope):
+    for n in ast.walk(enclosing(tree, line)):
         if isinstance(n, ast.Assign) and n.lineno < line and \
                 any(isinstance(t, ast.Name) and t.id == name for t in n.targets):
             if best is None or n.lineno > best.lineno:

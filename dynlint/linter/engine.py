@@ -261,7 +261,8 @@ class _Run:
                     continue
             work.append((self.paths[rel], self.indexes.source(rel), regions, set(sites)))
         step = pool.stepper(self.progress, "checking", 0, len(work))
-        shared = _Shared(self.reader, [r for r in self.rules if r.scope != "frame"], self.project, self.debug, self.config.ignore_noqa)
+        shared = _Shared(self.reader, [r for r in self.rules if r.scope != "frame"], self.project, self.debug,
+                         self.config.ignore_noqa)
         self._keep(pool.run(_check_task, work, self.jobs, shared, step), self.check_keys, "checks")
 
     def _keep(self, results, keys: Dict[str, str], store: str) -> None:

@@ -141,15 +141,12 @@ class ArgumentSetChangesBetweenCalls(SiteBookkeeping):
     WHAT = {"`None`": "whether it is `None`", "list": "the length of a list", "dict": "the keys of a dict"}
 
     def visit_Call(self, node: cst.Call) -> None:
-        if not isinstance(node.func, cst.Name) or node.func.value not in self.compiled_here():
+        compared = self.calls_compared(node, _structures)
+        if compared is None:
             return
-        callee = node.func.value
-        entry = self.compiled_entry(callee)
-        calls = self.ctx.analysis(_structures, callee, entry) if entry else []
-        here = self.ctx.position(node)[:2]
+        callee, entry, here, mine, calls = compared
         line = here[0]
-        mine = next((bound for ln, col, bound in calls if (ln, col) == here), None)
-        for param, this in (mine or {}).items():
+        for param, this in mine.items():
             other = next(((ln, col, b[param]) for ln, col, b in calls
                           if (ln, col) < here and param in b and _differ(b[param], this)), None)
             if other is None or not self.reads(entry, param):
@@ -481,7 +478,7 @@ class StateSetBetweenCalls(SiteBookkeeping):
         if not isinstance(func, cst.Name) or func.value in self.compiled_names() or func.value in self.ctx.regions \
                 or not self.between_calls(node):
             return                      # (state that compiled code changes itself is DYN305's and DYN306's)
-        setter = _top_def(self.ctx.source or "", func.value)
+        setter = guard_lines.top_function(guard_lines.parsed(self.ctx.source or ""), func.value)
         for name, kind in _state_set_by(self.ctx.source or "", setter) if setter is not None else ():
             obj, _, attr = name.partition(".")
             entry = self.compiled_entry(obj) if attr else None
@@ -498,12 +495,6 @@ class StateSetBetweenCalls(SiteBookkeeping):
                                  expr=source_of(node), name=name, func=reader.split(".")[0],
                                  effect=effect(what) if what else "the next call compiles again")
             return
-
-
-def _top_def(source: str, name: str) -> Optional[ast.FunctionDef]:
-    tree = guard_lines.parsed(source)
-    return next((s for s in tree.body if isinstance(s, ast.FunctionDef) and s.name == name), None) \
-        if tree is not None else None
 
 
 def _state_set_by(source: str, fn: ast.FunctionDef) -> List[Tuple[str, Optional[str]]]:
@@ -835,17 +826,14 @@ class TensorMetadataDiffersBetweenCalls(SiteBookkeeping):
     SIZES = (("sizes", "sizes (compiled with `dynamic=False`)", "size-{}"),)
 
     def visit_Call(self, node: cst.Call) -> None:
-        if not isinstance(node.func, cst.Name) or node.func.value not in self.compiled_here():
+        compared = self.calls_compared(node, _tensor_arguments)
+        if compared is None:
             return
-        callee = node.func.value
-        entry = self.compiled_entry(callee)
-        calls = self.ctx.analysis(_tensor_arguments, callee, entry) if entry else []
-        here = self.ctx.position(node)[:2]
+        callee, entry, here, mine, calls = compared
         line = here[0]
-        mine = next((m for ln, col, m in calls if (ln, col) == here), None)
         # sizes count only under `dynamic=False`: otherwise a first new size recompiles once and is dynamic
         what = self.WHAT + (self.SIZES if self.compiled_dynamic(callee, False) else ())
-        for param, meta in (mine or {}).items():
+        for param, meta in mine.items():
             if not self.reads(entry, param):
                 continue            # a tensor the compiled function never uses is not guarded
             for other_line, other_col, metas in calls:

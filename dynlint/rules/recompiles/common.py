@@ -261,6 +261,21 @@ class SiteBookkeeping(TorchRule):
         read = guard_lines.guard_read(source, fn, value) if value else None
         return read or (guard_lines.entry_span(source, fn) if at_entry else None)
 
+    def calls_compared(self, node: cst.CSTNode, analysis, names: Optional[Set[str]] = None):
+        """For a call `f(...)` of a compiled name of this file (`names`: which count; the compiled names here by
+        default): (f, the qualname of the function it runs, the call's (line, column), what `analysis` (an
+        analysis of `call_bindings`' shape) found at this call, and at every call of f in the file, in order).
+        None for any other call."""
+        if not isinstance(node, cst.Call) or not isinstance(node.func, cst.Name) or \
+                node.func.value not in (self.compiled_here() if names is None else names):
+            return None
+        callee = node.func.value
+        entry = self.compiled_entry(callee)
+        calls = self.ctx.analysis(analysis, callee, entry) if entry else []
+        here = self.ctx.position(node)[:2]
+        mine = next((found for ln, col, found in calls if (ln, col) == here), None)
+        return callee, entry, here, mine or {}, calls
+
     def reads(self, function: Optional[str], value: Optional[str]) -> bool:
         """Does the traced code read `value`? Dynamo guards only what it reads: an argument the compiled function
         never uses is not guarded, whatever its calls pass. True when not known here (`function` not in this

@@ -26,16 +26,6 @@ def _name(node: ast.AST) -> Optional[str]:
     return node.id if isinstance(node, ast.Name) else None
 
 
-def _enclosing(tree: ast.Module, line: int) -> ast.AST:
-    """The innermost function holding `line` (the module when none does)."""
-    best = tree
-    for f in ast.walk(tree):
-        if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)) and f.lineno <= line <= (f.end_lineno or 0) and \
-                (best is tree or f.lineno >= best.lineno):
-            best = f
-    return best
-
-
 def _setters(tree: ast.Module) -> Dict[str, List[str]]:
     """method name -> the attributes of `self` it assigns from its parameters (`def set_decay(self, v):
     self.decay = v`), over the file's classes."""
@@ -48,6 +38,12 @@ def _setters(tree: ast.Module) -> Dict[str, List[str]]:
                     out.setdefault(fn.name, []).extend(
                         t.attr for t in st.targets if isinstance(t, ast.Attribute) and _name(t.value) == "self")
     return out
+
+
+def _file_setters(ctx) -> Dict[str, List[str]]:
+    """An analysis: `_setters` of the unit's file."""
+    tree = guard_lines.parsed(ctx.source or "")
+    return _setters(tree) if tree is not None else {}
 
 
 def _changes(scope: ast.AST, name: str, setters: Dict[str, List[str]]) -> Iterator[Change]:
@@ -76,12 +72,10 @@ def _loops_around(scope: ast.AST, line: int) -> List[ast.AST]:
             n.lineno <= line <= (n.end_lineno or n.lineno)]
 
 
-def _container(scope: ast.AST, name: str, line: int) -> bool:
+def _container(tree: ast.Module, name: str, line: int) -> bool:
     """`name` was last bound, before `line`, to a dict or list display or constructor (not a tensor, whose
     items a subscript assignment writes in place without any guard)."""
-    bound = [n for n in ast.walk(scope) if isinstance(n, ast.Assign) and n.lineno < line and
-             any(_name(t) == name for t in n.targets)]
-    value = max(bound, key=lambda n: n.lineno).value if bound else None
+    value = guard_lines.last_binding(tree, name, line)
     return isinstance(value, (ast.Dict, ast.List, ast.DictComp, ast.ListComp)) or (
         isinstance(value, ast.Call) and guard_lines.dotted(value.func) in CONTAINERS)
 
@@ -245,7 +239,7 @@ class ArgumentChangedBetweenCalls(SiteBookkeeping):
         if entry is None:
             return
         line, col = self.ctx.position(node)[:2]
-        scope = _enclosing(tree, line)
+        scope = guard_lines.enclosing(tree, line)
         for name, param in handed:
             if param and self._check(node, scope, callee, entry, name, param, (line, col)):
                 return
@@ -273,11 +267,12 @@ class ArgumentChangedBetweenCalls(SiteBookkeeping):
         line = here[0]
         earlier = self._earlier_call(scope, callee, line)
         loops = _loops_around(scope, line)
-        setters = _setters(guard_lines.parsed(self.ctx.source or ""))
+        tree = guard_lines.parsed(self.ctx.source or "")
+        setters = self.ctx.analysis(_file_setters)
         for c_line, c_col, kind, detail in sorted(_changes(scope, name, setters)):
             between = earlier is not None and earlier < c_line < line
             looped = any(loop.lineno <= c_line <= (loop.end_lineno or 0) for loop in loops)
-            if not (between or looped) or (kind == "items" and not _container(scope, name, c_line)) or \
+            if not (between or looped) or (kind == "items" and not _container(tree, name, c_line)) or \
                     (looped and detail in GROW):
                 continue            # (a list grown in the loop that calls: DYN507's)
             value = f"{param}.{detail}" if kind == "attr" else param

@@ -501,17 +501,13 @@ class ScalarArgumentDiffersBetweenCallSites(SiteBookkeeping):
              tuple: ("a tuple", "tuple argument"), EnumMember: ("an Enum member", "enum argument")}
 
     def visit_Call(self, node: cst.Call) -> None:
-        if not isinstance(node.func, cst.Name) or node.func.value not in self.compiled_names():
+        compared = self.calls_compared(node, _constant_arguments, self.compiled_names())
+        if compared is None:
             return
-        callee = node.func.value
-        entry = self.compiled_entry(callee)
-        here = self.ctx.position(node)[:2]
-        line = here[0]
-        calls = self.ctx.analysis(_constant_arguments, callee, entry) if entry else []
-        mine = next((bound for ln, col, bound in calls if (ln, col) == here), None)
-        for param, value in (mine or {}).items():
+        callee, entry, here, mine, calls = compared
+        for param, value in mine.items():
             earlier = [(ln, col, b[param]) for ln, col, b in calls if (ln, col) < here and param in b]
-            if self._differs(node, callee, entry, param, (line, here[1], value), earlier):
+            if self._differs(node, callee, entry, param, (*here, value), earlier):
                 return
         # an argument that is a parameter of the calling function: the constants that function's callers pass
         # flow through it (`run(batch, "nhwc")`, `run(batch, "nchw")` -> `preprocess(batch, layout)`)
