@@ -3,15 +3,16 @@ from __future__ import annotations
 
 import tempfile
 from pathlib import Path
-from typing import Optional, Sequence
+from typing import List, Optional, Sequence, Tuple
 
 from dynlint.analysis import regions
 from dynlint.linter import engine, notebooks, sources
 from dynlint.linter.cache import open_cache
 from dynlint.linter.codes import ENGINE_CODES
-from dynlint.linter.config import Config, load_config
+from dynlint.linter.config import Config, ConfigError, load_config
+from dynlint.linter.finding import Finding
 from dynlint.linter.files import discover, relpath
-from dynlint.rules import active_rules, all_rules, checked_rules
+from dynlint.rules import active_rules, all_rules, checked_rules, torch_release
 
 
 def known_codes() -> list:
@@ -24,7 +25,7 @@ def check(paths: Sequence[str], config: Optional[Config] = None, debug: bool = F
     """Check files/folders like `dynlint check PATHS` (configuration from the nearest pyproject.toml).
     progress: optional `progress(stage, done, total)` callback (see dynlint/report/progress.py).
     buffers: project-relative path -> text to check instead of that file's (see check_buffer)."""
-    config = config or load_config(paths, known_codes())
+    config = torch_release.resolved(config or load_config(paths, known_codes()))
     rules = checked_rules(config)     # per-file ignores (and rules run only for the frame pass) filter later
     store = open_cache(config.root, config.fingerprint(), [r.code for r in rules], config.cache_dir) \
         if cache and cache_allowed(config, paths) else None
@@ -43,6 +44,30 @@ def check(paths: Sequence[str], config: Optional[Config] = None, debug: bool = F
     result.notices = notices + (store.notices if store else [])
     result.findings = notebooks.in_cells(result.findings, lambda rel: _notebook_view(config, rel, buffers))
     return result
+
+
+def release_change(paths: Sequence[str], config: Config, before: str, jobs: int = 1, cache: bool = False,
+                   progress=None) -> Tuple[engine.Result, List[Finding], List[Finding]]:
+    """What changes for the project between the torch release `before` and the one `config` predicts for: the
+    check's result on that release, the findings that do not hold on it any more, and those that are new."""
+    config = torch_release.resolved(config)
+    if before not in torch_release.RELEASES or config.torch_version not in torch_release.RELEASES:
+        raise ConfigError(f"compare two releases dynlint has measured ({', '.join(torch_release.RELEASES)}), "
+                          f"not {before!r} and {config.torch_version!r}")
+    result = check(paths, config.with_(torch_version=torch_release.AS_FOUND), jobs=jobs, cache=cache,
+                   progress=progress)
+    rules = checked_rules(config)
+
+    def on(release):
+        return {_place(f): f for f in engine.on_release(result.findings, rules, release)}
+    old, new = on(before), on(config.torch_version)
+    result.findings = sorted(new.values(), key=lambda f: f.sort_key)
+    return (result, sorted((old[k] for k in old.keys() - new.keys()), key=lambda f: f.sort_key),
+            sorted((new[k] for k in new.keys() - old.keys()), key=lambda f: f.sort_key))
+
+
+def _place(f: Finding) -> tuple:
+    return (f.path, f.cell, f.line, f.column, f.code, f.pattern)
 
 
 def _project_scope(paths: Sequence[str], config: Config, files: list):
@@ -113,7 +138,7 @@ class Session:
     `refresh()` after files were created or deleted; a new Session after its configuration file changed."""
 
     def __init__(self, path: str):
-        self.config = load_config([path], known_codes())
+        self.config = torch_release.resolved(load_config([path], known_codes()))
         self.rules = checked_rules(self.config)
         # outside any project (no configuration file above it) an editor's file is checked alone, uncached
         self.store = open_cache(self.config.root, self.config.fingerprint(), [r.code for r in self.rules],
@@ -139,6 +164,7 @@ def fix(paths: Sequence[str], config: Config, unsafe: bool = False, debug: bool 
         cache: bool = False, progress=None):
     """Check with the fixes applied in memory, in passes (linter/fixer.py); nothing is written. A FixOutcome."""
     from dynlint.linter import fixer  # only for --fix/--diff: a pre-commit check starts 5 ms sooner without it
+    config = torch_release.resolved(config)
     rules = active_rules(config)
     # a cache of its own: findings cached by a dynlint without fixes would carry none
     store = open_cache(config.root, config.fingerprint() + "|fix", [r.code for r in rules], config.cache_dir) \
@@ -153,14 +179,15 @@ def fix(paths: Sequence[str], config: Config, unsafe: bool = False, debug: bool 
 
 
 def check_source(source: str, filename: str = "example.py", regions: str = "auto", select=("DYN",),
-                 preview: bool = False) -> engine.Result:
+                 preview: bool = False, torch_version: str = "") -> engine.Result:
     """Check one piece of source as a single-file project (no configuration file is read); `preview`: the preview
-    rules too."""
+    rules too; `torch_version`: the release to predict for ("2.15", "all"; default: the installed torch's)."""
     with tempfile.TemporaryDirectory() as d:
         path = Path(d) / filename
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(source, encoding="utf-8")
-        config = Config(root=Path(d).resolve(), regions=regions, select=tuple(select), preview=preview)
+        config = Config(root=Path(d).resolve(), regions=regions, select=tuple(select), preview=preview,
+                        torch_version=torch_version)
         return check([str(path)], config)
 
 

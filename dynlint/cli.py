@@ -5,6 +5,7 @@ import argparse
 import difflib
 import gc
 import importlib
+import json
 import os
 import shutil
 import sys
@@ -14,7 +15,7 @@ from typing import List, Optional, Sequence, Tuple
 from dynlint import report as report_formats
 from dynlint.linter.codes import ENGINE_CODES, RUNTIME_CODES
 from dynlint.linter.config import (OPTIONS, PERFORMANCE, SELECTION, VERIFY, ConfigError, Option, apply_flags,
-                                   apply_inline, flag_seconds, inline_setting, load_config, settings)
+                                   apply_inline, flag_release, flag_seconds, inline_setting, load_config, settings)
 from dynlint.linter.files import discover, shown, write_output
 from dynlint.linter.rule import HOMEPAGE
 from dynlint.linter.version import __version__
@@ -153,6 +154,9 @@ def build_parser() -> argparse.ArgumentParser:
                      help="with -: the file of the project the text on stdin stands for (an editor's buffer)")
     out.add_argument("--show-files", action="store_true",
                      help="print the files that would be checked, then those left out and why, then exit")
+    out.add_argument("--diff-from", metavar="X.Y", type=_flag_type(flag_release),
+                     help="list the findings that change between torch X.Y and the release checked for "
+                          "(--torch-version): those gone and those new; exit 1 when there are new ones")
     fixes = c.add_argument_group("fixes")
     fixes.add_argument("--fix", action="store_true", help="apply the safe automatic fixes, then report what is left")
     fixes.add_argument("--fix-only", action="store_true",
@@ -285,6 +289,10 @@ def cmd_check(args) -> int:
         args.fix = args.fix or args.fix_only
         if args.diff:
             return _report_diff(_fix(args, config, jobs), args.quiet)
+        if args.diff_from:
+            return _release_change(args, config, jobs)
+        if args.verify:
+            _warn_other_release(config)
         result, fix_line, fixes = _static_pass(args, config, jobs)
         for notice in result.notices:
             sys.stderr.write(f"dynlint: warning: {printable(notice)}\n")
@@ -352,6 +360,9 @@ def _configuration(args):
 def _show_settings(config) -> int:
     """Where the configuration came from and what it resolved to (the command line's flags applied), each
     value with its origin: the command line, the configuration file, or dynlint's default."""
+    from dynlint.rules.torch_release import resolved
+
+    config = resolved(config)
     sys.stdout.write(f"Settings path: {config.source or '(none: defaults)'}\nProject root: {config.root}\n")
     for key, value, origin in settings(config):
         sys.stdout.write(f"{key} = {value!r}  # {origin}\n")
@@ -515,6 +526,44 @@ def _report_diff(outcome, quiet: bool) -> int:
     if outcome.result.internal_errors:
         return _internal_errors(outcome.result)
     return EXIT_FINDINGS if outcome.after else EXIT_CLEAN
+
+
+def _warn_other_release(config) -> None:
+    """--verify compiles on the installed torch: say so when the findings are predicted for another release."""
+    from dynlint.rules import torch_release
+
+    wanted, installed = torch_release.resolved(config).torch_version, torch_release.installed()
+    if installed and wanted not in (torch_release.nearest(torch_release.release_of(installed)), torch_release.ALL):
+        sys.stderr.write(f"dynlint: warning: --verify compiles with the installed torch {installed}; the findings are "
+                         f"predicted for torch {wanted} (--torch-version)\n")
+
+
+def _release_change(args, config, jobs) -> int:
+    """`--diff-from X.Y`: the findings that go and come between two torch releases, as text or JSON."""
+    if args.verify or args.fix or getattr(args, "stdin_text", None) is not None:
+        sys.stderr.write("dynlint: error: --diff-from compares the static findings of files: not with --verify, "
+                         "--fix or stdin\n")
+        return EXIT_USAGE
+    before = args.diff_from
+    with progress.stage_bars(args.quiet) as bars:
+        result, gone, new = _api().release_change(args.paths, config, before, jobs=jobs, cache=not args.no_cache,
+                                                  progress=bars)
+    after = _api().torch_release.resolved(config).torch_version
+    for notice in result.notices:
+        sys.stderr.write(f"dynlint: warning: {printable(notice)}\n")
+    if args.format == "json":
+        doc = {"from": before, "to": after, "gone": [f.to_dict() for f in gone], "new": [f.to_dict() for f in new]}
+        sys.stdout.write(json.dumps(doc, indent=2) + "\n")
+    else:
+        for word, findings in (("gone", gone), ("new", new)):
+            for f in findings:
+                sys.stdout.write(f"{word}: {printable(shown(config.root, f.path))}:{f.line}:{f.column + 1}: {f.code} "
+                                 f"{printable(f.message)}\n")
+        sys.stdout.write(f"From torch {before} to torch {after}: {plural(len(gone), 'finding')} gone, "
+                         f"{len(new)} new ({plural(len(result.findings), 'finding')} on torch {after}).\n")
+    if result.internal_errors:
+        return _internal_errors(result)
+    return EXIT_FINDINGS if new and not args.exit_zero else EXIT_CLEAN
 
 
 def _unsafe_hint(outcome) -> str:

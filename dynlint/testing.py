@@ -59,3 +59,59 @@ def findings_by_line(findings) -> Dict[int, Set[str]]:
     for f in findings:
         out.setdefault(f.line, set()).add(f.code)
     return out
+
+
+# ---- what Dynamo did where a finding stands (the rule proofs and the per-release table) ----------------------
+# gb_types that name a frame skip rather than a primary cause (TorchRule.report adds them to findings)
+SKIP_TYPES = frozenset({"graph break in loop", "Graph break under GenericContextWrappingVariable"})
+# what each kind of rule predicts, as `observed` names it; NOTHING: it did not happen there
+PREDICTED = {"hard-error": "error", "deprecation": "warning", "not-compiled": "not compiled",
+             "recompile": "recompile", "break": "break"}
+NOTHING, FAILED = "nothing", "failed"
+
+
+def proof_kind(rule: Type[Rule]) -> str:
+    """How a rule's INVALID examples are proven: "hard-error", "deprecation", "not-compiled", "recompile" or
+    "break"."""
+    for tag in ("hard-error", "deprecation", "not-compiled"):
+        if tag in rule.tags:
+            return tag
+    return "recompile" if rule.recompiles else "break"
+
+
+def observed(rule: Type[Rule], finding, obs, path: str) -> Tuple[str, Tuple[str, ...]]:
+    """What Dynamo did at `finding` (of `rule`, in the file `path` that the run `obs` of
+    dynlint.compiler.harness.observe executed): (PREDICTED[kind] when what the rule predicts happened there,
+    NOTHING when it did not, FAILED when the code failed otherwise; the gb_types seen there). Where the rule's
+    own gb_types are among those seen, only they are kept; where none is, what Dynamo named instead (a release
+    that renamed the break)."""
+    kind = proof_kind(rule)
+    wanted = set(rule.gb_types)
+
+    def named(types) -> Tuple[str, ...]:
+        types = set(types) - SKIP_TYPES
+        return tuple(sorted(types & wanted or types))
+
+    if kind == "hard-error":
+        if obs.error is None:
+            return NOTHING, ()
+        text = str(obs.error)
+        hit = [t for t in rule.gb_types if t in text]
+        ours = type(obs.error).__module__.startswith("torch._dynamo")
+        return (PREDICTED[kind], tuple(hit)) if hit or (ours and not wanted) else (FAILED, (type(obs.error).__name__,))
+    if obs.error is not None:
+        return FAILED, (f"{type(obs.error).__name__}: {str(obs.error).splitlines()[0][:120] if str(obs.error) else ''}",)
+    if kind == "deprecation":
+        hit = any(cat in ("FutureWarning", "DeprecationWarning") and Path(f).resolve() == Path(path).resolve()
+                  and ln == finding.line for cat, _, f, ln in obs.warnings)
+        return (PREDICTED[kind] if hit else NOTHING), ()
+    if kind == "not-compiled":
+        return (PREDICTED[kind] if obs.frames == 0 and not obs.breaks else NOTHING), ()
+    if kind == "recompile":
+        span = set(range(finding.line, max(finding.end_line, finding.line) + 1))
+        hit = obs.recompiles and any(ls is None or ls & span for ls in obs.guard_lines(path))
+        return (PREDICTED[kind] if hit else NOTHING), ()
+    here = [b for b in obs.breaks if rule.scope == "site" or
+            (b.path and Path(b.path).resolve() == Path(path).resolve() and b.line == finding.line)]
+    types = named(t for b in here for t in b.gb_types)
+    return (PREDICTED[kind], types) if here and (types or not wanted) else (NOTHING, ())

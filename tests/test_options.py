@@ -24,6 +24,7 @@ SAMPLES = {
     "compiled": ('["pkg.*:*.step"]', None),
     "preview": ("true", ["--preview"]),
     "ignore-noqa": ("true", ["--ignore-noqa"]),
+    "torch-version": ('"2.12"', ["--torch-version", "2.12"]),
     "respect-gitignore": ("false", ["--no-respect-gitignore"]),
     "force-exclude": ("true", ["--force-exclude"]),
     "jobs": ("3", ["--jobs", "3"]),

@@ -15,7 +15,12 @@ did what the rule predicts, where dynlint says it would:
 * `fullgraph_raises`: with `fullgraph=True` forced, the example raises exactly when the rule says so.
 
 Each VALID example that has calls runs without a break, a recompile or an error, and also compiles with
-`fullgraph=True` forced. Every gb_type a rule names must exist in the installed torch's graph-break registry.
+`fullgraph=True` forced.
+
+On the installed torch's release, the per-release table (dynlint/rules/releases.py, measured by
+bench/releases.py) must hold: an INVALID example whose findings the table says do nothing on this release is
+proven silent (no finding, and Dynamo indeed does nothing there); the gb_types a finding carries are the ones
+this release names; the rules' gb_types that this release's graph-break registry has are the table's.
 """
 from __future__ import annotations
 
@@ -30,25 +35,18 @@ torch = pytest.importorskip("torch")
 from dynlint.api import check_source  # noqa: E402
 from dynlint.compiler.registry import load_gb_ids  # noqa: E402
 from dynlint.rules import all_rules  # noqa: E402
-from dynlint.rules.common import GB_TYPES_OF_RELEASE  # noqa: E402
-from dynlint.testing import case_ids, example_cases  # noqa: E402
+from dynlint.rules import releases, torch_release  # noqa: E402
+from dynlint.testing import PREDICTED, case_ids, example_cases, observed, proof_kind  # noqa: E402
 
 pytestmark = pytest.mark.dynamo
 
 from dynlint.compiler.harness import observe  # noqa: E402
 
 RULES = all_rules()
-# gb_types that name a frame skip rather than a primary cause (TorchRule.report adds them to findings)
-SKIP_TYPES = {"graph break in loop", "Graph break under GenericContextWrappingVariable"}
 INVALID = example_cases("INVALID", runnable=True)
 VALID = example_cases("VALID", runnable=True)
-
-
-def proof_kind(rule) -> str:
-    for tag in ("hard-error", "deprecation", "not-compiled"):
-        if tag in rule.tags:
-            return tag
-    return "recompile" if rule.recompiles else "break"
+RELEASE = torch_release.release_of(torch.__version__)
+MEASURED = RELEASE in releases.MEASURED     # this release is in the table
 
 
 def _write(tmp_path: Path, name: str, code: str) -> Path:
@@ -67,19 +65,21 @@ def _describe(obs, path) -> str:
 
 
 def test_every_gb_type_exists_in_the_installed_registry():
-    """Every gb_type a rule names is in the installed torch's registry, unless it is listed as a string of
-    another release (GB_TYPES_OF_RELEASE); and every rule keeps at least one gb_type this torch knows."""
+    """The gb_types the rules name that this torch's registry has are those the table recorded for its
+    release (regenerate it with `python bench/releases.py --write` otherwise); every gb_type a rule names is in
+    the registry of a release in the table (a typo is in none)."""
     known = set(load_gb_ids())
     if not known:
         pytest.skip("this torch ships no graph_break_registry.json")
-    release = ".".join(torch.__version__.split("+")[0].split(".")[:2])
-    other = set().union(*(v for k, v in GB_TYPES_OF_RELEASE.items() if k != release))
-    missing = {(r.code, t) for r in RULES for t in r.gb_types if t not in known and t not in other}
-    assert not missing, f"gb_types not in torch {torch.__version__}'s registry: {sorted(missing)}"
-    stale = {(r.code, t) for r in RULES for t in r.gb_types if t in known and t in other}
-    assert not stale, f"listed as another release's but present in {torch.__version__}: {sorted(stale)}"
-    none_known = [r.code for r in RULES if r.gb_types and not set(r.gb_types) & known]
-    assert not none_known, f"rules none of whose gb_types torch {torch.__version__} knows: {none_known}"
+    named = {t for r in RULES for t in r.gb_types}
+    if MEASURED:
+        lacks = releases.REGISTRY_LACKS[RELEASE]
+        assert named - known == lacks, (
+            f"torch {torch.__version__}'s registry lacks {sorted(named - known - lacks)} though the table says it "
+            f"has them, and has {sorted(lacks & known)} though the table says it lacks them")
+    anywhere = set(known).union(*(named - lacks for lacks in releases.REGISTRY_LACKS.values()))
+    missing = {(r.code, t) for r in RULES for t in r.gb_types if t not in anywhere}
+    assert not missing, f"gb_types in no measured release's registry: {sorted(missing)}"
 
 
 def test_the_table_of_skipped_torch_functions_is_the_installed_torchs():
@@ -99,12 +99,21 @@ def test_every_rule_is_proven_by_at_least_one_example():
 @pytest.mark.parametrize("rule,i,example", INVALID, ids=case_ids(INVALID, "INVALID"))
 def test_invalid_example_does_what_the_rule_predicts(rule, i, example, tmp_path):
     skip_unless_importable(example.code)
-    findings = [f for f in check_source(example.code, preview=True).findings if f.code == rule.code]
-    assert findings, f"{rule.code} does not fire on INVALID example {i}"
-    lines = {f.line for f in findings}
+    found = [f for f in check_source(example.code, preview=True, torch_version=torch_release.AS_FOUND).findings
+             if f.code == rule.code]
+    assert found, f"{rule.code} does not fire on INVALID example {i}"
+    findings = [f for f in check_source(example.code, preview=True, torch_version=RELEASE if MEASURED else "all")
+                .findings if f.code == rule.code]
     path = _write(tmp_path, f"{rule.code}_invalid_{i}", example.code)
     obs = observe(str(path), example.calls)
     kind = proof_kind(rule)
+    if not findings:
+        # silent on this release: the table says its findings do nothing here, and Dynamo agrees at each
+        seen = [observed(rule, f, obs, str(path))[0] for f in found]
+        assert all(what != PREDICTED[kind] for what in seen), (
+            f"{rule.code} INVALID {i} is silent on torch {RELEASE} but Dynamo did {seen}:\n{_describe(obs, path)}")
+        return
+    lines = {f.line for f in findings}
     detail = f"{rule.code} INVALID {i} (finding lines {sorted(lines)}):\n{_describe(obs, path)}"
 
     if kind == "hard-error":
@@ -127,15 +136,17 @@ def test_invalid_example_does_what_the_rule_predicts(rule, i, example, tmp_path)
         assert any(ls is None or ls & spans for ls in obs.guard_lines(str(path))), \
             detail + f"\nguard lines: {obs.guard_lines(str(path))}"
     else:
-        wanted = set(rule.gb_types)
+        # the gb_types the findings carry on this release (a release that renamed the break names it so)
+        wanted = set(rule.gb_types) | {t for f in findings for t in f.gb_types}
         hits = [b for b in obs.breaks if wanted & set(b.gb_types)
                 and (rule.scope == "site" or (b.path and Path(b.path).resolve() == path.resolve() and b.line in lines))]
         assert hits, detail
         if rule.scope == "region":
             strict = observe(str(path), example.calls, fullgraph=True)
             raised = strict.error is not None
-            assert raised == rule.fullgraph_raises, (
-                f"{rule.code}.fullgraph_raises is {rule.fullgraph_raises} but fullgraph=True "
+            claimed = torch_release.fullgraph_raises(rule.code, RELEASE, rule.fullgraph_raises)
+            assert raised == claimed, (
+                f"{rule.code} on torch {RELEASE}: fullgraph=True should {'raise' if claimed else 'compile'} but "
                 f"{'raised ' + repr(strict.error) if raised else 'compiled'}")
 
 

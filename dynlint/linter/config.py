@@ -9,6 +9,7 @@ import dataclasses
 import fnmatch
 import json
 import os
+import re
 import stat
 import sys
 from dataclasses import dataclass, field, replace
@@ -61,6 +62,9 @@ class Config:
     jobs: int = 0
     cache_dir: Optional[str] = None
     max_file_size: float = 10.0
+    # the torch release to predict for ("2.15", or "all"); "": every finding as found, until the rules resolve
+    # it (rules/torch_release.resolved: the installed torch's, else the newest measured)
+    torch_version: str = ""
     source: Optional[Path] = None      # the configuration file it came from
     # field -> where its value came from (COMMAND_LINE or the configuration file); a field not named: the default
     origins: Tuple[Tuple[str, str], ...] = field(default=(), compare=False, repr=False)
@@ -309,6 +313,13 @@ def _mebibytes(value, r: Reading) -> float:
     return float(value)
 
 
+def _release(value, r: Reading) -> str:
+    try:
+        return flag_release(value if isinstance(value, str) else "")
+    except ConfigError:
+        raise ConfigError(f"'{r.key}' must be a torch release such as \"2.15\", or \"all\"; got {value!r}") from None
+
+
 def _seconds(value, r: Reading) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
         raise ConfigError(f"'{r.key}' must be a positive number of seconds")
@@ -358,6 +369,15 @@ def flag_seconds(text: str) -> float:
     return number
 
 
+def flag_release(text: str) -> str:
+    """A torch release as "X.Y" ("2.15"; "2.15.0" and "2.15.0+cu132" name it too), or "all"."""
+    text = text.strip().lower()
+    m = re.fullmatch(r"(\d+)\.(\d+)(\.\d+)?(\+[\w.]+)?", text)
+    if text != "all" and not m:
+        raise ConfigError(f"expected a torch release such as 2.15, got {text!r}")
+    return "all" if text == "all" else f"{m.group(1)}.{m.group(2)}"
+
+
 _CODES = dict(metavar="CODE,...", flag_type=flag_codes)
 _GLOBS = dict(metavar="GLOB,...", flag_type=flag_globs)
 
@@ -389,6 +409,10 @@ OPTIONS: Tuple[Option, ...] = (
            "`dynlint rules`)", _bool, flags=("--preview",), flag_sets=True),
     Option("ignore-noqa", "ignore_noqa", "report what `# noqa` and the other suppression comments silence (as "
            "ruff's --ignore-noqa)", _bool, flags=("--ignore-noqa",), flag_sets=True),
+    Option("torch-version", "torch_version", "the torch release to predict for (`2.15`), or `all` (what "
+           "happens on any release dynlint has measured); default: the installed torch's, read from its package "
+           "metadata without importing it, else the newest release measured", _release, flags=("--torch-version",),
+           metavar="X.Y", flag_type=flag_release),
     Option("respect-gitignore", "respect_gitignore", "skip what .gitignore and .git/info/exclude ignore", _bool,
            flags=("--no-respect-gitignore",), flag_sets=False,
            flag_help="check files that .gitignore and .git/info/exclude ignore"),

@@ -305,7 +305,7 @@ class _Run:
         pass's, when that ran now), each frame's facts while the files they were read from are."""
         by_code = {r.code: r for r in self.rules}
         # every graph break found, selected or not (an ignored DYN301 still breaks the graph), suppressions aside
-        breaks = sorted({f for f in self.findings if f.code in by_code and by_code[f.code].scope == "region" and
+        breaks = sorted({f for f in self.on_release(self.findings) if f.code in by_code and by_code[f.code].scope == "region" and
                          not by_code[f.code].recompiles and not by_code[f.code].preview}, key=lambda f: f.sort_key)
         cache, entries = self.cache, self.entries
         shape = digest(repr(sorted((rel, e.index_digest) for rel, e in entries.items())).encode())
@@ -339,9 +339,27 @@ class _Run:
     def result(self) -> Result:
         if self.cache is not None:
             self.cache.save(keep=set(self.rels))
-        findings = [f for f in self.findings
+        findings = [f for f in self.on_release(self.findings)
                     if self.config.enabled(f.code, f.path) or f.code in (PARSE_ERROR, INTERNAL_ERROR)]
         return Result(sorted(set(findings), key=lambda f: f.sort_key), self.rels, self.errors)
+
+    def on_release(self, findings: Sequence[Finding]) -> List[Finding]:
+        return on_release(findings, self.rules, self.config.torch_version)
+
+
+def on_release(findings: Sequence[Finding], rules: Sequence[Type], release: str) -> List[Finding]:
+    """The findings as they stand on a torch release (each rule's `on_release`); every one as found where no
+    release is named (a configuration made without `load_config`)."""
+    if not release:
+        return list(findings)
+    by_code = {r.code: r for r in rules}
+    out = []
+    for f in findings:
+        rule = by_code.get(f.code)
+        kept = rule.on_release(f, release) if rule is not None else f
+        if kept is not None:
+            out.append(kept)
+    return out
 
 
 def _imported_files(modules: Dict[str, str], imports) -> List[str]:

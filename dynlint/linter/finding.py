@@ -68,6 +68,9 @@ class Finding:
     # Other places the finding involves: (path, line, column, what happens there). A recompile finding stands
     # at the guard Dynamo names; the lines that change the guarded value between calls are related.
     related: Tuple[Tuple[str, int, int, str], ...] = field(default=(), compare=False)
+    # What the finding is about where a rule covers several (the qualified name of a call): the key of the
+    # rule's per-release behaviour (rules/releases.py), "" for the rule as a whole.
+    pattern: str = field(default="", compare=False)
 
     def with_(self, **changes) -> "Finding":
         return replace(self, **changes)
@@ -96,6 +99,7 @@ class Finding:
             **({"autofix": self.autofix.to_dict()} if self.autofix else {}),
             **({"related": [{"path": p, "line": ln, "column": c, "message": m} for p, ln, c, m in self.related]}
                if self.related else {}),
+            **({"pattern": self.pattern} if self.pattern else {}),
         }
 
     @classmethod
@@ -108,6 +112,7 @@ class Finding:
             properties=tuple(sorted(d.get("properties", {}).items())),
             autofix=Fix.from_dict(d["autofix"]) if d.get("autofix") else None, cell=d.get("cell", 0),
             related=tuple((r["path"], r["line"], r["column"], r["message"]) for r in d.get("related", ())),
+            pattern=d.get("pattern", ""),
         )
 
 

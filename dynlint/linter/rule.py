@@ -117,6 +117,17 @@ class Rule:
         except Exception:       # a bug in a fix must not lose the finding; the fix tests catch it
             return None
 
+    @classmethod
+    def on_release(cls, finding, release: str):
+        """`finding` as it stands on the torch `release` the check predicts for (a release "X.Y", or "all"):
+        itself, changed, or None where it does not happen there. The engine asks after the walk."""
+        return finding
+
+    @classmethod
+    def on_releases(cls) -> list:
+        """Markdown lines on what the rule's findings do on each torch release ([] where nothing is known)."""
+        return []
+
     def finish(self, findings: Sequence) -> None:
         """After the walk of a unit, with every rule's findings there: a post-pass (as ruff's RUF100 runs after
         the other rules). A rule that judges other rules' findings reports from here, never from a visit."""
@@ -156,6 +167,7 @@ class Rule:
         if cls.preview:
             lines += ["", f"*Preview rule:* runs only with `--preview`: {cls.preview}."]
         lines += ["", "### What it does", "", cls.summary(), "", "### Why is this bad?", "", textwrap.dedent(cls.why).strip()]
+        lines += cls.on_releases()
         if cls.INVALID:
             lines += ["", "### Example", "", "```python", cls.INVALID[0].code.rstrip(), "```"]
         if cls.VALID:

@@ -166,7 +166,7 @@ class Context:
 
     def report(self, rule, node: cst.CSTNode, message: str, gb_types: Optional[Sequence[str]] = None,
                autofix=None, at: Optional[Tuple[int, int, int, int]] = None,
-               related: Sequence[Tuple[int, int, str]] = ()) -> None:
+               related: Sequence[Tuple[int, int, str]] = (), pattern: str = "") -> None:
         """`autofix`: a rule's fix plan (title, safety, edits as (node of this unit, replacement) pairs,
         imports), turned into file edits here. `at`: the finding's span in the file when it stands elsewhere
         than `node` (a recompile finding at the guard Dynamo names); `related`: (line, column, what happens
@@ -178,7 +178,7 @@ class Context:
             path=self.path, line=line, column=col, end_line=end_line, end_column=end_col, code=rule.code,
             name=rule.name, message=message, fix=rule.fix, severity=rule.severity,
             gb_types=tuple(gb_types if gb_types is not None else rule.gb_types),
-            chain=chain if len(chain) > 1 else (), related=more,
+            chain=chain if len(chain) > 1 else (), related=more, pattern=pattern,
             autofix=self.render_fix(autofix) if autofix else None))
 
     def render_fix(self, plan) -> Fix:

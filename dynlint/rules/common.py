@@ -2,6 +2,7 @@
 escalation Dynamo applies to a break inside a loop, `try` or `with` (it skips the whole function)."""
 from __future__ import annotations
 
+import re
 from typing import ClassVar, Optional, Sequence, Set
 
 import libcst as cst
@@ -11,18 +12,10 @@ from dynlint.linter.walker import dotted, walk
 from dynlint.analysis.regions import compiled_in
 from dynlint.analysis.tensors.inference import Tensors
 from dynlint.linter.rule import Rule
+from dynlint.rules import torch_release
 
 LOOP_SKIP = "graph break in loop"
 CONTEXT_SKIP = "Graph break under GenericContextWrappingVariable"
-# gb_type strings rules name that only some torch releases have, with the release they were measured on.
-# Every other gb_type a rule names must be in the installed torch's graph_break_registry.json
-# (tests/test_rule_proofs.py checks both).
-GB_TYPES_OF_RELEASE = {
-    "2.13": frozenset({"Data pointer comparison", "repr() on tensor", "Unresolved GetAttrVariable comparison",
-                       "Unsupported python_type() call", "Attempted to copy.deepcopy a tensor",
-                       "requires_grad_() intermediate leaked as output",
-                       "returning intermediate with requires_grad_()"}),
-}
 # Calls whose value Dynamo knows while tracing: branches on them are resolved, not traced.
 # Context managers Dynamo traces natively: a break under them is an ordinary break.
 TRACED_CONTEXTS = ("torch.",)
@@ -43,6 +36,15 @@ class TorchRule(Rule):
     @property
     def tensors(self) -> Tensors:
         return Tensors.of(self.ctx)
+
+    @classmethod
+    def on_release(cls, finding, release: str):
+        """What the table measured on each release (rules/torch_release.py)."""
+        return torch_release.on_release(finding, release)
+
+    @classmethod
+    def on_releases(cls) -> list:
+        return torch_release.markdown(cls.code, cls.gb_types)
 
     def call_name(self, node: cst.Call) -> Optional[str]:
         """Qualified name of the called function (`F.relu(x)` -> `torch.nn.functional.relu`)."""
@@ -141,9 +143,13 @@ class TorchRule(Rule):
         return False
 
     def report(self, node: cst.CSTNode, message: Optional[str] = None, **fmt) -> None:
+        """`fmt`: the message's placeholders, and optionally `pattern`, the key of the finding's per-release
+        behaviour (by default the call the message names: call_pattern)."""
         if self.scope in ("region", "frame") and (self.in_untraced_function() or self.dead_under_dynamo(node) or
                                        self._after_skip(node)):
             return
+        pattern = fmt.pop("pattern", None)
+        pattern = call_pattern(fmt) if pattern is None else pattern
         message = message or self.format_message(**fmt)
         gb_types: Sequence[str] = self.gb_types
         if not self.recompiles and self.scope == "region":
@@ -153,7 +159,7 @@ class TorchRule(Rule):
                 message += f" — inside {kind}, so Dynamo {SKIPS_FRAME} and runs it eagerly"
                 gb_types = tuple(gb_types) + ((extra,) if extra else ())
                 self._mark_skip(node)
-        self.ctx.report(self, node, message, gb_types, autofix=self.plan_fix(node))
+        self.ctx.report(self, node, message, gb_types, autofix=self.plan_fix(node), pattern=pattern)
 
     def _chain(self, node: cst.CSTNode) -> list:
         """The ancestors of `node`, the node being visited (an `if`, reporting its test) included, and `node`."""
@@ -243,6 +249,16 @@ class NamedCallRule(TorchRule):
 
 
 # ---- helpers shared by several families ---------------------------------------------------------------
+_CALLED = re.compile(r"\.?[A-Za-z_][\w.]*(\(\))?")
+
+
+def call_pattern(fmt: dict) -> str:
+    """The key of a finding's per-release behaviour (rules/releases.py): the name of the call it reports
+    (`random.random`, `.tolist`), "" where the message quotes no call by name."""
+    call = fmt.get("call")
+    return call.removesuffix("()") if isinstance(call, str) and _CALLED.fullmatch(call) else ""
+
+
 NOT_TRACED_DECORATORS = ("torch.library.custom_op", "torch.library.register_fake", "torch.library.impl_abstract",
                          "torch.library.register_kernel", "torch.library.impl", "torch.compiler.allow_in_graph",
                          "torch._dynamo.allow_in_graph")

@@ -9,6 +9,7 @@ import libcst as cst
 from dynlint.analysis.names import COMPILE
 from dynlint.linter.rule import REGISTRY, Example, FixExample, register
 from dynlint.fixes.common import SAFE, Autofix, torch_imports, torch_name
+from dynlint.rules import torch_release
 from dynlint.rules.common import TorchRule, call_args, source_of
 from dynlint.rules.recompiles.common import SiteBookkeeping, compiled_from, loop_scalar_kind, names_in
 
@@ -143,8 +144,22 @@ class FullgraphWithKnownBreak(TorchRule):
                 if rule is None or not start <= f.line <= end or rule.recompiles or rule.scope != "region" or \
                         not getattr(rule, "fullgraph_raises", False) or rule.tags:
                     continue
-                self.ctx.report(self, deco, self.message.format(line=f.line, code=f.code, name=f.name), ())
+                self.ctx.report(self, deco, self.message.format(line=f.line, code=f.code, name=f.name), (),
+                                pattern=f"{f.code} {f.pattern}")
                 break
+
+    @classmethod
+    def on_release(cls, finding, release: str):
+        """Stands where the break it names does, and raises under fullgraph=True, on the release."""
+        code, _, pattern = finding.pattern.partition(" ")
+        rule = REGISTRY.get(code)
+        if rule is None:
+            return finding
+        per = torch_release.behaviour(code, pattern)
+        here = [per[r] for r in (torch_release.RELEASES if release == torch_release.ALL else (release,)) if r in per]
+        if here and not any(torch_release.holds(w) for w, _ in here):
+            return None
+        return finding if torch_release.fullgraph_raises(code, release, rule.fullgraph_raises) else None
 
 
 @register

@@ -193,6 +193,16 @@ class SkippedStdlibCall(TorchRule):
                 layers.append(x.sum())
                 return x * 2, layers
         """, "with_extra(torch.ones(4), [torch.ones(1)])"),
+        Example("""
+            import heapq
+
+            import torch
+
+            @torch.compile
+            def smallest(x, heap: list):
+                heapq.heappush(heap, 3)
+                return x * heapq.heappop(heap)
+        """, "smallest(torch.ones(4), [1, 2])"),
     ]
     VALID = [Example("""
         import torch

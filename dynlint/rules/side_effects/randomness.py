@@ -49,6 +49,25 @@ class PythonRandomInCompiledCode(NamedCallRule):
             def pick(x, options: list):
                 return x * random.choice(options)
         """, "pick(torch.ones(4), [1.0, 2.0])"),
+        Example("""
+            import random
+
+            import torch
+
+            @torch.compile
+            def shuffled(x, order: list):
+                random.shuffle(order)
+                return x * order[0]
+
+            @torch.compile
+            def sampled(x, options: list):
+                return x * random.sample(options, 1)[0]
+
+            @torch.compile
+            def seeded(x):
+                random.seed(0)
+                return x * 2
+        """, "shuffled(torch.ones(4), [1.0, 2.0])", "sampled(torch.ones(4), [1.0, 2.0])", "seeded(torch.ones(4))"),
     ]
     VALID = [Example("""
         import random

@@ -73,6 +73,21 @@ class MutableGlobalState(TorchRule):
                 CALLS += 1
                 return x * 2
         """, "for _ in range(4): counted(torch.ones(3))"),
+        Example("""
+            import torch
+
+            def make_counter():
+                calls = 0
+
+                @torch.compile
+                def counted(x):
+                    nonlocal calls
+                    calls += 1
+                    return x * 2
+                return counted
+
+            counted = make_counter()
+        """, "for _ in range(4): counted(torch.ones(3))"),
     ]
     VALID = [Example("""
         import torch
@@ -126,11 +141,12 @@ class MutableGlobalState(TorchRule):
                 kind = "closure int" if where == "closure" and _number(node.value) else "global int"
                 if where == "closure" and _in_range(self.ctx.function, target.value):
                     kind = "closure int in range"
-                self.report(node, expr=source_of(node), where=where, effect=effect(kind))
+                self.report(node, expr=source_of(node), where=where, effect=effect(kind), pattern=kind)
         elif isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name):
             where = self._state(target.value.value)
             if where:
-                self.report(node, expr=source_of(node), where=where, effect=effect("global int"))
+                self.report(node, expr=source_of(node), where=where, effect=effect("global int"),
+                            pattern="global dict store")
 
     def visit_Assign(self, node: cst.Assign) -> None:
         for t in node.targets:
@@ -138,12 +154,13 @@ class MutableGlobalState(TorchRule):
             where = self._state(target.value) if isinstance(target, cst.Name) else None
             if where in ("global", "closure") and self.tensors.kind(node.value) != TENSOR:
                 kind = "closure int" if where == "closure" else "global int"
-                self.report(node, expr=source_of(node), where=where, effect=effect(kind))
+                self.report(node, expr=source_of(node), where=where, effect=effect(kind), pattern=kind)
                 return
             if isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name):
                 where = self._state(target.value.value)
                 if where:
-                    self.report(node, expr=source_of(node), where=where, effect=effect("global dict store"))
+                    self.report(node, expr=source_of(node), where=where, effect=effect("global dict store"),
+                                pattern="global dict store")
                     return
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -151,7 +168,8 @@ class MutableGlobalState(TorchRule):
         if isinstance(func, cst.Attribute) and func.attr.value in MUTATORS and isinstance(func.value, cst.Name):
             where = self._state(func.value.value)
             if where:
-                self.report(node, expr=source_of(node), where=where, effect=effect("global list"))
+                self.report(node, expr=source_of(node), where=where, effect=effect("global list"),
+                            pattern="global list")
 
 
 @register

@@ -1,0 +1,260 @@
+"""What each rule's examples and the guard probes do on each torch release: writes dynlint/rules/releases.py.
+
+    python bench/releases.py --venvs /work/venvs                 # measure every torch-*/ venv there, print
+    python bench/releases.py --venvs /work/venvs --write         # and write the table the rules read
+    python bench/releases.py --make 2.11.0,2.15.0 --venvs DIR    # first build the venvs that are missing
+
+Each release runs in a virtual environment of its own, outside the repository (`DIR/torch-VERSION`, with
+numpy, scipy and dynlint's dependencies; a CUDA build runs on the CPU as well), and this interpreter's torch
+is measured too. In each, this script runs again with `--measure`, importing dynlint from this checkout, and
+records under real Dynamo (dynlint/compiler/harness.py, the eager backend, which traces, guards and breaks
+as Inductor does):
+
+* every rule's INVALID example with calls: for each of the rule's findings there, what Dynamo did at the
+  finding's line (dynlint.testing.observed: the break with its gb_types, the recompile at the guard, the
+  error, the warning, or nothing);
+* every VALID example with calls: whether it compiles cleanly, with and without `fullgraph=True`;
+* the guard probes of bench/guard_probes.py: how often each recompiles;
+* the gb_types of the release's graph_break_registry.json that the rules name.
+
+The table keys a rule's behaviour by the pattern of its findings (the call a finding names, `random.random`;
+"" for the rule as a whole): a pattern holds on a release where one of its examples did what the rule says.
+A release whose venv could not be made or run is reported, not guessed.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Dict, List
+
+ROOT = Path(__file__).resolve().parent.parent
+TABLE = ROOT / "dynlint" / "rules" / "releases.py"
+DEPENDENCIES = ("numpy", "scipy", "libcst", "tqdm", "pathspec", "nbformat")
+
+
+# ---- in one release's interpreter ----------------------------------------------------------------------------
+def measure(out: Path) -> None:
+    import torch
+
+    sys.path.insert(0, str(ROOT / "bench"))
+    import guards
+    from guard_probes import PROBES
+
+    from dynlint.api import check_source
+    from dynlint.compiler.harness import observe
+    from dynlint.compiler.registry import load_gb_ids
+    from dynlint.rules import all_rules
+    from dynlint.rules.torch_release import AS_FOUND
+    from dynlint.testing import example_cases, observed, proof_kind
+
+    named = {t for r in all_rules() for t in r.gb_types}
+    registry = set(load_gb_ids())
+    doc: dict = {"torch": torch.__version__, "registry_size": len(registry), "rules_name": sorted(named),
+                 "registry_named": sorted(named & registry), "invalid": [], "valid": [], "probes": []}
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory() as tmp:
+        for rule, i, ex in example_cases("INVALID", runnable=True):
+            path = os.path.join(tmp, f"{rule.code}_invalid_{i}.py")
+            Path(path).write_text(ex.code, encoding="utf-8")
+            findings = [f for f in check_source(ex.code, preview=True, torch_version=AS_FOUND).findings
+                        if f.code == rule.code]
+            obs = observe(path, ex.calls)
+            entry = {"code": rule.code, "i": i, "findings": [
+                {"line": f.line, "pattern": f.pattern, "what": what, "gb_types": list(types)}
+                for f in findings for what, types in [observed(rule, f, obs, path)]]}
+            if rule.scope == "region" and proof_kind(rule) == "break" and obs.breaks:
+                entry["fullgraph_raises"] = observe(path, ex.calls, fullgraph=True).error is not None
+            doc["invalid"].append(entry)
+        for rule, i, ex in example_cases("VALID", runnable=True):
+            path = os.path.join(tmp, f"{rule.code}_valid_{i}.py")
+            Path(path).write_text(ex.code, encoding="utf-8")
+            obs = observe(path, ex.calls)
+            what = [f"break: {'; '.join(b.gb_types)}" for b in obs.breaks]
+            what += ["recompile"] * len(obs.recompiles)
+            what += [f"error: {type(obs.error).__name__}"] if obs.error is not None else []
+            if not what:
+                strict = observe(path, ex.calls, fullgraph=True)
+                what += [f"fullgraph error: {type(strict.error).__name__}"] if strict.error is not None else []
+            doc["valid"].append({"code": rule.code, "i": i, "what": sorted(set(what))})
+    for probe in PROBES:
+        o = guards.measure(probe)
+        doc["probes"].append({"kind": probe.kind, "change": probe.change, "recompiles": o.recompiles,
+                              "behaviour": o.behaviour})
+    doc["seconds"] = round(time.monotonic() - started)
+    out.write_text(json.dumps(doc, indent=1), encoding="utf-8")
+
+
+# ---- driving the releases --------------------------------------------------------------------------------------
+def make(version: str, venvs: Path) -> Path:
+    """A venv with torch==VERSION and what the examples need (pip; the cap on torch in this machine's pip
+    configuration does not apply to it)."""
+    where = venvs / f"torch-{version}"
+    if not (where / "bin" / "python").exists():
+        subprocess.run([sys.executable, "-m", "venv", str(where)], check=True)
+        env = {**os.environ, "PIP_CONSTRAINT": os.devnull}
+        subprocess.run([str(where / "bin" / "pip"), "install", "-q", f"torch=={version}", *DEPENDENCIES],
+                       check=True, env=env)
+    return where
+
+
+def run_release(python: str, out: Path) -> str:
+    """Measure under `python`; '' on success, else why not."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "CUDA_VISIBLE_DEVICES": ""}
+    try:
+        done = subprocess.run([python, __file__, "--measure", str(out)], env=env, capture_output=True, text=True,
+                              timeout=3600)
+    except subprocess.TimeoutExpired:
+        return "timed out after an hour"
+    return "" if done.returncode == 0 else (done.stderr.strip().splitlines() or ["exit %d" % done.returncode])[-1]
+
+
+def release_of(version: str) -> str:
+    return ".".join(version.split("+")[0].split(".")[:2])
+
+
+def table(docs: List[dict]) -> str:
+    """dynlint/rules/releases.py from the measurements (one per release)."""
+    docs = sorted(docs, key=lambda d: tuple(int(p) for p in release_of(d["torch"]).split(".")))
+    behaviour: Dict[tuple, Dict[str, tuple]] = {}
+    for d in docs:
+        rel = release_of(d["torch"])
+        for ex in d["invalid"]:
+            for f in ex["findings"]:
+                key = (ex["code"], f["pattern"])
+                was = behaviour.setdefault(key, {}).get(rel)
+                now = (f["what"], tuple(f["gb_types"]))
+                if was is None or _rank(now) > _rank(was):           # one example that does it is enough
+                    behaviour[key][rel] = now
+                elif was[0] == now[0] and now[1] != was[1]:
+                    behaviour[key][rel] = (was[0], tuple(sorted(set(was[1]) | set(now[1]))))
+    fullgraph: Dict[str, Dict[str, bool]] = {}
+    for d in docs:
+        for ex in d["invalid"]:
+            if "fullgraph_raises" in ex:
+                per = fullgraph.setdefault(ex["code"], {})
+                rel = release_of(d["torch"])
+                per[rel] = per.get(rel, False) or ex["fullgraph_raises"]
+    valid: Dict[tuple, Dict[str, str]] = {}
+    for d in docs:
+        for ex in d["valid"]:
+            valid.setdefault((ex["code"], ex["i"]), {})[release_of(d["torch"])] = "; ".join(ex["what"]) or "clean"
+    probes: Dict[str, Dict[str, str]] = {}
+    for d in docs:
+        for p in d["probes"]:
+            probes.setdefault(p["change"], {})[release_of(d["torch"])] = p["behaviour"]
+    lines = [
+        '"""What dynlint\'s patterns do on each torch release, measured: written by `python bench/releases.py '
+        '--write`',
+        "from real releases, each run in its own venv on the CPU (see the script). Read by TorchRule.on_release;",
+        'tests/test_rule_proofs.py checks the installed release against it. Data only."""', "",
+        "# release -> the build that was measured, and its graph-break registry's size",
+        "MEASURED = " + repr({release_of(d["torch"]): d["torch"] for d in docs}),
+        "REGISTRY_SIZE = " + repr({release_of(d["torch"]): d["registry_size"] for d in docs}),
+        "# Below, \"2.11-2.13\" stands for every measured release from 2.11 to 2.13 (rules/torch_release.py reads it).",
+        "# (rule, pattern) -> release -> (what Dynamo did at the finding: break / recompile / error / warning /",
+        "# not compiled / nothing / failed, the gb_types it named); pattern '' is the rule as a whole",
+        "BEHAVIOUR = {", *_entries(behaviour), "}",
+        "# rule -> release -> whether fullgraph=True raises at its break (else it captures the value)",
+        "FULLGRAPH_RAISES = {", *_entries(fullgraph), "}",
+        "# (rule, index of a VALID example) -> release -> 'clean' or what happened",
+        "VALID = {", *_entries(valid), "}",
+        "# the gb_types the rules name that each release's graph_break_registry.json lacks",
+        "REGISTRY_LACKS = {"]
+    for d in docs:
+        lacks = sorted(set(d["rules_name"]) - set(d["registry_named"]))
+        lines.append(f"    {release_of(d['torch'])!r}: frozenset({{" + ("" if lacks else "}),"))
+        lines += [f"        {t!r}," for t in lacks] + (["    }),"] if lacks else [])
+    lines += ["}", "# guard probe (bench/guard_probes.py) -> release -> how often it recompiles",
+              "PROBES = {", *_entries(probes), "}"]
+    return "\n".join(lines) + "\n"
+
+
+def _entries(table: dict) -> List[str]:
+    """`key: {releases: value, ...},` lines: consecutive releases with one value as a range ("2.11-2.13"), a
+    range per line where one line would pass 120 characters."""
+    out = []
+    for key in (sorted(table) if not isinstance(next(iter(table), ""), str) else table):
+        runs = _runs(table[key])
+        one = f"    {key!r}: {runs!r},"
+        if len(one) <= 120:
+            out.append(one)
+            continue
+        out.append(f"    {key!r}: {{")
+        out += [f"        {r!r}: {v!r}," for r, v in runs.items()]
+        out.append("    },")
+    return out
+
+
+def _runs(per: dict) -> dict:
+    """{release: value} with consecutive releases of equal value merged: {"2.11-2.13": v, "2.14": w}."""
+    out, group = {}, []
+    items = sorted(per.items(), key=lambda kv: tuple(int(p) for p in kv[0].split(".")))
+    for i, (release, value) in enumerate(items):
+        group.append(release)
+        if i + 1 == len(items) or items[i + 1][1] != value:
+            out[group[0] if len(group) == 1 else f"{group[0]}-{group[-1]}"] = value
+            group = []
+    return out
+
+
+def _rank(outcome: tuple) -> int:
+    return {"failed": 0, "nothing": 1}.get(outcome[0], 2)
+
+
+def summary(docs: List[dict]) -> str:
+    rows = ["| release | build | seconds | INVALID findings that hold | VALID clean | probes |", "|---|---|---:|---:|---:|---:|"]
+    for d in sorted(docs, key=lambda d: tuple(int(p) for p in release_of(d["torch"]).split("."))):
+        found = [f for ex in d["invalid"] for f in ex["findings"]]
+        held = sum(f["what"] not in ("nothing", "failed") for f in found)
+        clean = sum(not ex["what"] for ex in d["valid"])
+        rows.append(f"| {release_of(d['torch'])} | {d['torch']} | {d['seconds']} | {held}/{len(found)} | "
+                    f"{clean}/{len(d['valid'])} | {len(d['probes'])} |")
+    return "\n".join(rows) + "\n"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--measure", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--venvs", type=Path, help="folder of venvs named torch-VERSION")
+    parser.add_argument("--make", default="", help="comma-separated torch versions whose venvs to build first")
+    parser.add_argument("--keep", type=Path, default=Path(tempfile.gettempdir()) / "dynlint-releases",
+                        help="where each release's measurement is kept (JSON)")
+    parser.add_argument("--reuse", action="store_true", help="use the measurements kept from an earlier run")
+    parser.add_argument("--write", action="store_true", help=f"write {TABLE.relative_to(ROOT)}")
+    args = parser.parse_args()
+    if args.measure:
+        measure(args.measure)
+        return
+    pythons = {"this": sys.executable}
+    if args.venvs:
+        for v in filter(None, args.make.split(",")):
+            make(v, args.venvs)
+        pythons.update((p.name, str(p / "bin" / "python")) for p in sorted(args.venvs.glob("torch-*"))
+                       if (p / "bin" / "python").exists())
+    args.keep.mkdir(parents=True, exist_ok=True)
+    docs, problems = [], []
+    for name, python in pythons.items():
+        out = args.keep / f"{name}.json"
+        why = "" if args.reuse and out.exists() else run_release(python, out)
+        if why:
+            problems.append(f"{name}: {why}")
+            continue
+        doc = json.loads(out.read_text(encoding="utf-8"))
+        if all(release_of(doc["torch"]) != release_of(d["torch"]) for d in docs):
+            docs.append(doc)
+    print(summary(docs))
+    for p in problems:
+        print(f"not measured: {p}", file=sys.stderr)
+    if args.write and docs:
+        TABLE.write_text(table(docs), encoding="utf-8")
+        print(f"wrote {TABLE.relative_to(ROOT)}")
+
+
+if __name__ == "__main__":
+    main()
