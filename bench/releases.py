@@ -35,6 +35,7 @@ from typing import Dict, List
 
 ROOT = Path(__file__).resolve().parent.parent
 TABLE = ROOT / "dynlint" / "rules" / "releases.py"
+DOC = ROOT / "docs" / "releases.md"
 DEPENDENCIES = ("numpy", "scipy", "libcst", "tqdm", "pathspec", "nbformat")
 
 
@@ -56,7 +57,8 @@ def measure(out: Path) -> None:
     named = {t for r in all_rules() for t in r.gb_types}
     registry = set(load_gb_ids())
     doc: dict = {"torch": torch.__version__, "registry_size": len(registry), "rules_name": sorted(named),
-                 "registry_named": sorted(named & registry), "invalid": [], "valid": [], "probes": []}
+                 "registry_named": sorted(named & registry), "invalid": [], "valid": [], "probes": [],
+                 "settings": {}}
     started = time.monotonic()
     with tempfile.TemporaryDirectory() as tmp:
         for rule, i, ex in example_cases("INVALID", runnable=True):
@@ -82,12 +84,41 @@ def measure(out: Path) -> None:
                 strict = observe(path, ex.calls, fullgraph=True)
                 what += [f"fullgraph error: {type(strict.error).__name__}"] if strict.error is not None else []
             doc["valid"].append({"code": rule.code, "i": i, "what": sorted(set(what))})
+    for name, patch, patterns in settings_variants():
+        runs = doc["settings"].setdefault(name, [])
+        with tempfile.TemporaryDirectory() as tmp:
+            for rule, i, ex in example_cases("INVALID", runnable=True):
+                findings = [f for f in check_source(ex.code, preview=True, torch_version=AS_FOUND).findings
+                            if f.code == rule.code and (patterns is None or f.pattern in patterns)]
+                if proof_kind(rule) != "break" or not findings:
+                    continue
+                path = os.path.join(tmp, f"{rule.code}_invalid_{i}.py")
+                Path(path).write_text(ex.code, encoding="utf-8")
+                with torch._dynamo.config.patch(**patch):
+                    obs = observe(path, ex.calls)
+                runs.append({"code": rule.code, "i": i, "findings": [
+                    {"line": f.line, "pattern": f.pattern, "what": what, "gb_types": list(types)}
+                    for f in findings for what, types in [observed(rule, f, obs, path)]]})
     for probe in PROBES:
         o = guards.measure(probe)
         doc["probes"].append({"kind": probe.kind, "change": probe.change, "recompiles": o.recompiles,
                               "behaviour": o.behaviour})
     doc["seconds"] = round(time.monotonic() - started)
     out.write_text(json.dumps(doc, indent=1), encoding="utf-8")
+
+
+def settings_variants():
+    """(name, torch._dynamo.config patch, the patterns it can change or None for all) of the Dynamo settings a
+    project's code may make that change what a break rule's pattern does."""
+    import logging
+    import warnings
+
+    logging_functions = {"print": print, "warnings.warn": warnings.warn, "logging.info": logging.info,
+                         "logging.warning": logging.warning, "logging.debug": logging.debug}
+    return [("capture_scalar_outputs=True", {"capture_scalar_outputs": True}, None),
+            ("capture_dynamic_output_shape_ops=True", {"capture_dynamic_output_shape_ops": True}, None),
+            ("reorderable_logging_functions", {"reorderable_logging_functions": set(logging_functions.values())},
+             set(logging_functions))]
 
 
 # ---- driving the releases --------------------------------------------------------------------------------------
@@ -121,18 +152,8 @@ def release_of(version: str) -> str:
 def table(docs: List[dict]) -> str:
     """dynlint/rules/releases.py from the measurements (one per release)."""
     docs = sorted(docs, key=lambda d: tuple(int(p) for p in release_of(d["torch"]).split(".")))
-    behaviour: Dict[tuple, Dict[str, tuple]] = {}
-    for d in docs:
-        rel = release_of(d["torch"])
-        for ex in d["invalid"]:
-            for f in ex["findings"]:
-                key = (ex["code"], f["pattern"])
-                was = behaviour.setdefault(key, {}).get(rel)
-                now = (f["what"], tuple(f["gb_types"]))
-                if was is None or _rank(now) > _rank(was):           # one example that does it is enough
-                    behaviour[key][rel] = now
-                elif was[0] == now[0] and now[1] != was[1]:
-                    behaviour[key][rel] = (was[0], tuple(sorted(set(was[1]) | set(now[1]))))
+    behaviour = _aggregate((release_of(d["torch"]), ex, f) for d in docs for ex in d["invalid"]
+                           for f in ex["findings"])
     fullgraph: Dict[str, Dict[str, bool]] = {}
     for d in docs:
         for ex in d["invalid"]:
@@ -140,6 +161,15 @@ def table(docs: List[dict]) -> str:
                 per = fullgraph.setdefault(ex["code"], {})
                 rel = release_of(d["torch"])
                 per[rel] = per.get(rel, False) or ex["fullgraph_raises"]
+    settings: Dict[tuple, Dict[tuple, Dict[str, tuple]]] = {}
+    for name in sorted({n for d in docs for n in d.get("settings", {})}):
+        measured = _aggregate((release_of(d["torch"]), ex, f) for d in docs for ex in d["settings"].get(name, ())
+                              for f in ex["findings"])
+        for key, per in measured.items():
+            setting = tuple(name.split("=")) if "=" in name else (name, key[1])
+            changed = {r: v for r, v in per.items() if v[0] != "failed" and behaviour.get(key, {}).get(r) != v}
+            if changed:
+                settings.setdefault(setting, {})[key] = changed
     valid: Dict[tuple, Dict[str, str]] = {}
     for d in docs:
         for ex in d["valid"]:
@@ -162,6 +192,14 @@ def table(docs: List[dict]) -> str:
         "BEHAVIOUR = {", *_entries(behaviour), "}",
         "# rule -> release -> whether fullgraph=True raises at its break (else it captures the value)",
         "FULLGRAPH_RAISES = {", *_entries(fullgraph), "}",
+        "# (Dynamo setting the project's code makes, value) -> (rule, pattern) -> release -> what Dynamo did",
+        "# there instead (only where it differs from BEHAVIOUR)",
+        "SETTINGS = {"]
+    for setting in sorted(settings):
+        lines.append(f"    {setting!r}: {{")
+        lines += ["    " + line for line in _entries(settings[setting])]
+        lines.append("    },")
+    lines += ["}",
         "# (rule, index of a VALID example) -> release -> 'clean' or what happened",
         "VALID = {", *_entries(valid), "}",
         "# the gb_types the rules name that each release's graph_break_registry.json lacks",
@@ -203,6 +241,21 @@ def _runs(per: dict) -> dict:
     return out
 
 
+def _aggregate(found) -> Dict[tuple, Dict[str, tuple]]:
+    """(rule, pattern) -> release -> outcome, over (release, example, finding) triples: one example that does
+    what the rule says is enough; the gb_types of those that do are joined."""
+    out: Dict[tuple, Dict[str, tuple]] = {}
+    for rel, ex, f in found:
+        key = (ex["code"], f["pattern"])
+        was = out.setdefault(key, {}).get(rel)
+        now = (f["what"], tuple(f["gb_types"]))
+        if was is None or _rank(now) > _rank(was):
+            out[key][rel] = now
+        elif was[0] == now[0] and now[1] != was[1]:
+            out[key][rel] = (was[0], tuple(sorted(set(was[1]) | set(now[1]))))
+    return out
+
+
 def _rank(outcome: tuple) -> int:
     return {"failed": 0, "nothing": 1}.get(outcome[0], 2)
 
@@ -218,6 +271,41 @@ def summary(docs: List[dict]) -> str:
     return "\n".join(rows) + "\n"
 
 
+def report(docs: List[dict]) -> str:
+    """docs/releases.md: what was measured, and every pattern, VALID example and guard probe whose outcome
+    differs between releases."""
+    docs = sorted(docs, key=lambda d: tuple(int(p) for p in release_of(d["torch"]).split(".")))
+    rels = [release_of(d["torch"]) for d in docs]
+    out = ["# What changes between torch releases", "",
+           "Generated by `python bench/releases.py --venvs DIR --write` (each release in its own venv, on the CPU; "
+           "Python " + sys.version.split()[0] + "). The table the rules read is `dynlint/rules/releases.py`.", "",
+           summary(docs), "## Findings whose behaviour differs", "",
+           "| rule | pattern | " + " | ".join(rels) + " |", "|---|---|" + "---|" * len(rels)]
+    per: Dict[tuple, Dict[str, str]] = {}
+    for d in docs:
+        for ex in d["invalid"]:
+            for f in ex["findings"]:
+                cell = f["what"] + (f" ({'; '.join(f['gb_types'])})" if f["gb_types"] else "")
+                got = per.setdefault((ex["code"], f["pattern"]), {})
+                got[release_of(d["torch"])] = max(got.get(release_of(d["torch"]), ""), cell)
+    for (code, pattern), cells in sorted(per.items()):
+        if len(set(cells.values())) > 1:
+            out.append(f"| {code} | {f'`{pattern}`' if pattern else '–'} | " +
+                       " | ".join(cells.get(r, "–").replace("|", "\\|") for r in rels) + " |")
+    out += ["", "## Guard probes whose behaviour differs (bench/guard_probes.py)", "",
+            "| probe | " + " | ".join(rels) + " |", "|---|" + "---|" * len(rels)]
+    probes: Dict[str, Dict[str, str]] = {}
+    for d in docs:
+        for p in d["probes"]:
+            probes.setdefault(p["change"], {})[release_of(d["torch"])] = f"{p['behaviour']} ({p['recompiles']})"
+    for change, cells in probes.items():
+        if len(set(c.split(" (")[0] for c in cells.values())) > 1:
+            out.append(f"| {change} | " + " | ".join(cells.get(r, "–") for r in rels) + " |")
+    changed_valid = [(ex["code"], ex["i"]) for d in docs for ex in d["valid"] if ex["what"]]
+    out += ["", f"VALID examples that do not compile cleanly on some release: {len(set(changed_valid))}."]
+    return "\n".join(out) + "\n"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--measure", type=Path, help=argparse.SUPPRESS)
@@ -226,7 +314,8 @@ def main() -> None:
     parser.add_argument("--keep", type=Path, default=Path(tempfile.gettempdir()) / "dynlint-releases",
                         help="where each release's measurement is kept (JSON)")
     parser.add_argument("--reuse", action="store_true", help="use the measurements kept from an earlier run")
-    parser.add_argument("--write", action="store_true", help=f"write {TABLE.relative_to(ROOT)}")
+    parser.add_argument("--write", action="store_true",
+                        help=f"write {TABLE.relative_to(ROOT)} and {DOC.relative_to(ROOT)}")
     args = parser.parse_args()
     if args.measure:
         measure(args.measure)
@@ -253,7 +342,8 @@ def main() -> None:
         print(f"not measured: {p}", file=sys.stderr)
     if args.write and docs:
         TABLE.write_text(table(docs), encoding="utf-8")
-        print(f"wrote {TABLE.relative_to(ROOT)}")
+        DOC.write_text(report(docs), encoding="utf-8")
+        print(f"wrote {TABLE.relative_to(ROOT)} and {DOC.relative_to(ROOT)}")
 
 
 if __name__ == "__main__":

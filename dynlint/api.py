@@ -59,7 +59,7 @@ def release_change(paths: Sequence[str], config: Config, before: str, jobs: int 
     rules = checked_rules(config)
 
     def on(release):
-        return {_place(f): f for f in engine.on_release(result.findings, rules, release)}
+        return {_place(f): f for f in engine.on_release(result.findings, rules, release, result.dynamo_settings)}
     old, new = on(before), on(config.torch_version)
     result.findings = sorted(new.values(), key=lambda f: f.sort_key)
     return (result, sorted((old[k] for k in old.keys() - new.keys()), key=lambda f: f.sort_key),

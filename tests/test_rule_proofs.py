@@ -83,12 +83,14 @@ def test_every_gb_type_exists_in_the_installed_registry():
 
 
 def test_the_table_of_skipped_torch_functions_is_the_installed_torchs():
-    """DYN612 reads analysis/dynamo_skips.py, generated from torch._dynamo.trace_rules: on the release it names,
-    it must be what that torch says (regenerate with `python bench/dynamo_skips.py`)."""
+    """DYN612 reads analysis/dynamo_skips.py, generated from torch._dynamo.trace_rules of each measured release:
+    for the installed one, it must be what that torch says (regenerate with `python bench/dynamo_skips.py
+    --venvs DIR`)."""
     from dynlint.analysis import dynamo_skips
-    if torch.__version__.split("+")[0] != dynamo_skips.TORCH_VERSION:
-        pytest.skip(f"the table is torch {dynamo_skips.TORCH_VERSION}'s")
-    assert load_bench("dynamo_skips").generate() == Path(dynamo_skips.__file__).read_text(encoding="utf-8")
+    if RELEASE not in dynamo_skips.NOT_SKIPPED_ON:
+        pytest.skip(f"torch {RELEASE} is not in the table ({', '.join(dynamo_skips.MEASURED)})")
+    expected = dynamo_skips.SKIPPED_TORCH_FUNCTIONS - dynamo_skips.NOT_SKIPPED_ON[RELEASE]
+    assert set(load_bench("dynamo_skips").skipped()) == expected
 
 
 def test_every_rule_is_proven_by_at_least_one_example():
@@ -159,3 +161,42 @@ def test_valid_example_compiles_cleanly(rule, i, example, tmp_path):
     assert obs.error is None and not obs.breaks and not obs.recompiles, detail
     strict = observe(str(path), example.calls, fullgraph=True)
     assert strict.error is None, f"{rule.code} VALID {i} fails under fullgraph=True: {strict.error!r}"
+
+
+def _setting_cases():
+    out = []
+    for (setting, value), table in torch_release.SETTINGS.items():
+        for (code, pattern), per in table.items():
+            if RELEASE in per:
+                out.append((setting, value, code, pattern, per[RELEASE][0]))
+    return out
+
+
+@pytest.mark.parametrize("setting,value,code,pattern,what", _setting_cases(), ids=lambda v: str(v))
+def test_a_dynamo_setting_does_what_the_table_says(setting, value, code, pattern, what, tmp_path):
+    """Under the Dynamo setting a project's code may make, the rule's INVALID examples do at their findings what
+    the table recorded for this release: one of them what the rule says, or none of them anything (where the
+    setting captures the value)."""
+    import logging
+    import warnings
+
+    from dynlint.rules.torch_release import AS_FOUND
+    rule = next(r for r in RULES if r.code == code)
+    functions = {"print": print, "warnings.warn": warnings.warn, "logging.info": logging.info,
+                 "logging.warning": logging.warning, "logging.debug": logging.debug}
+    patch = {setting: {functions[value]}} if setting == "reorderable_logging_functions" else {setting: value == "True"}
+    seen = []
+    for i, example in enumerate(rule.INVALID):
+        found = [f for f in check_source(example.code, preview=True, torch_version=AS_FOUND).findings
+                 if f.code == code and f.pattern == pattern]
+        if not example.calls or not found:
+            continue
+        path = _write(tmp_path, f"{code}_setting_{i}", example.code)
+        with torch._dynamo.config.patch(**patch):
+            obs = observe(str(path), example.calls)
+        seen += [(observed(rule, f, obs, str(path))[0], _describe(obs, path)) for f in found]
+    assert seen
+    if what == "nothing":
+        assert all(w == "nothing" for w, _ in seen), seen
+    else:
+        assert any(w == what for w, _ in seen), seen

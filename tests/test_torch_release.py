@@ -161,3 +161,72 @@ def test_rule_help_shows_the_table():
     table = [ln for ln in done.stdout.splitlines() if ln.startswith("|")]
     assert table[0] == "| pattern | " + " | ".join(f"torch {r}" for r in RELEASES) + " |"
     assert any(ln.startswith("| random.random |") and "traced" in ln for ln in table), table
+
+
+@pytest.mark.parametrize("release", RELEASES)
+def test_the_bundled_examples_on_each_release(release):
+    """`dynlint check examples/ --torch-version R`: the findings as found, less those whose pattern the table
+    says does nothing on R, each with the gb_types R names."""
+    from dynlint import api
+    root = Path(__file__).resolve().parent.parent / "examples"
+    config = api.load_config([str(root)], api.known_codes())
+    found = api.check([str(root)], config.with_(torch_version=AS_FOUND)).findings
+    on = api.check([str(root)], config.with_(torch_version=release)).findings
+    expected = [f for f in found if release not in behaviour(f.code, f.pattern)
+                or holds(behaviour(f.code, f.pattern)[release][0])]
+    assert [(f.path, f.line, f.code) for f in on] == [(f.path, f.line, f.code) for f in expected]
+    for f in on:
+        measured = behaviour(f.code, f.pattern).get(release)
+        if measured and measured[1]:
+            assert set(measured[1]) <= set(f.gb_types), (f, measured)
+
+
+# ---- the Dynamo settings a project's code makes ---------------------------------------------------------------
+def test_the_index_reads_the_dynamo_settings_a_file_makes():
+    import ast
+
+    from dynlint.linter.index import build_index
+    src = ("import logging\nimport torch\nimport torch._dynamo.config as dc\nfrom torch._dynamo import config\n"
+           "torch._dynamo.config.capture_scalar_outputs = True\nconfig.capture_dynamic_output_shape_ops = True\n"
+           "def setup():\n    dc.reorderable_logging_functions.add(print)\n"
+           "    torch._dynamo.config.reorderable_logging_functions.update({logging.info})\n"
+           "other.config.capture_scalar_outputs = True\nconfig.recompile_limit = limit\n")
+    got = set(build_index(ast.parse(src), "m.py", "m", False).dynamo_config)
+    assert got == {("capture_scalar_outputs", "True"), ("capture_dynamic_output_shape_ops", "True"),
+                   ("reorderable_logging_functions", "print"), ("reorderable_logging_functions", "logging.info"),
+                   ("recompile_limit", "limit")}
+
+
+def _setting_changes():
+    """(setting, value, rule, pattern, release) where the table says the setting makes the pattern do nothing."""
+    from dynlint.rules.torch_release import SETTINGS
+    return [(s, v, code, pattern, r) for (s, v), table in SETTINGS.items() for (code, pattern), per in table.items()
+            for r, (what, _) in per.items() if not holds(what)]
+
+
+def test_some_settings_change_what_a_pattern_does():
+    assert {s for s, *_ in _setting_changes()} >= {"capture_scalar_outputs", "reorderable_logging_functions"}
+
+
+@pytest.mark.parametrize("setting,value,code,pattern,release",
+                         [c for c in _setting_changes() if c[4] == "2.13"], ids=lambda v: str(v))
+def test_a_setting_in_another_file_changes_the_findings(setting, value, code, pattern, release, tmp_path):
+    """The setting, made in the project's own code (a file that is not the one checked), drops the findings it
+    makes do nothing (the table's measurement), and they come back when the line goes (the cache follows)."""
+    rule, i, ex = next((r, i, e) for r, i, e in INVALID if r.code == code and any(
+        f.code == code and f.pattern == pattern
+        for f in check_source(e.code, preview=True, torch_version=AS_FOUND).findings))
+    made = (f"torch._dynamo.config.{setting} = {value}\n" if setting != "reorderable_logging_functions"
+            else f"torch._dynamo.config.{setting}.add({value})\n")
+    imports = "import torch\n" + ("import logging\nimport warnings\n" if "." in value else "")
+    write_tree(tmp_path, {"pyproject.toml": "[tool.dynlint]\npreview = true\n", "m.py": ex.code,
+                          "settings.py": imports + made})
+    from dynlint import api
+    config = api.load_config([str(tmp_path)], api.known_codes()).with_(torch_version=release)
+
+    def found():
+        return [f for f in api.check([str(tmp_path)], config, cache=True).findings
+                if f.code == code and f.pattern == pattern]
+    assert not found()
+    (tmp_path / "settings.py").write_text(imports + "# " + made, encoding="utf-8")
+    assert found()

@@ -171,6 +171,7 @@ class Entry:
     imports: Tuple[str, ...]          # dotted import targets, to find the project files it depends on
     classes: tuple = ()               # project.class_bases: its classes and the names of their bases
     error: object = None              # its DYN000 finding, if it could not be parsed
+    dynamo: tuple = ()                # the Dynamo settings it makes (ModuleIndex.dynamo_config)
 
 
 class Cache:

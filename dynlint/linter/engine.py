@@ -35,6 +35,7 @@ class Result:
     files: List[str]
     errors: List[FileError] = field(default_factory=list)
     notices: List[str] = field(default_factory=list)     # for the user: files skipped unread, a cache not used
+    dynamo_settings: frozenset = frozenset()             # the Dynamo settings the project's code makes
 
     @property
     def internal_errors(self) -> List[Finding]:
@@ -166,7 +167,8 @@ class _Run:
             ix = sf.index
             self.entries[rel] = Entry(digest=sf.digest, index_digest=index_digest,
                                       module=ix.module if ix else "", imports=tuple(sorted(set(ix.imports.values())))
-                                      if ix else (), classes=class_bases(ix) if ix else (), error=sf.error)
+                                      if ix else (), classes=class_bases(ix) if ix else (), error=sf.error,
+                                      dynamo=tuple(getattr(ix, "dynamo_config", ())) if ix else ())
             if cache is not None and stamp[1] >= 0 and not (sf.error and sf.error.code == INTERNAL_ERROR):
                 cache.files[rel] = (stamp, self.entries[rel])
                 if ix:
@@ -341,22 +343,28 @@ class _Run:
             self.cache.save(keep=set(self.rels))
         findings = [f for f in self.on_release(self.findings)
                     if self.config.enabled(f.code, f.path) or f.code in (PARSE_ERROR, INTERNAL_ERROR)]
-        return Result(sorted(set(findings), key=lambda f: f.sort_key), self.rels, self.errors)
+        return Result(sorted(set(findings), key=lambda f: f.sort_key), self.rels, self.errors,
+                      dynamo_settings=self.dynamo_settings())
 
     def on_release(self, findings: Sequence[Finding]) -> List[Finding]:
-        return on_release(findings, self.rules, self.config.torch_version)
+        return on_release(findings, self.rules, self.config.torch_version, self.dynamo_settings())
+
+    def dynamo_settings(self) -> frozenset:
+        """The Dynamo settings the project's files make (`torch._dynamo.config.KEY = VALUE`): (KEY, VALUE)."""
+        return frozenset(s for rel in self.rels for s in getattr(self.entries.get(rel), "dynamo", ()))
 
 
-def on_release(findings: Sequence[Finding], rules: Sequence[Type], release: str) -> List[Finding]:
-    """The findings as they stand on a torch release (each rule's `on_release`); every one as found where no
-    release is named (a configuration made without `load_config`)."""
+def on_release(findings: Sequence[Finding], rules: Sequence[Type], release: str,
+               settings: frozenset = frozenset()) -> List[Finding]:
+    """The findings as they stand on a torch release with the project's Dynamo `settings` (each rule's
+    `on_release`); every one as found where no release is named (a configuration made without `load_config`)."""
     if not release:
         return list(findings)
     by_code = {r.code: r for r in rules}
     out = []
     for f in findings:
         rule = by_code.get(f.code)
-        kept = rule.on_release(f, release) if rule is not None else f
+        kept = rule.on_release(f, release, settings) if rule is not None else f
         if kept is not None:
             out.append(kept)
     return out

@@ -137,6 +137,9 @@ class ModuleIndex:
     # (name, times named, times called) for the file's own top-level functions and classes: a name used only
     # in calls (`Block(...)`, `helper(x)`) never escapes the file's view
     refs: Tuple[Tuple[str, int, int], ...] = ()
+    # Dynamo settings the file makes (`torch._dynamo.config.capture_scalar_outputs = True`: ("capture_scalar_
+    # outputs", "True"); `...reorderable_logging_functions.add(print)`: ("reorderable_logging_functions", "print"))
+    dynamo_config: Tuple[Tuple[str, str], ...] = ()
 
     def shape(self) -> tuple:
         """The index without its line numbers: all that the whole-project pass and the checks of other files
@@ -159,6 +162,9 @@ class ModuleIndex:
         else:
             return dotted
         return f"{full}.{rest}" if rest else full
+
+
+DYNAMO_CONFIG = "torch._dynamo.config"
 
 
 def _self_attr(node) -> Optional[str]:
@@ -416,7 +422,26 @@ class _Indexer(ast.NodeVisitor):
                 self.loop_vars[-1][target.elts[1].id] = inner
         self.generic_visit(node)
 
+    def _dynamo_setting(self, target: str, values) -> None:
+        """A Dynamo setting the file makes: `torch._dynamo.config.KEY = constant`, or functions added to a
+        set-valued one (`= {print}`, `.add(print)`, `.update({print})`)."""
+        full = self.ix.qualify(target)
+        if not full.startswith(DYNAMO_CONFIG + ".") or full.count(".") != 3:
+            return
+        key = full.rsplit(".", 1)[1]
+        for value in values:
+            if isinstance(value, ast.Constant) and isinstance(value.value, (bool, int, float, str)):
+                self.ix.dynamo_config += ((key, repr(value.value)),)
+            elif isinstance(value, (ast.Set, ast.List, ast.Tuple)):
+                self._dynamo_setting(target, value.elts)
+            elif dotted_name(value):
+                self.ix.dynamo_config += ((key, self.ix.qualify(dotted_name(value))),)
+
     def visit_Assign(self, node: ast.Assign) -> None:
+        for t in node.targets:
+            name = dotted_name(t)
+            if name and "config." in name:
+                self._dynamo_setting(name, [node.value])
         value = node.value
         if isinstance(value, ast.Call):
             ctors = self._constructed(value)
@@ -462,6 +487,8 @@ class _Indexer(ast.NodeVisitor):
 
     def _call(self, node: ast.Call) -> None:
         name = dotted_name(node.func)
+        if name and name.endswith((".add", ".update")) and DYNAMO_CONFIG in self.ix.qualify(name):
+            self._dynamo_setting(name.rsplit(".", 1)[0], node.args)
         site = self._call_site(node, name)
         if name and name.startswith("self."):
             self._class_facts(node, name)

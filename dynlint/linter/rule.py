@@ -118,9 +118,10 @@ class Rule:
             return None
 
     @classmethod
-    def on_release(cls, finding, release: str):
-        """`finding` as it stands on the torch `release` the check predicts for (a release "X.Y", or "all"):
-        itself, changed, or None where it does not happen there. The engine asks after the walk."""
+    def on_release(cls, finding, release: str, settings: frozenset = frozenset()):
+        """`finding` as it stands on the torch `release` the check predicts for (a release "X.Y", or "all"),
+        with the Dynamo `settings` the project's code makes ((key, value) pairs): itself, changed, or None
+        where it does not happen there. The engine asks after the walk."""
         return finding
 
     @classmethod

@@ -38,9 +38,9 @@ class TorchRule(Rule):
         return Tensors.of(self.ctx)
 
     @classmethod
-    def on_release(cls, finding, release: str):
+    def on_release(cls, finding, release: str, settings: frozenset = frozenset()):
         """What the table measured on each release (rules/torch_release.py)."""
-        return torch_release.on_release(finding, release)
+        return torch_release.on_release(finding, release, settings=settings)
 
     @classmethod
     def on_releases(cls) -> list:

@@ -149,7 +149,7 @@ class FullgraphWithKnownBreak(TorchRule):
                 break
 
     @classmethod
-    def on_release(cls, finding, release: str):
+    def on_release(cls, finding, release: str, settings: frozenset = frozenset()):
         """Stands where the break it names does, and raises under fullgraph=True, on the release."""
         code, _, pattern = finding.pattern.partition(" ")
         rule = REGISTRY.get(code)

@@ -34,9 +34,9 @@ BEHAVIOUR = {
         '2.14-2.15': ('break', ('Data dependent operator', 'Unsupported Tensor.item() call with capture_scalar_outputs=False')),
     },
     ('DYN207', ''): {'2.11-2.15': ('break', ('Unsupported Tensor.item() call with capture_scalar_outputs=False',))},
-    ('DYN301', ''): {'2.11-2.15': ('break', ('Failed to trace builtin operator',))},
+    ('DYN301', 'print'): {'2.11-2.15': ('break', ('Failed to trace builtin operator',))},
     ('DYN302', 'logger.info'): {'2.11-2.15': ('break', ('logging.Logger method not supported for non-export cases',))},
-    ('DYN303', ''): {'2.11-2.15': ('break', ('Attempted to call function marked as skipped',))},
+    ('DYN303', 'warnings.warn'): {'2.11-2.15': ('break', ('Attempted to call function marked as skipped',))},
     ('DYN304', ''): {
         '2.11': ('break', ('copy.deepcopy()',)),
         '2.12-2.15': ('break', ('Attempted to copy.deepcopy a tensor',)),
@@ -188,7 +188,7 @@ BEHAVIOUR = {
     ('DYN701', ''): {
         '2.11-2.15': ('break', ('Attempted to call function marked as skipped', 'Unsupported method call')),
     },
-    ('DYN702', 'DYN301 '): {'2.11-2.15': ('error', ())},
+    ('DYN702', 'DYN301 print'): {'2.11-2.15': ('error', ())},
     ('DYN703', ''): {'2.11-2.15': ('recompile', ())},
     ('DYN704', 'torch.cuda.amp.autocast'): {'2.11-2.15': ('warning', ())},
     ('DYN705', ''): {'2.11-2.15': ('not compiled', ())},
@@ -244,6 +244,37 @@ FULLGRAPH_RAISES = {
     'DYN611': {'2.11-2.15': True},
     'DYN612': {'2.11-2.15': True},
     'DYN613': {'2.11-2.15': True},
+}
+# (Dynamo setting the project's code makes, value) -> (rule, pattern) -> release -> what Dynamo did
+# there instead (only where it differs from BEHAVIOUR)
+SETTINGS = {
+    ('capture_dynamic_output_shape_ops', 'True'): {
+        ('DYN401', ''): {'2.11-2.15': ('nothing', ())},
+        ('DYN402', ''): {'2.11-2.15': ('nothing', ())},
+    },
+    ('capture_scalar_outputs', 'True'): {
+        ('DYN102', ''): {'2.11-2.15': ('break', ('Data-dependent branching',))},
+        ('DYN103', ''): {'2.11-2.14': ('nothing', ())},
+        ('DYN106', ''): {'2.13-2.15': ('nothing', ())},
+        ('DYN201', ''): {'2.11-2.15': ('nothing', ())},
+        ('DYN202', ''): {'2.11-2.15': ('nothing', ())},
+        ('DYN205', ''): {'2.11-2.15': ('nothing', ())},
+        ('DYN206', ''): {
+            '2.11-2.13': ('break', ('Failed to trace builtin operator',)),
+            '2.14-2.15': ('break', ('Unsupported python_type() call',)),
+        },
+        ('DYN207', ''): {'2.11-2.15': ('nothing', ())},
+        ('DYN319', ''): {'2.11-2.15': ('break', ('unimplemented builtin op on tensor arguments',))},
+        ('DYN403', ''): {'2.11-2.15': ('nothing', ())},
+        ('DYN404', ''): {'2.11-2.15': ('nothing', ())},
+        ('DYN405', 'np.random.uniform'): {'2.11-2.15': ('nothing', ())},
+    },
+    ('reorderable_logging_functions', 'print'): {
+        ('DYN301', 'print'): {'2.11-2.15': ('nothing', ())},
+    },
+    ('reorderable_logging_functions', 'warnings.warn'): {
+        ('DYN303', 'warnings.warn'): {'2.11-2.15': ('nothing', ())},
+    },
 }
 # (rule, index of a VALID example) -> release -> 'clean' or what happened
 VALID = {

@@ -51,6 +51,9 @@ def expand(per: dict) -> dict:
 
 BEHAVIOUR = {key: expand(per) for key, per in releases.BEHAVIOUR.items()}
 FULLGRAPH = {code: expand(per) for code, per in releases.FULLGRAPH_RAISES.items()}
+# (Dynamo setting, value) -> (rule, pattern) -> release -> behaviour, where the setting changes it
+SETTINGS = {setting: {key: expand(per) for key, per in table.items()}
+            for setting, table in getattr(releases, "SETTINGS", {}).items()}
 
 
 def release_of(version: str) -> str:
@@ -139,9 +142,16 @@ def holds(what: str) -> bool:
     return what != NOTHING
 
 
-def on_release(finding: Finding, release: str) -> Optional[Finding]:
-    """`finding` as it stands on `release` (or ALL): None where the table says it does not happen there."""
-    per = behaviour(finding.code, finding.pattern)
+def on_release(finding: Finding, release: str, per: Optional[dict] = None,
+               settings: frozenset = frozenset()) -> Optional[Finding]:
+    """`finding` as it stands on `release` (or ALL) with the project's Dynamo `settings`: None where the table
+    says it does not happen there. `per`: release -> (what, gb_types) where a rule knows its behaviour from
+    elsewhere (its own generated table)."""
+    per = behaviour(finding.code, finding.pattern) if per is None else per
+    for setting in sorted(settings):         # what the pattern does where the project sets it (measured)
+        changed = SETTINGS.get(setting, {}).get((finding.code, finding.pattern))
+        if changed:
+            per = {**per, **changed}
     if not per:
         return finding
     if release == ALL:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from dynlint.analysis.dynamo_skips import SKIPPED_TORCH_FUNCTIONS
+from dynlint.analysis.dynamo_skips import NOT_SKIPPED_ON, SKIPPED_TORCH_FUNCTIONS
 from dynlint.analysis.names import DISABLE, SKIPS_FRAME, strip_call
 from dynlint.analysis.regions import is_disabled
 from dynlint.analysis.tensors.kinds import TENSOR, TENSORS, WEAK
@@ -12,6 +12,7 @@ from dynlint.analysis.tensors.syntax import keyword_arg
 from dynlint.analysis.tensors.torch_api import TENSOR_METHODS
 from dynlint.linter.rule import Example, register
 from dynlint.linter.walker import dotted
+from dynlint.rules import torch_release
 from dynlint.rules.common import NamedCallRule, TorchRule, source_of
 from dynlint.rules.side_effects.randomness import RngStateInCompiledCode
 from dynlint.rules.side_effects.tensor_state import AUTOGRAD_CALLS
@@ -753,6 +754,13 @@ class SkippedTorchCall(NamedCallRule):
             return (y * keep[..., None]).sum()
     """, "masked_total(torch.ones(2, 3, 4), torch.tensor([3, 2]))")]
     exact = SKIPPED_TORCH_FUNCTIONS - RngStateInCompiledCode.exact - AUTOGRAD_CALLS
+
+    @classmethod
+    def on_release(cls, finding, release: str, settings: frozenset = frozenset()):
+        """Where the release skips the function (the table holds what each measured release skips)."""
+        per = {r: (("break", ()) if finding.pattern not in NOT_SKIPPED_ON.get(r, ()) else ("nothing", ()))
+               for r in torch_release.RELEASES}
+        return torch_release.on_release(finding, release, per)
 
 
 # Tensor methods Dynamo does not trace, each with the gb_type it breaks with

@@ -126,7 +126,7 @@ class PrintInCompiledCode(TorchRule):
 
     def visit_Call(self, node: cst.Call) -> None:
         if isinstance(node.func, cst.Name) and node.func.value == "print" and self.call_name(node) == "print":
-            self.report(node)
+            self.report(node, pattern="print")
 
     def autofix(self, node: cst.Call):
         return guard_eager_only(self.ctx, node, "the print")
@@ -327,7 +327,7 @@ class WarningsWarnInCompiledCode(TorchRule):
 
     def visit_Call(self, node: cst.Call) -> None:
         if self.call_name(node) in ("warnings.warn", "warnings.warn_explicit"):
-            self.report(node)
+            self.report(node, pattern=self.call_name(node))
 
     def autofix(self, node: cst.Call):
         return guard_eager_only(self.ctx, node, "the warning")
