@@ -211,16 +211,17 @@ def test_some_settings_change_what_a_pattern_does():
 @pytest.mark.parametrize("setting,value,code,pattern,release",
                          [c for c in _setting_changes() if c[4] == "2.13"], ids=lambda v: str(v))
 def test_a_setting_in_another_file_changes_the_findings(setting, value, code, pattern, release, tmp_path):
-    """The setting, made in the project's own code (a file that is not the one checked), drops the findings it
-    makes do nothing (the table's measurement), and they come back when the line goes (the cache follows)."""
+    """The setting, made in a file of the project that the checked one imports (importing it runs it), drops
+    the findings it makes do nothing (the table's measurement); they come back when the line goes (the cache
+    follows), and a setting in a file nobody imports (a script, a test) changes nothing."""
     rule, i, ex = next((r, i, e) for r, i, e in INVALID if r.code == code and any(
         f.code == code and f.pattern == pattern
         for f in check_source(e.code, preview=True, torch_version=AS_FOUND).findings))
     made = (f"torch._dynamo.config.{setting} = {value}\n" if setting != "reorderable_logging_functions"
             else f"torch._dynamo.config.{setting}.add({value})\n")
     imports = "import torch\n" + ("import logging\nimport warnings\n" if "." in value else "")
-    write_tree(tmp_path, {"pyproject.toml": "[tool.dynlint]\npreview = true\n", "m.py": ex.code,
-                          "settings.py": imports + made})
+    write_tree(tmp_path, {"pyproject.toml": "[tool.dynlint]\npreview = true\n", "m.py": "import settings\n" + ex.code,
+                          "settings.py": imports + made, "script.py": imports + made})
     from dynlint import api
     config = api.load_config([str(tmp_path)], api.known_codes()).with_(torch_version=release)
 
@@ -229,4 +230,4 @@ def test_a_setting_in_another_file_changes_the_findings(setting, value, code, pa
                 if f.code == code and f.pattern == pattern]
     assert not found()
     (tmp_path / "settings.py").write_text(imports + "# " + made, encoding="utf-8")
-    assert found()
+    assert found()                                  # script.py still makes it, but m.py does not import it

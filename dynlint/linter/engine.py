@@ -35,7 +35,8 @@ class Result:
     files: List[str]
     errors: List[FileError] = field(default_factory=list)
     notices: List[str] = field(default_factory=list)     # for the user: files skipped unread, a cache not used
-    dynamo_settings: frozenset = frozenset()             # the Dynamo settings the project's code makes
+    # per file, the Dynamo settings that apply to its code: those it makes and those of the files it imports
+    dynamo_settings: Dict[str, frozenset] = field(default_factory=dict)
 
     @property
     def internal_errors(self) -> List[Finding]:
@@ -349,22 +350,37 @@ class _Run:
     def on_release(self, findings: Sequence[Finding]) -> List[Finding]:
         return on_release(findings, self.rules, self.config.torch_version, self.dynamo_settings())
 
-    def dynamo_settings(self) -> frozenset:
-        """The Dynamo settings the project's files make (`torch._dynamo.config.KEY = VALUE`): (KEY, VALUE)."""
-        return frozenset(s for rel in self.rels for s in getattr(self.entries.get(rel), "dynamo", ()))
+    def dynamo_settings(self) -> Dict[str, frozenset]:
+        """rel -> the Dynamo settings (KEY, VALUE) that apply to the file's code: those it makes
+        (`torch._dynamo.config.KEY = VALUE`) and those of the project files it imports (importing them runs
+        their module level). A setting elsewhere (another script, a test) is not assumed to have run first."""
+        made = {rel: tuple(getattr(e, "dynamo", ())) for rel, e in self.entries.items() if getattr(e, "dynamo", ())}
+        if not made:
+            return {}
+        out = {}
+        for rel in self.rels:
+            e = self.entries.get(rel)
+            found = set(made.get(rel, ()))
+            for other in _imported_files(self.modules, e.imports) if e is not None else ():
+                found.update(made.get(other, ()))
+            if found:
+                out[rel] = frozenset(found)
+        return out
 
 
 def on_release(findings: Sequence[Finding], rules: Sequence[Type], release: str,
-               settings: frozenset = frozenset()) -> List[Finding]:
-    """The findings as they stand on a torch release with the project's Dynamo `settings` (each rule's
-    `on_release`); every one as found where no release is named (a configuration made without `load_config`)."""
+               settings: Optional[Dict[str, frozenset]] = None) -> List[Finding]:
+    """The findings as they stand on a torch release with the Dynamo `settings` that apply to each file
+    (each rule's `on_release`); every one as found where no release is named (a configuration made without
+    `load_config`)."""
     if not release:
         return list(findings)
     by_code = {r.code: r for r in rules}
+    settings = settings or {}
     out = []
     for f in findings:
         rule = by_code.get(f.code)
-        kept = rule.on_release(f, release, settings) if rule is not None else f
+        kept = rule.on_release(f, release, settings.get(f.path, frozenset())) if rule is not None else f
         if kept is not None:
             out.append(kept)
     return out
