@@ -158,6 +158,8 @@ def build_parser() -> argparse.ArgumentParser:
                      help="list the findings that change between torch X.Y and the release checked for "
                           "(--torch-version): those gone and those new; exit 1 when there are new ones")
     fixes = c.add_argument_group("fixes")
+    fixes.add_argument("--add-noqa", action="store_true",
+                       help="add a `# noqa: CODES` comment to each line with findings (as ruff), then exit 0")
     fixes.add_argument("--fix", action="store_true", help="apply the safe automatic fixes, then report what is left")
     fixes.add_argument("--fix-only", action="store_true",
                        help="apply the safe automatic fixes and report nothing else: no findings left, exit 0 "
@@ -291,6 +293,8 @@ def cmd_check(args) -> int:
             return _report_diff(_fix(args, config, jobs), args.quiet)
         if args.diff_from:
             return _release_change(args, config, jobs)
+        if args.add_noqa:
+            return _add_noqa(args, config, jobs)
         if args.verify:
             _warn_other_release(config)
         result, fix_line, fixes = _static_pass(args, config, jobs)
@@ -526,6 +530,47 @@ def _report_diff(outcome, quiet: bool) -> int:
     if outcome.result.internal_errors:
         return _internal_errors(outcome.result)
     return EXIT_FINDINGS if outcome.after else EXIT_CLEAN
+
+
+def _add_noqa(args, config, jobs) -> int:
+    """`--add-noqa`: a `# noqa: CODES` on every line that has findings, so that a project adopting dynlint starts
+    clean and sees only new findings (ruff's --add-noqa). Notebooks and lines that cannot take a comment are said."""
+    from dynlint.linter.files import write_atomic
+    from dynlint.linter.fixer import Source
+    from dynlint.linter.suppressions import add_noqa
+
+    if args.fix or args.diff or args.verify or getattr(args, "stdin_text", None) is not None:
+        sys.stderr.write("dynlint: error: --add-noqa edits files: not with --fix, --diff, --verify or stdin\n")
+        return EXIT_USAGE
+    with progress.stage_bars(args.quiet) as bars:
+        result = _api().check(args.paths, config, jobs=jobs, cache=not args.no_cache, progress=bars)
+    if result.internal_errors:
+        return _internal_errors(result)
+    wanted: dict = {}
+    left = []
+    for f in result.findings:
+        if f.code in ENGINE_CODES:
+            continue
+        if f.cell:
+            left.append(f"{f.path}: a notebook (cell {f.cell}, line {f.line})")
+            continue
+        wanted.setdefault(f.path, {}).setdefault(f.line, set()).add(f.code)
+    total = 0
+    for rel, lines in sorted(wanted.items()):
+        try:
+            source = Source.read(config.root / rel)
+            text, added, skipped = add_noqa(source.text, lines)
+            if added:
+                write_atomic(config.root / rel, source.encode(text), config.root)
+        except (OSError, UnicodeError, ValueError) as e:
+            left.append(f"{rel}: cannot write it: {e}")
+            continue
+        total += added
+        left += [f"{rel}:{n}: the line cannot take a comment (inside a string or continued)" for n in skipped]
+    for why in left:
+        sys.stderr.write(f"dynlint: warning: no noqa added: {printable(shown(config.root, why))}\n")
+    sys.stdout.write(f"Added {plural(total, 'noqa directive')}.\n")
+    return EXIT_CLEAN
 
 
 def _warn_other_release(config) -> None:

@@ -556,3 +556,36 @@ def test_fix_only_applies_the_fixes_and_reports_nothing_else(cli, tmp_path):
     assert "is_compiling()" in (tmp_path / "m.py").read_text()
     assert "DYN201" in cli("check", ".", "--no-cache", cwd=tmp_path).stdout     # still there, only not reported
     assert cli("check", ".", "--fix-only", "--verify", cwd=tmp_path).returncode == 2
+
+
+def test_add_noqa_silences_every_finding_and_keeps_the_rest(tmp_path):
+    """`--add-noqa` (ruff's): each line with findings gets `# noqa: CODES`, merged into a `# noqa: ...` it has;
+    a line inside a string takes none and is named; the next check is clean of the silenced findings."""
+    write_tree(tmp_path, {"pyproject.toml": "[tool.dynlint]\n", "m.py": (
+        "import torch\n\n\n@torch.compile\ndef f(x):\n    print(x)  # noqa: DYN999\n"
+        "    s = x.sum().item()\n    return x * s, x.tolist()\n")})
+    before = subprocess.run([sys.executable, "-m", "dynlint", "check", ".", "--output-format", "json"],
+                            cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    codes = {(f["line"], f["code"]) for f in json.loads(before.stdout)["findings"]}
+    assert {6, 7, 8} <= {line for line, _ in codes}
+    done = subprocess.run([sys.executable, "-m", "dynlint", "check", ".", "--add-noqa"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and done.stdout == f"Added {len({line for line, _ in codes})} noqa directives.\n"
+    text = (tmp_path / "m.py").read_text()
+    assert "print(x)  # noqa: DYN301, DYN999\n" in text
+    assert all(f"noqa: {code}" in text.splitlines()[line - 1] or code in text.splitlines()[line - 1]
+               for line, code in codes)
+    after = subprocess.run([sys.executable, "-m", "dynlint", "check", "."], cwd=tmp_path, capture_output=True,
+                           text=True, timeout=120)
+    assert after.returncode == 0, after.stdout
+    again = subprocess.run([sys.executable, "-m", "dynlint", "check", ".", "--add-noqa"], cwd=tmp_path,
+                           capture_output=True, text=True, timeout=120)
+    assert again.stdout == "Added 0 noqa directives.\n" and (tmp_path / "m.py").read_text() == text
+
+
+def test_add_noqa_leaves_a_line_inside_a_string_and_says_so():
+    from dynlint.linter.suppressions import add_noqa
+    src = 'a = f(x)\ny = g("""\nz\n""")\nd = e + \\\n    1\n'
+    text, added, left = add_noqa(src, {1: {"DYN201"}, 2: {"DYN301"}, 5: {"DYN1"}})
+    assert added == 1 and left == [2, 5]
+    assert text.splitlines()[0] == "a = f(x)  # noqa: DYN201" and text.splitlines()[1:] == src.splitlines()[1:]

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import io
 import re
-from typing import Dict, Optional, Set
+import tokenize
+from typing import Dict, List, Optional, Set, Tuple
 
 _NOQA = re.compile(r"#\s*noqa(?::[\s]?(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.I)
 _IGNORE = re.compile(r"#\s*dynlint:\s*ignore(?:\[(?P<codes>[^\]]*)\])?", re.I)
@@ -59,3 +60,38 @@ class Suppressions:
             return False
         codes = self.by_line[line]
         return codes is ALL or any(code.startswith(c) for c in codes)
+
+
+def add_noqa(source: str, codes_by_line: Dict[int, Set[str]]) -> Tuple[str, int, List[int]]:
+    """`source` with `# noqa: CODES` on each given line (ruff's --add-noqa): merged into a `# noqa: ...` the line
+    already has, else appended. A line that ends inside a string or continues with a backslash takes no
+    comment. Returns the text, how many lines got one, and the lines that could not (or the source unchanged
+    and every line, when it does not tokenize)."""
+    lines = source.splitlines(keepends=True)
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
+    except (tokenize.TokenError, SyntaxError, IndentationError):
+        return source, 0, sorted(codes_by_line)
+    inside = {n for t in tokens if t.type == tokenize.STRING or t.type == getattr(tokenize, "FSTRING_MIDDLE", -1)
+              for n in range(t.start[0], t.end[0])}
+    added, left = 0, []
+    for n, codes in sorted(codes_by_line.items()):
+        if not 0 < n <= len(lines):
+            continue
+        body = lines[n - 1].rstrip("\r\n")
+        end = lines[n - 1][len(body):]
+        if n in inside or body.rstrip().endswith("\\"):
+            left.append(n)
+            continue
+        m = _NOQA.search(body[body.find("#"):]) if "#" in body else None
+        if m and m.group("codes"):
+            start = body.find("#") + m.start()
+            old = {c.upper() for c in re.split(r"[,\s]+", m.group("codes")) if c}
+            body = body[:start] + "# noqa: " + ", ".join(sorted(old | codes)) + body[body.find("#") + m.end():]
+        elif m:
+            continue                                  # a bare `# noqa` already silences the line
+        else:
+            body = body.rstrip() + "  # noqa: " + ", ".join(sorted(codes))
+        lines[n - 1] = body + end
+        added += 1
+    return "".join(lines), added, left
