@@ -158,6 +158,8 @@ def build_parser() -> argparse.ArgumentParser:
                      help="list the findings that change between torch X.Y and the release checked for "
                           "(--torch-version): those gone and those new; exit 1 when there are new ones")
     fixes = c.add_argument_group("fixes")
+    fixes.add_argument("--show-fixes", action="store_true",
+                       help="with --fix: list the fixes applied, per file and rule (as ruff)")
     fixes.add_argument("--add-noqa", action="store_true",
                        help="add a `# noqa: CODES` comment to each line with findings (as ruff), then exit 0")
     fixes.add_argument("--fix", action="store_true", help="apply the safe automatic fixes, then report what is left")
@@ -416,7 +418,10 @@ def _static_pass(args, config, jobs):
         result = outcome.result
     restored = set(verification.restored) if verification else set()
     args.fixed = any(rel not in restored for rel in outcome.after)
-    return result, _fixed_summary(outcome, verification, result), fixes
+    summary = _fixed_summary(outcome, verification, result)
+    if args.show_fixes:
+        summary = _fixes_list(outcome, restored) + summary
+    return result, summary, fixes
 
 
 def _runtime_pass(args, config, result, fixes):
@@ -614,6 +619,19 @@ def _release_change(args, config, jobs) -> int:
 def _unsafe_hint(outcome) -> str:
     n = outcome.unsafe_available
     return f" {plural(n, 'more fix')} with --unsafe-fixes (see them with --diff --unsafe-fixes)." if n else ""
+
+
+def _fixes_list(outcome, restored: set) -> str:
+    """`--show-fixes`: ruff's enumeration of what --fix applied, per file (as named from the working folder)
+    and rule: `- src/m.py:` then `    2 × DYN301 (print-in-compiled-code)`."""
+    names = {r.code: r.name for r in all_rules()}
+    lines = []
+    for rel in sorted(outcome.applied_codes):
+        if rel in restored or rel not in outcome.after:
+            continue
+        lines.append(f"- {printable(shown(outcome.root, rel))}:")
+        lines += [f"    {n} × {code} ({names.get(code, '?')})" for code, n in sorted(outcome.applied_codes[rel].items())]
+    return "".join(line + "\n" for line in lines)
 
 
 def _fixed_summary(outcome, verification=None, result=None) -> str:

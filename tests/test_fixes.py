@@ -14,6 +14,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import re
 import stat
 import textwrap
 import warnings
@@ -671,3 +672,17 @@ def test_later_passes_see_the_whole_project(cli, tmp_path):
         "            log.warning('NaN')\n    x = torch.where(torch.isnan(x).any(), torch.nan_to_num(x), x)\n"
         "    return x.clamp(min=0)\n")
     assert "Applied 2 fixes to 1 file: 2 findings fewer, 0 remaining." in r.stdout
+
+
+def test_show_fixes_lists_the_applied_fixes_per_file_and_rule(cli, project):
+    """`--fix --show-fixes` (ruff's): each fixed file, named from the working folder, with a line per rule whose
+    fixes were applied and how many; without --show-fixes, the summary alone."""
+    r = cli("check", "pkg", "--fix", "--show-fixes", "--no-cache", cwd=project)
+    listed = r.stdout.split("- pkg/model.py:\n", 1)
+    assert len(listed) == 2, r.stdout
+    rows = [ln for ln in listed[1].splitlines() if ln.startswith("    ")]
+    assert rows and all(re.fullmatch(r"    \d+ × DYN\d{3} \([a-z0-9-]+\)", ln) for ln in rows), rows
+    assert sum(int(ln.split()[0]) for ln in rows) == int(re.search(r"Applied (\d+) fix", r.stdout).group(1))
+    assert "- pkg/helpers.py:" not in r.stdout                    # its only fix is unsafe: not applied
+    plain = cli("check", "pkg", "--fix", "--no-cache", cwd=project)
+    assert "- pkg/" not in plain.stdout

@@ -259,6 +259,7 @@ class FixOutcome:
     result: object                                   # engine.Result: the findings left in the fixed code
     found: int                                       # findings before fixing
     applied: Dict[str, int] = field(default_factory=dict)      # rel -> fixes applied
+    applied_codes: Dict[str, Dict[str, int]] = field(default_factory=dict)   # rel -> rule code -> fixes applied
     before: Dict[str, str] = field(default_factory=dict)       # rel -> original text, for changed files
     after: Dict[str, str] = field(default_factory=dict)        # rel -> fixed text
     sources: Dict[str, Source] = field(default_factory=dict)
@@ -308,9 +309,11 @@ def fix_files(files: Iterable[Tuple[Path, str]], config, rules: Sequence[Type], 
     try:
         for _ in range(passes):
             todo: Dict[str, List[Fix]] = {}
+            code_of: Dict[int, str] = {}
             for f in result.findings:
                 if fixable(f, unsafe) and f.path in out.paths and f.path not in broken:
                     todo.setdefault(f.path, []).append(f.autofix)
+                    code_of[id(f.autofix)] = f.code
             changed = []
             for rel, fixes in sorted(todo.items()):
                 if rel not in texts:
@@ -338,6 +341,9 @@ def fix_files(files: Iterable[Tuple[Path, str]], config, rules: Sequence[Type], 
                         continue
                     texts[rel] = new
                     out.applied[rel] = out.applied.get(rel, 0) + len(applied)
+                    codes = out.applied_codes.setdefault(rel, {})
+                    for fix in applied:
+                        codes[code_of[id(fix)]] = codes.get(code_of[id(fix)], 0) + 1
                     changed.append(rel)
             if not changed:
                 break

@@ -57,6 +57,11 @@ def run(task: Callable, items: list, jobs: int, state, step: Optional[Callable[[
             if w.is_alive():
                 w.terminate()
                 w.join(1)
+        # and let the pool's own thread finish closing its pipe now: left to the interpreter's exit, its close
+        # races Python's exit hook that writes to that pipe ("Exception ignored ... Bad file descriptor")
+        manager = getattr(pool, "_executor_manager_thread", None)
+        if manager is not None:
+            manager.join(5)
         raise
     pool.shutdown()
     return out
