@@ -686,3 +686,16 @@ def test_show_fixes_lists_the_applied_fixes_per_file_and_rule(cli, project):
     assert "- pkg/helpers.py:" not in r.stdout                    # its only fix is unsafe: not applied
     plain = cli("check", "pkg", "--fix", "--no-cache", cwd=project)
     assert "- pkg/" not in plain.stdout
+
+
+def test_unfixable_rules_are_reported_but_not_fixed(cli, project):
+    """`unfixable` (ruff's): the rule's findings stay, without the fix marker or the fix; `fixable` narrows what
+    --fix applies the same way; the longest matching prefix wins between them."""
+    (project / "pyproject.toml").write_text('[tool.dynlint]\nunfixable = ["DYN3"]\nfixable = ["ALL"]\n')
+    before = (project / "pkg" / "model.py").read_text()
+    r = cli("check", "pkg", "--fix", "--no-cache", "--output-format", "json", cwd=project)
+    doc = json.loads(r.stdout)
+    assert any(f["code"].startswith("DYN3") and "autofix" not in f for f in doc["findings"]), doc["findings"]
+    assert (project / "pkg" / "model.py").read_text() == before                  # its only safe fix is DYN301's
+    r = cli("check", "pkg", "--fix", "--no-cache", "--extend-fixable", "DYN301", cwd=project)
+    assert (project / "pkg" / "model.py").read_text() != before                   # DYN301 is longer than DYN3

@@ -56,6 +56,8 @@ class Config:
     preview: bool = False
     compiled: Tuple[str, ...] = ()
     ignore_noqa: bool = False
+    fixable: Tuple[str, ...] = ("DYN",)
+    unfixable: Tuple[str, ...] = ()
     examples: Tuple[str, ...] = DEFAULT_EXAMPLES
     device: str = "auto"
     timeout: float = 300.0
@@ -79,6 +81,12 @@ class Config:
         best_sel = max((len(s) for s in self.select if code.startswith(s)), default=-1)
         best_ign = max((len(s) for s in ignores if code.startswith(s)), default=-1)
         return best_sel >= 0 and best_sel > best_ign
+
+    def can_fix(self, code: str) -> bool:
+        """Whether --fix may apply a fix of rule `code`: ruff's precedence between `fixable` and `unfixable`."""
+        best_fix = max((len(s) for s in self.fixable if code.startswith(s)), default=-1)
+        best_not = max((len(s) for s in self.unfixable if code.startswith(s)), default=-1)
+        return best_fix >= 0 and best_fix > best_not
 
     def fingerprint(self) -> str:
         """Stable text of everything that changes findings (cache key)."""
@@ -391,6 +399,13 @@ OPTIONS: Tuple[Option, ...] = (
            "matching prefix wins", _rule_codes, flags=("--ignore",), **_CODES),
     Option("extend-ignore", "ignore", "rules not to run in addition to `ignore`", _rule_codes, extends=True,
            flags=("--extend-ignore",), **_CODES),
+    Option("fixable", "fixable", "rules whose fixes --fix may apply, by code or prefix (`ALL`: every rule)",
+           _rule_codes, flags=("--fixable",), **_CODES),
+    Option("extend-fixable", "fixable", "rules whose fixes --fix may apply, in addition to `fixable`", _rule_codes,
+           extends=True, flags=("--extend-fixable",), **_CODES),
+    Option("unfixable", "unfixable", "rules whose fixes --fix never applies (their findings are still reported); "
+           "between `fixable` and `unfixable`, the longest matching prefix wins", _rule_codes,
+           flags=("--unfixable",), **_CODES),
     Option("per-file-ignores", "per_file_ignores", "rules not to run on some files: `{ \"glob\" = [codes] }`",
            _per_file_ignores),
     Option("extend-per-file-ignores", "per_file_ignores", "rules not to run on some files, in addition to "

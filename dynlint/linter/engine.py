@@ -342,8 +342,10 @@ class _Run:
     def result(self) -> Result:
         if self.cache is not None:
             self.cache.save(keep=set(self.rels))
-        findings = [f for f in self.on_release(self.findings)
-                    if self.config.enabled(f.code, f.path) or f.code in (PARSE_ERROR, INTERNAL_ERROR)]
+        config = self.config
+        findings = [f if f.autofix is None or config.can_fix(f.code) else f.with_(autofix=None)
+                    for f in self.on_release(self.findings)
+                    if config.enabled(f.code, f.path) or f.code in (PARSE_ERROR, INTERNAL_ERROR)]
         return Result(sorted(set(findings), key=lambda f: f.sort_key), self.rels, self.errors,
                       dynamo_settings=self.dynamo_settings())
 
