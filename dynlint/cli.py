@@ -146,6 +146,8 @@ def build_parser() -> argparse.ArgumentParser:
     out.add_argument("--statistics", action="store_true", help="a table of findings per rule instead of the list")
     out.add_argument("--quiet", "-q", action="store_true", help="only the finding lines and the summary")
     out.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
+    out.add_argument("--watch", "-w", action="store_true",
+                     help="check again whenever a checked file or the configuration changes, until Ctrl-C (as ruff)")
     out.add_argument("--debug", action="store_true", help="show tracebacks of internal errors")
     out.add_argument("--show-settings", action="store_true",
                      help="print the configuration file read and the resolved settings (each with where it came "
@@ -279,6 +281,8 @@ class _Stop(Exception):
 
 
 def cmd_check(args) -> int:
+    if args.watch:
+        return _watch(args)
     try:
         config = _configuration(args)
         if args.show_settings:
@@ -535,6 +539,48 @@ def _report_diff(outcome, quiet: bool) -> int:
     if outcome.result.internal_errors:
         return _internal_errors(outcome.result)
     return EXIT_FINDINGS if outcome.after else EXIT_CLEAN
+
+
+def _watch(args) -> int:
+    """`--watch`: the check, then again each time a file it reads (or the configuration) changes, appears or
+    goes; the cache makes a re-check cost what the edit touches. Ends with Ctrl-C (exit 130)."""
+    if args.fix or args.diff or args.verify or args.add_noqa or args.diff_from or args.stdin_filename:
+        sys.stderr.write("dynlint: error: --watch re-runs the check: not with --fix, --diff, --verify, --add-noqa, "
+                         "--diff-from or stdin\n")
+        return EXIT_USAGE
+    import copy
+    import time
+
+    while True:
+        once = copy.copy(args)
+        once.watch = False
+        status = cmd_check(once)
+        if status == EXIT_USAGE:
+            return status
+        sys.stdout.write(f"[{time.strftime('%H:%M:%S')}] Watching for file changes.\n")
+        sys.stdout.flush()
+        try:
+            config = _configuration(copy.copy(args))
+        except (ConfigError, _Stop):
+            config = None
+        before = _snapshot(args.paths or ["."], config)
+        while _snapshot(args.paths or ["."], config) == before:
+            time.sleep(0.3)
+        sys.stdout.write(f"[{time.strftime('%H:%M:%S')}] File change detected...\n")
+
+
+def _snapshot(paths, config) -> dict:
+    """(size, mtime) of every file the check reads and of its configuration file, by path."""
+    out = {}
+    if config is None:
+        return {}
+    for path in [str(config.source)] * bool(config.source) + [p for p, _ in discover(paths, config, [])]:
+        try:
+            st = os.stat(path)
+            out[str(path)] = (st.st_size, st.st_mtime_ns)
+        except OSError:
+            pass
+    return out
 
 
 def _add_noqa(args, config, jobs) -> int:

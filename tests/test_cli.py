@@ -589,3 +589,39 @@ def test_add_noqa_leaves_a_line_inside_a_string_and_says_so():
     text, added, left = add_noqa(src, {1: {"DYN201"}, 2: {"DYN301"}, 5: {"DYN1"}})
     assert added == 1 and left == [2, 5]
     assert text.splitlines()[0] == "a = f(x)  # noqa: DYN201" and text.splitlines()[1:] == src.splitlines()[1:]
+
+
+def test_watch_checks_again_when_a_file_changes_until_ctrl_c(tmp_path):
+    """`--watch` (ruff's): the report, then a new one after an edit; Ctrl-C ends it (exit 130)."""
+    import signal
+    import time
+
+    write_tree(tmp_path, {"pyproject.toml": "[tool.dynlint]\n",
+                          "m.py": "import torch\n\n@torch.compile\ndef f(x):\n    print(x)\n    return x\n"})
+    proc = subprocess.Popen([sys.executable, "-m", "dynlint", "check", ".", "--watch", "-q"], cwd=tmp_path,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    seen = []
+    try:
+        def read_until(text):
+            deadline = time.time() + 60
+            while time.time() < deadline:
+                line = proc.stdout.readline()
+                seen.append(line)
+                if text in line:
+                    return
+            raise AssertionError("".join(seen))
+        read_until("Watching for file changes.")
+        assert any("Found 1 problem" in line for line in seen)
+        with open(tmp_path / "m.py", "a") as f:
+            f.write("\n@torch.compile\ndef g(x):\n    return x.item()\n")
+        read_until("File change detected")
+        read_until("Watching for file changes.")
+        assert any("Found 2 problems" in line for line in seen), "".join(seen)
+        proc.send_signal(signal.SIGINT)
+        proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130
+    assert subprocess.run([sys.executable, "-m", "dynlint", "check", ".", "--watch", "--fix"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=60).returncode == 2
