@@ -179,3 +179,62 @@ def test_functions_passed_as_arguments_and_forward_hooks_are_traced(tmp_path):
     broke = {b.reported_line for b in obs.breaks} & lines
     assert broke == lines - {PASSED.splitlines().index('    print("kept")') + 1}
     assert {f.line for f in check_source(PASSED).findings if f.code == "DYN301"} == broke
+
+
+HANDED_IN = '''
+import json
+
+import torch
+from torch import nn
+
+
+class Reporter:
+    def __init__(self):
+        self.lines = []
+
+    def emit(self, **fields):
+        self.lines.append(json.dumps(fields))
+
+
+class Quiet:
+    def emit(self, **fields):
+        return None
+
+
+class Model(nn.Module):
+    def __init__(self, reporter, other):
+        super().__init__()
+        self.fc = nn.Linear(4, 2)
+        self.reporter = reporter
+        self.other = other
+
+    def forward(self, x):
+        y = self.fc(x)
+        self.reporter.emit(batch=x.shape[0])
+        return y
+
+
+def main():
+    rep = Reporter()
+    model = torch.compile(Model(rep, Quiet()))
+    model(torch.randn(3, 4))
+'''
+
+
+@pytest.mark.dynamo
+def test_a_collaborator_handed_to_the_constructor_is_traced_where_it_is_called(tmp_path):
+    """Principle: `self.reporter = reporter` in `__init__` holds what the project's calls of the class pass for
+    that parameter (`Model(rep, ...)` with `rep = Reporter()`): the forward's `self.reporter.emit(...)` is traced
+    into Reporter.emit, where Dynamo breaks (json.dumps); a class only passed to another parameter is not."""
+    pytest.importorskip("torch")
+    from dynlint.compiler import harness
+    path = tmp_path / "handed.py"
+    path.write_text(HANDED_IN)
+    found = [f for f in check_source(HANDED_IN, filename="handed.py").findings if f.code == "DYN310"]
+    emit = next(i for i, line in enumerate(HANDED_IN.splitlines(), 1) if "json.dumps" in line)
+    assert [f.line for f in found] == [emit]
+    obs = harness.observe(str(path), ["main()"])
+    assert obs.error is None and emit in obs.break_lines(str(path))
+    # nothing is traced into Quiet (handed to `other`, which forward never calls)
+    assert not [f for f in check_source(HANDED_IN.replace("self.reporter.emit", "self.other.emit"),
+                                        filename="handed.py").findings if f.code == "DYN310"]

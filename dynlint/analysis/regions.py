@@ -15,7 +15,7 @@ from typing import Callable, Dict, Iterable, List, Optional, Sequence, Set, Tupl
 
 from dynlint.analysis.frames import Frame, Frames
 from dynlint.analysis.names import COMPILE, DISABLE, OPAQUE, is_module_base, strip_call
-from dynlint.linter.index import CallSite, FunctionInfo, ModuleIndex
+from dynlint.linter.index import CallSite, ClassInfo, FunctionInfo, ModuleIndex
 from dynlint.linter.project import FuncRef, Project
 
 Chain = Tuple[str, ...]
@@ -91,8 +91,24 @@ def _self_targets(project: Project, ix: ModuleIndex, fn: FunctionInfo, rest: str
         if ref:
             return [ref]
     out = []
-    for p, c in project.attr_classes(ix.path, fn.cls, attr):
+    for p, c in _held(project, ix.path, fn.cls, attr):
         out += [r for r in ([project.method(p, c.name, meth)] if meth else _forward_of(project, p, c.name)) if r]
+    return out
+
+
+def _held(project: Project, path: str, cls: str, attr: str) -> List[Tuple[str, ClassInfo]]:
+    """The project classes `self.<attr>` holds: those the class (or a base) constructs into it, and those the
+    project's calls of the class pass to the `__init__` parameter it keeps (`self.reporter = reporter` ...
+    `Model(Reporter())`): a collaborator handed in is traced as one made inside."""
+    out = list(project.attr_classes(path, cls, attr))
+    ix = project.by_path[path]
+    info, init = ix.classes.get(cls), ix.functions.get(f"{cls}.__init__")
+    param = info.param_attrs.get(attr) if info is not None else None
+    if param and init is not None:
+        for p, name in _passed_classes(project, ix, init, param):
+            held = project.by_path[p].classes.get(name)
+            if held is not None and (p, held) not in out:
+                out.append((p, held))
     return out
 
 
@@ -110,8 +126,10 @@ def _passed_classes(project: Project, ix: ModuleIndex, fn: FunctionInfo, param: 
     if param not in params:
         return []
     k, ref = params.index(param), (ix.path, fn.qualname)
+    # a class's __init__ is called by calling the class
+    made = fn.qualname[:-len(".__init__")] if fn.cls and fn.qualname == f"{fn.cls}.__init__" else ""
     rels = {ix.path} | set(project.facts.importers.get(ix.module, ())) | \
-        set(project.facts.importers.get(f"{ix.module}.{fn.qualname}", ()))
+        set(project.facts.importers.get(f"{ix.module}.{made or fn.qualname}", ()))
     found: Set[Tuple[str, str]] = set()
     for rel in sorted(rels):
         cix = project.by_path.get(rel)
@@ -121,8 +139,9 @@ def _passed_classes(project: Project, ix: ModuleIndex, fn: FunctionInfo, param: 
             [(f, f.calls, dict(cix.module_instances, **f.instances)) for f in cix.functions.values()]
         for caller, calls, held in scopes:
             for c in calls:
-                if c.kind != "name" or project.resolve(cix, c.target, caller.qualname if caller else "") != \
-                        ("function", ref):
+                r = project.resolve(cix, c.target, caller.qualname if caller else "") if c.kind == "name" else None
+                if not r or (r != ("function", ref) if not made else
+                             (r[0] != "class" or r[1][0] != ix.path or r[1][1].name != made)):
                     continue
                 arg = c.args[k] if k < len(c.args) else ""
                 made = [arg[:-2]] if arg.endswith("()") and "(" not in arg[:-2] else held.get(arg, ())
@@ -202,7 +221,7 @@ def call_edges(project: Project, ref: FuncRef, nested: Dict[str, Dict[str, List[
                 if m:
                     out.append((c, m))
                     continue
-            for p, cls in project.attr_classes(path, fn.cls, attr):
+            for p, cls in _held(project, path, fn.cls, attr):
                 if meth:
                     m = project.method(p, cls.name, meth)
                     out += [(c, m)] if m else []

@@ -106,6 +106,8 @@ class ClassInfo:
     attrs: Dict[str, List[str]] = field(default_factory=dict)
     # attributes registered as buffers/parameters: self.register_buffer("name", ...)
     registered: List[str] = field(default_factory=list)
+    # self.<attr> -> the `__init__` parameter it keeps (`self.reporter = reporter`): what the callers pass
+    param_attrs: Dict[str, str] = field(default_factory=dict)
     # attributes `__init__` sets to an int, float or bool literal (-> "int" / "float" / "bool"), and those of
     # them that `forward` (and the methods it calls as `self.m(...)`) reads: the Python numbers a compiled
     # forward guards on
@@ -149,7 +151,7 @@ class ModuleIndex:
         return (self.module, self.imports, self.module_instances, self.assigned_calls, calls(self.module_calls),
                 {q: (f.cls, f.decorators, calls(f.calls), f.params, f.instances, f.nested_in)
                  for q, f in self.functions.items()},
-                {n: (c.bases, c.methods, c.attrs, c.registered, c.scalars, c.reads, c.setters)
+                {n: (c.bases, c.methods, c.attrs, c.registered, c.scalars, c.reads, c.setters, c.param_attrs)
                  for n, c in self.classes.items()})
 
     def qualify(self, dotted: str) -> str:
@@ -443,6 +445,13 @@ class _Indexer(ast.NodeVisitor):
             if name and "config." in name:
                 self._dynamo_setting(name, [node.value])
         value = node.value
+        if isinstance(value, ast.Name) and self.func_stack and self.func_stack[-1].qualname.endswith(".__init__") \
+                and value.id in self.func_stack[-1].params:
+            cls = self._current_class()
+            for t in node.targets:
+                name = dotted_name(t)
+                if cls and name and name.startswith("self.") and name.count(".") == 1:
+                    cls.param_attrs[name[5:]] = value.id
         if isinstance(value, ast.Call):
             ctors = self._constructed(value)
             callee = dotted_name(value.func)
