@@ -103,13 +103,21 @@ def _held(project: Project, path: str, cls: str, attr: str) -> List[Tuple[str, C
     out = list(project.attr_classes(path, cls, attr))
     ix = project.by_path[path]
     info, init = ix.classes.get(cls), ix.functions.get(f"{cls}.__init__")
-    param = info.param_attrs.get(attr) if info is not None else None
+    param = getattr(info, "param_attrs", {}).get(attr) if info is not None else None
     if param and init is not None:
-        for p, name in _passed_classes(project, ix, init, param):
+        memo = project.per_run(_handed_in)           # (asked per call site: once per class and parameter)
+        if (path, cls, param) not in memo:
+            memo[(path, cls, param)] = _passed_classes(project, ix, init, param)
+        for p, name in memo[(path, cls, param)]:
             held = project.by_path[p].classes.get(name)
             if held is not None and (p, held) not in out:
                 out.append((p, held))
     return out
+
+
+def _handed_in() -> dict:
+    """(path, class, __init__ parameter) -> the classes the project's constructions pass for it."""
+    return {}
 
 
 def _class_target(project: Project, path: str, cls: str, rest: str) -> List[FuncRef]:
