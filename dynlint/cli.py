@@ -552,6 +552,11 @@ def _watch(args) -> int:
     import time
 
     while True:
+        try:
+            config = _configuration(copy.copy(args))
+        except (ConfigError, _Stop):
+            config = None
+        before = _snapshot(args.paths or ["."], config)     # before the check: an edit made during it counts
         once = copy.copy(args)
         once.watch = False
         status = cmd_check(once)
@@ -559,11 +564,6 @@ def _watch(args) -> int:
             return status
         sys.stdout.write(f"[{time.strftime('%H:%M:%S')}] Watching for file changes.\n")
         sys.stdout.flush()
-        try:
-            config = _configuration(copy.copy(args))
-        except (ConfigError, _Stop):
-            config = None
-        before = _snapshot(args.paths or ["."], config)
         while _snapshot(args.paths or ["."], config) == before:
             time.sleep(0.3)
         sys.stdout.write(f"[{time.strftime('%H:%M:%S')}] File change detected...\n")

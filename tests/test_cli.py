@@ -598,18 +598,26 @@ def test_watch_checks_again_when_a_file_changes_until_ctrl_c(tmp_path):
 
     write_tree(tmp_path, {"pyproject.toml": "[tool.dynlint]\n",
                           "m.py": "import torch\n\n@torch.compile\ndef f(x):\n    print(x)\n    return x\n"})
+    import queue
+    import threading
+
     proc = subprocess.Popen([sys.executable, "-m", "dynlint", "check", ".", "--watch", "-q"], cwd=tmp_path,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    lines: "queue.Queue[str]" = queue.Queue()
+    threading.Thread(target=lambda: [lines.put(line) for line in proc.stdout], daemon=True).start()
     seen = []
     try:
         def read_until(text):
             deadline = time.time() + 60
             while time.time() < deadline:
-                line = proc.stdout.readline()
+                try:
+                    line = lines.get(timeout=max(0.1, deadline - time.time()))
+                except queue.Empty:
+                    break
                 seen.append(line)
                 if text in line:
                     return
-            raise AssertionError("".join(seen))
+            raise AssertionError("no " + repr(text) + " in:\n" + "".join(seen))
         read_until("Watching for file changes.")
         assert any("Found 1 problem" in line for line in seen)
         with open(tmp_path / "m.py", "a") as f:
