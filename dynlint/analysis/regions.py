@@ -135,9 +135,9 @@ def _passed_classes(project: Project, ix: ModuleIndex, fn: FunctionInfo, param: 
         return []
     k, ref = params.index(param), (ix.path, fn.qualname)
     # a class's __init__ is called by calling the class
-    made = fn.qualname[:-len(".__init__")] if fn.cls and fn.qualname == f"{fn.cls}.__init__" else ""
+    init_of = fn.qualname[:-len(".__init__")] if fn.cls and fn.qualname == f"{fn.cls}.__init__" else ""
     rels = {ix.path} | set(project.facts.importers.get(ix.module, ())) | \
-        set(project.facts.importers.get(f"{ix.module}.{made or fn.qualname}", ()))
+        set(project.facts.importers.get(f"{ix.module}.{init_of or fn.qualname}", ()))
     found: Set[Tuple[str, str]] = set()
     for rel in sorted(rels):
         cix = project.by_path.get(rel)
@@ -148,8 +148,8 @@ def _passed_classes(project: Project, ix: ModuleIndex, fn: FunctionInfo, param: 
         for caller, calls, held in scopes:
             for c in calls:
                 r = project.resolve(cix, c.target, caller.qualname if caller else "") if c.kind == "name" else None
-                if not r or (r != ("function", ref) if not made else
-                             (r[0] != "class" or r[1][0] != ix.path or r[1][1].name != made)):
+                if not r or (r != ("function", ref) if not init_of else
+                             (r[0] != "class" or r[1][0] != ix.path or r[1][1].name != init_of)):
                     continue
                 arg = c.args[k] if k < len(c.args) else ""
                 made = [arg[:-2]] if arg.endswith("()") and "(" not in arg[:-2] else held.get(arg, ())
