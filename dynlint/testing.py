@@ -13,6 +13,7 @@ from dynlint.api import check
 from dynlint.linter.config import Config
 from dynlint.linter.rule import Rule
 from dynlint.rules import all_rules
+from dynlint.rules.torch_release import FAILED, NOTHING
 
 ENTRY = "__dynlint_calls__"           # a corpus file's function that runs its code under Dynamo
 MARKER = re.compile(r"#\s*(expect|ok|miss)\b:?\s*(.*)$")
@@ -67,7 +68,6 @@ SKIP_TYPES = frozenset({"graph break in loop", "Graph break under GenericContext
 # what each kind of rule predicts, as `observed` names it; NOTHING: it did not happen there
 PREDICTED = {"hard-error": "error", "deprecation": "warning", "not-compiled": "not compiled",
              "recompile": "recompile", "break": "break"}
-NOTHING, FAILED = "nothing", "failed"
 
 
 def proof_kind(rule: Type[Rule]) -> str:

@@ -33,11 +33,12 @@ ABSENT = {"break": "traced", "recompile": "no recompile", "error": "no error", "
           "not compiled": "compiled"}
 
 
-def _key(release: str) -> Tuple[int, ...]:
+def release_key(release: str) -> Tuple[int, ...]:
+    """"2.15" -> (2, 15): releases in order."""
     return tuple(int(p) for p in release.split("."))
 
 
-RELEASES: Tuple[str, ...] = tuple(sorted(MEASURED, key=_key))
+RELEASES: Tuple[str, ...] = tuple(sorted(MEASURED, key=release_key))
 
 
 def expand(per: dict) -> dict:
@@ -76,7 +77,7 @@ def nearest(release: str) -> str:
     """The table's release for `release`: itself, else the oldest or newest one it lies beyond."""
     if release in RELEASES:
         return release
-    return RELEASES[0] if _key(release) < _key(RELEASES[0]) else RELEASES[-1]
+    return RELEASES[0] if release_key(release) < release_key(RELEASES[0]) else RELEASES[-1]
 
 
 def resolved(config: Config) -> Config:
