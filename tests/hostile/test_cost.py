@@ -130,6 +130,41 @@ def test_many_host_values_in_one_function_cost_one_walk_of_it(tmp_path, monkeypa
     assert defs._facts.cache_info().misses <= 1
 
 
+def test_a_name_rebound_under_many_conditions_is_judged_once_per_binding(tmp_path, monkeypatch, capsys):
+    """`if self.flagK: x = x + aK` 1,000 times in one forward: every use of `x` is reached by all the bindings
+    before it, and each was judged again for each use (and each name's reaching set built again), so the tensor
+    analysis cost grew with the cube of the length (500 took 42 s; 2,000 spent the 60 s budget, a DYN001). Now
+    a binding's kind is judged once unless it rests on an assumption (a cycle), and each use's reaching set once.
+    Bounded as work: expression judgements grow linearly with the chain, and every `.item()` is reported."""
+    from dynlint import cli
+    from dynlint.analysis.tensors import inference
+
+    judged = [0]
+    real = inference.Tensors._kind
+
+    def counted(self, node):
+        judged[0] += 1
+        return real(self, node)
+
+    monkeypatch.setattr(inference.Tensors, "_kind", counted)
+    monkeypatch.chdir(tmp_path)
+    work = []
+    for n in (200, 400):
+        body = "".join(f"        a{i} = x.sum().item()\n        if self.flag{i % 7}:\n            x = x + a{i}\n"
+                       for i in range(n))
+        write_tree(tmp_path, {"m.py": f"import torch\n\n\nclass M(torch.nn.Module):\n    def forward(self, x):\n"
+                                      f"{body}        return x\n"})
+        judged[0] = 0
+        assert cli.main(["check", ".", "--format", "json", "--no-cache", "-j", "1"]) == 1
+        findings = json.loads(capsys.readouterr().out)["findings"]
+        assert [f["code"] for f in findings if f["code"] == "DYN201"] == ["DYN201"] * n
+        assert not [f for f in findings if f["code"] == "DYN001"]
+        work.append(judged[0])
+    # a few dozen judgements per line, doubling with the chain (before: 241,000 for 200 links, where a budget
+    # stopped the judging and answered "unknown")
+    assert work[0] <= 40 * 200 and work[1] <= 2.5 * work[0], work
+
+
 def test_a_deep_chain_of_conditional_expressions_is_refused_before_it_costs(tmp_path, monkeypatch, capsys):
     """`x if c else x if c else ...` 1,500 deep (18 KB): libcst's parser took 7 s and 430 MB on it and a 61 KB
     one 3.6 GB before the time budget fired. The index measures each expression's depth on Python's own tree

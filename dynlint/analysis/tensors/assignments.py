@@ -113,18 +113,18 @@ def reaching(defs: List[Where], use: Optional[Where]) -> List[int]:
     hold that last binding (they reach it through the loop's next iteration). Without a `use`: all of them."""
     if use is None:
         return list(range(len(defs)))
-    last = -1
+    last, at, blocks = -1, use.order, use.blocks
     for i, d in enumerate(defs):
-        if d.sure and d.order < use.order and use.blocks[:len(d.blocks)] == d.blocks and \
-                (last < 0 or d.order >= defs[last].order):
+        if d.sure and d.order < at and (last < 0 or d.order >= defs[last].order) and \
+                blocks[:len(d.blocks)] == d.blocks:
             last = i
     floor = defs[last].order if last >= 0 else -2
-    hidden = set(defs[last].loops) if last >= 0 else set()
+    around = set(use.loops) - set(defs[last].loops if last >= 0 else ())    # loops a later binding comes back by
     out = []
     for i, d in enumerate(defs):
-        if i == last or floor < d.order < use.order or (not d.sure and d.order == use.order):
+        if i == last or floor < d.order < at or (not d.sure and d.order == at):
             out.append(i)
-        elif d.order >= use.order and any(lp in use.loops and lp not in hidden for lp in d.loops):
+        elif around and d.order >= at and not around.isdisjoint(d.loops):
             out.append(i)
     return out
 

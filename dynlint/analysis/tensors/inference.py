@@ -83,6 +83,7 @@ class Tensors:
         self._returning: Set[int] = set()          # ids of the functions whose returns are being judged
         self._assumed: Dict[object, Optional[str]] = {}
         self._hit: Set[object] = set()
+        self._taint: List[bool] = []                 # per name being judged: rests on an assumption (a cycle)?
         self._within: List[cst.FunctionDef] = []     # helpers of this file being judged (`within`)
         self._within_cls: List[str] = []             # ... and the class of each ("" for a function)
         # helper name -> (its def, its return values), or None; the defs stay alive: environments are keyed by id()
@@ -642,10 +643,17 @@ class Tensors:
         at = env[" uses"].get(id(use))
         if not defs or at is None or len(defs) != len(entry):
             return entry, name
-        keep = reaching(defs, at)
-        if len(keep) == len(entry):
-            return entry, name
-        return [entry[i] for i in keep], (name, tuple(keep))
+        seen = env.setdefault(" reaching", {})          # (a name's uses are judged again and again)
+        found = seen.get((name, id(use)))
+        if found is None:
+            keep = reaching(defs, at)
+            if len(keep) == len(entry):
+                found = entry, name
+            else:                                       # the set's key: a small number, not a long tuple
+                sets = env.setdefault(" sets", {})
+                found = [entry[i] for i in keep], (name, sets.setdefault((name, tuple(keep)), len(sets)))
+            seen[(name, id(use))] = found
+        return found
 
     def _name_kind(self, name: str, use: Optional[cst.CSTNode] = None) -> str:
         if name in ("True", "False", "None"):
@@ -659,15 +667,23 @@ class Tensors:
         memo = env.setdefault(" memo", {})
         if key in memo:
             return memo[key]
-        # Judgements made mid-recursion are not memoised (they rest on assumptions), so long chains of
-        # assignments that refer to each other can take exponential time: past a budget, say "unknown"
-        # (no warning) rather than spend minutes on one function.
+        # A judgement made mid-recursion is memoised unless it rests on an assumption (a cycle of assignments
+        # that refer to each other, or the budget): so a chain `x = x + a` of any length is judged once per
+        # link. Cycles still cost more: past a budget, say "unknown" (no warning) rather than spend minutes.
         budget = env.setdefault(" budget", [20000])
         if budget[0] <= 0:
+            if self._taint:
+                self._taint[-1] = True
             return UNKNOWN
         budget[0] -= 1
-        kind = self._compute_name_kind(entry, (id(env), key))     # a name of another function is another name
-        if not self._active:              # results computed mid-recursion depend on assumptions
+        self._taint.append(False)
+        try:
+            kind = self._compute_name_kind(entry, (id(env), key))     # a name of another function is another name
+        finally:
+            tainted = self._taint.pop()
+        if tainted and self._taint:
+            self._taint[-1] = True
+        if not self._active or not tainted:
             memo[key] = kind
         return kind
 
@@ -679,6 +695,7 @@ class Tensors:
             return entry
         if name in self._active:
             # x = f(x): judged first by x's other assignments (the assumed kind), see below
+            self._taint[-1] = True
             assumed = self._assumed.get(name)
             if assumed is None:
                 self._hit.add(name)
@@ -695,7 +712,7 @@ class Tensors:
                     kinds.append(v)
                     continue
                 self._hit.discard(name)
-                k = self._element(v) if isinstance(v, tuple) else self._kind(v)
+                k = self._binding_kind(v)
                 (later if name in self._hit else kinds).append(v if name in self._hit else k)
             first = combined(kinds) if kinds else UNKNOWN
             if later and kinds:
@@ -707,6 +724,24 @@ class Tensors:
             self._active.discard(name)
             self._assumed.pop(name, None)
         return combined(kinds) if kinds else UNKNOWN
+
+    def _binding_kind(self, value) -> str:
+        """The kind of one binding's value, memoised per binding unless it rests on an assumption: every use of
+        a name judges all the bindings that reach it, so a long chain of conditional `x = x + a` would be judged
+        again for each link."""
+        memo = self._env().setdefault(" bound", {})
+        if id(value) in memo:
+            return memo[id(value)]
+        self._taint.append(False)
+        try:
+            kind = self._element(value) if isinstance(value, tuple) else self._kind(value)
+        finally:
+            tainted = self._taint.pop()
+        if tainted:
+            self._taint[-1] = True
+        else:
+            memo[id(value)] = kind
+        return kind
 
     def _element(self, entry) -> str:
         if entry[0] == "either":        # bound on every path of an if/else: any of its arms' values
