@@ -93,6 +93,18 @@ def test_the_table_of_skipped_torch_functions_is_the_installed_torchs():
     assert set(load_bench("dynamo_skips").skipped()) == expected
 
 
+def test_the_table_of_optimizer_methods_is_what_the_installed_torch_does():
+    """DYN614 reads analysis/torch_methods.py, measured by bench/torch_methods.py under real Dynamo (every
+    optimizer and scheduler of torch.optim, each method called from compiled code): on the torch it was measured
+    on, measuring again gives the same table."""
+    from dynlint.analysis import torch_methods
+    if not torch.__version__.startswith(torch_methods.TORCH_VERSION):
+        pytest.skip(f"the table was measured on torch {torch_methods.TORCH_VERSION}")
+    bench = load_bench("torch_methods")
+    assert bench.render(torch_methods.TORCH_VERSION, bench.measure()) == \
+        Path(torch_methods.__file__).read_text(encoding="utf-8")
+
+
 def test_every_rule_is_proven_by_at_least_one_example():
     unproven = [r.code for r in RULES if not any(ex.calls for ex in r.INVALID)]
     assert not unproven, f"rules with no INVALID example that runs under Dynamo: {unproven}"

@@ -14,6 +14,7 @@ from collections import deque
 from typing import Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
 from dynlint.analysis.frames import Frame, Frames
+from dynlint.analysis.held import passed_constructions
 from dynlint.analysis.names import COMPILE, DISABLE, OPAQUE, is_module_base, strip_call
 from dynlint.linter.index import CallSite, ClassInfo, FunctionInfo, ModuleIndex
 from dynlint.linter.project import FuncRef, Project
@@ -127,37 +128,12 @@ def _class_target(project: Project, path: str, cls: str, rest: str) -> List[Func
 
 
 def _passed_classes(project: Project, ix: ModuleIndex, fn: FunctionInfo, param: str) -> List[Tuple[str, str]]:
-    """The classes of what the project's calls of `fn` pass as `param`, where each passes an instance it made
-    (`s = Sampler()` ... `denoise(x, s)`, or `denoise(x, Sampler())`): (path, class name). Looked for in fn's
-    own file and the files importing its module or it; a call that passes anything else makes it unknown."""
-    params = [p for p in fn.params if p not in ("self", "cls")] if fn.cls else list(fn.params)
-    if param not in params:
+    """The project classes of what the project's calls of `fn` pass as `param`, where each passes an instance it
+    made (`held.passed_constructions`): (path, class name); [] when any of them is not a project class."""
+    classes = [project.resolve(cix, made) for cix, made in passed_constructions(project, ix, fn, param) or ()]
+    if not classes or any(not r or r[0] != "class" for r in classes):
         return []
-    k, ref = params.index(param), (ix.path, fn.qualname)
-    # a class's __init__ is called by calling the class
-    init_of = fn.qualname[:-len(".__init__")] if fn.cls and fn.qualname == f"{fn.cls}.__init__" else ""
-    rels = {ix.path} | set(project.facts.importers.get(ix.module, ())) | \
-        set(project.facts.importers.get(f"{ix.module}.{init_of or fn.qualname}", ()))
-    found: Set[Tuple[str, str]] = set()
-    for rel in sorted(rels):
-        cix = project.by_path.get(rel)
-        if cix is None:
-            continue
-        scopes = [(None, cix.module_calls, cix.module_instances)] + \
-            [(f, f.calls, dict(cix.module_instances, **f.instances)) for f in cix.functions.values()]
-        for caller, calls, held in scopes:
-            for c in calls:
-                r = project.resolve(cix, c.target, caller.qualname if caller else "") if c.kind == "name" else None
-                if not r or (r != ("function", ref) if not init_of else
-                             (r[0] != "class" or r[1][0] != ix.path or r[1][1].name != init_of)):
-                    continue
-                arg = c.args[k] if k < len(c.args) else ""
-                made = [arg[:-2]] if arg.endswith("()") and "(" not in arg[:-2] else held.get(arg, ())
-                classes = [r for r in (project.resolve(cix, ctor) for ctor in made) if r]
-                if not classes or any(r[0] != "class" for r in classes):
-                    return []                   # something else passed: not known
-                found |= {(r[1][0], r[1][1].name) for r in classes}
-    return sorted(found)
+    return sorted({(r[1][0], r[1][1].name) for r in classes})
 
 
 def _compile_sites(fn: Optional[FunctionInfo], calls: List[CallSite], ix: ModuleIndex):

@@ -374,6 +374,12 @@ TENSOR_ATTRIBUTES = {
     }),
 }
 
+# The fields of the named tuples torch returns (torch.return_types: topk, sort, max(dim), slogdet, ...)
+RETURN_FIELDS = frozenset({
+    'L', 'LD', 'LU', 'P', 'Q', 'R', 'S', 'U', 'V', 'Vh', 'a', 'bin_edges', 'cloned_coefficient', 'eigenvalues',
+    'eigenvectors', 'exponent', 'hist', 'indices', 'info', 'inverse', 'logabsdet', 'mantissa', 'max', 'min',
+    'pivots', 'rank', 'residuals', 'result', 'sign', 'singular_values', 'solution', 'tau', 'values',
+})
 
 
 def returns(table: dict) -> dict:

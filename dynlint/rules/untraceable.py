@@ -5,11 +5,13 @@ from __future__ import annotations
 import libcst as cst
 
 from dynlint.analysis.dynamo_skips import NOT_SKIPPED_ON, SKIPPED_TORCH_FUNCTIONS
+from dynlint.analysis.held import held_by_attribute, held_by_name
 from dynlint.analysis.names import DISABLE, SKIPS_FRAME, strip_call
 from dynlint.analysis.regions import is_disabled
 from dynlint.analysis.tensors.kinds import TENSOR, TENSORS, WEAK
 from dynlint.analysis.tensors.syntax import keyword_arg
 from dynlint.analysis.tensors.torch_api import TENSOR_METHODS
+from dynlint.analysis.torch_methods import METHOD_BREAKS
 from dynlint.linter.rule import Example, register
 from dynlint.linter.walker import dotted
 from dynlint.rules import torch_release
@@ -832,3 +834,126 @@ class UnsupportedTensorCall(TorchRule):
         elif self.method_name(node) in UNSUPPORTED_TENSOR_METHODS and \
                 self.tensors.kind(self.receiver(node)) in (TENSOR, WEAK):
             self.report(node, call=f".{self.method_name(node)}()")
+
+
+STEP_BREAK = "Call to `torch._dynamo.graph_break()`"
+
+
+@register
+class OptimizerCallInCompiledCode(TorchRule):
+    """Checks for calls of a torch optimizer's or learning-rate scheduler's methods from compiled code
+    (`opt.zero_grad()`, `opt.step()`, `sched.step()`), where the receiver is known to hold one: made in the
+    function, passed by every caller in the project, captured from an enclosing function, built into
+    `self.<attr>` or handed to `__init__`, or annotated as one. What Dynamo does with each method of each class is
+    measured on the installed torch by `bench/torch_methods.py` (`analysis/torch_methods.py`)."""
+    code = "DYN614"
+    name = "optimizer-call-in-compiled-code"
+    message = "`{call}` on a `{cls}` inside compiled code: {what}"
+    fix = ("Compile the forward and the loss, and call `loss.backward()`, `opt.step()`, `opt.zero_grad()` and the "
+           "scheduler's `step()` eagerly around it; to compile the update, compile a function that only calls "
+           "`opt.step()` (PyTorch's recipe)")
+    gb_types = tuple(sorted({gb for methods in METHOD_BREAKS.values() for gb in methods.values() if gb}))
+    why = """
+        Dynamo does not trace an optimizer's bookkeeping: `zero_grad`, `state_dict`, `load_state_dict` and
+        `add_param_group` are wrapped in `torch._disable_dynamo` and a scheduler's file is skipped, so a call
+        ends the graph and runs eagerly (`Attempted to inline function marked as skipped`). An optimizer's
+        `step()` is traced, but it calls `torch._dynamo.graph_break()` before and after its update (so that
+        the update compiles as a graph of its own, without autograd): the training step around it is split
+        there. A function compiled to run only `opt.step()` is PyTorch's recipe for compiling the update, and
+        its break is expected. Which method breaks, and how, is measured per class on the installed torch.
+    """
+    INVALID = [Example("""
+        import torch
+        from torch import nn
+
+        model = nn.Linear(4, 4)
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+
+        @torch.compile
+        def train_step(x):
+            loss = model(x).pow(2).mean()
+            opt.zero_grad()
+            return loss
+    """, "train_step(torch.randn(2, 4))"), Example("""
+        import torch
+        from torch import nn
+
+        def make_update(model, opt):
+            @torch.compile
+            def update(x):
+                y = model(x).detach() * 2
+                opt.step()
+                return y
+            return update
+
+        def main():
+            model = nn.Linear(4, 4)
+            model(torch.randn(2, 4)).sum().backward()
+            opt = torch.optim.Adam(model.parameters(), lr=0.1)
+            return make_update(model, opt)(torch.randn(2, 4))
+    """, "main()"), Example("""
+        import torch
+        from torch import nn
+
+        class Trainer:
+            def __init__(self, model):
+                self.model = model
+                self.opt = torch.optim.SGD(model.parameters(), lr=0.1)
+                self.sched = torch.optim.lr_scheduler.StepLR(self.opt, step_size=2)
+
+            @torch.compile
+            def after_step(self, x):
+                y = self.model(x) * 2
+                self.sched.step()
+                return y
+    """, "Trainer(nn.Linear(4, 4)).after_step(torch.randn(2, 4))")]
+    VALID = [Example("""
+        import torch
+        from torch import nn
+
+        model = nn.Linear(4, 4)
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+
+        @torch.compile
+        def loss_of(x):
+            model.zero_grad()                   # nn.Module.zero_grad is traced
+            return model(x).pow(2).mean()
+
+        def train_step(x):
+            opt.zero_grad()
+            loss = loss_of(x)
+            loss.backward()
+            opt.step()
+            return loss
+    """, "train_step(torch.randn(2, 4))")]
+
+    def visit_Call(self, node: cst.Call) -> None:
+        f = node.func
+        if not isinstance(f, cst.Attribute):
+            return
+        method = f.attr.value
+        held = self._held(f.value)
+        found = {METHOD_BREAKS.get(c, {}).get(method) for c in held}
+        if not held or None in found or "" in found:
+            return                                  # (every class it may hold breaks there, or no report)
+        what = ("its update runs between two graph breaks (`torch._dynamo.graph_break()` in `step`)"
+                if found == {STEP_BREAK} else "Dynamo skips this method and breaks the graph")
+        self.report(node, call=f"{source_of(f.value)}.{method}()", what=what,
+                    cls="/".join(sorted(c.rpartition(".")[2] for c in held)))
+
+    def _held(self, receiver: cst.BaseExpression) -> set:
+        """The torch classes the receiver may hold (all of them in the measured table), else empty."""
+        ix, project = self.ctx.index, self.ctx.project
+        if ix is None or project is None:
+            return set()
+        if isinstance(receiver, cst.Name):
+            info = ix.functions.get(self.ctx.qualname)
+            held = held_by_name(project, ix, info, receiver.value)
+            if not held and info is not None and receiver.value in info.annotations:
+                held = {ix.qualify(a) for a in info.annotations[receiver.value]} & set(METHOD_BREAKS)
+        elif isinstance(receiver, cst.Attribute) and isinstance(receiver.value, cst.Name) and \
+                receiver.value.value == "self" and self.ctx.class_name:
+            held = held_by_attribute(project, ix, self.ctx.class_name, receiver.attr.value)
+        else:
+            return set()
+        return held if held and held <= set(METHOD_BREAKS) else set()

@@ -16,19 +16,20 @@ import libcst as cst
 
 from dynlint.analysis.names import is_module_base
 from dynlint.analysis.regions import is_module_class
-from dynlint.analysis.tensors.assignments import ENTRY, Assignments, Where, calls_through, parse_lines, \
-    read_file_facts, reaching
+from dynlint.analysis.tensors.assignments import ENTRY, Assignments, Where, parse_lines, reaching
+from dynlint.analysis.tensors.callers import CallerKinds
 from dynlint.analysis.tensors.floating import Floating
 from dynlint.analysis.tensors.kinds import TENSOR, TENSORS, UNKNOWN, VALUE, WEAK, combine, combined, merge
-from dynlint.analysis.tensors.syntax import NON_TENSOR_TESTS, bound_arguments, int_literal, is_device, keyword_arg, \
-    np_sized_draw, optional_param, tensor_field, type_comment
+from dynlint.analysis.tensors.syntax import NON_TENSOR_TESTS, int_literal, is_device, keyword_arg, np_sized_draw, \
+    optional_param, tensor_field, type_comment
 from dynlint.analysis.tensors.torch_api import (
     BOOL_CREATORS, BOOL_METHODS, BOOL_TORCH_FUNCS, CONTAINER_BUILTINS, EVIDENCE_METHODS, FULL_REDUCTIONS,
     INHERITED_PARAMS, INTEGER_DTYPES, LAYOUT_METHODS, NP_ARRAY_CTORS, NP_TRACED_DRAWS, NP_VALUE_FUNCS,
-    PARAMETRISED_LAYERS, SCALAR_MATH, SCALAR_PRESERVING, SEQUENCE_ANNOTATIONS, TENSOR_ANNOTATIONS, TENSOR_CTORS,
-    TENSOR_METHODS,
+    PARAMETRISED_LAYERS, SCALAR_MATH, SCALAR_PRESERVING, SEQUENCE_ANNOTATIONS, TENSOR_ANNOTATIONS,
+    TENSOR_CTORS, TENSOR_METHODS,
     TORCH_OTHER_FUNCS, TORCH_TENSOR_CLASSES, TORCH_TENSOR_PREFIXES, TORCH_VALUE_FUNCS, VALUE_ANNOTATIONS,
     VALUE_ATTRS, VALUE_BUILTINS, VALUE_METHODS)
+from dynlint.analysis.torch_returns import RETURN_FIELDS
 from dynlint.linter.walker import walk
 
 # forward() parameters named like counts, sizes, indices or switches are usually Python values, not tensors
@@ -69,7 +70,7 @@ class PerRun:
         return ctx.project.per_run(cls) if ctx.project is not None else cls()
 
 
-class Tensors:
+class Tensors(CallerKinds):
     """The shared analysis (one per unit, via `Tensors.of(ctx)`)."""
 
     def __init__(self, ctx, strict: bool = False):
@@ -507,95 +508,6 @@ class Tensors:
         """The class whose `self` is in view: that of the function judged `within`, else the unit's."""
         return self._within_cls[-1] if self._within_cls else self.ctx.class_name
 
-    def _from_callers(self, fn: cst.FunctionDef) -> Optional[Dict[str, str]]:
-        """The kinds of a method's plain parameters (no annotation, no default) from every call of it in this file:
-        `self.block(x, h, w)` where `__init__` made `block` an instance of the method's class (directly, in a
-        ModuleList, called in a loop over it, or indexed), for `forward`; `self.method(x, h)` in the class itself,
-        for its other methods; `helper(x, n)` for a function of the file's top level. A parameter is what all the
-        arguments passed to it are (`combine`): a tensor, a Python value, or unknown when they disagree or one is
-        not known; unknown stays unknown. None (not known: the parameter keeps its default) when the class may be
-        used where this file cannot see: subclassed, named anywhere but in the calls that build it, imported by
-        another file, or a call passes `*args` / `**kw`."""
-        cls = self._self_class()
-        ix, project = self.ctx.index, self.ctx.project
-        if ix is None or project is None or (cls and cls not in ix.classes):
-            return None
-        if not cls:
-            info = ix.functions.get(fn.name.value)
-            if info is None or info.cls or info.nested_in:
-                return None                             # a function of this file's top level only
-        key = (cls, fn.name.value)
-        if key in self._callers:
-            return self._callers[key]
-        shared = self._run.callers.get(ix, dict)                 # the same for every unit of the file: judged once
-        if (key, self.strict) in shared:
-            self._callers[key] = shared[(key, self.strict)]
-            return self._callers[key]
-        self._callers[key] = None                       # a call chain back to itself: not known
-        if len(self._within) < 4:                       # callers' callers are judged too, to a depth
-            self._callers[key] = self._read_callers(fn, cls)
-            if not self._within:                        # (judged from the top: not cut short by the depth)
-                shared[(key, self.strict)] = self._callers[key]
-        return self._callers[key]
-
-    def _read_callers(self, fn: cst.FunctionDef, cls: str) -> Optional[Dict[str, str]]:
-        ix, project = self.ctx.index, self.ctx.project
-        method = fn.name.value
-        ordered = list(fn.params.posonly_params) + list(fn.params.params)
-        skip = 1 if cls else 0                           # `self`
-        plain = [p.name.value for p in ordered[skip:] + list(fn.params.kwonly_params)
-                 if p.annotation is None and p.default is None]
-        if not plain or len(ordered) < skip or (cls and ordered[0].name.value != "self") or \
-                isinstance(fn.params.star_arg, cst.Param):
-            return None
-        qual = f"{ix.module}.{cls or method}"
-        if project.imported(qual) or (cls and project.subclassed(ix.path, cls)):
-            return None
-        holders_of, sites = self._run.file_facts.get(ix, lambda: read_file_facts(project, ix))
-        holders = holders_of.get(cls, set()) if method == "forward" else {(cls, method)} if cls else set()
-        names = set() if cls else {method}
-        callers = {q for key in [("self", c, attr) for c, attr in holders] + [("name", "", n) for n in names]
-                   for q in sites.get(key, ())}
-        if not callers:
-            return {}
-        if not self._called_only_here(method, cls, holders):
-            return None
-        kinds = self._argument_kinds(callers, holders, names, [p.name.value for p in ordered[skip:]], plain)
-        return None if kinds is None else {name: combined(found) for name, found in kinds.items() if found}
-
-    def _called_only_here(self, method: str, cls: str, holders: Set[Tuple[str, str]]) -> bool:
-        """The calls `_read_callers` reads are all there are: a function of this file is called by its name, in
-        this file only; a class is named only in the calls that build it, each an attribute of `holders`."""
-        ix = self.ctx.index
-        refs = self._run.refs.get(ix, lambda: {n: (named, called) for n, named, called in getattr(ix, "refs", ())})
-        if not cls:
-            return len(set(refs.get(method, (0, 0)))) == 1 and not any(c.target == method for c in ix.module_calls)
-        if method == "forward":
-            named, built = refs.get(cls, (0, 0))
-            return named == built and sum(ix.classes[c].attrs[attr].count(cls) for c, attr in holders) == built
-        return True
-
-    def _argument_kinds(self, callers: Set[str], holders: Set[Tuple[str, str]], names: Set[str],
-                        positions: List[str], plain: List[str]) -> Optional[Dict[str, List[str]]]:
-        """Parameter -> the kinds of the arguments passed to it by every call in `callers` (qualnames of this
-        file's functions) through `holders` or by `names`; None when a caller cannot be read or passes `*args`."""
-        ix = self.ctx.index
-        kinds: Dict[str, List[str]] = {name: [] for name in plain}
-        for q in sorted(callers):
-            info = ix.functions[q]
-            caller = self._helper_def(info)
-            if caller is None:
-                return None
-            for call in calls_through(caller, {attr for c, attr in holders if c == info.cls}, names):
-                if any(a.star for a in call.args):
-                    return None
-                bound = bound_arguments(call, positions)
-                with self.within(caller, info.cls):
-                    for name in plain:
-                        if name in bound:
-                            kinds[name].append(self.kind(bound[name]))
-        return kinds
-
     def _build_env(self, fn: cst.FunctionDef) -> Dict[str, object]:
         env: Dict[str, object] = {}
         params = fn.params
@@ -897,6 +809,8 @@ class Tensors:
         base = self._kind(node.value)
         if attr in ("T", "mT", "H", "mH", "data", "grad", "real", "imag") and base in (TENSOR, WEAK):
             return base
+        if attr in RETURN_FIELDS and (base == TENSORS or base == TENSOR and isinstance(node.value, cst.Call)):
+            return TENSOR           # a field of a named tuple torch returns: `x.topk(k).values`, `x.max(1).indices`
         return UNKNOWN if base != VALUE else VALUE
 
     def _field_kind(self, name: str, attr: str) -> Optional[str]:

@@ -1,0 +1,81 @@
+"""What object a name or `self.<attr>` holds, as the constructions that made it: `opt = torch.optim.SGD(...)` in
+the function, a parameter whose every caller in the project passes one it made, a name of an enclosing
+function (a closure), `self.opt` built in `__init__` or handed to it. Read from the project's index (no
+parsing); the rules ask it for the class of a method call's receiver (`opt.zero_grad()`).
+
+A value stays unknown (None) where anything else can reach it: a caller that passes something else or a name
+not bound to a construction, `*args`, no caller at all.
+"""
+from __future__ import annotations
+
+from typing import List, Optional, Set, Tuple
+
+from dynlint.linter.index import FunctionInfo, ModuleIndex
+from dynlint.linter.project import Project
+
+
+def passed_constructions(project: Project, ix: ModuleIndex, fn: FunctionInfo,
+                         param: str) -> Optional[List[Tuple[ModuleIndex, str]]]:
+    """The constructions the project's calls of `fn` pass as `param`, each made where it is passed (`s = Sampler()`
+    ... `denoise(x, s)`, or `denoise(x, Sampler())`): (the caller's file, the constructor's dotted name as written
+    there). Looked for in fn's own file and the files importing its module or it; None when a call passes
+    anything else (or the parameter is not a positional one of `fn`); [] when nothing calls it."""
+    params = [p for p in fn.params if p not in ("self", "cls")] if fn.cls else list(fn.params)
+    if param not in params:
+        return None
+    k, ref = params.index(param), (ix.path, fn.qualname)
+    # a class's __init__ is called by calling the class
+    init_of = fn.qualname[:-len(".__init__")] if fn.cls and fn.qualname == f"{fn.cls}.__init__" else ""
+    rels = {ix.path} | set(project.facts.importers.get(ix.module, ())) | \
+        set(project.facts.importers.get(f"{ix.module}.{init_of or fn.qualname}", ()))
+    found: List[Tuple[ModuleIndex, str]] = []
+    for rel in sorted(rels):
+        cix = project.by_path.get(rel)
+        if cix is None:
+            continue
+        scopes = [(None, cix.module_calls, cix.module_instances)] + \
+            [(f, f.calls, dict(cix.module_instances, **f.instances)) for f in cix.functions.values()]
+        for caller, calls, held in scopes:
+            for c in calls:
+                r = project.resolve(cix, c.target, caller.qualname if caller else "") if c.kind == "name" else None
+                if not r or (r != ("function", ref) if not init_of else
+                             (r[0] != "class" or r[1][0] != ix.path or r[1][1].name != init_of)):
+                    continue
+                arg = c.args[k] if k < len(c.args) else ""
+                made = [arg[:-2]] if arg.endswith("()") and "(" not in arg[:-2] else held.get(arg, ())
+                if not made:
+                    return None                 # something else passed: not known
+                found += [(cix, m) for m in made if (cix, m) not in found]
+    return found
+
+
+def held_by_name(project: Project, ix: ModuleIndex, fn: Optional[FunctionInfo], name: str) -> Set[str]:
+    """The qualified constructors of what `name` holds where `fn` (None: the module level) reads it: a local
+    construction, a parameter's callers' constructions, else the same asked of the enclosing function (a
+    closure) and of the module level. Empty when not known."""
+    while fn is not None:
+        if name in fn.instances:
+            return {ix.qualify(c) for c in fn.instances[name]}
+        if name in fn.params:
+            passed = passed_constructions(project, ix, fn, name)
+            return {c.qualify(m) for c, m in passed} if passed else set()
+        fn = ix.functions.get(fn.nested_in) if fn.nested_in else None
+    return {ix.qualify(c) for c in ix.module_instances.get(name, ())}
+
+
+def held_by_attribute(project: Project, ix: ModuleIndex, cls: str, attr: str) -> Set[str]:
+    """The qualified constructors of what `self.<attr>` holds in class `cls` of `ix` (or a base of it in the
+    project): what the class constructs into it, or what the project's constructions of the class pass to the
+    `__init__` parameter it keeps. Empty when not known."""
+    for path, name in [(ix.path, cls), *project.bases(ix.path, cls)]:
+        cix = project.by_path[path]
+        info = cix.classes.get(name)
+        if info is None:
+            continue
+        if info.attrs.get(attr):
+            return {cix.qualify(c) for c in info.attrs[attr]}
+        param, init = info.param_attrs.get(attr), cix.functions.get(f"{name}.__init__")
+        if param and init is not None:
+            passed = passed_constructions(project, cix, init, param)
+            return {c.qualify(m) for c, m in passed} if passed else set()
+    return set()

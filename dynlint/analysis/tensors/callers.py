@@ -1,0 +1,105 @@
+"""The kinds of a method's or helper's plain parameters, read from its calls in the file (`Tensors`' part that
+judges callers: `self.block(x, h, w)` tells what `Block.forward`'s `x`, `h`, `w` are)."""
+from __future__ import annotations
+
+from typing import Dict, List, Optional, Set, Tuple
+
+import libcst as cst
+
+from dynlint.analysis.tensors.assignments import calls_through, read_file_facts
+from dynlint.analysis.tensors.kinds import combined
+from dynlint.analysis.tensors.syntax import bound_arguments
+
+
+class CallerKinds:
+    """Mixed into `Tensors`: uses its context (`ctx`), per-run facts (`_run`), its memo of callers (`_callers`),
+    `kind`, `within`, `_within`, `_helper_def` and `_self_class`."""
+
+    def _from_callers(self, fn: cst.FunctionDef) -> Optional[Dict[str, str]]:
+        """The kinds of a method's plain parameters (no annotation, no default) from every call of it in this file:
+        `self.block(x, h, w)` where `__init__` made `block` an instance of the method's class (directly, in a
+        ModuleList, called in a loop over it, or indexed), for `forward`; `self.method(x, h)` in the class itself,
+        for its other methods; `helper(x, n)` for a function of the file's top level. A parameter is what all the
+        arguments passed to it are (`combine`): a tensor, a Python value, or unknown when they disagree or one is
+        not known; unknown stays unknown. None (not known: the parameter keeps its default) when the class may be
+        used where this file cannot see: subclassed, named anywhere but in the calls that build it, imported by
+        another file, or a call passes `*args` / `**kw`."""
+        cls = self._self_class()
+        ix, project = self.ctx.index, self.ctx.project
+        if ix is None or project is None or (cls and cls not in ix.classes):
+            return None
+        if not cls:
+            info = ix.functions.get(fn.name.value)
+            if info is None or info.cls or info.nested_in:
+                return None                             # a function of this file's top level only
+        key = (cls, fn.name.value)
+        if key in self._callers:
+            return self._callers[key]
+        shared = self._run.callers.get(ix, dict)                 # the same for every unit of the file: judged once
+        if (key, self.strict) in shared:
+            self._callers[key] = shared[(key, self.strict)]
+            return self._callers[key]
+        self._callers[key] = None                       # a call chain back to itself: not known
+        if len(self._within) < 4:                       # callers' callers are judged too, to a depth
+            self._callers[key] = self._read_callers(fn, cls)
+            if not self._within:                        # (judged from the top: not cut short by the depth)
+                shared[(key, self.strict)] = self._callers[key]
+        return self._callers[key]
+
+    def _read_callers(self, fn: cst.FunctionDef, cls: str) -> Optional[Dict[str, str]]:
+        ix, project = self.ctx.index, self.ctx.project
+        method = fn.name.value
+        ordered = list(fn.params.posonly_params) + list(fn.params.params)
+        skip = 1 if cls else 0                           # `self`
+        plain = [p.name.value for p in ordered[skip:] + list(fn.params.kwonly_params)
+                 if p.annotation is None and p.default is None]
+        if not plain or len(ordered) < skip or (cls and ordered[0].name.value != "self") or \
+                isinstance(fn.params.star_arg, cst.Param):
+            return None
+        qual = f"{ix.module}.{cls or method}"
+        if project.imported(qual) or (cls and project.subclassed(ix.path, cls)):
+            return None
+        holders_of, sites = self._run.file_facts.get(ix, lambda: read_file_facts(project, ix))
+        holders = holders_of.get(cls, set()) if method == "forward" else {(cls, method)} if cls else set()
+        names = set() if cls else {method}
+        callers = {q for key in [("self", c, attr) for c, attr in holders] + [("name", "", n) for n in names]
+                   for q in sites.get(key, ())}
+        if not callers:
+            return {}
+        if not self._called_only_here(method, cls, holders):
+            return None
+        kinds = self._argument_kinds(callers, holders, names, [p.name.value for p in ordered[skip:]], plain)
+        return None if kinds is None else {name: combined(found) for name, found in kinds.items() if found}
+
+    def _called_only_here(self, method: str, cls: str, holders: Set[Tuple[str, str]]) -> bool:
+        """The calls `_read_callers` reads are all there are: a function of this file is called by its name, in
+        this file only; a class is named only in the calls that build it, each an attribute of `holders`."""
+        ix = self.ctx.index
+        refs = self._run.refs.get(ix, lambda: {n: (named, called) for n, named, called in getattr(ix, "refs", ())})
+        if not cls:
+            return len(set(refs.get(method, (0, 0)))) == 1 and not any(c.target == method for c in ix.module_calls)
+        if method == "forward":
+            named, built = refs.get(cls, (0, 0))
+            return named == built and sum(ix.classes[c].attrs[attr].count(cls) for c, attr in holders) == built
+        return True
+
+    def _argument_kinds(self, callers: Set[str], holders: Set[Tuple[str, str]], names: Set[str],
+                        positions: List[str], plain: List[str]) -> Optional[Dict[str, List[str]]]:
+        """Parameter -> the kinds of the arguments passed to it by every call in `callers` (qualnames of this
+        file's functions) through `holders` or by `names`; None when a caller cannot be read or passes `*args`."""
+        ix = self.ctx.index
+        kinds: Dict[str, List[str]] = {name: [] for name in plain}
+        for q in sorted(callers):
+            info = ix.functions[q]
+            caller = self._helper_def(info)
+            if caller is None:
+                return None
+            for call in calls_through(caller, {attr for c, attr in holders if c == info.cls}, names):
+                if any(a.star for a in call.args):
+                    return None
+                bound = bound_arguments(call, positions)
+                with self.within(caller, info.cls):
+                    for name in plain:
+                        if name in bound:
+                            kinds[name].append(self.kind(bound[name]))
+        return kinds
