@@ -20,6 +20,7 @@ import importlib.util
 import json
 import os
 import platform
+import re
 import sys
 import traceback
 from functools import lru_cache
@@ -212,7 +213,7 @@ class Worker:
             return
         rel = self.users.relpath
         known_files = set(self.recorder.lines) if self.recorder else set()
-        recompiles = [resolve_recompile(r, known_files) for r in self.collector.recompiles]
+        recompiles = one_per_site([resolve_recompile(r, known_files) for r in self.collector.recompiles])
         self.fields.update(
             graphs=tuple(g.relative_to(rel) for g in self.backend.graphs),
             graph_breaks=tuple(b.relative_to(rel) for b in self.collector.graph_breaks),
@@ -325,6 +326,43 @@ def resolve_recompile(recompile, known_files):
         failures.append(f)
     return replace(recompile, failures=tuple(failures),
                    span=function_span(recompile.path, recompile.function, recompile.line))
+
+
+_STACK_SLOT = re.compile(r"___stack\d+")
+_NAME = r"[\w.\[\]'\"()]+?"                       # a name the user's code gives the value (`x`, `self.cache[0]`)
+
+
+def one_per_site(recompiles: list) -> list:
+    """One event per recompile site. A function with a graph break is two code objects, itself and the resume
+    function Dynamo makes after the break, and one changed value can fail a guard in both: the same failure at
+    the same site (the guard's line, or the function's first), the resume function naming the value by its
+    stack slot (`tensor '___stack0' size mismatch ...` beside `tensor 'x' size mismatch ...`). Such twins are
+    kept once, under the user's name."""
+    kept: list = []
+    for rc in recompiles:
+        twin = next((i for i, k in enumerate(kept) if _same_site(k, rc)), None)
+        if twin is None:
+            kept.append(rc)
+        elif _STACK_SLOT.search(kept[twin].reason) and not _STACK_SLOT.search(rc.reason):
+            kept[twin] = rc
+    return kept
+
+
+def _same_site(a, b) -> bool:
+    def site(rc):
+        guard = next((g for g in rc.failures if g.line), None)
+        return (guard.path, guard.line) if guard else (rc.path, rc.span[0] or rc.line)
+
+    if site(a) != site(b) or a.function != b.function:
+        return False
+    if a.reason == b.reason:
+        return True
+    # the same guard, one side naming the value by its stack slot
+    for slotted, other in ((a.reason, b.reason), (b.reason, a.reason)):
+        parts = _STACK_SLOT.split(slotted)              # the text around the slots
+        if len(parts) > 1 and re.fullmatch(_NAME.join(map(re.escape, parts)), other):
+            return True
+    return False
 
 
 def function_span(path: str, name: str, line: int) -> Tuple[int, int]:
