@@ -7,9 +7,10 @@ timeout still tells the parent how far it got; stdout is never parsed (user code
 Phases: start -> import torch -> import (the example file) -> build (call the factory twice: one target for
 eager, one for compiled, so in-place updates cannot leak between them) -> eager (every call once, recording
 the user lines that run) -> compiled (every call once under dynlint's backend, collecting graph breaks and
-recompiles) -> compare -> timing (rounds of eager and compiled: runtime_check/timing.py) -> mode M (each
---modes mode after default, built, compiled and timed afresh) -> done. A training example's calls are
-training steps (measure.training_step) on both sides.
+recompiles) -> compare -> timing (rounds of eager and compiled: runtime_check/timing.py) -> done. A training
+example's calls are training steps (measure.training_step) on both sides. A request with a "mode" other than
+"default" (`--modes`: verify.py runs one worker per mode, each with its own timeout) compiles with that mode
+instead: build -> eager -> mode M (compiled, compared and timed) -> done, its figures in `modes[0]`.
 """
 from __future__ import annotations
 
@@ -42,7 +43,6 @@ class Worker:
         self.collector = None
         self.backend = None
         self.train = None            # a training example: measure.training_step
-        self.modes: list = []        # --modes: ModeResult of each mode after "default"
         self.recorder = None
 
     # ---- result file -----------------------------------------------------------------------------
@@ -98,13 +98,15 @@ class Worker:
             self.train = training_step                 # the compiled module's step is made once it is compiled
         self.phase("eager")
         eager_outputs, eager_s = self.run_eager(eager, timer)
-        if self.request.get("save_outputs"):
-            save_outputs(eager_outputs, self.request["save_outputs"])
-        self.phase("compiled")
-        self.run_compiled(target, eager, eager_outputs, eager_s, timer, options)
-        for mode in self.request.get("modes", ())[1:] if self.request.get("modes") else ():
+        mode = self.request.get("mode", "default")
+        if mode != "default":
             self.phase(f"mode {mode}")
-            self.run_mode(mode, factory, device, eager, eager_outputs, eager_s, timer, options)
+            self.run_mode(mode, target, eager, eager_outputs, eager_s, timer, options)
+        else:
+            if self.request.get("save_outputs"):
+                save_outputs(eager_outputs, self.request["save_outputs"])
+            self.phase("compiled")
+            self.run_compiled(target, eager, eager_outputs, eager_s, timer, options)
         self.fields.update(outcome="ok", phase="done", message="")
 
     def run_eager(self, eager, timer):
@@ -179,33 +181,25 @@ class Worker:
         compiled = torch.compile(target.fn, backend=backend)
         return compiled if self.train is None else self.train(target.fn, target, compiled)
 
-    def run_mode(self, mode, factory, device, eager, eager_outputs, eager_s, timer, options) -> None:
-        """One more `torch.compile` mode: a fresh build, compiled with that mode's Inductor options, its
-        compile time, outputs and speedup against the same eager calls."""
-        import torch
-
+    def run_mode(self, mode, target, eager, eager_outputs, eager_s, timer, options) -> None:
+        """One more `torch.compile` mode (this worker's only one): the target compiled with that mode's Inductor
+        options, its compile time, outputs and speedup against the eager calls."""
         from dynlint.compiler.backend import DynlintBackend
         from dynlint.compiler.passes import make_passes
         from dynlint.runtime_check.compare import compare_outputs
-        from dynlint.runtime_check.measure import build_target
         from dynlint.runtime_check.results import ModeResult
 
-        if mode == "reduce-overhead" and device != "cuda":
-            self.modes.append(ModeResult(mode, note="not measured on CPU (it replays CUDA graphs)"))
-            return
-        torch._dynamo.reset()                    # this mode's graphs, not the cached default ones
-        target = build_target(factory, device)
         compiled = self.compile(target, DynlintBackend(self.users, passes=make_passes(self.request.get("passes", ())),
                                                        mode=mode))
         outputs, compile_s = first_calls(compiled, target, eager_s, timer)
         agreement = compare_outputs(eager_outputs, outputs, options.get("rtol"), options.get("atol"))
+        self.phase("timing")
         s, _, run_compiled = self.time(eager, compiled, target, timer)
-        self.modes.append(ModeResult(
-            mode, compile_s=compile_s, compiled_ms=s.compiled_ms, speedup=s.speedup, speedup_low=s.low,
-            speedup_high=s.high, rounds=s.rounds, compiled_device_ms=timer.device_ms(run_compiled),
+        self.fields["modes"] = (ModeResult(
+            mode, compile_s=compile_s, compiled_ms=s.compiled_ms, speedup=s.speedup,
+            speedup_low=s.low, speedup_high=s.high, rounds=s.rounds, compiled_device_ms=timer.device_ms(run_compiled),
             compiled_peak_mem_bytes=timer.peak_bytes(run_compiled), agreement=agreement.status,
-            eager_ms=s.eager_ms))
-        self.fields["modes"] = tuple(self.modes)
+            eager_ms=s.eager_ms),)
 
     def record_compilation(self) -> None:
         """Copy what the backend and the collector saw so far into the result, paths made relative."""
