@@ -44,6 +44,7 @@ class Worker:
         self.backend = None
         self.train = None            # a training example: measure.training_step
         self.recorder = None
+        self.factory, self.device = None, "cpu"
 
     # ---- result file -----------------------------------------------------------------------------
     def phase(self, name: str) -> None:
@@ -79,7 +80,8 @@ class Worker:
 
         self.phase("import")
         module = load_module(self.users.root, self.request["path"])
-        factory = getattr(module, self.request["factory"])
+        factory = self.factory = getattr(module, self.request["factory"])
+        self.device = device
         options = dict(getattr(factory, "__dynlint_example__", {}))
 
         self.phase("build")
@@ -142,7 +144,8 @@ class Worker:
             self.record_compilation()
 
             self.phase("compare")
-            self.fields["agreement"] = compare_outputs(eager_outputs, outputs, options.get("rtol"), options.get("atol"))
+            self.fields["agreement"] = compare_outputs(eager_outputs, outputs, options.get("rtol"), options.get("atol"),
+                                                       reference=self.float64_outputs)
             if self.request.get("reference_outputs"):
                 self.fields["against_original"] = against_reference(
                     self.request["reference_outputs"], eager_outputs, outputs, options)
@@ -192,7 +195,8 @@ class Worker:
         compiled = self.compile(target, DynlintBackend(self.users, passes=make_passes(self.request.get("passes", ())),
                                                        mode=mode))
         outputs, compile_s = first_calls(compiled, target, eager_s, timer)
-        agreement = compare_outputs(eager_outputs, outputs, options.get("rtol"), options.get("atol"))
+        agreement = compare_outputs(eager_outputs, outputs, options.get("rtol"), options.get("atol"),
+                                    reference=self.float64_outputs)
         self.phase("timing")
         s, _, run_compiled = self.time(eager, compiled, target, timer)
         self.fields["modes"] = (ModeResult(
@@ -200,6 +204,16 @@ class Worker:
             speedup_low=s.low, speedup_high=s.high, rounds=s.rounds, compiled_device_ms=timer.device_ms(run_compiled),
             compiled_peak_mem_bytes=timer.peak_bytes(run_compiled), agreement=agreement.status,
             eager_ms=s.eager_ms),)
+
+    def float64_outputs(self) -> list:
+        """The eager outputs' float64 reference (measure.float64_outputs), for the comparison to call when it needs
+        one (a worker compares once); raises when none can be made."""
+        from dynlint.runtime_check.compare import NoReference, snapshot
+        from dynlint.runtime_check.measure import float64_outputs
+
+        if self.train is not None:
+            raise NoReference("a training example's steps are not run again in float64")
+        return float64_outputs(self.factory, self.device, snapshot)
 
     def record_compilation(self) -> None:
         """Copy what the backend and the collector saw so far into the result, paths made relative."""
