@@ -64,11 +64,11 @@ def main() -> int:
             gc.enable()
         after = counters()
         row = {"variant": name, "grad": torch.is_grad_enabled(), "eager_ms": s.eager_ms, "compiled_ms": s.compiled_ms,
-               "speedup": s.speedup, "low": s.low, "high": s.high, "rounds": s.rounds, "k": s.calls_per_block,
+               "speedup": s.speedup, "low": s.low, "high": s.high, "rounds": s.rounds, "k": [s.eager_calls_per_block, s.compiled_calls_per_block],
                "counters": {k: after[k] - before[k] for k in after}}
         runs.append(row)
         print(f"{name:<26} grad {row['grad']!s:<5} {s.eager_ms:6.2f} / {s.compiled_ms:6.2f} ms = {s.speedup:5.2f}x "
-              f"[{s.low:.2f}-{s.high:.2f}] k={s.calls_per_block} {s.rounds} rounds  {row['counters']}", flush=True)
+              f"[{s.low:.2f}-{s.high:.2f}] k={s.eager_calls_per_block}/{s.compiled_calls_per_block} {s.rounds} rounds  {row['counters']}", flush=True)
 
     for grad in (torch.no_grad, torch.enable_grad):
         with grad():

@@ -106,7 +106,8 @@ def dynlint_measure(eager, compiled, budget_s: float, calls_per_block=None) -> d
 
     s = timing.measure(Timer(True).block_s, eager, compiled, budget_s, calls_per_block=calls_per_block)
     return {"eager_ms": s.eager_ms, "compiled_ms": s.compiled_ms, "speedup": s.speedup, "low": s.low,
-            "high": s.high, "rounds": s.rounds, "calls_per_block": s.calls_per_block}
+            "high": s.high, "rounds": s.rounds,
+            "calls_per_block": f"{s.eager_calls_per_block}/{s.compiled_calls_per_block}"}
 
 
 def one(name: str, model_name: str, soak: int, reps: int, budget_s: float) -> dict:

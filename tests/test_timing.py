@@ -33,14 +33,35 @@ def test_a_stable_series_stops_early_with_a_narrow_interval():
     s = run(Machine(2.0, 1.0, noise=0.002))
     assert s.rounds == timing.MIN_ROUNDS and s.settled
     assert s.low <= s.speedup <= s.high and s.high - s.low < 0.01 and abs(s.speedup - 2.0) < 0.01
-    assert s.calls_per_block in (9, 10)                            # blocks of ~20 ms of 2 ms calls
+    assert s.eager_calls_per_block in (9, 10)                      # blocks of ~20 ms of 2 ms calls
+    assert s.compiled_calls_per_block in (19, 20)                  # and of 1 ms calls
     assert s.verdict == timing.FASTER
+
+
+def test_each_side_s_block_is_sized_from_its_own_call_time():
+    """A 6.6 ms eager call and a 0.7 ms compiled one (a CUDA-graph replay): blocks of 3 eager calls and of 28
+    compiled ones, each about BLOCK_S long; the speedup is that of one call (6.6 / 0.7)."""
+    m = Machine(6.6, 0.7, noise=0.002)
+    blocks = {"eager": [], "compiled": []}
+
+    def block(fn, k):
+        blocks[fn()].append(k)
+        return m.block(fn, k)
+
+    s = timing.measure(block, lambda: "eager", lambda: "compiled", 2.0, clock=m.clock)
+    warm_up = 1
+    assert set(blocks["eager"][warm_up:]) == {3} and set(blocks["compiled"][warm_up:]) == {28}
+    assert (s.eager_calls_per_block, s.compiled_calls_per_block) == (3, 28)
+    assert abs(s.eager_ms - 6.6) < 0.05 and abs(s.compiled_ms - 0.7) < 0.01 and abs(s.speedup - 6.6 / 0.7) < 0.1
+    # blocks of one call each, when asked for, on both sides
+    one = timing.measure(block, lambda: "eager", lambda: "compiled", 2.0, clock=m.clock, calls_per_block=1)
+    assert (one.eager_calls_per_block, one.compiled_calls_per_block) == (1, 1)
 
 
 def test_one_call_at_a_time_times_blocks_of_one_call():
     m = Machine(2.0, 1.0, noise=0.002)
     s = timing.measure(m.block, lambda: "eager", lambda: "compiled", 2.0, clock=m.clock, calls_per_block=1)
-    assert s.calls_per_block == 1 and m.calls == 2 + 2 * s.rounds        # the warm-up pair, then one call each
+    assert s.eager_calls_per_block == s.compiled_calls_per_block == 1 and m.calls == 2 + 2 * s.rounds        # the warm-up pair, then one call each
     assert abs(s.speedup - 2.0) < 0.02
 
 

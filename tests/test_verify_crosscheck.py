@@ -69,19 +69,40 @@ def test_not_observed_needs_an_example_that_went_all_the_way():
     assert [f.status for f in by_code(out, "DYN101")] == ["not observed", "unverified"]
 
 
-def test_recompile_rules_match_by_guard_line_or_by_function():
+def test_recompile_rules_match_by_guard_line_or_first_line():
     def rule(code):
         return code.startswith("DYN5")
 
     guard_here = recompile("mode == 'a'", guard_line=12)
     tensor_guard = recompile("tensor 'x' size mismatch at index 0. expected 8, actual 16", span=(30, 40))
-    findings = [finding(12, code="DYN501"), finding(35, code="DYN502"), finding(50, code="DYN503"),
+    findings = [finding(12, code="DYN501"), finding(30, code="DYN502"), finding(50, code="DYN503"),
                 finding(12, PRINT)]                    # a break rule is not confirmed by a recompile
-    out = cross_check(findings, [result(recompiles=[guard_here, tensor_guard], executed=[12, 35, 50])], rule)
+    out = cross_check(findings, [result(recompiles=[guard_here, tensor_guard], executed=[12, 30, 50])], rule)
     assert {f.code: f.status for f in out if f.code != "DYN902"} == {
         "DYN501": "confirmed", "DYN502": "confirmed", "DYN503": "not observed", "DYN101": "not observed"}
     assert "mode == 'a'" in dict(by_code(out, "DYN501")[0].properties)["verify"]
     assert not by_code(out, "DYN902")
+
+
+def test_a_finding_at_another_line_of_the_recompiled_function_is_not_credited():
+    """A size recompile (128, then 129: a decode loop) of `g` (lines 30-40), and a recompile finding at line 35
+    of `g` about something else (a decorator's wrapper): the finding is not confirmed by it, and the event is
+    what it is, the first shape change (expected) or, repeated, DYN902. A guard with a source line likewise
+    credits only the finding on that line."""
+    def rule(code):
+        return code.startswith("DYN5")
+
+    size = recompile("tensor 'x' size mismatch at index 0. expected 128, actual 129", span=(30, 40))
+    other = finding(35, code="DYN513")
+    out = cross_check([other], [result(recompiles=[size], executed=[30, 35])], rule)
+    assert by_code(out, "DYN513")[0].status == "not observed" and not by_code(out, "DYN902")   # expected
+    again = recompile("tensor 'x' size mismatch at index 0. expected 129, actual 130", span=(30, 40))
+    out = cross_check([other], [result(recompiles=[size, again], executed=[30, 35])], rule)
+    assert by_code(out, "DYN513")[0].status == "not observed" and len(by_code(out, "DYN902")) == 1
+    value = recompile("step == 3", guard_line=33, span=(30, 40))
+    out = cross_check([other, finding(33, code="DYN514")], [result(recompiles=[value], executed=[33, 35])], rule)
+    assert {f.code: f.status for f in out if f.code != "DYN902"} == {"DYN513": "not observed",
+                                                                     "DYN514": "confirmed"}
 
 
 def test_a_finding_at_the_compiled_functions_first_line_matches_its_recompile():

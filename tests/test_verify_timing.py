@@ -89,10 +89,12 @@ def test_the_speedup_comes_with_its_interval_and_rounds(run):
 def test_modes_are_each_measured_and_one_is_recommended(run):
     examples, _, _ = run
     modes = {m["mode"]: m for m in examples["pointwise"]["modes"]}
-    assert set(modes) == {"reduce-overhead", "max-autotune-no-cudagraphs"}
+    assert list(modes) == ["default", "reduce-overhead", "max-autotune-no-cudagraphs"]
     assert "not measured on CPU" in modes["reduce-overhead"]["note"] and modes["reduce-overhead"]["speedup"] is None
+    assert modes["reduce-overhead"]["status"] == "skipped" and modes["default"]["status"] == "measured"
     tuned = modes["max-autotune-no-cudagraphs"]
     assert tuned["agreement"] == "match" and tuned["compile_s"] > 0 and tuned["rounds"] >= 5
+    assert tuned["status"] == "measured"
     assert tuned["speedup_interval"][0] <= tuned["speedup"] <= tuned["speedup_interval"][1]
     default = examples["pointwise"]
     # measurably faster than eager (the interval above 1), outputs agreeing; of those the fastest, unless it is

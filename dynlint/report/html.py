@@ -273,7 +273,8 @@ class _Page:
         if x.get("one_call_speedup") is not None and x.get("one_call_interval"):
             lo, hi = x["one_call_interval"]
             notes.append(f"one call at a time: {x['one_call_speedup']:.2f}× ({lo:.2f}–{hi:.2f})")
-        modes = [m for m in x.get("modes") or () if m.get("speedup") is not None or m.get("note")]
+        modes = [m for m in x.get("modes") or () if m["mode"] != "default" and (m.get("speedup") is not None
+                                                                              or m.get("note"))]
         for m in modes:
             notes.append(f"{m['mode']}: {m['note']}" if m.get("note") else
                          f"{m['mode']} {m['speedup']:.2f}× (compile {m.get('compile_s') or 0:.1f} s)")

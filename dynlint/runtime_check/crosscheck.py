@@ -2,8 +2,8 @@
 
 Each static finding gets a status:
   confirmed     Dynamo broke at the finding's path:line with one of the finding's gb_types, or - for a rule
-                that predicts recompiles - a recompile is attributable to its line (a guard installed there)
-                or to the function containing it;
+                that predicts recompiles - a recompile's line lies in the finding's lines (the failed guard's
+                line, or the recompiled function's first line for a guard with no source line);
   not observed  an example ran that line and Dynamo did not do what the finding predicts;
   unverified    no example reached the line.
 What Dynamo did that no finding predicted becomes a new finding: DYN901 (graph break), DYN902 (recompile);
@@ -104,17 +104,18 @@ def break_matches(f: Finding, b: GraphBreak) -> bool:
 
 
 def recompile_matches(f: Finding, rc: Recompile) -> bool:
-    """A guard installed on one of the finding's lines, or the finding overlaps the recompiled function (a
-    finding at a guard with no source line spans the function's first decorator to its `def`: Dynamo's
-    `co_firstlineno`)."""
+    """The recompile's line lies in the finding's lines (a recompile rule's finding; breaks are matched apart).
+    Its line is a failed guard's (the read that installed it) or, for a guard with no source line (a tensor's
+    size, dtype or rank, grad mode), the first line of the code Dynamo recompiled (`co_firstlineno`: its first
+    decorator; a resume function's parent's too). Not the function around it: a finding at another line of
+    the same function predicts another guard."""
     first, last = _span(f)
-    if any(g.path == f.path and first <= g.line <= last for g in rc.failures):
-        return True
-    if rc.path != f.path:
-        return False
-    if first <= rc.line <= last:
-        return True
-    return rc.span != (0, 0) and first <= rc.span[1] and rc.span[0] <= last
+    return any(path == f.path and first <= line <= last for path, line in recompile_lines(rc))
+
+
+def recompile_lines(rc: Recompile) -> List[Tuple[str, int]]:
+    guards = [(g.path, g.line) for g in rc.failures if g.path and g.line]
+    return guards or [(rc.path, line) for line in dict.fromkeys((rc.line, rc.span[0])) if line]
 
 
 def _executed(results: Sequence[ExampleResult]) -> Dict[str, FrozenSet[int]]:

@@ -55,6 +55,32 @@ def build_target(factory: Callable, device: str) -> Target:
     return Target(fn, calls, **extras)
 
 
+def float64_outputs(factory: Callable, device: str, snapshot: Callable) -> list:
+    """The example's calls run again in float64, as PyTorch's benchmark harness makes its reference: a fresh
+    build (seeded as the other two, so it starts from the state the eager outputs started from), its module
+    (the callable, or the module a bound method belongs to) converted with `.double()` and the floating-point
+    input tensors to float64; each output snapshotted. Code the example compiles itself runs eagerly (a float64
+    call would recompile it, seen as the example's recompile). Raises when the float64 run fails (a function
+    holding tensors of its own in another dtype, say): then there is no reference."""
+    target = build_target(factory, device)
+    owner = target.fn if isinstance(target.fn, torch.nn.Module) else getattr(target.fn, "__self__", None)
+    if isinstance(owner, torch.nn.Module):
+        owner.double()
+    calls = [Call(to_float64(c.args), to_float64(c.kwargs)) for c in target.calls]
+    with torch.compiler.set_stance("force_eager"):
+        return [snapshot(invoke(target.fn, call, i)) for i, call in enumerate(calls)]
+
+
+def to_float64(value):
+    if isinstance(value, torch.Tensor):
+        return value.double() if value.is_floating_point() else value
+    if isinstance(value, (list, tuple)) and not hasattr(value, "_fields"):
+        return type(value)(to_float64(v) for v in value)
+    if isinstance(value, dict):
+        return {k: to_float64(v) for k, v in value.items()}
+    return value
+
+
 def training_step(module: Callable, target: Target, compiled: Optional[Callable] = None) -> Callable[..., object]:
     """A call that is one training step of `module` (run through `compiled` when given): forward, the
     loss, backward, the optimizer's step; it returns the forward's output."""

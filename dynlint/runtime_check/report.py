@@ -125,8 +125,10 @@ def _timing_notes(r: ExampleResult) -> List[str]:
         parts = [f"default {speedup_text(r.speedup, r.speedup_low, r.speedup_high)}, compile {_num(r.compile_s, '{:.1f}')} s"
                  + _pays(r.break_even_calls)]
         for m in r.modes:
-            parts.append(f"{m.mode}: {m.note}" if m.note else
-                         f"{m.mode} {speedup_text(m.speedup, m.speedup_low, m.speedup_high)}, compile "
+            if m.status != "measured":
+                parts.append(f"{m.mode}: " + (m.note if m.status == "skipped" else f"{m.status} ({m.note})"))
+                continue
+            parts.append(f"{m.mode} {speedup_text(m.speedup, m.speedup_low, m.speedup_high)}, compile "
                          f"{_num(m.compile_s, '{:.1f}')} s" + _pays(m.break_even_calls) +
                          ("" if m.agreement == "match" else f", outputs {m.agreement}"))
         best = r.recommended_mode

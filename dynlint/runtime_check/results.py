@@ -13,6 +13,7 @@ from dynlint.compiler.records import GraphBreak, GraphRecord, Recompile
 from dynlint.runtime_check import timing
 
 OUTCOMES = ("ok", "error", "timeout", "crashed")
+MODE_STATUSES = ("measured", "skipped", "timeout", "error")
 
 
 @dataclass(frozen=True)
@@ -29,8 +30,10 @@ class Agreement:
 
 @dataclass(frozen=True)
 class ModeResult:
-    """One `torch.compile` mode of an example (`--modes`), measured against the same eager calls."""
+    """One `torch.compile` mode of an example (`--modes`), measured against the same eager calls. Each mode
+    other than "default" runs in a worker of its own, with its own timeout."""
     mode: str
+    status: str = "measured"                # one of MODE_STATUSES
     note: str = ""                          # why it was not measured ("" when it was)
     compile_s: Optional[float] = None
     compiled_ms: Optional[float] = None
@@ -102,7 +105,7 @@ class ExampleResult:
     compiled_peak_mem_bytes: Optional[int] = None
     training: bool = False                # every call was a training step (forward, backward, optimizer step)
     grad_off: bool = False                # the eager calls' torch operations all ran with autograd off
-    modes: Tuple[ModeResult, ...] = ()    # --modes: the modes other than "default", each measured alike
+    modes: Tuple[ModeResult, ...] = ()    # --modes: the modes other than "default", each with its status
     agreement: Agreement = field(default_factory=Agreement)
     # `--fix --verify`, the run after the fixes: its outputs (eager, then compiled) vs the original code's eager ones
     against_original: Agreement = field(default_factory=Agreement)
@@ -138,22 +141,33 @@ class ExampleResult:
         return timing.break_even_calls(self.compile_s, self.eager_ms, self.compiled_ms)
 
     @property
+    def default_mode(self) -> ModeResult:
+        """The default mode's figures (this result's own) as a ModeResult, beside the other modes."""
+        measured = self.compiled_ms is not None and self.outcome == "ok"
+        status = "measured" if measured else "timeout" if self.outcome == "timeout" else "error"
+        note = "" if measured else (self.message.strip().splitlines() or [f"the example's outcome: {self.outcome}"])[0]
+        return ModeResult("default", status=status, note=note, compile_s=self.compile_s, compiled_ms=self.compiled_ms,
+                          speedup=self.speedup, speedup_low=self.speedup_low, speedup_high=self.speedup_high,
+                          rounds=self.rounds, compiled_device_ms=self.compiled_device_ms,
+                          compiled_peak_mem_bytes=self.compiled_peak_mem_bytes, agreement=self.agreement.status,
+                          eager_ms=self.eager_ms)
+
+    @property
     def recommended_mode(self) -> Optional[str]:
         """With --modes: the fastest mode whose outputs agree and that is measurably faster than eager; the
         default mode when the fastest is not measurably faster than it (their intervals overlap). None when
         no mode is measurably faster than eager."""
         if not self.modes:
             return None
-        measured = [("default", self.speedup, self.speedup_low, self.speedup_high, self.agreement.status)] + \
-            [(m.mode, m.speedup, m.speedup_low, m.speedup_high, m.agreement) for m in self.modes]
-        ok = [m for m in measured if m[1] is not None and m[2] is not None and m[4] == "match" and m[2] > 1.0]
+        default = self.default_mode
+        ok = [m for m in (default,) + self.modes if m.speedup is not None and m.speedup_low is not None
+              and m.agreement == "match" and m.speedup_low > 1.0]
         if not ok:
             return None
-        best = max(ok, key=lambda m: m[1])
-        default = measured[0]
-        if best[0] != "default" and default in ok and best[2] <= default[3]:
+        best = max(ok, key=lambda m: m.speedup)
+        if best is not default and default in ok and best.speedup_low <= default.speedup_high:
             return "default"           # no measurable gain over the default mode
-        return best[0]
+        return best.mode
 
     @property
     def kernels(self) -> Optional[int]:
@@ -176,7 +190,8 @@ class ExampleResult:
         d["agreement"] = self.agreement.to_dict()
         d["against_original"] = self.against_original.to_dict()
         d["executed"] = {path: list(lines) for path, lines in self.executed}
-        d["modes"] = [m.to_dict() for m in self.modes]
+        # every requested mode, "default" first (its figures are this result's own, repeated)
+        d["modes"] = [m.to_dict() for m in (self.default_mode,) + self.modes] if self.modes else []
         d.update(speedup=self.speedup, kernels=self.kernels, break_sites=self.break_sites,
                  graph_count=len(self.graphs), recompile_count=len(self.recompiles),
                  speedup_interval=[self.speedup_low, self.speedup_high] if self.speedup_low is not None else None,
@@ -193,7 +208,7 @@ class ExampleResult:
         kw["graph_breaks"] = tuple(GraphBreak.from_dict(b) for b in d.get("graph_breaks", ()))
         kw["recompiles"] = tuple(Recompile.from_dict(r) for r in d.get("recompiles", ()))
         kw["agreement"] = Agreement(**d.get("agreement", {}))
-        kw["modes"] = tuple(ModeResult.from_dict(m) for m in d.get("modes", ()))
+        kw["modes"] = tuple(ModeResult.from_dict(m) for m in d.get("modes", ()) if m["mode"] != "default")
         kw["against_original"] = Agreement(**d.get("against_original", {}))
         kw["executed"] = tuple(sorted((p, tuple(sorted(ls))) for p, ls in dict(d.get("executed", {})).items()))
         return cls(**kw)

@@ -23,7 +23,7 @@ from dynlint.runtime_check.crosscheck import cross_check
 from dynlint.runtime_check.discover import DEFAULT_GLOBS, ExampleSpec, discover
 from dynlint.runtime_check.process import ProcessOutcome, kill_running, run_isolated
 from dynlint.runtime_check.report import VerifyReport
-from dynlint.runtime_check.results import ExampleResult
+from dynlint.runtime_check.results import ExampleResult, ModeResult
 from dynlint.runtime_check.schedule import Slot, plan_slots, run_on_slots
 
 INSTALL_HINT = "pip install 'dynlint[verify]'"
@@ -114,22 +114,51 @@ def outputs_file(spec: ExampleSpec) -> str:
 def run_example(spec: ExampleSpec, slot: Slot, root: Path, work: Path, *, timeout: float,
                 passes: Sequence[str] = (), time_budget_s: float = 1.0, modes: Sequence[str] = ("default",),
                 python: str = sys.executable, save_outputs: str = "", reference_outputs: str = "") -> ExampleResult:
-    """Run one example in a fresh worker process and turn whatever happened into an ExampleResult."""
+    """Run one example in a fresh worker process and turn whatever happened into an ExampleResult; then each
+    mode after "default" in a worker of its own, with its own timeout, into `modes` (a mode that times out or
+    fails leaves the default's figures and the other modes as they are)."""
     base = ExampleResult(name=spec.name, path=spec.path, line=spec.line, factory=spec.factory, outcome="error",
                          slot=slot.label)
     if spec.error:
-        return base.with_(message=spec.error)
-    work.mkdir(parents=True, exist_ok=True)
+        return base.with_(message=spec.error, modes=tuple(ModeResult(m, "skipped", "the example cannot be run")
+                                                          for m in modes[1:]))
     request = {"project_root": str(root), "path": spec.path, "factory": spec.factory, "name": spec.name,
                "line": spec.line, "device": slot.device, "slot": slot.label, "passes": list(passes),
-               "time_budget_s": time_budget_s, "modes": list(modes), "save_outputs": save_outputs,
-               "reference_outputs": reference_outputs}
-    (work / "request.json").write_text(json.dumps(request), encoding="utf-8")
-    result_path = work / "result.json"
-    cmd = [python, "-m", "dynlint.runtime_check.worker", str(work / "request.json"), str(result_path), spec.key]
-    outcome = run_isolated(cmd, env=_worker_env(slot), timeout=timeout, log_path=str(work / "output.log"),
-                           cwd=str(root))
-    return interpret(base, outcome, _read_result(result_path))
+               "time_budget_s": time_budget_s, "save_outputs": save_outputs, "reference_outputs": reference_outputs}
+
+    def run(work: Path, **extra) -> ExampleResult:
+        work.mkdir(parents=True, exist_ok=True)
+        (work / "request.json").write_text(json.dumps({**request, **extra}), encoding="utf-8")
+        result_path = work / "result.json"
+        cmd = [python, "-m", "dynlint.runtime_check.worker", str(work / "request.json"), str(result_path), spec.key]
+        outcome = run_isolated(cmd, env=_worker_env(slot), timeout=timeout, log_path=str(work / "output.log"),
+                               cwd=str(root))
+        return interpret(base, outcome, _read_result(result_path))
+
+    result = run(work)
+    measured = []
+    for i, mode in enumerate(modes[1:], 1):
+        skip = mode_skipped(mode, slot.device, result)
+        measured.append(ModeResult(mode, "skipped", skip) if skip else
+                        mode_result(mode, run(work / f"mode{i}", mode=mode, save_outputs="", reference_outputs="")))
+    return result.with_(modes=tuple(measured))
+
+
+def mode_skipped(mode: str, device: str, default: ExampleResult) -> str:
+    """Why a mode is not run ("" when it is)."""
+    if mode == "reduce-overhead" and device != "cuda":
+        return "not measured on CPU (it replays CUDA graphs)"
+    if default.outcome != "ok":
+        return f"not run: the default mode did not finish ({default.outcome})"
+    return ""
+
+
+def mode_result(mode: str, run: ExampleResult) -> ModeResult:
+    """What a mode's own worker measured, or how it ended."""
+    if run.outcome == "ok" and run.modes:
+        return run.modes[0]
+    status = "timeout" if run.outcome == "timeout" else "error"
+    return ModeResult(mode, status=status, note=(run.message.strip().splitlines() or [run.outcome])[0])
 
 
 def interpret(base: ExampleResult, outcome: ProcessOutcome, written: Optional[dict]) -> ExampleResult:

@@ -7,9 +7,10 @@ timeout still tells the parent how far it got; stdout is never parsed (user code
 Phases: start -> import torch -> import (the example file) -> build (call the factory twice: one target for
 eager, one for compiled, so in-place updates cannot leak between them) -> eager (every call once, recording
 the user lines that run) -> compiled (every call once under dynlint's backend, collecting graph breaks and
-recompiles) -> compare -> timing (rounds of eager and compiled: runtime_check/timing.py) -> mode M (each
---modes mode after default, built, compiled and timed afresh) -> done. A training example's calls are
-training steps (measure.training_step) on both sides.
+recompiles) -> compare -> timing (rounds of eager and compiled: runtime_check/timing.py) -> done. A training
+example's calls are training steps (measure.training_step) on both sides. A request with a "mode" other than
+"default" (`--modes`: verify.py runs one worker per mode, each with its own timeout) compiles with that mode
+instead: build -> eager -> mode M (compiled, compared and timed) -> done, its figures in `modes[0]`.
 """
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ import importlib.util
 import json
 import os
 import platform
+import re
 import sys
 import traceback
 from functools import lru_cache
@@ -41,8 +43,8 @@ class Worker:
         self.collector = None
         self.backend = None
         self.train = None            # a training example: measure.training_step
-        self.modes: list = []        # --modes: ModeResult of each mode after "default"
         self.recorder = None
+        self.factory, self.device = None, "cpu"
 
     # ---- result file -----------------------------------------------------------------------------
     def phase(self, name: str) -> None:
@@ -78,7 +80,8 @@ class Worker:
 
         self.phase("import")
         module = load_module(self.users.root, self.request["path"])
-        factory = getattr(module, self.request["factory"])
+        factory = self.factory = getattr(module, self.request["factory"])
+        self.device = device
         options = dict(getattr(factory, "__dynlint_example__", {}))
 
         self.phase("build")
@@ -97,13 +100,15 @@ class Worker:
             self.train = training_step                 # the compiled module's step is made once it is compiled
         self.phase("eager")
         eager_outputs, eager_s = self.run_eager(eager, timer)
-        if self.request.get("save_outputs"):
-            save_outputs(eager_outputs, self.request["save_outputs"])
-        self.phase("compiled")
-        self.run_compiled(target, eager, eager_outputs, eager_s, timer, options)
-        for mode in self.request.get("modes", ())[1:] if self.request.get("modes") else ():
+        mode = self.request.get("mode", "default")
+        if mode != "default":
             self.phase(f"mode {mode}")
-            self.run_mode(mode, factory, device, eager, eager_outputs, eager_s, timer, options)
+            self.run_mode(mode, target, eager, eager_outputs, eager_s, timer, options)
+        else:
+            if self.request.get("save_outputs"):
+                save_outputs(eager_outputs, self.request["save_outputs"])
+            self.phase("compiled")
+            self.run_compiled(target, eager, eager_outputs, eager_s, timer, options)
         self.fields.update(outcome="ok", phase="done", message="")
 
     def run_eager(self, eager, timer):
@@ -139,7 +144,8 @@ class Worker:
             self.record_compilation()
 
             self.phase("compare")
-            self.fields["agreement"] = compare_outputs(eager_outputs, outputs, options.get("rtol"), options.get("atol"))
+            self.fields["agreement"] = compare_outputs(eager_outputs, outputs, options.get("rtol"), options.get("atol"),
+                                                       reference=self.float64_outputs)
             if self.request.get("reference_outputs"):
                 self.fields["against_original"] = against_reference(
                     self.request["reference_outputs"], eager_outputs, outputs, options)
@@ -178,33 +184,36 @@ class Worker:
         compiled = torch.compile(target.fn, backend=backend)
         return compiled if self.train is None else self.train(target.fn, target, compiled)
 
-    def run_mode(self, mode, factory, device, eager, eager_outputs, eager_s, timer, options) -> None:
-        """One more `torch.compile` mode: a fresh build, compiled with that mode's Inductor options, its
-        compile time, outputs and speedup against the same eager calls."""
-        import torch
-
+    def run_mode(self, mode, target, eager, eager_outputs, eager_s, timer, options) -> None:
+        """One more `torch.compile` mode (this worker's only one): the target compiled with that mode's Inductor
+        options, its compile time, outputs and speedup against the eager calls."""
         from dynlint.compiler.backend import DynlintBackend
         from dynlint.compiler.passes import make_passes
         from dynlint.runtime_check.compare import compare_outputs
-        from dynlint.runtime_check.measure import build_target
         from dynlint.runtime_check.results import ModeResult
 
-        if mode == "reduce-overhead" and device != "cuda":
-            self.modes.append(ModeResult(mode, note="not measured on CPU (it replays CUDA graphs)"))
-            return
-        torch._dynamo.reset()                    # this mode's graphs, not the cached default ones
-        target = build_target(factory, device)
         compiled = self.compile(target, DynlintBackend(self.users, passes=make_passes(self.request.get("passes", ())),
                                                        mode=mode))
         outputs, compile_s = first_calls(compiled, target, eager_s, timer)
-        agreement = compare_outputs(eager_outputs, outputs, options.get("rtol"), options.get("atol"))
+        agreement = compare_outputs(eager_outputs, outputs, options.get("rtol"), options.get("atol"),
+                                    reference=self.float64_outputs)
+        self.phase("timing")
         s, _, run_compiled = self.time(eager, compiled, target, timer)
-        self.modes.append(ModeResult(
-            mode, compile_s=compile_s, compiled_ms=s.compiled_ms, speedup=s.speedup, speedup_low=s.low,
-            speedup_high=s.high, rounds=s.rounds, compiled_device_ms=timer.device_ms(run_compiled),
+        self.fields["modes"] = (ModeResult(
+            mode, compile_s=compile_s, compiled_ms=s.compiled_ms, speedup=s.speedup,
+            speedup_low=s.low, speedup_high=s.high, rounds=s.rounds, compiled_device_ms=timer.device_ms(run_compiled),
             compiled_peak_mem_bytes=timer.peak_bytes(run_compiled), agreement=agreement.status,
-            eager_ms=s.eager_ms))
-        self.fields["modes"] = tuple(self.modes)
+            eager_ms=s.eager_ms),)
+
+    def float64_outputs(self) -> list:
+        """The eager outputs' float64 reference (measure.float64_outputs), for the comparison to call when it needs
+        one (a worker compares once); raises when none can be made."""
+        from dynlint.runtime_check.compare import NoReference, snapshot
+        from dynlint.runtime_check.measure import float64_outputs
+
+        if self.train is not None:
+            raise NoReference("a training example's steps are not run again in float64")
+        return float64_outputs(self.factory, self.device, snapshot)
 
     def record_compilation(self) -> None:
         """Copy what the backend and the collector saw so far into the result, paths made relative."""
@@ -212,7 +221,7 @@ class Worker:
             return
         rel = self.users.relpath
         known_files = set(self.recorder.lines) if self.recorder else set()
-        recompiles = [resolve_recompile(r, known_files) for r in self.collector.recompiles]
+        recompiles = one_per_site([resolve_recompile(r, known_files) for r in self.collector.recompiles])
         self.fields.update(
             graphs=tuple(g.relative_to(rel) for g in self.backend.graphs),
             graph_breaks=tuple(b.relative_to(rel) for b in self.collector.graph_breaks),
@@ -325,6 +334,43 @@ def resolve_recompile(recompile, known_files):
         failures.append(f)
     return replace(recompile, failures=tuple(failures),
                    span=function_span(recompile.path, recompile.function, recompile.line))
+
+
+_STACK_SLOT = re.compile(r"___stack\d+")
+_NAME = r"[\w.\[\]'\"()]+?"                       # a name the user's code gives the value (`x`, `self.cache[0]`)
+
+
+def one_per_site(recompiles: list) -> list:
+    """One event per recompile site. A function with a graph break is two code objects, itself and the resume
+    function Dynamo makes after the break, and one changed value can fail a guard in both: the same failure at
+    the same site (the guard's line, or the function's first), the resume function naming the value by its
+    stack slot (`tensor '___stack0' size mismatch ...` beside `tensor 'x' size mismatch ...`). Such twins are
+    kept once, under the user's name."""
+    kept: list = []
+    for rc in recompiles:
+        twin = next((i for i, k in enumerate(kept) if _same_site(k, rc)), None)
+        if twin is None:
+            kept.append(rc)
+        elif _STACK_SLOT.search(kept[twin].reason) and not _STACK_SLOT.search(rc.reason):
+            kept[twin] = rc
+    return kept
+
+
+def _same_site(a, b) -> bool:
+    def site(rc):
+        guard = next((g for g in rc.failures if g.line), None)
+        return (guard.path, guard.line) if guard else (rc.path, rc.span[0] or rc.line)
+
+    if site(a) != site(b) or a.function != b.function:
+        return False
+    if a.reason == b.reason:
+        return True
+    # the same guard, one side naming the value by its stack slot
+    for slotted, other in ((a.reason, b.reason), (b.reason, a.reason)):
+        parts = _STACK_SLOT.split(slotted)              # the text around the slots
+        if len(parts) > 1 and re.fullmatch(_NAME.join(map(re.escape, parts)), other):
+            return True
+    return False
 
 
 def function_span(path: str, name: str, line: int) -> Tuple[int, int]:
