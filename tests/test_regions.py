@@ -238,3 +238,63 @@ def test_a_collaborator_handed_to_the_constructor_is_traced_where_it_is_called(t
     # nothing is traced into Quiet (handed to `other`, which forward never calls)
     assert not [f for f in check_source(HANDED_IN.replace("self.reporter.emit", "self.other.emit"),
                                         filename="handed.py").findings if f.code == "DYN310"]
+
+
+REGISTERED = '''
+import torch
+from torch import nn
+
+
+class Stats:
+    def __init__(self, model):
+        self.seen = []
+        for name, m in model.named_modules():
+            if isinstance(m, nn.ReLU):
+                m.register_forward_hook(self._make_hook(name))
+
+    def _make_hook(self, name):
+        def hook(module, inputs, output):
+            self.seen.append((name, output.mean().item()))
+        return hook
+
+
+class Sampler:
+    def step(self, x, t):
+        y = x * 2
+        return y[y.sum(-1) > 0]
+
+
+class Pipeline:
+    def __init__(self, net, sampler):
+        self.net, self.sampler = net, sampler
+
+    def __call__(self, x):
+        step = torch.compile(self.sampler.step)
+        return step(self.net(x), 1)
+
+
+def main():
+    net = nn.Sequential(nn.Linear(4, 4), nn.ReLU())
+    Stats(net)
+    torch.compile(net)(torch.randn(2, 4))
+    return Pipeline(nn.Linear(4, 4), Sampler())(torch.randn(3, 4))
+'''
+
+
+def test_hooks_registered_on_another_module_and_attributes_unpacked_in_init_are_traced(tmp_path):
+    """Principles: a forward hook registered on a module from outside it (`m.register_forward_hook(...)` for each
+    `m` of a model's `named_modules()`, the hook made by a factory of the project) runs inside that module's
+    compiled forward; `self.net, self.sampler = net, sampler` in `__init__` binds as two assignments do, so
+    `torch.compile(self.sampler.step)` compiles what the project's construction of the class passes. Real Dynamo
+    breaks at both lines (the hook's `.item()`, the step's boolean mask)."""
+    pytest.importorskip("torch")
+    from dynlint.compiler import harness
+    path = tmp_path / "registered.py"
+    path.write_text(REGISTERED)
+    lines = REGISTERED.splitlines()
+    item = next(i for i, line in enumerate(lines, 1) if ".item()" in line)
+    mask = next(i for i, line in enumerate(lines, 1) if "y[y.sum" in line)
+    found = {(f.line, f.code) for f in check_source(REGISTERED, filename="registered.py").findings}
+    assert {(item, "DYN201"), (mask, "DYN402")} <= found, found
+    obs = harness.observe(str(path), ["main()"])
+    assert obs.error is None and {item, mask} <= set(obs.break_lines(str(path)))

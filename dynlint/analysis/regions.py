@@ -168,6 +168,9 @@ def roots(project: Project, mode: str = "auto", entries: Sequence[str] = (),
         sites = list(_compile_sites(None, ix.module_calls, ix))
         for fn in ix.functions.values():
             sites += _compile_sites(fn, fn.calls, ix)
+            if mode == "auto":              # (every module's forward counts as compiled, and so do its hooks)
+                for ref in _registered_hooks(project, ix, fn):
+                    out.setdefault(ref, (ref[1],))
         for fn, value in sites:
             for ref in _targets_of_value(project, ix, fn, value):
                 out.setdefault(ref, (ref[1],))
@@ -276,6 +279,25 @@ def _hooks(project: Project, path: str, cls: str) -> List[FuncRef]:
     return found
 
 
+def _registered_hooks(project: Project, ix: ModuleIndex, fn: FunctionInfo) -> List[FuncRef]:
+    """The functions `fn` registers as forward hooks of a module other than its own `self`
+    (`m.register_forward_hook(hook)` for each `m` of a model's `named_modules()`): `nn.Module.__call__` runs them
+    around the module's forward, inside the compiled frame. A hook named (`hook`, `self.on_output`), or made by a
+    factory of the project (`self._make_hook(name)`: the functions defined inside the factory)."""
+    found: List[FuncRef] = []
+    for c in fn.calls:
+        if c.kind == "self" or c.target.rpartition(".")[2] not in HOOK_REGISTRATIONS or not c.args or not c.args[0]:
+            continue
+        arg = c.args[0]
+        if not arg.endswith("()"):
+            found += _function_named(project, ix, fn, arg)
+            continue
+        for path, q in _function_named(project, ix, fn, arg[:-2]):       # a factory: what it defines inside
+            fix = project.by_path[path]
+            found += [(path, inner) for inner, info in fix.functions.items() if info.nested_in == q]
+    return found
+
+
 def extend(chain: Chain, name: str, length: int) -> Chain:
     """The shown chain of a callee `name` whose whole chain has `length` functions, from its caller's shown
     chain: constant work per region, where copying whole chains was quadratic in a chain's depth."""
@@ -366,4 +388,5 @@ def site_lines(ix: ModuleIndex) -> Set[int]:
     calls = list(ix.module_calls) + [c for f in ix.functions.values() for c in f.calls]
     return {c.line for c in calls
             if c.kind == "name" and (ix.qualify(strip_call(c.target)) in COMPILE or c.target in compiled or
-                                     ("." in c.target and c.target.rsplit(".", 1)[1] in methods))}
+                                     ("." in c.target and c.target.rsplit(".", 1)[1] in methods)) or
+            c.kind == "self" and c.target in methods}

@@ -61,6 +61,16 @@ def _true_if_any(fn) -> Tuple[str, ...]:
     return tuple(found)
 
 
+def _paired(targets: List[ast.expr], value: ast.expr):
+    """(targets, value) of an assignment, and each pair of an unpacking of a display of the same length
+    (`self.unet, self.scheduler = unet, scheduler` binds as two assignments do)."""
+    yield targets, value
+    for t in targets:
+        if isinstance(t, (ast.Tuple, ast.List)) and isinstance(value, (ast.Tuple, ast.List)) and \
+                len(t.elts) == len(value.elts) and not any(isinstance(e, ast.Starred) for e in t.elts + value.elts):
+            for target, item in zip(t.elts, value.elts):
+                yield from _paired([target], item)
+
 @dataclass
 class CallSite:
     kind: str            # "name": dotted callee; "self": self.<target>; "var": a local bound to an instance;
@@ -444,18 +454,24 @@ class _Indexer(ast.NodeVisitor):
             name = dotted_name(t)
             if name and "config." in name:
                 self._dynamo_setting(name, [node.value])
-        value = node.value
+        for targets, value in _paired(node.targets, node.value):
+            self._bind(targets, value)
+        self.generic_visit(node)
+
+    def _bind(self, targets: List[ast.expr], value: ast.expr) -> None:
+        """Record what assigning `value` to `targets` tells: an `__init__` parameter kept (`self.x = x`), a
+        construction held by an attribute or a name (`self.proj = nn.Linear(...)`, `m = Model()`)."""
         if isinstance(value, ast.Name) and self.func_stack and self.func_stack[-1].qualname.endswith(".__init__") \
                 and value.id in self.func_stack[-1].params:
             cls = self._current_class()
-            for t in node.targets:
+            for t in targets:
                 name = dotted_name(t)
                 if cls and name and name.startswith("self.") and name.count(".") == 1:
                     cls.param_attrs[name[5:]] = value.id
         if isinstance(value, ast.Call):
             ctors = self._constructed(value)
             callee = dotted_name(value.func)
-            for t in node.targets:
+            for t in targets:
                 name = dotted_name(t)
                 if not name:
                     continue
@@ -469,7 +485,6 @@ class _Indexer(ast.NodeVisitor):
                         scope.setdefault(name, []).extend(c for c in ctors if c not in scope.get(name, []))
                     if not self.func_stack and callee:
                         self.ix.assigned_calls[name] = callee
-        self.generic_visit(node)
 
     def _current_class(self) -> Optional[ClassInfo]:
         """The top-level class whose method we are in (only those are indexed)."""

@@ -20,6 +20,9 @@ GRAD_OFF = frozenset({"torch.no_grad", "torch.inference_mode"})        # what tu
 def loop_scalar_kind(loop: cst.For, name: str) -> Optional[str]:
     """'int', 'str', 'float', 'bool' when `for <name> in ...` binds Python scalars, else None."""
     target, it = loop.target, loop.iter
+    while isinstance(it, cst.Call) and isinstance(it.func, cst.Name) and it.func.value == "reversed" and \
+            len(it.args) == 1:
+        it = it.args[0].value               # `reversed(range(n))`: the same values, the other way
     if isinstance(it, cst.Call) and isinstance(it.func, cst.Name):
         if it.func.value == "range" and isinstance(target, cst.Name) and target.value == name:
             return "int"

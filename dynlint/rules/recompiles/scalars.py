@@ -10,6 +10,7 @@ import libcst as cst
 
 from dynlint.analysis import guard_lines
 from dynlint.analysis.guards import effect, recompiles
+from dynlint.analysis.regions import compiled_methods
 from dynlint.analysis.tensors import TENSOR
 from dynlint.linter.rule import Example, register
 from dynlint.linter.walker import children
@@ -90,6 +91,23 @@ class VaryingScalarArgument(SiteBookkeeping):
                     x = denoise_step(model, x)
                 return x
         """, "sample(nn.Linear(4, 4))"),
+        Example("""
+            import torch
+
+            class Sampler:
+                def __init__(self, steps=4):
+                    self.steps = steps
+                    self.alphas = torch.linspace(0.1, 0.9, steps)
+
+                @torch.compile
+                def step(self, x, t):
+                    return x * self.alphas[t] + t
+
+                def sample(self, x):
+                    for t in reversed(range(self.steps)):
+                        x = self.step(x, t)
+                    return x
+        """, "Sampler().sample(torch.ones(3))"),
     ]
     VALID = [Example("""
         import torch
@@ -134,19 +152,13 @@ class VaryingScalarArgument(SiteBookkeeping):
              "None or tensor": "None or tensor argument", "dtype": "dtype argument", "dict": "dict argument",
              "tuple": "tuple argument"}
 
-    def _int_use(self, callee: str, call: cst.Call, arg: cst.Arg) -> str:
-        """How `callee` (a function of this file) uses the int parameter that `arg` binds: "int argument in
-        range" (a `range(...)` bound), "int argument in condition" (an `if` / `while` test reads it) or "int
-        argument"."""
+    def _int_use(self, callee: Optional[str], call: cst.Call, arg: cst.Arg) -> str:
+        """How the compiled function `callee` (a qualname of this file) uses the int parameter that `arg` binds:
+        "int argument in range" (a `range(...)` bound), "int argument in condition" (an `if` / `while` test reads
+        it) or "int argument"."""
         ix = self.ctx.index
-        info = ix.functions.get(callee) if ix is not None else None
-        if info is None:
-            return "int argument"
-        if arg.keyword is not None:
-            param = arg.keyword.value
-        else:
-            i = [a for a in call.args if a.keyword is None].index(arg)
-            param = info.params[i] if i < len(info.params) else None
+        info = ix.functions.get(callee) if ix is not None and callee else None
+        param = bound_parameter(info, call, arg) if info is not None else None
         if param is None:
             return "int argument"
         text = "\n".join((self.ctx.source or "").splitlines()[info.def_line - 1:info.end])
@@ -158,42 +170,62 @@ class VaryingScalarArgument(SiteBookkeeping):
             return "int argument in condition"
         return "int argument"
 
+    def _compiled_method(self, node: cst.Call) -> Optional[str]:
+        """`Cls.m` for a call `self.m(...)` in a method of class `Cls` of this file whose method `m` is compiled
+        (`@torch.compile` on it, or `self.m = torch.compile(self.m)`: `regions.compiled_methods`)."""
+        f, ix = node.func, self.ctx.index
+        here = ix.functions.get(self.ctx.qualname) if ix is not None else None
+        cls = here.cls if here is not None else ""
+        if not (isinstance(f, cst.Attribute) and isinstance(f.value, cst.Name) and f.value.value == "self") or \
+                not cls:
+            return None
+        q = f"{cls}.{f.attr.value}"
+        return q if q in ix.functions and f.attr.value in compiled_methods(ix) else None
+
     def visit_Call(self, node: cst.Call) -> None:
-        if not isinstance(node.func, cst.Name) or node.func.value not in self.compiled_names():
+        method = self._compiled_method(node)
+        if method is None and (not isinstance(node.func, cst.Name) or node.func.value not in self.compiled_names()):
             return
         loops = [b for b in self.ctx.blocks if isinstance(b, cst.For)]
-        if loops and self._comes_back_with_grad(node):
+        if method is None and loops and self._comes_back_with_grad(node):
             return
+        callee = f"self.{node.func.attr.value}" if method else node.func.value
+        entry = method or self.compiled_entry(callee)
         for arg in node.args:
             value = arg.value
             if arg.star or isinstance(value, (cst.Integer, cst.Float, cst.SimpleString)):
                 continue
             if self.tensors.kind(value) == TENSOR:
-                if self._tensor_argument(node.func.value, value, loops):
+                if method is None and self._tensor_argument(callee, value, loops):
                     return
                 continue
-            read = _read_from_tensor(value, loops)
-            found = read or varying(self.ctx, value, loops)
-            if found is None:
-                continue
-            var, var_kind = found
-            kind = var_kind if read else _value_kind(value, var_kind, _enum_classes(self.ctx.source or ""))
-            if kind is None:
-                continue            # built from the loop variable in a way not known here (`batches[i]`)
-            guard = self.GUARD.get(kind)
-            if guard == "int argument":
-                guard = self._int_use(node.func.value, node, arg)
-            if guard and not recompiles(guard) or (guard in SYMBOLIC and self.compiled_dynamic(node.func.value)):
-                return              # (numbers are symbolic from the start under `dynamic=True`)
-            entry = self.compiled_entry(node.func.value)
-            info = self.ctx.index.functions.get(entry or "") if self.ctx.index is not None else None
-            param = bound_parameter(info, node, arg) if info else None
-            if not self.reads(entry, param):
-                continue            # an argument the compiled function never reads is not guarded
-            self.report_at_guard(value, entry, param, f"`{var}` changes here",
-                                 callee=node.func.value, var=var, kind=kind,
-                                 effect=effect(guard) if guard else "new values recompile")
-            return
+            if self._scalar_argument(node, arg, callee, entry, loops):
+                return
+
+    def _scalar_argument(self, node: cst.Call, arg: cst.Arg, callee: str, entry: Optional[str], loops) -> bool:
+        """Report `arg` of the call where it changes between calls and the compiled code reads it; True when the
+        call is done with (reported, or numbers are symbolic under `dynamic=True`)."""
+        value = arg.value
+        read = _read_from_tensor(value, loops)
+        found = read or varying(self.ctx, value, loops)
+        if found is None:
+            return False
+        var, var_kind = found
+        kind = var_kind if read else _value_kind(value, var_kind, _enum_classes(self.ctx.source or ""))
+        if kind is None:
+            return False            # built from the loop variable in a way not known here (`batches[i]`)
+        guard = self.GUARD.get(kind)
+        if guard == "int argument":
+            guard = self._int_use(entry, node, arg)
+        if guard and not recompiles(guard) or (guard in SYMBOLIC and self.compiled_dynamic(callee)):
+            return True             # (numbers are symbolic from the start under `dynamic=True`)
+        info = self.ctx.index.functions.get(entry or "") if self.ctx.index is not None else None
+        param = bound_parameter(info, node, arg) if info else None
+        if not self.reads(entry, param):
+            return False            # an argument the compiled function never reads is not guarded
+        self.report_at_guard(value, entry, param, f"`{var}` changes here", callee=callee, var=var, kind=kind,
+                             effect=effect(guard) if guard else "new values recompile")
+        return True
 
     TENSOR_KEYWORDS = {("dtype", "dtype"): "tensor dtype argument", ("requires_grad", "bool"): "tensor requires_grad argument"}
 
