@@ -108,6 +108,36 @@ class VaryingScalarArgument(SiteBookkeeping):
                         x = self.step(x, t)
                     return x
         """, "Sampler().sample(torch.ones(3))"),
+        Example("""
+            import torch
+
+            def warmup(step, steps=4):
+                return min(1.0, step / steps)
+
+            @torch.compile
+            def kl_loss(x, beta):
+                return beta * x.pow(2).mean()
+
+            def train(x):
+                for step in range(3):
+                    loss = kl_loss(x, warmup(step))
+                return loss
+        """, "train(torch.ones(3))"),
+        Example("""
+            import torch
+
+            @torch.compile
+            def kl_loss(x, floor=0.0):
+                kl = x.pow(2)
+                if floor > 0:
+                    kl = kl.clamp(min=floor)
+                return kl.mean()
+
+            def train(x):
+                for step in range(3):
+                    loss = kl_loss(x, floor=0.1 if step > 0 else 0.0)
+                return loss
+        """, "train(torch.ones(3))"),
     ]
     VALID = [Example("""
         import torch
@@ -171,15 +201,20 @@ class VaryingScalarArgument(SiteBookkeeping):
         return "int argument"
 
     def _compiled_method(self, node: cst.Call) -> Optional[str]:
-        """`Cls.m` for a call `self.m(...)` in a method of class `Cls` of this file whose method `m` is compiled
-        (`@torch.compile` on it, or `self.m = torch.compile(self.m)`: `regions.compiled_methods`)."""
+        """`Cls.m` for a call of a compiled method (`@torch.compile` on it, or `self.m = torch.compile(self.m)`:
+        `regions.compiled_methods`) of a class `Cls` of this file: `self.m(...)` in a method of `Cls`, or
+        `buf.m(...)` where `buf = Cls(...)` in the calling function or at the module level."""
         f, ix = node.func, self.ctx.index
-        here = ix.functions.get(self.ctx.qualname) if ix is not None else None
-        cls = here.cls if here is not None else ""
-        if not (isinstance(f, cst.Attribute) and isinstance(f.value, cst.Name) and f.value.value == "self") or \
-                not cls:
+        if not (isinstance(f, cst.Attribute) and isinstance(f.value, cst.Name)) or ix is None:
             return None
-        q = f"{cls}.{f.attr.value}"
+        here = ix.functions.get(self.ctx.qualname)
+        if f.value.value == "self":
+            classes = [here.cls] if here is not None and here.cls else []
+        else:
+            made = (here.instances if here is not None else {}).get(f.value.value) or \
+                ix.module_instances.get(f.value.value, [])
+            classes = [c for c in made if c in ix.classes]
+        q = f"{classes[0]}.{f.attr.value}" if len(classes) == 1 else ""
         return q if q in ix.functions and f.attr.value in compiled_methods(ix) else None
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -189,7 +224,7 @@ class VaryingScalarArgument(SiteBookkeeping):
         loops = [b for b in self.ctx.blocks if isinstance(b, cst.For)]
         if method is None and loops and self._comes_back_with_grad(node):
             return
-        callee = f"self.{node.func.attr.value}" if method else node.func.value
+        callee = f"{node.func.value.value}.{node.func.attr.value}" if method else node.func.value
         entry = method or self.compiled_entry(callee)
         for arg in node.args:
             value = arg.value
@@ -199,26 +234,26 @@ class VaryingScalarArgument(SiteBookkeeping):
                 if method is None and self._tensor_argument(callee, value, loops):
                     return
                 continue
-            if self._scalar_argument(node, arg, callee, entry, loops):
-                return
+            self._scalar_argument(node, arg, callee, entry, loops)
 
     def _scalar_argument(self, node: cst.Call, arg: cst.Arg, callee: str, entry: Optional[str], loops) -> bool:
-        """Report `arg` of the call where it changes between calls and the compiled code reads it; True when the
-        call is done with (reported, or numbers are symbolic under `dynamic=True`)."""
+        """Report `arg` of the call where it changes between calls and the compiled code reads it (each such
+        argument: Dynamo guards each at its own first read); True when reported."""
         value = arg.value
         read = _read_from_tensor(value, loops)
         found = read or varying(self.ctx, value, loops)
         if found is None:
             return False
         var, var_kind = found
-        kind = var_kind if read else _value_kind(value, var_kind, _enum_classes(self.ctx.source or ""))
+        kind = var_kind if read else _value_kind(value, var_kind, _enum_classes(self.ctx.source or "")) or \
+            self._returned_number(value)
         if kind is None:
             return False            # built from the loop variable in a way not known here (`batches[i]`)
         guard = self.GUARD.get(kind)
         if guard == "int argument":
             guard = self._int_use(entry, node, arg)
         if guard and not recompiles(guard) or (guard in SYMBOLIC and self.compiled_dynamic(callee)):
-            return True             # (numbers are symbolic from the start under `dynamic=True`)
+            return False            # (numbers are symbolic from the start under `dynamic=True`)
         info = self.ctx.index.functions.get(entry or "") if self.ctx.index is not None else None
         param = bound_parameter(info, node, arg) if info else None
         if not self.reads(entry, param):
@@ -226,6 +261,21 @@ class VaryingScalarArgument(SiteBookkeeping):
         self.report_at_guard(value, entry, param, f"`{var}` changes here", callee=callee, var=var, kind=kind,
                              effect=effect(guard) if guard else "new values recompile")
         return True
+
+    def _returned_number(self, value: cst.BaseExpression) -> Optional[str]:
+        """"float" or "int" for a call of a function of this file that returns a Python number computed from its
+        arguments (`beta_schedule(step)` returning `min(1.0, step / warmup)`): a float where a return has a float
+        literal or a true division, an int where every return is integer arithmetic; None otherwise."""
+        ix = self.ctx.index
+        info = ix.functions.get(value.func.value) if isinstance(value, cst.Call) and \
+            isinstance(value.func, cst.Name) and ix is not None else None
+        fn = guard_lines.function_at(self.ctx.source or "", info.def_line) if info and not info.cls else None
+        returns = _returns(fn) if fn else []
+        if not returns or any(r is None or not _number_expr(r) for r in returns):
+            return None
+        floats = any(isinstance(n, ast.Constant) and isinstance(n.value, float) or
+                     isinstance(n, ast.BinOp) and isinstance(n.op, ast.Div) for r in returns for n in ast.walk(r))
+        return "float" if floats else "int"
 
     TENSOR_KEYWORDS = {("dtype", "dtype"): "tensor dtype argument", ("requires_grad", "bool"): "tensor requires_grad argument"}
 
@@ -362,11 +412,54 @@ def _display_kind(value: cst.BaseExpression, var_kind: str) -> Optional[str]:
 
 def _conditional_kind(value: cst.IfExp) -> Optional[str]:
     """`t if i % 2 else None`: a None or a tensor; `{"clip": 1.0} if i % 2 else {}`: a dict whose key set
-    changes; None for any other conditional expression."""
+    changes; `0.1 if step > 1 else 0.0`: one of two numbers (or strings, or bools) of one kind; None for any
+    other conditional expression."""
     if any(isinstance(b, cst.Name) and b.value == "None" for b in (value.body, value.orelse)):
         return "None or tensor"
+    arms = {_constant_kind(value.body), _constant_kind(value.orelse)}
+    if len(arms) == 1 and None not in arms:
+        return arms.pop()
     keys = _dict_keys(value.body)
     return "dict" if keys is not None and _dict_keys(value.orelse) not in (None, keys) else None
+
+
+def _constant_kind(node: cst.BaseExpression) -> Optional[str]:
+    """The kind of a literal: "int", "float", "str" or "bool"; None for anything else."""
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
+        node = node.expression
+    if isinstance(node, cst.Name) and node.value in ("True", "False"):
+        return "bool"
+    return {cst.Integer: "int", cst.Float: "float", cst.SimpleString: "str"}.get(type(node))
+
+
+def _returns(fn: ast.AST) -> list:
+    """The values of `fn`'s own `return` statements (not those of functions defined inside it)."""
+    out, stack = [], list(ast.iter_child_nodes(fn))
+    while stack:
+        n = stack.pop()
+        if isinstance(n, ast.Return):
+            out.append(n.value)
+        elif not isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            stack.extend(ast.iter_child_nodes(n))
+    return out
+
+
+def _number_expr(node: ast.expr) -> bool:
+    """Arithmetic of names and number literals, `min`/`max`/`abs`/`round`/`int`/`float` of such, or a conditional
+    expression of them: a Python number when its names are."""
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, (int, float)) and not isinstance(node.value, bool)
+    if isinstance(node, ast.Name):
+        return True
+    if isinstance(node, ast.BinOp):
+        return _number_expr(node.left) and _number_expr(node.right)
+    if isinstance(node, ast.UnaryOp):
+        return _number_expr(node.operand)
+    if isinstance(node, ast.IfExp):
+        return _number_expr(node.body) and _number_expr(node.orelse)
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
+        node.func.id in ("min", "max", "abs", "round", "int", "float") and not node.keywords and \
+        all(_number_expr(a) for a in node.args)
 
 
 def _picked_kind(value: cst.Subscript, enums: frozenset = frozenset()) -> Optional[str]:
