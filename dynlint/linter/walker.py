@@ -115,7 +115,12 @@ class Context:
 
     @property
     def class_name(self) -> str:
-        return self.unit.scope[0] if self.unit.scope else ""
+        """The top-level class around the code in view: the unit's (a method checked on its own), or the one the
+        walk is in (a unit holding a whole class, as a site statement's does)."""
+        if self.unit.scope:
+            return self.unit.scope[0]
+        classes = self.index.classes if self.index is not None else {}
+        return self.scope[0] if self.scope and self.scope[0] in classes else ""
 
     def region_chain(self) -> Tuple[str, ...]:
         scope = self.qualname

@@ -206,6 +206,18 @@ class ModulePythonStateMutation(TorchRule):
         Example("""
             import torch
 
+            class Agent:
+                def __init__(self):
+                    self.steps = 0
+                    self.act = torch.compile(self.act)      # a method compiled in __init__
+
+                def act(self, obs):
+                    self.steps += 1
+                    return obs * 2
+        """, "agent = Agent()\nfor _ in range(3): agent.act(torch.ones(3))"),
+        Example("""
+            import torch
+
             class Counter(torch.nn.Module):
                 def __init__(self):
                     super().__init__()
