@@ -440,7 +440,8 @@ def _runtime_pass(args, config, result, fixes):
             with progress.example_bar(args.quiet) as bar:
                 report = run_verify(config.root, list(config.examples), device=config.device,
                                     timeout=config.timeout, static_findings=result.findings, progress=bar,
-                                    modes=args.modes, time_budget_s=args.timing_budget)
+                                    modes=args.modes, time_budget_s=args.timing_budget,
+                                    timing_processes=config.timing_processes)
         except VerifyUnavailable as e:
             sys.stderr.write(f"dynlint: error: {printable(str(e))}\n")
             raise _Stop(EXIT_USAGE) from None
@@ -496,7 +497,8 @@ def _verify_fixes(args, config, jobs, outcome):
     def verify(static_findings, **outputs):
         with progress.example_bar(args.quiet) as bar:
             return run_verify(config.root, list(config.examples), device=config.device, timeout=config.timeout,
-                              static_findings=static_findings, progress=bar, **outputs)
+                              timing_processes=config.timing_processes, static_findings=static_findings,
+                              progress=bar, **outputs)
 
     def recheck():
         return _api().check(args.paths, config, debug=args.debug, jobs=jobs, cache=False)

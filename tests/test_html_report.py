@@ -21,7 +21,7 @@ from dynlint.linter.rule import FAMILIES, REGISTRY, RULES_DOC
 from dynlint.report import Options, Report, html, json_format
 from dynlint.runtime_check.crosscheck import cross_check
 from dynlint.runtime_check.report import VerifyReport
-from dynlint.runtime_check.results import Agreement, ExampleResult, ModeResult
+from dynlint.runtime_check.results import Agreement, ExampleResult, ModeResult, TimingProcess
 
 VOID = {"meta", "br", "hr", "img", "input", "link", "col", "area", "base", "embed", "source", "track", "wbr"}
 
@@ -229,6 +229,29 @@ def test_per_function_table_rows_and_sort_keys(verified):
     assert batches["peak MiB"].text == "3 → 1" and positive["peak MiB"].text == "–"
     hangs = {h: td for h, td in zip(heads, rows[2].find_all("td"))}
     assert hangs["speedup"].attrs["data-v"] == "" and hangs["outcome"].text == "timeout"
+
+
+def test_the_interval_says_how_many_processes_it_spans(project):
+    def process(pid, eager_ms, compiled_ms, device_ms):
+        rounds = (eager_ms,) * 5, (compiled_ms,) * 5
+        return TimingProcess(pid, eager_ms, compiled_ms, eager_ms / compiled_ms, 0.99 * eager_ms / compiled_ms,
+                             1.01 * eager_ms / compiled_ms, 5, True, device_ms, *rounds)
+
+    first = process(101, 2.0, 1.0, 0.3)                                   # launch-bound (0.3 ms of kernels in 1)
+    r = ExampleResult(name="varied", path="dynlint_examples.py", line=5, factory="varied", outcome="ok", phase="done",
+                      eager_ms=2.0, compiled_ms=1.0, speedup_low=1.98, speedup_high=2.02, rounds=5,
+                      compiled_device_ms=0.3, timing_processes=(first,), device="cuda (NVIDIA H200)")
+    varied = r.across_processes([process(202, 2.2, 1.0, 0.8)])            # not launch-bound: 0.8 ms in 1
+    alone = r.with_(name="alone").across_processes([], "timing process 2: timed out after 20.0 s")
+    verify = VerifyReport(str(project), "cuda", (varied, alone), ()).to_dict()
+    dom = parse(page([], [], [], project, verify))
+    functions = dom.find("section", id="functions")
+    assert "95% interval, spanning 2 fresh worker processes" in functions.find("p", "hint").text
+    speedups = [tr.find_all("td")[8].text for tr in functions.find("tbody").find_all("tr")]
+    assert "10 rounds in 2 processes" in speedups[0] and "launch-bound in some processes, not in others" in speedups[0]
+    assert "launch-bound:" not in speedups[0]
+    assert "5 rounds;" in speedups[1] and "timing process 2: timed out after 20.0 s" in speedups[1]
+    assert "launch-bound: 0.300 ms of kernels per call" in speedups[1]
 
 
 def test_charts_draw_one_mark_per_timed_example(verified):

@@ -36,6 +36,7 @@ SAMPLES = {
     "verify.examples": ('["ex.py"]', None),
     "verify.device": ('"cpu"', ["--device", "cpu"]),
     "verify.timeout": ("5", ["--verify-timeout", "5"]),
+    "verify.timing-processes": ("3", ["--timing-processes", "3"]),
 }
 
 

@@ -1,6 +1,7 @@
 """`--modes` on CPU (real workers, real Dynamo and Inductor): every requested mode is in the JSON `modes` of the
 example with its status, and each mode after "default" runs in a worker of its own with its own timeout, so a
-mode that times out leaves the default's figures and the example's outcome as they are.
+mode that times out leaves the default's figures and the example's outcome as they are; so does a further
+timing process (`--timing-processes`) that times out.
 
 The example's factory hangs in every worker after the first (the default's): the max-autotune worker times
 out while building; reduce-overhead is skipped on CPU (it replays CUDA graphs)."""
@@ -38,10 +39,11 @@ EXAMPLES = textwrap.dedent('''
 ''')
 
 
-def verify(project, modes):
+def verify(project, modes, timing_processes=1):
     (project / "dynlint_examples.py.first-worker").unlink(missing_ok=True)
     r = run_cli("check", ".", "--verify", "--device", "cpu", "--modes", modes, "--timing-budget", "0.2",
-                "--format", "json", "-o", "out.json", "--exit-zero", cwd=project, timeout=300)
+                "--timing-processes", timing_processes, "--format", "json", "-o", "out.json", "--exit-zero",
+                cwd=project, timeout=300)
     assert r.returncode == 0, r.stderr
     (example,) = json.loads((project / "out.json").read_text())["verify"]["examples"]
     return example
@@ -55,8 +57,11 @@ def project(tmp_path_factory):
 
 
 def test_a_mode_that_times_out_keeps_the_others_and_the_example(project):
-    e = verify(project, "default,reduce-overhead,max-autotune-no-cudagraphs")
+    e = verify(project, "default,reduce-overhead,max-autotune-no-cudagraphs", timing_processes=2)
     assert e["outcome"] == "ok" and e["speedup"] is not None, e["message"]
+    # the second timing process hangs too: it times out, and the first's figures stand, with a note
+    assert len(e["timing_processes"]) == 1 and e["timing_note"].startswith("timing process 2: timed out after")
+    assert e["speedup_interval"] == e["timing_processes"][0]["speedup_interval"]
     modes = {m["mode"]: m for m in e["modes"]}
     assert list(modes) == ["default", "reduce-overhead", "max-autotune-no-cudagraphs"]
     assert modes["default"]["status"] == "measured" and modes["default"]["speedup"] == e["speedup"]

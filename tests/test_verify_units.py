@@ -2,7 +2,9 @@
 isolation, how a worker's end becomes an outcome, the JSON round trip and the text table."""
 import json
 import os
+import random
 import signal
+import statistics
 import sys
 import textwrap
 import threading
@@ -15,9 +17,10 @@ from dynlint.compiler.records import GraphBreak, GraphRecord
 from dynlint.runtime_check.discover import discover, find_example_files
 from dynlint.runtime_check.process import ProcessOutcome, run_isolated
 from dynlint.runtime_check.report import VerifyReport, render_table
-from dynlint.runtime_check.results import Agreement, ExampleResult
+from dynlint.runtime_check import timing
+from dynlint.runtime_check.results import Agreement, ExampleResult, TimingProcess
 from dynlint.runtime_check.schedule import Slot, plan_slots, run_on_slots
-from dynlint.runtime_check.verify import VerifyUnavailable, interpret, resolve_device
+from dynlint.runtime_check.verify import VerifyUnavailable, interpret, more_timing, resolve_device
 
 
 def write(root: Path, files: dict) -> Path:
@@ -291,3 +294,60 @@ def test_one_call_at_a_time_is_reported_beside_a_call_that_is_not_launch_bound()
     assert not r.launch_bound
     text = VerifyReport(project_root="/p", device="cuda", examples=(r,), findings=()).render_text()
     assert "launch-bound" not in text and "ex: one call at a time (synchronised after each): 9.00x" in text
+
+
+def timed_process(pid, eager_ms, compiled_ms, device_ms=None, seed=1, rounds=20):
+    """What one timing process reports: its rounds (1% noise), their medians and its own interval."""
+    rng = random.Random(seed)
+    e, c = (tuple(ms * (1 + rng.gauss(0, 0.01)) for _ in range(rounds)) for ms in (eager_ms, compiled_ms))
+    speedup, low, high = timing.interval(e, c)
+    return TimingProcess(pid, statistics.median(e), statistics.median(c), speedup, low, high, rounds, True, device_ms,
+                         e, c)
+
+
+def first_worker(p: TimingProcess, **changes):
+    return sample_result(timing_processes=(p,), eager_ms=p.eager_ms, compiled_ms=p.compiled_ms, rounds=p.rounds,
+                         speedup_low=p.speedup_low, speedup_high=p.speedup_high, speedup_settled=True,
+                         compiled_device_ms=p.compiled_device_ms, **changes)
+
+
+def test_an_example_timed_in_two_processes_spans_both_and_says_so():
+    # llama on an H200 (issue 37): 2.31x in one process, 2.52x in another on a host half as fast; the compiled
+    # call launch-bound in the first (1.0 ms of kernels in 2.64 ms), not in the second (3.0 ms in 4.48 ms)
+    first, second = timed_process(101, 6.1, 6.1 / 2.31, device_ms=1.0), timed_process(202, 11.3, 11.3 / 2.52, 3.0, 2)
+    alone = first_worker(first)
+    assert alone.launch_bound and not alone.launch_bound_varied
+    assert alone.speedup_high < second.speedup                               # one process's interval misses it
+    r = alone.across_processes([second])
+    assert [p.pid for p in r.timing_processes] == [101, 202] and r.rounds == 40 and r.speedup_settled
+    assert r.speedup_low <= first.speedup_low < second.speedup_high <= r.speedup_high
+    assert r.speedup == pytest.approx(statistics.median(first.eager_rounds_ms + second.eager_rounds_ms)
+                                      / statistics.median(first.compiled_rounds_ms + second.compiled_rounds_ms))
+    assert r.launch_bound is None and r.launch_bound_varied                  # the flag is kept only when they agree
+    d = json.loads(json.dumps(r.to_dict()))
+    assert [(p["pid"], p["launch_bound"]) for p in d["timing_processes"]] == [(101, True), (202, False)]
+    assert d["timing_processes"][1]["speedup_interval"] == [second.speedup_low, second.speedup_high]
+    assert d["launch_bound"] is None and d["launch_bound_varied"] and d["speedup_interval"] == [r.speedup_low,
+                                                                                                r.speedup_high]
+    assert ExampleResult.from_dict(d) == r
+    text = VerifyReport(project_root="/p", device="cuda", examples=(r,), findings=()).render_text()
+    assert "95% interval spanning 2 fresh worker processes" in text
+    assert f"ex: the processes' speedups differ ({first.speedup:.2f}x, {second.speedup:.2f}x); the interval spans " \
+           "them" in text
+    assert "ex: launch-bound in 1 of 2 timing processes, not in the others" in text and "launch-bound: " not in text
+    both = first_worker(first).across_processes([timed_process(202, 6.1, 6.1 / 2.31, device_ms=1.0, seed=2)])
+    assert both.launch_bound and not both.launch_bound_varied                # both launch-bound: it says so
+
+
+def test_a_timing_process_that_fails_leaves_the_first_s_figures_with_a_note():
+    first = first_worker(timed_process(101, 2.0, 1.0))
+    timed_out = ExampleResult(name="ex", path="dynlint_examples.py", line=4, factory="ex", outcome="timeout",
+                              message="timed out after 20.0 s during phase 'timing'; its process group was killed")
+    r = more_timing(first, [timed_out])
+    assert r.timing_processes == first.timing_processes and r.speedup == first.speedup
+    assert (r.speedup_low, r.speedup_high, r.rounds) == (first.speedup_low, first.speedup_high, first.rounds)
+    assert r.timing_note == "timing process 2: " + timed_out.message
+    text = VerifyReport(project_root="/p", device="cpu", examples=(r,), findings=()).render_text()
+    assert "ex: its interval spans 1 process (timing process 2: timed out after 20.0 s" in text
+    assert "95% interval within one worker process" in text
+    assert more_timing(first, []) == first                                    # --timing-processes 1

@@ -61,6 +61,7 @@ class Config:
     examples: Tuple[str, ...] = DEFAULT_EXAMPLES
     device: str = "auto"
     timeout: float = 300.0
+    timing_processes: int = 2
     jobs: int = 0
     cache_dir: Optional[str] = None
     max_file_size: float = 10.0
@@ -310,6 +311,12 @@ def _workers(value, r: Reading) -> int:
     return value
 
 
+def _positive(value, r: Reading) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ConfigError(f"'{r.key}' must be a positive integer")
+    return value
+
+
 def _mebibytes(value, r: Reading) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
         raise ConfigError("'max-file-size' must be a non-negative number of MiB (0: no limit)")
@@ -448,6 +455,10 @@ OPTIONS: Tuple[Option, ...] = (
            choices=DEVICES, flags=("--device",), group=VERIFY),
     Option("verify.timeout", "timeout", "time limit per example of --verify, in seconds", _seconds,
            flags=("--verify-timeout",), metavar="SECONDS", flag_type=flag_seconds, group=VERIFY),
+    Option("verify.timing-processes", "timing_processes", "fresh worker processes each example's speedup is timed "
+           "in by --verify; its interval spans theirs (1: one process's own, which can be narrower than the spread "
+           "between processes)", _positive, flags=("--timing-processes",), metavar="N", flag_type=flag_workers,
+           group=VERIFY),
 )
 _DEFAULTS = {f.name: f.default for f in dataclasses.fields(Config)}
 

@@ -250,10 +250,15 @@ class _Page:
         return (f'<section id="functions" class="panel"><h2>Per function</h2>'
                 f'<p class="hint">Each <code>@dynlint.example</code> compiled with dynlint\'s backend over Inductor. '
                 f'Times are medians over rounds of eager and compiled calls; speedup is eager ÷ compiled, with its '
-                f'95% interval (~1×: no measurable difference, the interval holds 1). Peak memory: eager → compiled '
-                f'(CUDA). Click a column to sort.</p>'
+                f'95% interval{self._spans()} (~1×: no measurable difference, the interval holds 1). Peak memory: '
+                f'eager → compiled (CUDA). Click a column to sort.</p>'
                 f'<div class="scroll"><table class="sortable"><thead><tr>{ths}</tr></thead>'
                 f'<tbody>{"".join(rows)}</tbody></table></div></section>')
+
+    def _spans(self) -> str:
+        """The clause saying how many fresh processes the intervals span."""
+        spans = max((len(x.get("timing_processes") or ()) for x in self.examples), default=1)
+        return f", spanning {spans} fresh worker processes" if spans > 1 else ", within one worker process"
 
     @staticmethod
     def _speedup(x: dict) -> str:
@@ -265,11 +270,16 @@ class _Page:
         low, high = interval
         kind = speed_kind(x)
         same = kind == "same"
-        notes = [f"{x.get('rounds', 0)} rounds"] + (["training steps"] if x.get("training") else [])
+        processes = x.get("timing_processes") or ()
+        notes = [f"{x.get('rounds', 0)} rounds" + (f" in {len(processes)} processes" if len(processes) > 1 else "")]
+        notes += [x["timing_note"]] if x.get("timing_note") else []
+        notes += ["training steps"] if x.get("training") else []
         if x.get("grad_off") and str(x.get("device", "")).startswith("cuda"):
             notes.append("autograd off: on a GPU this can understate the speedup")
         if x.get("launch_bound"):
             notes.append(f"launch-bound: {x.get('compiled_device_ms', 0):.3f} ms of kernels per call")
+        elif x.get("launch_bound_varied"):
+            notes.append("launch-bound in some processes, not in others")
         if x.get("one_call_speedup") is not None and x.get("one_call_interval"):
             lo, hi = x["one_call_interval"]
             notes.append(f"one call at a time: {x['one_call_speedup']:.2f}× ({lo:.2f}–{hi:.2f})")

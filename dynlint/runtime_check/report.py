@@ -80,8 +80,10 @@ def render_table(results: Tuple[ExampleResult, ...]) -> str:
     notes += [f"  {r.name}: output mismatch at {r.agreement.where}: {r.agreement.detail}"
               for r in results if r.agreement.status == "mismatch"]
     notes += [note for r in results for note in _timing_notes(r)]
+    spans = max((len(r.timing_processes) for r in results), default=1)
     legend = ("speedup: eager time / compiled time, the ratio of the medians over rounds of both, with its 95% "
-              "interval; ~1x: no measurable difference (the interval holds 1)")
+              "interval " + (f"spanning {spans} fresh worker processes" if spans > 1 else "within one worker process")
+              + "; ~1x: no measurable difference (the interval holds 1)")
     timed = any(r.speedup_low is not None for r in results)
     return "\n".join(lines + ([legend] if timed else []) + (["", "notes:"] + notes if notes else [])) + "\n"
 
@@ -107,6 +109,17 @@ def _timing_notes(r: ExampleResult) -> List[str]:
     if r.speedup_low is not None and not r.speedup_settled:
         out.append(f"  {r.name}: the speedup's interval stayed wider than ±{timing.TARGET:.0%} after {r.rounds} "
                    f"rounds: the time budget ran out first (--timing-budget SECONDS gives it longer)")
+    processes = r.timing_processes
+    if r.timing_note:
+        out.append(f"  {r.name}: its interval spans {len(processes)} process{'es' if len(processes) > 1 else ''} "
+                   f"({r.timing_note})")
+    speedups = [p.speedup for p in processes]
+    if len(speedups) > 1 and max(speedups) > (1 + timing.TARGET) * min(speedups):
+        out.append(f"  {r.name}: the processes' speedups differ ({', '.join(f'{s:.2f}x' for s in speedups)}); the "
+                   f"interval spans them")
+    if r.launch_bound_varied:
+        out.append(f"  {r.name}: launch-bound in {sum(bool(p.launch_bound) for p in processes)} of {len(processes)} "
+                   f"timing processes, not in the others: it varied between processes")
     if r.training:
         out.append(f"  {r.name}: timed as training steps (forward, backward, optimizer step)")
     if r.grad_off and r.device.startswith("cuda") and r.speedup is not None:

@@ -6,8 +6,9 @@ state in milliseconds. Fields a run did not reach stay at their defaults (None /
 """
 from __future__ import annotations
 
+import statistics
 from dataclasses import dataclass, field, fields, replace
-from typing import Dict, FrozenSet, Optional, Tuple
+from typing import Dict, FrozenSet, Optional, Sequence, Tuple
 
 from dynlint.compiler.records import GraphBreak, GraphRecord, Recompile
 from dynlint.runtime_check import timing
@@ -26,6 +27,42 @@ class Agreement:
 
     def to_dict(self) -> dict:
         return {"status": self.status, "max_abs_diff": self.max_abs_diff, "where": self.where, "detail": self.detail}
+
+
+@dataclass(frozen=True)
+class TimingProcess:
+    """The timing phase of one worker process (`--timing-processes`: each a fresh process; the first is the
+    worker that also compiled and compared, the others only build, compile and time)."""
+    pid: int
+    eager_ms: float                         # medians of one call over its rounds
+    compiled_ms: float
+    speedup: float
+    speedup_low: float                      # its own 95% interval, a bootstrap over its rounds
+    speedup_high: float
+    rounds: int
+    settled: bool                           # its interval reached ±5% before the time budget ran out
+    compiled_device_ms: Optional[float] = None       # CUDA: kernel time per compiled call
+    eager_rounds_ms: Tuple[float, ...] = ()          # one call's time in each round
+    compiled_rounds_ms: Tuple[float, ...] = ()
+
+    @classmethod
+    def of(cls, s: "timing.Speedup", pid: int, compiled_device_ms: Optional[float]) -> "TimingProcess":
+        return cls(pid, s.eager_ms, s.compiled_ms, s.speedup, s.low, s.high, s.rounds, s.settled, compiled_device_ms,
+                   s.eager_rounds_ms, s.compiled_rounds_ms)
+
+    @property
+    def launch_bound(self) -> Optional[bool]:
+        return timing.launch_bound(self.compiled_ms, self.compiled_device_ms)
+
+    def to_dict(self) -> dict:
+        d = {f.name: getattr(self, f.name) for f in fields(self)}
+        d.update(speedup_interval=[self.speedup_low, self.speedup_high], launch_bound=self.launch_bound)
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "TimingProcess":
+        known = {f.name for f in fields(cls)}
+        return cls(**{k: tuple(v) if isinstance(v, list) else v for k, v in d.items() if k in known})
 
 
 @dataclass(frozen=True)
@@ -87,12 +124,14 @@ class ExampleResult:
     compile_s: Optional[float] = None     # sum over calls of (first compiled call - eager call)
     eager_ms: Optional[float] = None      # median time of one call with the first call's arguments
     compiled_ms: Optional[float] = None
-    # the speedup's 95% interval, over `rounds` rounds of eager and compiled (runtime_check/timing.py);
-    # settled: it reached ±5% before the time budget ran out
+    # the speedup's 95% interval, over `rounds` rounds of eager and compiled (runtime_check/timing.py) in the
+    # `timing_processes` (the union of their own intervals); settled: each reached ±5% before the budget ran out
     speedup_low: Optional[float] = None
     speedup_high: Optional[float] = None
     rounds: int = 0
     speedup_settled: bool = False
+    timing_processes: Tuple[TimingProcess, ...] = ()
+    timing_note: str = ""                 # why fewer processes were timed than asked for (one failed, timed out)
     eager_device_ms: Optional[float] = None         # CUDA only: time in kernels per call (the profiler)
     compiled_device_ms: Optional[float] = None
     # CUDA: one call at a time, the device synchronised after each (timing.py), kept for a launch-bound call
@@ -134,7 +173,29 @@ class ExampleResult:
 
     @property
     def launch_bound(self) -> Optional[bool]:
-        return timing.launch_bound(self.compiled_ms, self.compiled_device_ms)
+        """Whether the compiled call is launch-bound: only when every timing process agrees (else None)."""
+        flags = {p.launch_bound for p in self.timing_processes} or \
+            {timing.launch_bound(self.compiled_ms, self.compiled_device_ms)}
+        return flags.pop() if len(flags) == 1 else None
+
+    @property
+    def launch_bound_varied(self) -> bool:
+        """Launch-bound in some timing processes and not in others."""
+        return {True, False} <= {p.launch_bound for p in self.timing_processes}
+
+    def across_processes(self, more: Sequence[TimingProcess], note: str = "") -> "ExampleResult":
+        """This result with the timing of further processes added: the medians over every process's rounds,
+        the interval spanning them (timing.across_processes), settled when each process's was."""
+        processes = self.timing_processes + tuple(more)
+        result = self.with_(timing_processes=processes, timing_note=note)
+        if len(processes) < 2:
+            return result
+        _, low, high = timing.across_processes([(p.eager_rounds_ms, p.compiled_rounds_ms) for p in processes])
+        return result.with_(eager_ms=statistics.median([t for p in processes for t in p.eager_rounds_ms]),
+                            compiled_ms=statistics.median([t for p in processes for t in p.compiled_rounds_ms]),
+                            speedup_low=low, speedup_high=high,
+                            rounds=sum(p.rounds for p in processes),
+                            speedup_settled=all(p.settled for p in processes))
 
     @property
     def break_even_calls(self) -> Optional[int]:
@@ -192,10 +253,12 @@ class ExampleResult:
         d["executed"] = {path: list(lines) for path, lines in self.executed}
         # every requested mode, "default" first (its figures are this result's own, repeated)
         d["modes"] = [m.to_dict() for m in (self.default_mode,) + self.modes] if self.modes else []
+        d["timing_processes"] = [p.to_dict() for p in self.timing_processes]
         d.update(speedup=self.speedup, kernels=self.kernels, break_sites=self.break_sites,
                  graph_count=len(self.graphs), recompile_count=len(self.recompiles),
                  speedup_interval=[self.speedup_low, self.speedup_high] if self.speedup_low is not None else None,
-                 verdict=self.verdict, launch_bound=self.launch_bound, break_even_calls=self.break_even_calls,
+                 verdict=self.verdict, launch_bound=self.launch_bound,
+                 launch_bound_varied=self.launch_bound_varied, break_even_calls=self.break_even_calls,
                  recommended_mode=self.recommended_mode, one_call_speedup=self.one_call_speedup,
                  one_call_interval=[self.one_call_low, self.one_call_high] if self.one_call_low is not None else None)
         return d
@@ -208,6 +271,7 @@ class ExampleResult:
         kw["graph_breaks"] = tuple(GraphBreak.from_dict(b) for b in d.get("graph_breaks", ()))
         kw["recompiles"] = tuple(Recompile.from_dict(r) for r in d.get("recompiles", ()))
         kw["agreement"] = Agreement(**d.get("agreement", {}))
+        kw["timing_processes"] = tuple(TimingProcess.from_dict(p) for p in d.get("timing_processes", ()))
         kw["modes"] = tuple(ModeResult.from_dict(m) for m in d.get("modes", ()) if m["mode"] != "default")
         kw["against_original"] = Agreement(**d.get("against_original", {}))
         kw["executed"] = tuple(sorted((p, tuple(sorted(ls))) for p, ls in dict(d.get("executed", {})).items()))

@@ -11,6 +11,10 @@ the rounds (whole rounds are resampled: a round's two blocks stay paired); round
 interval is within ±TARGET of the speedup, or the time budget is spent. An interval that holds 1.0 is no
 measurable difference, neither a win nor a loss.
 
+That interval is one process's. Between fresh processes a model's figure moved 3-9% and the host's speed up to
+2x (docs/benchmarks.md), beyond it; so `--verify` times each example in several fresh worker processes
+(`--timing-processes`, default 2) and reports an interval that spans them (`across_processes`).
+
 A block of back-to-back calls is the throughput of a loop that keeps the device's queue full. One call at a
 time with the device synchronised after each (what PyTorch's harness times, and a latency benchmark) can
 differ a lot: for a launch-bound call (its kernels fill less than half of it), and for a call so short that
@@ -49,6 +53,8 @@ class Speedup:
     eager_calls_per_block: int      # each side's block fills about BLOCK_S with its own calls
     compiled_calls_per_block: int
     settled: bool                   # the interval reached ±TARGET (else the time budget ran out first)
+    eager_rounds_ms: Tuple[float, ...] = ()      # one call's time in each round
+    compiled_rounds_ms: Tuple[float, ...] = ()
 
     @property
     def verdict(self) -> str:
@@ -108,7 +114,25 @@ def measure(time_block: Callable[[Callable[[], object], int], float], eager: Cal
             break
     point, low, high = interval(*times)
     return Speedup(statistics.median(times[0]), statistics.median(times[1]), point, low, high, len(times[0]), *k,
-                   settled and close_enough(point, low, high))
+                   settled and close_enough(point, low, high), tuple(times[0]), tuple(times[1]))
+
+
+def across_processes(rounds: Sequence[Tuple[Sequence[float], Sequence[float]]]) -> Tuple[float, float, float]:
+    """(speedup, low, high) over the rounds of several fresh processes, each (eager ms, compiled ms) per round:
+    the ratio of the medians over every process's rounds, and the union of each process's own bootstrap
+    interval (`interval`), widened to hold that ratio if it does not.
+
+    The union rather than a bootstrap that resamples processes, then rounds: the spread to cover is between
+    processes, and a run affords two or three of them, too few to resample (two give three distinct draws).
+    The union holds every process's figure with its own uncertainty, and processes that agree leave it the
+    single process's interval. It grows with each process that lands further out and never narrows: a range
+    to expect the figure in, not the precision of a mean over processes. (Whether two processes hold a third's
+    figure, the user's, has not been measured: docs/benchmarks.md.)"""
+    eager = [t for e, _ in rounds for t in e]
+    compiled = [t for _, c in rounds for t in c]
+    point = statistics.median(eager) / statistics.median(compiled)
+    own = [interval(e, c)[1:] for e, c in rounds]
+    return point, min([point] + [low for low, _ in own]), max([point] + [high for _, high in own])
 
 
 def apart(a: Speedup, b: Speedup) -> bool:

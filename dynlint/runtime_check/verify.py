@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Callable, Iterable, Optional, Sequence, Tuple
 
 import dynlint
-from dynlint.linter.config import DEVICES
+from dynlint.linter.config import DEVICES, Config
 from dynlint.linter.finding import Finding
 from dynlint.runtime_check.crosscheck import cross_check
 from dynlint.runtime_check.discover import DEFAULT_GLOBS, ExampleSpec, discover
@@ -37,6 +37,7 @@ class VerifyUnavailable(RuntimeError):
 def run_verify(project_root: Path, example_globs: Sequence[str] = DEFAULT_GLOBS, device: str = "auto",
                timeout: float = 120, static_findings: Iterable[Finding] = (), *, jobs: Optional[int] = None,
                passes: Sequence[str] = (), time_budget_s: float = 1.0, modes: Sequence[str] = ("default",),
+               timing_processes: int = Config.timing_processes,
                python: str = sys.executable, progress: Optional[Callable[[str, int, int], None]] = None,
                save_outputs: Optional[Path] = None, reference_outputs: Optional[Path] = None) -> VerifyReport:
     """Compile every `@dynlint.example` under project_root and cross-check `static_findings` against it.
@@ -48,6 +49,8 @@ def run_verify(project_root: Path, example_globs: Sequence[str] = DEFAULT_GLOBS,
     time_budget_s: about how long the timing of one mode (rounds of eager and compiled calls) may take before
     its interval is narrow enough (runtime_check/timing.py).
     modes: `torch.compile` modes measured, "default" first (graphs, breaks and recompiles are the default's).
+    timing_processes: fresh worker processes the default mode is timed in, each within `time_budget_s`; the
+    interval spans them (timing.across_processes). 1: the first worker's own interval alone.
     progress: optional `progress(example name, examples done, examples)`, called as each example starts
     and ends (dynlint.report.progress draws it).
     save_outputs: a folder where each example's eager outputs are kept (pickled by torch.save);
@@ -73,6 +76,7 @@ def run_verify(project_root: Path, example_globs: Sequence[str] = DEFAULT_GLOBS,
             outputs = {"save_outputs": save_outputs, "reference_outputs": reference_outputs}
             result = run_example(spec, slot, root, Path(tmp) / str(index), timeout=spec.timeout or timeout,
                                  passes=passes, time_budget_s=time_budget_s, modes=modes, python=python,
+                                 timing_processes=timing_processes,
                                  **{k: str(Path(v) / outputs_file(spec)) for k, v in outputs.items() if v})
             finished.append(spec.name)
             if progress:
@@ -113,10 +117,13 @@ def outputs_file(spec: ExampleSpec) -> str:
 
 def run_example(spec: ExampleSpec, slot: Slot, root: Path, work: Path, *, timeout: float,
                 passes: Sequence[str] = (), time_budget_s: float = 1.0, modes: Sequence[str] = ("default",),
-                python: str = sys.executable, save_outputs: str = "", reference_outputs: str = "") -> ExampleResult:
-    """Run one example in a fresh worker process and turn whatever happened into an ExampleResult; then each
-    mode after "default" in a worker of its own, with its own timeout, into `modes` (a mode that times out or
-    fails leaves the default's figures and the other modes as they are)."""
+                timing_processes: int = Config.timing_processes, python: str = sys.executable, save_outputs: str = "",
+                reference_outputs: str = "") -> ExampleResult:
+    """Run one example in a fresh worker process and turn whatever happened into an ExampleResult; then, once it
+    has timed the example, `timing_processes - 1` fresh workers that only time it, each with its own timeout
+    (one that times out or fails leaves the others' figures, with a note); then each mode after "default" in a
+    worker of its own, with its own timeout, into `modes` (a mode that times out or fails leaves the default's
+    figures and the other modes as they are)."""
     base = ExampleResult(name=spec.name, path=spec.path, line=spec.line, factory=spec.factory, outcome="error",
                          slot=slot.label)
     if spec.error:
@@ -136,12 +143,27 @@ def run_example(spec: ExampleSpec, slot: Slot, root: Path, work: Path, *, timeou
         return interpret(base, outcome, _read_result(result_path))
 
     result = run(work)
+    if result.outcome == "ok" and result.timing_processes:
+        result = more_timing(result, [run(work / f"timing{n}", timing_only=True, save_outputs="", reference_outputs="")
+                                      for n in range(2, timing_processes + 1)])
     measured = []
     for i, mode in enumerate(modes[1:], 1):
         skip = mode_skipped(mode, slot.device, result)
         measured.append(ModeResult(mode, "skipped", skip) if skip else
                         mode_result(mode, run(work / f"mode{i}", mode=mode, save_outputs="", reference_outputs="")))
     return result.with_(modes=tuple(measured))
+
+
+def more_timing(result: ExampleResult, runs: Sequence[ExampleResult]) -> ExampleResult:
+    """The first worker's result with the timing of the further processes that finished; a note for each that
+    did not."""
+    done, notes = [], []
+    for n, run in enumerate(runs, 2):
+        if run.outcome == "ok" and run.timing_processes:
+            done.append(run.timing_processes[0])
+        else:
+            notes.append(f"timing process {n}: {(run.message.strip().splitlines() or [run.outcome])[0]}")
+    return result.across_processes(done, "; ".join(notes))
 
 
 def mode_skipped(mode: str, device: str, default: ExampleResult) -> str:

@@ -10,7 +10,10 @@ the user lines that run) -> compiled (every call once under dynlint's backend, c
 recompiles) -> compare -> timing (rounds of eager and compiled: runtime_check/timing.py) -> done. A training
 example's calls are training steps (measure.training_step) on both sides. A request with a "mode" other than
 "default" (`--modes`: verify.py runs one worker per mode, each with its own timeout) compiles with that mode
-instead: build -> eager -> mode M (compiled, compared and timed) -> done, its figures in `modes[0]`.
+instead: build -> eager -> mode M (compiled, compared and timed) -> done, its figures in `modes[0]`. A request
+with "timing_only" (`--timing-processes`: each further timing process is a worker of its own) only times:
+build -> compiled (each call once on both sides: compilation, recompiles, warm-up) -> timing -> done, its
+figures in `timing_processes[0]`.
 """
 from __future__ import annotations
 
@@ -98,6 +101,11 @@ class Worker:
             self.fields["training"] = True
             eager = Target(training_step(eager.fn, eager), eager.calls)
             self.train = training_step                 # the compiled module's step is made once it is compiled
+        if self.request.get("timing_only"):
+            self.phase("compiled")
+            self.run_timing_only(target, eager, timer)
+            self.fields.update(outcome="ok", phase="done", message="")
+            return
         self.phase("eager")
         eager_outputs, eager_s = self.run_eager(eager, timer)
         mode = self.request.get("mode", "default")
@@ -135,6 +143,7 @@ class Worker:
         from dynlint.compiler.capture import Collector
         from dynlint.compiler.passes import make_passes
         from dynlint.runtime_check.compare import compare_outputs
+        from dynlint.runtime_check.results import TimingProcess
 
         self.backend = DynlintBackend(self.users, passes=make_passes(self.request.get("passes", ())))
         self.collector = Collector(self.users)
@@ -160,11 +169,29 @@ class Worker:
                                compiled_device_ms=timer.device_ms(run_compiled),
                                eager_peak_mem_bytes=timer.peak_bytes(run_eager),
                                compiled_peak_mem_bytes=timer.peak_bytes(run_compiled))
+            self.fields["timing_processes"] = (TimingProcess.of(s, os.getpid(), self.fields["compiled_device_ms"]),)
             if one is not None and (timing.launch_bound(s.compiled_ms, self.fields["compiled_device_ms"])
                                     or timing.apart(s, one)):
                 self.fields.update(one_call_eager_ms=one.eager_ms, one_call_compiled_ms=one.compiled_ms,
                                    one_call_low=one.low, one_call_high=one.high)
         self.record_compilation()
+
+    def run_timing_only(self, target, eager, timer) -> None:
+        """A further timing process: the target compiled as the first worker compiles it, each call once on both
+        sides (compilation, the first recompiles, warm-up), then the timing phase alone: no line recording, no
+        comparison, no graphs reported."""
+        from dynlint.compiler.backend import DynlintBackend
+        from dynlint.compiler.passes import make_passes
+        from dynlint.runtime_check.measure import invoke
+        from dynlint.runtime_check.results import TimingProcess
+
+        compiled = self.compile(target, DynlintBackend(self.users, passes=make_passes(self.request.get("passes", ()))))
+        for i, (e, c) in enumerate(zip(eager.calls, target.calls)):
+            invoke(eager.fn, e, i)
+            invoke(compiled, c, i)
+        self.phase("timing")
+        s, _, run_compiled = self.time(eager, compiled, target, timer)
+        self.fields["timing_processes"] = (TimingProcess.of(s, os.getpid(), timer.device_ms(run_compiled)),)
 
     def time(self, eager, compiled, target, timer, calls_per_block=None):
         """Rounds of eager and compiled calls with the first call's arguments (runtime_check/timing.py); the
