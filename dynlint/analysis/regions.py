@@ -366,6 +366,11 @@ def compiled_in(ix: ModuleIndex) -> Set[str]:
     names |= {n for n, callee in ix.assigned_calls.items() if _is_compile(ix, callee)}
     for fn in ix.functions.values():
         names |= {n for n, ctors in fn.instances.items() if any(_is_compile(ix, c) for c in ctors)}
+    # a module compiled in place, `model.compile()` (nn.Module.compile): its calls from then on are compiled
+    for c in list(ix.module_calls) + [c for f in ix.functions.values() for c in f.calls]:
+        head, _, last = c.target.partition(".")
+        if c.kind == "name" and last == "compile" and head not in ix.imports and not c.args:
+            names.add(head)
     return names
 
 

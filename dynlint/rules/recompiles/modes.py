@@ -268,6 +268,24 @@ class GradModeToggleAroundCompiledCall(_ModeAroundCompiledCall):
     """
     INVALID = [Example("""
         import torch
+        from torch import nn
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(4, 4)
+
+            def forward(self, x):
+                return self.fc(x)
+
+        def fit(x):
+            model = Net()
+            model.compile()                 # nn.Module.compile: compiled in place
+            model(x).sum().backward()
+            with torch.no_grad():
+                return model(x)
+    """, "fit(torch.randn(2, 4))"), Example("""
+        import torch
 
         @torch.compile
         def score(x):

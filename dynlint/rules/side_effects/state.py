@@ -7,6 +7,7 @@ from typing import Optional
 
 import libcst as cst
 
+from dynlint.analysis import guard_lines
 from dynlint.analysis.guards import effect, module_int, recompiles
 from dynlint.analysis.regions import is_module_class
 from dynlint.analysis.tensors.kinds import TENSOR, TENSORS, VALUE
@@ -218,6 +219,22 @@ class ModulePythonStateMutation(TorchRule):
         Example("""
             import torch
 
+            class Ring:
+                def __init__(self):
+                    self.ptr = 0
+                    self.buf = torch.zeros(4)
+
+                @torch.compile
+                def add(self, x):
+                    i = self.ptr
+                    y = x + 1
+                    self.buf[i] = y.sum()           # Dynamo guards `self.ptr` here, where `i` is used
+                    self.ptr = (self.ptr + 1) % 4
+                    return y
+        """, "ring = Ring()\nfor _ in range(3): ring.add(torch.ones(()))"),
+        Example("""
+            import torch
+
             class Counter(torch.nn.Module):
                 def __init__(self):
                     super().__init__()
@@ -363,9 +380,15 @@ class ModulePythonStateMutation(TorchRule):
         read = self._read_before(node) if kind == "object int attribute" else None
         if read is not None:        # Dynamo's guard is on the first read: say so there, naming the change
             line = self.ctx.position(node)[0]
-            self.report(read, message=f"`{source_of(read)}` is guarded here, and `{source_of(node)}` at line "
-                                      f"{line} changes this Python attribute of the object on every call: "
-                                      f"{effect(kind)}")
+            message = (f"`{source_of(read)}` is guarded here, and `{source_of(node)}` at line {line} changes this "
+                       f"Python attribute of the object on every call: {effect(kind)}")
+            span = self._use_of_alias(read)
+            if span is not None:    # `i = self.ptr` ... `self.buf[i] = x`: guarded where `i` is used
+                self.ctx.report(self, read, message.replace(
+                    " is guarded here", f" (read into a local at line {self.ctx.position(read)[0]}) is guarded here, "
+                                        "where its value is first used", 1), at=span)
+            else:
+                self.report(read, message=message)
             return
         self.report(node, expr=source_of(node), effect=effect(kind),
                     owner="object" if kind.startswith("object") else "module")
@@ -387,6 +410,18 @@ class ModulePythonStateMutation(TorchRule):
                 if at < line and (first is None or at < first[0]):
                     first = (at, n)
         return first[1] if first else None
+
+    def _use_of_alias(self, read: cst.Attribute):
+        """Where Dynamo guards a value first read into a local (`i = self.ptr`): at the local's first use, where
+        the value is needed (`guard_lines.guard_read`, which follows such names); None when the read is used
+        where it stands."""
+        ix = self.ctx.index
+        info = ix.functions.get(self.ctx.qualname) if ix is not None else None
+        if info is None or not any(isinstance(n, cst.Assign) and n.value is read
+                                   for n in _walk(self.ctx.function.body)):
+            return None
+        fn = guard_lines.function_at(self.ctx.source or "", info.def_line)
+        return guard_lines.guard_read(self.ctx.source or "", fn, source_of(read)) if fn is not None else None
 
     def _properties_of(self, attr: str) -> set:
         """The class's properties whose getter is `return self.<attr>`."""
