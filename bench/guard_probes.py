@@ -764,6 +764,34 @@ PROBES: List[Probe] = [
                  "import types\nitems = [types.SimpleNamespace(ready=False) for _ in self.layers]\n"
                  "s = types.SimpleNamespace(items=items)\nfor layer in self.layers:\n    x = layer(x, state=s)"),
           model="frame item flag it sets"),
+    Probe("frame", "the layers' input: the user's tensor at the first layer, the layer before's output (which "
+          "requires grad) at the others, grad mode on, the forward breaks", MOD + """
+
+        class Layer(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.lin = nn.Linear(3, 3)
+
+            def forward(self, x):
+                h = self.lin(x)
+                print("layer")
+                return h.relu()
+
+        class M(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.layers = nn.ModuleList([Layer() for _ in range(4)])
+
+            def forward(self, x):
+                for layer in self.layers:
+                    x = layer(x)
+                return x
+
+        m = torch.compile(M())
+
+        def run(i):
+            m(torch.ones(2, 3))
+    """, distinct=2, model="frame requires_grad per entry"),
     Probe("frame", "an int argument 1 at one call and 2 at another of a helper that breaks the graph", MOD + """
 
         class M(nn.Module):

@@ -58,6 +58,7 @@ BEHAVIOUR = {
     "frame bool attribute per instance": ONCE,          # a flag that differs between layers
     "frame value attribute per instance": EVERY_CHANGE,  # a string or a config entry picked per layer
     "frame None or tensor": ONCE,                       # None for the first layer, a tensor for the others
+    "frame requires_grad per entry": ONCE,              # measured, no rule yet: the input, then outputs
     "frame int argument": ONCE,                         # `shift=2` at one call, the default 1 at another
     "frame flag it sets": ONCE,                         # `if not state.ready: ...; state.ready = True`
     "frame item flag it sets": EVERY_CHANGE,            # each layer's own item of a shared cache: every layer
@@ -102,6 +103,7 @@ KIND_EFFECT = {
     "wrapper around frames": "each wrapped function compiles it again, up to the recompile limit",
     "frame item flag it sets": "every layer's entry compiles the frame again, up to the recompile limit, after "
                                "which the remaining layers run eagerly",
+    "frame requires_grad per entry": "the second layer's entry recompiles once (in training); both graphs are kept",
 }
 
 
