@@ -160,7 +160,7 @@ def roots(project: Project, mode: str = "auto", entries: Sequence[str] = (),
                 continue
             decorated = any(_is_compile(ix, d) for d in fn.decorators)
             forward = (mode == "auto" and fn.cls and q == f"{fn.cls}.forward"
-                       and is_module_class(project, ix.path, fn.cls))
+                       and is_module_class(project, ix.path, fn.cls) and not _compiles_parts(ix, fn.cls))
             if decorated or forward or mode == "all" or (entries and declared(entries, ix.module, q)):
                 out[(ix.path, q)] = (q,)
             if decorated and explicit is not None:
@@ -277,6 +277,14 @@ def _hooks(project: Project, path: str, cls: str) -> List[FuncRef]:
             if c.kind == "self" and c.target in HOOK_REGISTRATIONS and c.args and c.args[0]:
                 found += _function_named(project, ix, f, c.args[0])
     return found
+
+
+def _compiles_parts(ix: ModuleIndex, cls: str) -> bool:
+    """The class compiles parts of itself (`self.head = torch.compile(nn.Linear(...))`, `self.step =
+    torch.compile(self.step)`): its author compiles what should be compiled, so its forward is not taken for
+    compiled as a whole (auto mode's guess yields to that evidence); the parts are followed as compiled."""
+    info = ix.classes.get(cls)
+    return info is not None and any(_is_compile(ix, c) for ctors in info.attrs.values() for c in ctors)
 
 
 def _registered_hooks(project: Project, ix: ModuleIndex, fn: FunctionInfo) -> List[FuncRef]:
