@@ -19,7 +19,22 @@ def passed_constructions(project: Project, ix: ModuleIndex, fn: FunctionInfo,
     """The constructions the project's calls of `fn` pass as `param`, each made where it is passed (`s = Sampler()`
     ... `denoise(x, s)`, or `denoise(x, Sampler())`): (the caller's file, the constructor's dotted name as written
     there). Looked for in fn's own file and the files importing its module or it; None when a call passes
-    anything else (or the parameter is not a positional one of `fn`); [] when nothing calls it."""
+    anything else (or the parameter is not a positional one of `fn`); [] when nothing calls it. Searched once per
+    function and parameter in a run."""
+    memo = project.per_run(_passed)
+    key = (ix.path, fn.qualname, param)
+    if key not in memo:
+        memo[key] = _search(project, ix, fn, param)
+    return memo[key]
+
+
+def _passed() -> dict:
+    """(path, function, parameter) -> what `passed_constructions` found."""
+    return {}
+
+
+def _search(project: Project, ix: ModuleIndex, fn: FunctionInfo,
+            param: str) -> Optional[List[Tuple[ModuleIndex, str]]]:
     params = [p for p in fn.params if p not in ("self", "cls")] if fn.cls else list(fn.params)
     if param not in params:
         return None

@@ -837,6 +837,7 @@ class UnsupportedTensorCall(TorchRule):
 
 
 STEP_BREAK = "Call to `torch._dynamo.graph_break()`"
+_MEASURED_METHODS = frozenset(m for methods in METHOD_BREAKS.values() for m in methods)
 
 
 @register
@@ -932,6 +933,8 @@ class OptimizerCallInCompiledCode(TorchRule):
         if not isinstance(f, cst.Attribute):
             return
         method = f.attr.value
+        if method not in _MEASURED_METHODS:
+            return                                  # (most calls: no receiver to resolve)
         held = self._held(f.value)
         found = {METHOD_BREAKS.get(c, {}).get(method) for c in held}
         if not held or None in found or "" in found:
