@@ -32,21 +32,22 @@ def loop_scalar_kind(loop: cst.For, name: str) -> Optional[str]:
         return None
     if isinstance(it, (cst.List, cst.Tuple, cst.Set)) and isinstance(target, cst.Name) and target.value == name \
             and it.elements:
-        kinds = set()
-        for e in it.elements:
-            v = e.value
-            if isinstance(v, (cst.SimpleString, cst.ConcatenatedString)):
-                kinds.add("str")
-            elif isinstance(v, cst.Integer):
-                kinds.add("int")
-            elif isinstance(v, cst.Float):
-                kinds.add("float")
-            elif isinstance(v, cst.Name) and v.value in ("True", "False"):
-                kinds.add("bool")
-            else:
-                return None
+        kinds = {literal_kind(e.value) for e in it.elements}
+        if None in kinds:
+            return None
         return kinds.pop() if len(kinds) == 1 else "value"
     return None
+
+
+def literal_kind(node: cst.BaseExpression) -> Optional[str]:
+    """The kind of a literal: "int", "float", "str" or "bool" (`-1` too); None for anything else."""
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
+        node = node.expression
+    if isinstance(node, cst.Name) and node.value in ("True", "False"):
+        return "bool"
+    if isinstance(node, (cst.SimpleString, cst.ConcatenatedString)):
+        return "str"
+    return {cst.Integer: "int", cst.Float: "float"}.get(type(node))
 
 
 def float_expr(node: cst.CSTNode) -> bool:

@@ -9,6 +9,7 @@ from typing import List, Optional, Tuple
 import libcst as cst
 
 from dynlint.analysis import guard_lines
+from dynlint.analysis.defs import body_nodes
 from dynlint.analysis.guards import effect, recompiles
 from dynlint.analysis.regions import compiled_methods
 from dynlint.analysis.tensors import TENSOR
@@ -16,7 +17,7 @@ from dynlint.linter.rule import Example, register
 from dynlint.linter.walker import children
 from dynlint.rules.common import TorchRule, call_args
 from dynlint.rules.recompiles.common import (GRAD_OFF, SiteBookkeeping, bound_parameter, call_bindings, float_expr,
-                                            names_in, parameter_names, varying)
+                                            literal_kind, names_in, parameter_names, varying)
 
 
 # argument kinds that `torch.compile(dynamic=True)` makes symbolic from the first call: a new value recompiles
@@ -270,7 +271,7 @@ class VaryingScalarArgument(SiteBookkeeping):
         info = ix.functions.get(value.func.value) if isinstance(value, cst.Call) and \
             isinstance(value.func, cst.Name) and ix is not None else None
         fn = guard_lines.function_at(self.ctx.source or "", info.def_line) if info and not info.cls else None
-        returns = _returns(fn) if fn else []
+        returns = [n.value for n in body_nodes(fn) if isinstance(n, ast.Return)] if fn else []
         if not returns or any(r is None or not _number_expr(r) for r in returns):
             return None
         floats = any(isinstance(n, ast.Constant) and isinstance(n.value, float) or
@@ -416,32 +417,11 @@ def _conditional_kind(value: cst.IfExp) -> Optional[str]:
     other conditional expression."""
     if any(isinstance(b, cst.Name) and b.value == "None" for b in (value.body, value.orelse)):
         return "None or tensor"
-    arms = {_constant_kind(value.body), _constant_kind(value.orelse)}
+    arms = {literal_kind(value.body), literal_kind(value.orelse)}
     if len(arms) == 1 and None not in arms:
         return arms.pop()
     keys = _dict_keys(value.body)
     return "dict" if keys is not None and _dict_keys(value.orelse) not in (None, keys) else None
-
-
-def _constant_kind(node: cst.BaseExpression) -> Optional[str]:
-    """The kind of a literal: "int", "float", "str" or "bool"; None for anything else."""
-    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
-        node = node.expression
-    if isinstance(node, cst.Name) and node.value in ("True", "False"):
-        return "bool"
-    return {cst.Integer: "int", cst.Float: "float", cst.SimpleString: "str"}.get(type(node))
-
-
-def _returns(fn: ast.AST) -> list:
-    """The values of `fn`'s own `return` statements (not those of functions defined inside it)."""
-    out, stack = [], list(ast.iter_child_nodes(fn))
-    while stack:
-        n = stack.pop()
-        if isinstance(n, ast.Return):
-            out.append(n.value)
-        elif not isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
-            stack.extend(ast.iter_child_nodes(n))
-    return out
 
 
 def _number_expr(node: ast.expr) -> bool:
