@@ -2,6 +2,7 @@
 
     python collect.py            # all probes -> labels.json
     python collect.py p02_nms    # only probes whose name starts with the given prefixes (merged into labels.json)
+    DYNLINT_BLIND_SET=suite python collect.py   # another set: probes in suite/, labels in suite.labels.json
 
 Each probe runs in a fresh subprocess (`python collect.py --one NAME OUT.json`).
 Recipe copied from /work/shared/reference/gt_collect.py.
@@ -18,8 +19,9 @@ import sys
 import traceback
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-PROBES = os.path.join(HERE, "probes")
-LABELS = os.path.join(HERE, "labels.json")
+SET = os.environ.get("DYNLINT_BLIND_SET", "probes")
+PROBES = os.path.join(HERE, SET)
+LABELS = os.path.join(HERE, "labels.json" if SET == "probes" else SET + ".labels.json")
 
 _LOC = re.compile(r"Graph break(?: \(user stack suppressed due to duplicate graph break\))? in user code at (.+?):(\d+)")
 _FRAME = re.compile(r'^\s*File "(.+?)", line (\d+), in (.+)$', re.M)
@@ -295,7 +297,7 @@ def main(argv):
     labels = {}
     if argv and os.path.exists(LABELS):
         labels = json.load(open(LABELS))
-    tmp = os.path.join(HERE, ".raw")
+    tmp = os.path.join(HERE, ".raw", SET)
     os.makedirs(tmp, exist_ok=True)
     env = dict(os.environ)
     env.pop("TORCH_LOGS", None)

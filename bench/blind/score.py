@@ -1,6 +1,7 @@
 """Score dynlint against the Dynamo-labelled probes in labels.json.
 
     python score.py            # prints the report, writes score.json
+    DYNLINT_BLIND_SET=suite python score.py   # another set: probes in suite/, labels in suite.labels.json
 
 Each probe (single file or package folder) is checked as a whole project:
     python -m dynlint check <probe> --no-cache --preview --select ALL --output-format json
@@ -13,7 +14,10 @@ import sys
 from collections import Counter, defaultdict
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-PROBES = os.path.join(HERE, "probes")
+SET = os.environ.get("DYNLINT_BLIND_SET", "probes")
+PROBES = os.path.join(HERE, SET)
+LABELS = os.path.join(HERE, "labels.json" if SET == "probes" else SET + ".labels.json")
+SCORE = os.path.join(HERE, "score.json" if SET == "probes" else SET + ".score.json")
 
 
 def run_dynlint(root):
@@ -45,7 +49,7 @@ def covers(f, relpath, line):
 
 
 def main():
-    labels = json.load(open(os.path.join(HERE, "labels.json")))
+    labels = json.load(open(LABELS))
     tot = Counter()
     misses = defaultdict(list)
     false_alarms, hits = [], []
@@ -152,7 +156,7 @@ def main():
     for fa in false_alarms:
         print(f"  {fa['file']}:{fa['line']}  {fa['code']} {fa['name']}: {fa['message'][:220]}\n      {fa['src']}")
     json.dump({"totals": dict(tot), "per_probe": per_probe, "misses": misses, "false_alarms": false_alarms,
-               "hits": hits}, open(os.path.join(HERE, "score.json"), "w"), indent=1)
+               "hits": hits}, open(SCORE, "w"), indent=1)
 
 
 if __name__ == "__main__":
