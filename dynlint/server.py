@@ -12,6 +12,7 @@ Editor set-up: docs/editors.md.
 from __future__ import annotations
 
 import asyncio
+import gc
 import re
 from pathlib import Path
 from typing import Dict, List, Optional, Tuple
@@ -40,12 +41,14 @@ class DynlintServer(LanguageServer):
         self.findings: Dict[str, List[Finding]] = {}        # uri -> the findings its diagnostics show
         self.roots: Dict[str, Path] = {}                    # uri -> the root of its project
         self.sessions: Dict[Path, api.Session] = {}           # project root -> its configuration, files, cache
+        self.first_check = False                                # a new session's first check is to come
 
     def session(self, path: str) -> "api.Session":
         """The project of a file, kept between checks (its root is where its configuration was found)."""
         config = load_config([path], api.known_codes())
         if config.root not in self.sessions:
             self.sessions[config.root] = api.Session(path)
+            self.first_check = True
         return self.sessions[config.root]
 
     # ---- checking ----------------------------------------------------------------------------------
@@ -74,6 +77,12 @@ class DynlintServer(LanguageServer):
             uris[rel] = uri
         # on the server's thread, the main one: the engine's time limits use signals
         result = session.check(buffers)
+        if self.first_check:
+            # what a project's first check loaded (its indexes, the frame model's facts) lives as long as the
+            # server: out of the collector's sight, so that no full collection over it stalls an edit's check
+            self.first_check = False
+            gc.collect()
+            gc.freeze()
         by_rel: Dict[str, List[Finding]] = {rel: [] for rel in uris}
         for f in result.findings:
             if f.path in by_rel:

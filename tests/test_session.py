@@ -26,3 +26,25 @@ def test_cross_file_findings_survive_edits_and_undo(tmp_path):
     undone = session.check({"utils.py": UTILS.encode()})
     assert _lines(undone, "utils.py") == [(2, "DYN201")] and set(undone.files) == set(first.files)
     assert _lines(session.check(), "utils.py") == [(2, "DYN201")]
+
+
+def test_what_a_frame_is_never_given_follows_a_caller_added_in_another_file(tmp_path):
+    """Whether project code ever hands a per-layer frame a value for a parameter (frames.py `_unsupplied`) is
+    kept per function between checks; a model added in a new file that passes the decoder encoder states makes
+    the cross-attention's flag a recompile there (test_frames.py proves both cases under real Dynamo), and
+    taking the file out again clears it: each check equals a fresh one."""
+    from test_frames import CAUSAL_LM, ENCODER_DECODER, SEQ2SEQ, _line
+    layers = ENCODER_DECODER.split("{models}")[0]
+    head = "import torch\nfrom torch import nn\nfrom layers import Cache, Decoder, Encoder\n"
+    project = write_tree(tmp_path, {"pyproject.toml": "[tool.dynlint]\n", "layers.py": layers,
+                                    "model.py": head + CAUSAL_LM})
+    session = api.Session(str(project / "model.py"))
+    flag = _line(layers, "if is_cross_attention and cache is not None and is_updated:")
+
+    def dyn509(result):
+        return sorted(f.line for f in result.findings if f.code == "DYN509" and f.path == "layers.py")
+    assert flag not in dyn509(session.check())
+    added = {"seq2seq.py": (head + SEQ2SEQ).encode()}
+    assert flag in dyn509(session.check(added))
+    assert dyn509(session.check(added)) == dyn509(api.check([str(project)], session.config, buffers=added))
+    assert flag not in dyn509(session.check())

@@ -164,7 +164,8 @@ class Frames:
         out = self._entry_frames(frames, eager, callers)
         out.update(self._inlined(out))
         self._through_arguments(out)
-        out = dict(self._reuse(("pass on",), tuple(sorted(out.items())), lambda: self._handed_on(out)))
+        self._pass_on(out)
+        self._mark_unsupplied(out)
         for ref, frame in self._wrapper_frames(frames, eager, callers, compiled).items():
             out.setdefault(ref, frame)
         for ref, host in self._host_flow(found, callers).items():
@@ -179,9 +180,11 @@ class Frames:
     def _reuse(self, key, asked, compute: Callable):
         """compute(), or what an earlier run computed for the same `asked` while the files it read are unchanged
         (kept as `made[key]` either way)."""
-        old = self.kept.get(key)
+        old = self.kept.get(key) or self.made.get(key)
         if old and old[0] == asked and all(self._digest(rel) == d for rel, d in old[1].items()):
             self.made[key] = old
+            for rel in old[1]:
+                self.defs.note(rel)         # what it read, a computation around it read too
             return old[2]
         self.defs.reading.append(set())
         value = compute()
@@ -266,12 +269,6 @@ class Frames:
                             inlined[callee] = Frame(frame.why, (), (), True, via=ref[1])
                 level = nxt
         return inlined
-
-    def _handed_on(self, out: Dict[FuncRef, Frame]) -> Tuple[Tuple[FuncRef, Frame], ...]:
-        """`out` with what its frames hand on to the functions they call, and their unsupplied parameters."""
-        self._pass_on(out)
-        self._mark_unsupplied(out)
-        return tuple(out.items())
 
     def _wrapper_frames(self, frames, eager, callers, compiled: Callable[[], List[FuncRef]]) -> Dict[FuncRef, Frame]:
         """The decorators' wrappers and shared `__call__`s entered for several frame functions (`_wrappers`),
@@ -446,40 +443,52 @@ class Frames:
         for ref, frame in sorted(out.items()):
             if frame.via or not (frame.none_or_value or frame.ints):
                 continue
-            rebound = self.defs.bindings(ref)[1]
-            for site, callee in self.edges(ref):
-                if site is None or callee in out and not out[callee].via:
-                    continue
-                call = self.defs.call(ref, site)[0]
-                gdef = self.defs.definition(callee)
-                if call is None or gdef is None:
-                    continue
-                method = bool(self.project.function(callee).cls)
-                moved = {kind: tuple((q, line) for p, line in getattr(frame, kind)
-                                     if all(v.lineno >= call.lineno for v in rebound.get(p, ()))
-                                     for q in [param_of(gdef, call, p, method)] if q)
-                         for kind in ("none_or_value", "ints")}
-                if not any(moved.values()):
-                    continue
+            edges = tuple((site, callee) for site, callee in self.edges(ref)
+                          if site is not None and not (callee in out and not out[callee].via))
+            # each frame's kept while the files it read are unchanged (an edit re-reads what it touches)
+            for callee, moved in self._reuse(("pass on", ref), (frame, edges), lambda: self._handed(ref, frame, edges)):
                 old = out.get(callee) or Frame(frame.why, (), (), frame.repeated, via=ref[1])
-                out[callee] = replace(old, none_or_value=tuple(dict.fromkeys(old.none_or_value + moved["none_or_value"])),
-                                      ints=tuple(dict.fromkeys(old.ints + moved["ints"])))
+                out[callee] = replace(old, none_or_value=tuple(dict.fromkeys(old.none_or_value + moved[0])),
+                                      ints=tuple(dict.fromkeys(old.ints + moved[1])))
+
+    def _handed(self, ref: FuncRef, frame: Frame, edges) -> List[Tuple[FuncRef, tuple]]:
+        """What `ref`'s frame hands on to each function it calls: (callee, (none_or_value, ints))."""
+        rebound = self.defs.bindings(ref)[1]
+        out = []
+        for site, callee in edges:
+            call = self.defs.call(ref, site)[0]
+            gdef = self.defs.definition(callee)
+            if call is None or gdef is None:
+                continue
+            method = bool(self.project.function(callee).cls)
+            moved = tuple(tuple((q, line) for p, line in getattr(frame, kind)
+                                if all(v.lineno >= call.lineno for v in rebound.get(p, ()))
+                                for q in [param_of(gdef, call, p, method)] if q)
+                          for kind in ("none_or_value", "ints"))
+            if any(moved):
+                out.append((callee, moved))
+        return out
 
     def _mark_unsupplied(self, out: Dict[FuncRef, Frame]) -> None:
         """Each frame entered per layer (and what it inlines): its parameters defaulting to None, tested `is
         None` / `is not None` in it, that no project code calls it with a value for (`unsupplied`)."""
         for ref, frame in sorted(out.items()):
-            fdef = self.defs.definition(ref) if frame.repeated and not frame.wraps else None
-            if fdef is None:
+            if not frame.repeated or frame.wraps:
                 continue
-            optional = {p for p, d in param_defaults(fdef.args).items()
-                        if isinstance(d, ast.Constant) and d.value is None}
-            tested = {n.left.id for n in ast.walk(fdef) if isinstance(n, ast.Compare) and isinstance(n.left, ast.Name)
-                      and len(n.ops) == 1 and isinstance(n.ops[0], (ast.Is, ast.IsNot)) and
-                      isinstance(n.comparators[0], ast.Constant) and n.comparators[0].value is None}
-            unsupplied = tuple(sorted(p for p in optional & tested if not self._supplied(ref, p)))
+            # each function's kept while the files it read are unchanged (an edit re-reads what it touches)
+            unsupplied = self._reuse(("unsupplied", ref), (), lambda: self._unsupplied(ref))
             if unsupplied:
                 out[ref] = replace(frame, unsupplied=unsupplied)
+
+    def _unsupplied(self, ref: FuncRef) -> Tuple[str, ...]:
+        fdef = self.defs.definition(ref)
+        if fdef is None:
+            return ()
+        optional = {p for p, d in param_defaults(fdef.args).items() if isinstance(d, ast.Constant) and d.value is None}
+        tested = {n.left.id for n in ast.walk(fdef) if isinstance(n, ast.Compare) and isinstance(n.left, ast.Name)
+                  and len(n.ops) == 1 and isinstance(n.ops[0], (ast.Is, ast.IsNot)) and
+                  isinstance(n.comparators[0], ast.Constant) and n.comparators[0].value is None}
+        return tuple(sorted(p for p in optional & tested if not self._supplied(ref, p)))
 
     def _supplied(self, ref: FuncRef, param: str, depth: int = 4, seen: frozenset = frozenset()) -> bool:
         """Does project code call `ref` with a value for `param` other than None: an expression it computes, or

@@ -190,6 +190,9 @@ class Cache:
         # rel -> (key, findings of the frame pass); "model" -> what the frame model keeps between runs
         self.frames: Dict[str, tuple] = {}
         self.blobs: Dict[str, bytes] = {}                             # rel -> pickled SourceFile (new ones)
+        # rel -> (the file's digest, its SourceFile) unpickled from the folder: a cache kept open (an editor's
+        # session) unpickles each index once, not at every check
+        self._sources: Dict[str, tuple] = {}
         self.dirty = False
         self.notices: List[str] = []
         self.usable = self._check_folder()
@@ -240,7 +243,16 @@ class Cache:
         """The SourceFile indexed for `rel` in an earlier run, or None."""
         if rel in self.blobs:
             return pickle.loads(self.blobs[rel])
-        return self._load(self._blob_path(rel)) if self.usable else None
+        if not self.usable:
+            return None
+        entry = self.files.get(rel)
+        kept = self._sources.get(rel)
+        if entry is not None and kept is not None and kept[0] == entry[1].digest:
+            return kept[1]
+        sf = self._load(self._blob_path(rel))
+        if entry is not None and sf is not None and getattr(sf, "digest", None) == entry[1].digest:
+            self._sources[rel] = (entry[1].digest, sf)
+        return sf
 
     def save(self, keep: Optional[set] = None) -> None:
         """Write atomically; `keep`: the files of this run (entries of vanished files are dropped)."""

@@ -305,7 +305,7 @@ class _Run:
     def _frames(self) -> Optional[dict]:
         """The frame model's answer, (path, qualname) -> Frame (None when it failed: a DYN001 says so). It keeps
         what it worked out between runs: its graph while the indexes' shapes are unchanged (or the region
-        pass's, when that ran now), each frame's facts while the files they were read from are."""
+        pass's, when that ran now), each frame's facts while those shapes and the files they were read from are."""
         by_code = {r.code: r for r in self.rules}
         # every graph break found, selected or not (an ignored DYN301 still breaks the graph), suppressions aside
         breaks = sorted({f for f in self.on_release(self.findings) if f.code in by_code and by_code[f.code].scope == "region" and
@@ -317,10 +317,13 @@ class _Run:
         compiled = self.call_graph.pop(self.analysis.COMPILED, None)
         graph = kept[1] if kept and kept[0] == shape else \
             ({"edges": self.call_graph, "compiled": compiled} if self.call_graph else None)
+        # what it worked out holds while the files it read are unchanged, and the project's shape is: a call
+        # added anywhere (a new caller, a new file) can change what a frame is given
+        facts = kept[2] if kept and kept[0] == shape else None
         try:
             frames, model = self.analysis.find_frames(
                 self.project, [(p, q) for p, qs in self.regions.items() for q in qs], self._text, breaks,
-                (graph, kept[2] if kept else None), lambda rel: entries[rel].digest if rel in entries else None)
+                (graph, facts), lambda rel: entries[rel].digest if rel in entries else None)
         except Exception as e:      # a bug of ours in the frame model: say so, keep every other finding
             self.findings.append(internal_error(".", "the frame analysis", e, self.debug))
             return None
