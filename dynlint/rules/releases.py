@@ -185,6 +185,9 @@ BEHAVIOUR = {
     ('DYN613', 'torch.is_inference_mode_enabled'): {
         '2.11-2.15': ('break', ('Encountered torch.is_inference_mode_enabled during tracing',)),
     },
+    ('DYN614', 'opt.step'): {'2.11-2.15': ('break', ('Call to `torch._dynamo.graph_break()`',))},
+    ('DYN614', 'opt.zero_grad'): {'2.11-2.15': ('break', ('Attempted to inline function marked as skipped',))},
+    ('DYN614', 'self.sched.step'): {'2.11-2.15': ('break', ('Attempted to inline function marked as skipped',))},
     ('DYN701', ''): {
         '2.11-2.15': ('break', ('Attempted to call function marked as skipped', 'Unsupported method call')),
     },
@@ -244,6 +247,7 @@ FULLGRAPH_RAISES = {
     'DYN611': {'2.11-2.15': True},
     'DYN612': {'2.11-2.15': True},
     'DYN613': {'2.11-2.15': True},
+    'DYN614': {'2.11-2.15': True},
 }
 # (Dynamo setting the project's code makes, value) -> (rule, pattern) -> release -> what Dynamo did
 # there instead (only where it differs from BEHAVIOUR)
@@ -362,6 +366,7 @@ VALID = {
     ('DYN611', 0): {'2.11-2.15': 'clean'},
     ('DYN612', 0): {'2.11-2.15': 'clean'},
     ('DYN613', 0): {'2.11-2.15': 'clean'},
+    ('DYN614', 0): {'2.11-2.15': 'clean'},
     ('DYN701', 0): {'2.11-2.15': 'clean'},
     ('DYN702', 0): {'2.11-2.15': 'clean'},
     ('DYN703', 0): {'2.11-2.15': 'clean'},
@@ -466,6 +471,9 @@ PROBES = {
     },
     'a flag the layer sets on its own item of an object all layers share (`cache.items[i].ready = True`, a lazily started KV cache), the forward breaks': {
         '2.11-2.15': 'every change',
+    },
+    "the layers' input: the user's tensor at the first layer, the layer before's output (which requires grad) at the others, grad mode on, the forward breaks": {
+        '2.11-2.15': 'once',
     },
     'an int argument 1 at one call and 2 at another of a helper that breaks the graph': {'2.11-2.15': 'once'},
     '`if not self.ready: ...; self.ready = True` in `forward` (a lazy first call)': {'2.11-2.15': 'once'},
