@@ -36,6 +36,8 @@ def test_decorator_spellings(header):
     "def build():\n    return torch.compile(M())\n",
     "import torch\nclass Blk:\n    def forward(self, x):\n        print(x)\n        return x\n"
     "class Outer:\n    def __init__(self):\n        self.block = Blk()\n        self.fast = torch.compile(self.block)\n",
+    "import torch\nclass Flip:\n    def __call__(self, x):\n        print(x)\n        return x\n"
+    "def main():\n    return torch.compile(Flip(0.5).__call__)\n",
 ])
 def test_values_passed_to_torch_compile(source):
     assert [c for _, c in codes_at(source, regions="explicit")] == ["DYN301"]
@@ -298,3 +300,54 @@ def test_hooks_registered_on_another_module_and_attributes_unpacked_in_init_are_
     assert {(item, "DYN201"), (mask, "DYN402")} <= found, found
     obs = harness.observe(str(path), ["main()"])
     assert obs.error is None and {item, mask} <= set(obs.break_lines(str(path)))
+
+
+PARAMETER = '''
+import torch
+from torch import nn
+
+
+class RunningMetrics:
+    def __init__(self):
+        self.correct = 0
+
+    def update(self, logits, target):
+        self.correct += (logits.argmax(-1) == target).sum().item()
+
+
+class Other:
+    def update(self, logits, target):
+        return None
+
+
+def eval_step(model, metrics, x, y):
+    logits = model(x)
+    metrics.update(logits, y)
+    return logits
+
+
+def main():
+    model, metrics = nn.Linear(6, 4), RunningMetrics()
+    step = torch.compile(eval_step)
+    for _ in range(2):
+        step(model, metrics, torch.randn(8, 6), torch.randint(0, 4, (8,)))
+'''
+
+
+def test_a_method_called_on_a_parameter_runs_the_class_its_callers_pass(tmp_path):
+    """Principle: `metrics.update(...)` on a parameter runs the method of the class the project's calls pass
+    for it, a call through `step = torch.compile(eval_step)` being a call of eval_step: the `.item()` in
+    RunningMetrics.update breaks the compiled graph (real Dynamo), and nothing is traced into a class no call
+    passes."""
+    pytest.importorskip("torch")
+    from dynlint.compiler import harness
+    path = tmp_path / "param.py"
+    path.write_text(PARAMETER)
+    item = next(i for i, line in enumerate(PARAMETER.splitlines(), 1) if ".item()" in line)
+    found = {(f.line, f.code) for f in check_source(PARAMETER, filename="param.py").findings}
+    assert (item, "DYN201") in found, found
+    obs = harness.observe(str(path), ["main()"])
+    assert obs.error is None and item in obs.break_lines(str(path))
+    other = PARAMETER.replace("model, metrics = nn.Linear(6, 4), RunningMetrics()",
+                              "model, metrics = nn.Linear(6, 4), Other()")
+    assert not [f for f in check_source(other, filename="param.py").findings if f.code == "DYN201"]

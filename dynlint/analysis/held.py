@@ -53,6 +53,8 @@ def _search(project: Project, ix: ModuleIndex, fn: FunctionInfo,
         for caller, calls, held in scopes:
             for c in calls:
                 r = project.resolve(cix, c.target, caller.qualname if caller else "") if c.kind == "name" else None
+                if not r and c.kind == "name" and "torch.compile" in {cix.qualify(m) for m in held.get(c.target, ())}:
+                    r = _compiled_by(project, cix, caller, calls, c)
                 if not r or (r != ("function", ref) if not init_of else
                              (r[0] != "class" or r[1][0] != ix.path or r[1][1].name != init_of)):
                     continue
@@ -62,6 +64,17 @@ def _search(project: Project, ix: ModuleIndex, fn: FunctionInfo,
                     return None                 # something else passed: not known
                 found += [(cix, m) for m in made if (cix, m) not in found]
     return found
+
+
+def _compiled_by(project: Project, ix: ModuleIndex, caller: Optional[FunctionInfo], calls, call):
+    """What a call of a name bound to `torch.compile(f)` in the same scope runs (`step = torch.compile(
+    eval_step)` ... `step(model, metrics)` calls `eval_step`): the resolved `f`, from the last such compile
+    above the call; None when not known."""
+    made = [c for c in calls if c.kind == "name" and c.line <= call.line and c.args and c.args[0] and
+            ix.qualify(c.target) == "torch.compile"]
+    if not made:
+        return None
+    return project.resolve(ix, max(made, key=lambda c: c.line).args[0], caller.qualname if caller else "")
 
 
 def held_by_name(project: Project, ix: ModuleIndex, fn: Optional[FunctionInfo], name: str) -> Set[str]:

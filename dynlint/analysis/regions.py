@@ -58,6 +58,10 @@ def _targets_of_value(project: Project, ix: ModuleIndex, fn: Optional[FunctionIn
     if value.endswith("()"):                      # torch.compile(Model(...))
         r = project.resolve(ix, value[:-2])
         return _forward_of(project, r[1][0], r[1][1].name) if r and r[0] == "class" else []
+    made, _, meth = value.partition("().")
+    if meth and "." not in meth:                  # torch.compile(Augment(...).__call__): a bound method
+        r = project.resolve(ix, made)
+        return _class_target(project, r[1][0], r[1][1].name, meth) if r and r[0] == "class" else []
     head, _, rest = value.partition(".")
     if head == "self" and fn and fn.cls:
         return _self_targets(project, ix, fn, rest)
@@ -201,6 +205,8 @@ def call_edges(project: Project, ref: FuncRef, nested: Dict[str, Dict[str, List[
                 out.append((c, r[1]))
             elif r is None and c.target.endswith(".apply"):
                 out += [(c, f) for f in _autograd_function(project, ix, c.target[:-len(".apply")])]
+            elif r is None:
+                out += [(c, m) for m in _parameter_method(project, ix, fn, c.target)]
         elif c.kind == "self" and fn.cls:
             attr, _, meth = c.target.partition(".")
             if not meth:
@@ -224,6 +230,15 @@ def call_edges(project: Project, ref: FuncRef, nested: Dict[str, Dict[str, List[
     if fn.cls and q.rpartition(".")[2] == "forward":
         out += [(None, f) for f in _hooks(project, path, fn.cls)]
     return out
+
+
+def _parameter_method(project: Project, ix: ModuleIndex, fn: FunctionInfo, target: str) -> List[FuncRef]:
+    """`metrics.update(...)` where `metrics` is a parameter: the method of the project classes the project's
+    callers construct and pass for it (`held.passed_constructions`, calls through `torch.compile(f)` included)."""
+    head, _, meth = target.partition(".")
+    if not meth or "." in meth or head not in fn.params or head in fn.instances or head in ("self", "cls"):
+        return []
+    return [m for p, cls in _passed_classes(project, ix, fn, head) for m in [project.method(p, cls, meth)] if m]
 
 
 AUTOGRAD_FUNCTION = ("torch.autograd.Function", "torch.autograd.function.Function")

@@ -11,7 +11,7 @@ from dynlint.linter.rule import REGISTRY, Example, FixExample, register
 from dynlint.fixes.common import SAFE, Autofix, torch_imports, torch_name
 from dynlint.rules import torch_release
 from dynlint.rules.common import TorchRule, call_args, source_of
-from dynlint.rules.recompiles.common import SiteBookkeeping, compiled_from, loop_scalar_kind, names_in
+from dynlint.rules.recompiles.common import SiteBookkeeping, compile_call, loop_scalar_kind, names_in
 
 DDP = frozenset({"torch.nn.parallel.DistributedDataParallel",
                  "torch.nn.parallel.distributed.DistributedDataParallel"})
@@ -212,7 +212,7 @@ class DynamicFalseWithVaryingShapes(SiteBookkeeping):
                     _is_const(_kwarg(value, "dynamic"), "False"):
                 out.add(target)
         for name in self.compiled_names():
-            call = compiled_from(self.ctx.source or "", name)
+            call = compile_call(self.ctx, name)
             if call is not None and any(k.arg == "dynamic" and isinstance(k.value, ast.Constant) and
                                         k.value.value is False for k in call.keywords):
                 out.add(name)

@@ -773,24 +773,28 @@ UNSUPPORTED_TENSOR_METHODS = {
 }
 UNSUPPORTED_TORCH_CALLS = {"torch.is_inference_mode_enabled": "Encountered torch.is_inference_mode_enabled during tracing",
                            "torch.Generator": "An opaque object was created in the middle of the program."}
+GENERATOR_ARGUMENT = "Failed to convert args/kwargs to proxy"
 
 
 @register
 class UnsupportedTensorCall(TorchRule):
     """Checks for tensor methods and torch functions Dynamo's registry names as unsupported in a graph:
     `t.random_()`, `t.resize_()`, `t.resize_as_()`, `t.set_()`, `t.share_memory_()`, `t.is_inference()`,
-    `torch.is_inference_mode_enabled()`, and a `torch.Generator()` made there."""
+    `torch.is_inference_mode_enabled()`, a `torch.Generator()` made there, or one handed to a torch call
+    (`torch.randn(shape, generator=gen)`)."""
     code = "DYN613"
     name = "unsupported-tensor-call"
     message = "`{call}` is not supported inside a graph: Dynamo breaks the graph here"
     fix = "Call it outside the compiled code (resize or share storage before; query inference mode once, outside, and pass the answer in); for random integers use `torch.randint`"
-    gb_types = tuple(UNSUPPORTED_TENSOR_METHODS.values()) + tuple(UNSUPPORTED_TORCH_CALLS.values())
+    gb_types = tuple(UNSUPPORTED_TENSOR_METHODS.values()) + tuple(UNSUPPORTED_TORCH_CALLS.values()) + \
+        (GENERATOR_ARGUMENT,)
     why = """
         These calls change a tensor's storage in place (`resize_`, `set_`, `share_memory_`), draw into it in a
         way the compiler does not model (`random_`), or ask whether autograd is off for good
         (`is_inference()`, `torch.is_inference_mode_enabled()`), which a graph cannot answer once for every
-        call; a `torch.Generator` made while tracing is an object the graph cannot hold. Dynamo's registry
-        lists each as unsupported, and it breaks the graph at the call.
+        call; a `torch.Generator` made while tracing is an object the graph cannot hold, nor can a torch
+        call take one made outside (`generator=gen`: "Failed to convert args/kwargs to proxy"; `generator=None`
+        is fine). Dynamo's registry lists each as unsupported, and it breaks the graph at the call.
     """
     INVALID = [Example("""
         import torch
@@ -817,13 +821,22 @@ class UnsupportedTensorCall(TorchRule):
             y = x * 2
             gen = torch.Generator()
             return y + torch.rand(x.shape, generator=gen)
-    """, "seeded_noise(torch.randn(4))")]
+    """, "seeded_noise(torch.randn(4))"), Example("""
+        import torch
+
+        GEN = torch.Generator().manual_seed(0)
+
+        @torch.compile
+        def jitter(x, gen):
+            y = x + torch.randn(x.shape, generator=GEN)
+            return y[torch.randperm(x.shape[0], generator=gen)]
+    """, "jitter(torch.randn(4), torch.Generator())")]
     VALID = [Example("""
         import torch
 
         @torch.compile
-        def noisy_ids(x):
-            ids = torch.randint(0, 10, (x.shape[0],))
+        def noisy_ids(x, gen=None):
+            ids = torch.randint(0, 10, (x.shape[0],), generator=gen)
             return x[ids % x.shape[0]] * 2
     """, "noisy_ids(torch.randn(4, 3))")]
 
@@ -834,6 +847,19 @@ class UnsupportedTensorCall(TorchRule):
         elif self.method_name(node) in UNSUPPORTED_TENSOR_METHODS and \
                 self.tensors.kind(self.receiver(node)) in (TENSOR, WEAK):
             self.report(node, call=f".{self.method_name(node)}()")
+        gen = next((a.value for a in node.args if a.keyword and a.keyword.value == "generator"), None)
+        if gen is not None and (name.startswith("torch.") or self.method_name(node)) and not self._none(gen):
+            self.report(gen, call=f"generator={source_of(gen)}", pattern="generator=")
+
+    def _none(self, value: cst.BaseExpression) -> bool:
+        """`None`, or a parameter of the traced function that defaults to None (what no caller is known to set)."""
+        if isinstance(value, cst.Name) and value.value == "None":
+            return True
+        fn = self.ctx.function
+        params = fn.params.params + fn.params.kwonly_params if isinstance(fn, cst.FunctionDef) else ()
+        return isinstance(value, cst.Name) and any(
+            p.name.value == value.value and isinstance(p.default, cst.Name) and p.default.value == "None"
+            for p in params)
 
 
 STEP_BREAK = "Call to `torch._dynamo.graph_break()`"

@@ -50,10 +50,10 @@ def _differ(a: str, b: str) -> bool:
     return a != b and ("`None`" in kinds or not kinds & {"a value", "a constant"})
 
 
-def _structures(ctx, callee: str, entry: str) -> List[Tuple[int, int, dict]]:
+def _structures(ctx, callee: str, entry: str, span=None) -> List[Tuple[int, int, dict]]:
     """An analysis: per call of `callee` (line, column, {parameter: structure}), defaults included."""
     out = []
-    for line, col, given in call_bindings(ctx, callee, entry):
+    for line, col, given in call_bindings(ctx, callee, entry, span):
         found = {p: _structure(e) for p, (e, _) in given.items()}
         out.append((line, col, {p: v for p, v in found.items() if v is not None}))
     return out
@@ -299,7 +299,7 @@ def traced_reads(ctx, name: str) -> List[str]:
 @register
 class StateSetBetweenCalls(SiteBookkeeping):
     """Checks for set-up code that changes, between calls, a global, a closure cell or an attribute of a
-    module-level object (a config) that compiled code reads: `global SCALE; SCALE = 0.5 + i`, `cfg.scale = 0.5 + i` before each
+    module-level object (a config) that compiled code reads: `global SCALE; SCALE = 0.5 + i`, `cfg.scale = 0.5 + i`, `CONFIG["scale"] = 0.5 + i` before each
     call. Dynamo guards on the value it read, so the next call with a new value compiles again."""
     code = "DYN514"
     name = "state-set-between-calls"
@@ -314,7 +314,8 @@ class StateSetBetweenCalls(SiteBookkeeping):
         graph, guarded (`SCALE == 1.5`). Set-up code that assigns a new value before a call (a schedule
         written into a config, a global set by a training loop) fails the guard: a float recompiles once and
         is then a graph input, an int recompiles on every new value until `recompile_limit` (8) (docs/
-        guards.md, "global" and "object attribute"). The change can also be a call, between two calls, of a
+        guards.md, "global" and "object attribute"); an item of a module-level dict or list is guarded the
+        same way, where the compiled code first looks its key up (`G['CONFIG']['scale'] == 1.0`). The change can also be a call, between two calls, of a
         function of the file that assigns such state (a setter: `set_fast_path(True)` with `global
         _USE_FAST_PATH` inside), including an attribute of a compiled module. Module attributes set directly
         are DYN506's; state that the compiled code itself changes is DYN305's and DYN306's. Only values whose
@@ -362,6 +363,22 @@ class StateSetBetweenCalls(SiteBookkeeping):
     """, "run(torch.ones(3))"), Example("""
         import torch
 
+        CONFIG = {"scale": 1.0, "shift": 1}
+
+
+        @torch.compile
+        def scaled(x):
+            return x * CONFIG["scale"] + CONFIG["shift"]
+
+
+        def run(x):
+            for step in range(4):
+                CONFIG["scale"] = 0.5 + step
+                x = scaled(x)
+            return x
+    """, "run(torch.ones(3))"), Example("""
+        import torch
+
 
         def make_stepper():
             count = 0
@@ -397,6 +414,22 @@ class StateSetBetweenCalls(SiteBookkeeping):
         def run(x):
             for step in range(4):
                 x = scaled(x, torch.tensor(0.5 + step))
+            return x
+    """, "run(torch.ones(3))"), Example("""
+        import torch
+
+        CONFIG = {"scale": 1.0}
+
+
+        @torch.compile
+        def scaled(x):
+            return x * CONFIG["scale"]
+
+
+        def run(x):
+            CONFIG["scale"] = 2.0
+            for _ in range(4):
+                x = scaled(x)
             return x
     """, "run(torch.ones(3))")]
 
@@ -463,6 +496,9 @@ class StateSetBetweenCalls(SiteBookkeeping):
                 target.value.value in ix.imports and kind in ("bool", "float", "int"):
             # an imported module's attribute (`settings.DEBUG = True`): guarded as a global is
             name, what = f"{target.value.value}.{target.attr.value}", f"global {kind}"
+        elif isinstance(target, cst.Subscript):
+            self._check_item(node, fn, target, kind)
+            return
         else:
             return
         readers = traced_reads(self.ctx, name)
@@ -470,6 +506,31 @@ class StateSetBetweenCalls(SiteBookkeeping):
             self.report_at_guard(node, readers[0], name, f"`{name}` changes here", at_entry=False,
                                  expr=source_of(node), name=name, func=readers[0], effect=effect(what))
 
+    def _check_item(self, node, fn: cst.FunctionDef, target: cst.Subscript, kind: str) -> None:
+        """An item of a module-level dict or list (`CONFIG["scale"] = 0.5 + step`) set between two calls:
+        Dynamo guards the item it read as it guards a global (`G['CONFIG']['scale'] == 1.0`), where the
+        compiled code first looks it up."""
+        key = _constant_key(target)
+        if key is None or not isinstance(target.value, cst.Name) or not self.between_calls(node):
+            return
+        name = target.value.value
+        if name in parameter_names(fn) or name not in _module_level_names(self.ctx.source or "") or \
+                _binds(fn, name):
+            return
+        what = f"global {kind}"
+        source = self.ctx.source or ""
+        ix = self.ctx.index
+        for reader in traced_reads(self.ctx, name):
+            info = ix.functions.get(reader) if ix is not None else None
+            tree = guard_lines.function_at(source, info.def_line) if info is not None else None
+            span = guard_lines.key_read(source, tree, name, key) if tree is not None else None
+            if span is not None and recompiles(what):
+                line, col = self.ctx.position(node)[:2]
+                label = f"{name}[{key!r}]"
+                self.ctx.report(self, node, self.format_message(
+                    expr=source_of(node), name=label, func=reader, effect=effect(what)), at=span,
+                    related=[(line, col, f"`{label}` changes here")])
+                return
 
     def visit_Call(self, node: cst.Call) -> None:
         """`set_fast_path(True)` between two calls, where the file's `set_fast_path` assigns a global (or an
@@ -511,6 +572,43 @@ def _state_set_by(source: str, fn: ast.FunctionDef) -> List[Tuple[str, Optional[
             elif isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id not in local:
                 out.append((f"{t.value.id}.{t.attr}", None))
     return out
+
+
+def _constant_key(target: cst.Subscript) -> object:
+    """The constant key of `d["k"]` / `d[0]` (None for a slice, a computed key, several)."""
+    if len(target.slice) != 1 or not isinstance(target.slice[0].slice, cst.Index):
+        return None
+    value = target.slice[0].slice.value
+    if isinstance(value, cst.SimpleString):
+        return value.evaluated_value
+    if isinstance(value, cst.Integer):
+        return int(value.value, 0)
+    return None
+
+
+def _module_level_names(source: str) -> Set[str]:
+    """Names a module binds at its top level with a plain assignment."""
+    tree = guard_lines.parsed(source)
+    return {t.id for st in (tree.body if tree is not None else ()) if isinstance(st, ast.Assign)
+            for t in st.targets if isinstance(t, ast.Name)}
+
+
+def _binds(fn: cst.FunctionDef, name: str) -> bool:
+    """Does the function bind `name` itself (`name = ...`, a loop target): then it is its local."""
+    for n in _walk(fn.body):
+        if isinstance(n, cst.AssignTarget) and isinstance(n.target, cst.Name) and n.target.value == name:
+            return True
+        if isinstance(n, cst.For) and isinstance(n.target, cst.Name) and n.target.value == name:
+            return True
+    return False
+
+
+def _walk(node: cst.CSTNode):
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        yield n
+        stack.extend(children(n))
 
 
 def _first_value_kind(source: str, name: str) -> Optional[str]:
@@ -715,12 +813,12 @@ def _constant_of(node: ast.AST, kind: type):
     return node.value if isinstance(node, ast.Constant) and type(node.value) is kind else None
 
 
-def _tensor_arguments(ctx, callee: str, entry: str) -> List[Tuple[int, int, dict]]:
+def _tensor_arguments(ctx, callee: str, entry: str, span=None) -> List[Tuple[int, int, dict]]:
     """An analysis: per call of `callee` (line, column, {parameter: tensor metadata}) for the arguments a torch
     factory makes, at the call or in the last assignment of the name passed."""
     tree = guard_lines.parsed(ctx.source or "")
     out = []
-    for line, col, given in call_bindings(ctx, callee, entry):
+    for line, col, given in call_bindings(ctx, callee, entry, span):
         metas = {}
         for param, (expr, passed) in given.items():
             def resolve(name: str, line: int = line):

@@ -152,23 +152,34 @@ def bound_parameter(info, call: cst.Call, arg: cst.Arg) -> Optional[str]:
     return params[i] if i < len(params) else None
 
 
-def compiled_from(source: str, name: str) -> Optional[ast.Call]:
-    """The `torch.compile(...)` call (or `compile(...)` imported from torch) assigned to `name` anywhere in the
-    file (`fast = torch.compile(smooth, dynamic=False)`), if one is."""
+def compiled_from(source: str, name: str, within: Optional[ast.AST] = None) -> Optional[ast.Call]:
+    """The `torch.compile(...)` call (or `compile(...)` imported from torch) assigned to `name` (`fast =
+    torch.compile(smooth, dynamic=False)`): in the function `within` when it assigns one there (a name such as
+    `opt` is reused from function to function), else anywhere in the file; None when none is."""
     tree = guard_lines.parsed(source)
-    for node in ast.walk(tree) if tree is not None else ():
-        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and \
-                any(isinstance(t, ast.Name) and t.id == name for t in node.targets) and \
-                (guard_lines.dotted(node.value.func) or "").split(".")[-1] == "compile":
-            return node.value
+    for scope in ([within] if within is not None else []) + ([tree] if tree is not None else []):
+        for node in ast.walk(scope):
+            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and \
+                    any(isinstance(t, ast.Name) and t.id == name for t in node.targets) and \
+                    (guard_lines.dotted(node.value.func) or "").split(".")[-1] == "compile":
+                return node.value
     return None
 
 
-def call_bindings(ctx, callee: str, entry: str) -> List[Tuple[int, int, dict]]:
-    """An analysis: each call `callee(...)` of the file, in order, as (line, column, {parameter: (expression,
-    passed)}): the syntax (`ast`) bound to each parameter of `entry` (the qualname of the function compiled as
-    the frame: `self` left out of a method) by position or keyword, or its default where the call leaves it out
-    (`passed` False). Calls that unpack arguments (`*args`, `**kw`) are left out: their binding is not known."""
+def compile_call(ctx, name: str) -> Optional[ast.Call]:
+    """`compiled_from` for a name read in the function the rule is visiting (its own assignment first)."""
+    ix = ctx.index
+    here = ix.functions.get(ctx.qualname or "") if ix is not None else None
+    scope = guard_lines.function_at(ctx.source or "", here.def_line) if here is not None else None
+    return compiled_from(ctx.source or "", name, scope)
+
+
+def call_bindings(ctx, callee: str, entry: str, span: Optional[Tuple[int, int]] = None) -> List[Tuple[int, int, dict]]:
+    """An analysis: each call `callee(...)` of the file (of lines `span` only, when given: the function whose
+    local `callee` is), in order, as (line, column, {parameter: (expression, passed)}): the syntax (`ast`) bound
+    to each parameter of `entry` (the qualname of the function compiled as the frame: `self` left out of a
+    method) by position or keyword, or its default where the call leaves it out (`passed` False). Calls that
+    unpack arguments (`*args`, `**kw`) are left out: their binding is not known."""
     ix, source = ctx.index, ctx.source or ""
     info = ix.functions.get(entry) if ix is not None else None
     fn = guard_lines.function_at(source, info.def_line) if info is not None else None
@@ -185,7 +196,8 @@ def call_bindings(ctx, callee: str, entry: str) -> List[Tuple[int, int, dict]]:
     out = []
     for call in ast.walk(tree):
         if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id == callee) or \
-                any(isinstance(x, ast.Starred) for x in call.args) or any(k.arg is None for k in call.keywords):
+                any(isinstance(x, ast.Starred) for x in call.args) or any(k.arg is None for k in call.keywords) or \
+                (span is not None and not span[0] <= call.lineno <= span[1]):
             continue
         given = {p: (e, True) for p, e in zip(params, call.args)}
         given.update({k.arg: (k.value, True) for k in call.keywords})
@@ -222,7 +234,7 @@ class SiteBookkeeping(TorchRule):
         def dynamic(call) -> bool:
             return isinstance(call, ast.Call) and any(k.arg == "dynamic" and isinstance(k.value, ast.Constant) and
                                                       k.value.value is value for k in call.keywords)
-        if dynamic(compiled_from(self.ctx.source or "", name)):
+        if dynamic(compile_call(self.ctx, name)):
             return True
         info = self.ctx.index.functions.get(name) if self.ctx.index is not None else None
         fn = guard_lines.function_at(self.ctx.source or "", info.def_line) if info is not None else None
@@ -236,14 +248,19 @@ class SiteBookkeeping(TorchRule):
             return None
         if name in ix.functions and not ix.functions[name].cls:
             return name
-        wrapped = compiled_from(self.ctx.source or "", name)
+        here = ix.functions.get(self.ctx.qualname or "")
+        wrapped = compile_call(self.ctx, name)
         if wrapped is not None and wrapped.args:
             arg = wrapped.args[0]
             while isinstance(arg, ast.Call) and isinstance(arg.func, ast.Attribute):
                 arg = arg.func.value            # `Model(cfg).eval()`, `.to(device)`: the module itself
             inner = guard_lines.dotted(arg.func if isinstance(arg, ast.Call) else arg)
-            if inner in ix.functions and not ix.functions[inner].cls:
-                return inner
+            # a function defined in the calling function (`def fn(...)` ... `opt = torch.compile(fn)`), else one
+            # of the file's top level
+            local = f"{self.ctx.qualname}.{inner}" if here is not None and not here.cls else None
+            for q in (local, inner):
+                if q in ix.functions and not ix.functions[q].cls:
+                    return q
             if isinstance(arg, ast.Call) and inner in ix.classes and f"{inner}.forward" in ix.functions:
                 return f"{inner}.forward"       # `torch.compile(Model(cfg))`
             name = inner or name
@@ -275,10 +292,22 @@ class SiteBookkeeping(TorchRule):
             return None
         callee = node.func.value
         entry = self.compiled_entry(callee)
-        calls = self.ctx.analysis(analysis, callee, entry) if entry else []
+        calls = self.ctx.analysis(analysis, callee, entry, self._local_span(callee)) if entry else []
         here = self.ctx.position(node)[:2]
         mine = next((found for ln, col, found in calls if (ln, col) == here), None)
         return callee, entry, here, mine or {}, calls
+
+    def _local_span(self, name: str) -> Optional[Tuple[int, int]]:
+        """The lines of the function being visited when it binds `name` to a compiled function itself (`opt =
+        torch.compile(fn)` in each of several test functions): only its calls call that one."""
+        ix = self.ctx.index
+        here = ix.functions.get(self.ctx.qualname or "") if ix is not None else None
+        scope = guard_lines.function_at(self.ctx.source or "", here.def_line) if here is not None else None
+        local = scope is not None and compiled_from(self.ctx.source or "", name, scope) is not \
+            compiled_from(self.ctx.source or "", name)
+        own = scope is not None and any(isinstance(n, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == name for t in n.targets) for n in ast.walk(scope))
+        return (here.start, here.end) if (local or own) else None
 
     def reads(self, function: Optional[str], value: Optional[str]) -> bool:
         """Does the traced code read `value`? Dynamo guards only what it reads: an argument the compiled function

@@ -51,7 +51,9 @@ class VaryingScalarArgument(SiteBookkeeping):
         recompiles on every value; a new bool compiles one graph per value; a new string recompiles on
         every value until `recompile_limit` (8) is hit, after which the function silently runs eagerly. The
         finding stands at the guard, the line Dynamo's recompile log names; the call is its related
-        location. An argument the compiled code never reads is not guarded, and not reported.
+        location. A local that the loop sets once before the call (`freq = w if epoch > 0 else None`) changes
+        as the loop variable does and is judged by what it is set to. An argument the compiled code never
+        reads is not guarded, and not reported.
     """
     INVALID = [
         Example("""
@@ -109,6 +111,20 @@ class VaryingScalarArgument(SiteBookkeeping):
                         x = self.step(x, t)
                     return x
         """, "Sampler().sample(torch.ones(3))"),
+        Example("""
+            import torch
+
+            @torch.compile
+            def loss_fn(logits, item_freq):
+                if item_freq is not None:
+                    logits = logits - torch.log(item_freq)
+                return logits.sum()
+
+            def train(logits):
+                for epoch in range(3):
+                    freq = torch.rand(4) + 0.1 if epoch > 0 else None     # set once per iteration, then passed
+                    loss_fn(logits, freq)
+        """, "train(torch.randn(2, 4))"),
         Example("""
             import torch
 
@@ -240,7 +256,7 @@ class VaryingScalarArgument(SiteBookkeeping):
     def _scalar_argument(self, node: cst.Call, arg: cst.Arg, callee: str, entry: Optional[str], loops) -> bool:
         """Report `arg` of the call where it changes between calls and the compiled code reads it (each such
         argument: Dynamo guards each at its own first read); True when reported."""
-        value = arg.value
+        value = _bound_in_loop(self.ctx, arg.value, loops, node) or arg.value
         read = _read_from_tensor(value, loops)
         found = read or varying(self.ctx, value, loops)
         if found is None:
@@ -370,6 +386,31 @@ def _read_from_tensor(value: cst.BaseExpression, loops) -> Optional[Tuple[str, s
     bound = {n for loop in loops for n in names_in(loop.target)}
     hit = sorted(names_in(inner) & bound)
     return (hit[0], "float") if hit else None
+
+
+def _bound_in_loop(ctx, value: cst.BaseExpression, loops, call: cst.Call) -> Optional[cst.BaseExpression]:
+    """What a local passed at `call` holds when the innermost loop around the call binds it once, above the
+    call (`freq = w if epoch > 0 else None` ... `step(x, freq)`): that expression, which changes as the loop
+    variable does; None otherwise."""
+    if not isinstance(value, cst.Name) or not loops:
+        return None
+    binds = []
+    stack = [loops[-1].body]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            continue
+        if isinstance(n, (cst.Assign, cst.AugAssign, cst.AnnAssign)) or isinstance(n, (cst.For, cst.With)):
+            targets = [t.target for t in n.targets] if isinstance(n, cst.Assign) else \
+                [n.target] if isinstance(n, (cst.AugAssign, cst.AnnAssign, cst.For)) else \
+                [i.asname.name for i in n.items if i.asname]
+            if any(value.value in names_in(t) for t in targets):
+                binds.append(n)
+        stack.extend(children(n))
+    if len(binds) != 1 or not isinstance(binds[0], cst.Assign) or len(binds[0].targets) != 1 or \
+            not isinstance(binds[0].targets[0].target, cst.Name):
+        return None
+    return binds[0].value if ctx.position(binds[0])[0] < ctx.position(call)[0] else None
 
 
 def _dict_keys(node: cst.BaseExpression) -> Optional[frozenset]:
@@ -675,13 +716,13 @@ def _enum_classes(source: str) -> frozenset:
                      any((guard_lines.dotted(b) or "").endswith(("Enum", "Flag")) for b in c.bases))
 
 
-def _constant_arguments(ctx, callee: str, entry: str) -> List[Tuple[int, int, dict]]:
+def _constant_arguments(ctx, callee: str, entry: str, span=None) -> List[Tuple[int, int, dict]]:
     """An analysis: each call `callee(...)` of the file (line, column, {parameter: constant}), the constants
     bound by position or keyword (members of the file's Enum classes too), and the literal defaults of the
     parameters a call leaves out."""
     enums = _enum_classes(ctx.source or "")
     out = []
-    for line, col, given in call_bindings(ctx, callee, entry):
+    for line, col, given in call_bindings(ctx, callee, entry, span):
         bound = {p: _literal_value(e) for p, (e, _) in given.items()}
         bound.update({p: _enum_member(e, enums) for p, (e, _) in given.items() if bound[p] is None})
         out.append((line, col, {p: v for p, v in bound.items() if v is not None}))

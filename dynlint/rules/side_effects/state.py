@@ -3,7 +3,7 @@ containers) and Python attributes of an nn.Module. Dynamo guards on them, so eac
 from __future__ import annotations
 
 import re
-from typing import Optional
+from typing import List, Optional
 
 import libcst as cst
 
@@ -197,7 +197,9 @@ class ModulePythonStateMutation(TorchRule):
         on their value (`self.steps == 3`). Changing them inside `forward` means the next call fails the
         guard and recompiles — on every call for a counter, until `recompile_limit` (8) makes the module run
         eagerly. A list attribute that grows is guarded on its length the same way. A tensor buffer updated
-        in place (`self.steps += 1` on a buffer) is traced into the graph and does not recompile. Not
+        in place (`self.steps += 1` on a buffer) is traced into the graph and does not recompile. A value
+        made from the old one counts as a change however it is written (`self.count = self.count + n`, or
+        through a local: `tot = self.count + n` ... `self.count = tot`). Not
         reported: an attribute that `forward` or a method it calls sets afresh (`self.mult = 1`) before changing
         it. A float attribute recompiles once, then is a graph input; a bool, one graph per value; an int
         attribute of a plain object (a sampler's step index), once, then it is dynamic. Measured per
@@ -290,6 +292,29 @@ class ModulePythonStateMutation(TorchRule):
             def run():
                 return denoise(torch.ones(3), sampler)
         """, "run()"),
+        Example("""
+            import torch
+
+            class RunningCount:
+                def __init__(self, epsilon=1e-4):
+                    self.count = epsilon
+
+                def update(self, x):
+                    tot = self.count + x.shape[0]     # the new value made from the old one
+                    self.count = tot
+                    return tot
+
+            class Policy(torch.nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.seen = RunningCount()
+                    self.mu = torch.nn.Linear(5, 2)
+
+                def forward(self, obs):
+                    return self.mu(obs) / self.seen.update(obs)
+
+            model = torch.compile(Policy())
+        """, "for _ in range(4): model(torch.randn(3, 5))"),
     ]
     FIX_EXAMPLES = [FixExample("""
         import torch
@@ -459,7 +484,7 @@ class ModulePythonStateMutation(TorchRule):
             body = lines[info.start - 1:info.end]
             for i, line in enumerate(body):
                 m = assigned.search(line)
-                if m and f"self.{attr}" not in m.group(1) and not (i and any(
+                if m and f"self.{attr}" not in m.group(1) and not _made_from(body[:i], m.group(1), attr) and not (i and any(
                         _guarded_by(body[i - 1], name) for name in {attr} | self._properties_of(attr))):
                     return "module attribute reset each call"     # (`if self.index is None: self.index = 0`
                                                                   # sets a first value once: not a reset)
@@ -510,17 +535,38 @@ class ModulePythonStateMutation(TorchRule):
             attr = self._module_attr(target)
             if not attr or self.tensors.kind(node.value) == TENSOR:
                 continue
-            reads_itself = any(isinstance(n, cst.Attribute) and n.attr.value == attr and
-                               isinstance(n.value, cst.Name) and n.value.value == "self"
-                               for n in _walk(node.value))
-            if reads_itself:
+            if _reads_attr(node.value, attr) or self._local_reads_attr(node, attr):
                 self._report(node, self._kind(attr, node.value))
                 return
+
+    def _local_reads_attr(self, node: cst.Assign, attr: str) -> bool:
+        """`self.count = tot` where the function's one binding of `tot`, before it, reads `self.count`
+        (`tot = self.count + n`): the new value is made from the old one, as `self.count += n` makes it."""
+        if not isinstance(node.value, cst.Name) or not isinstance(self.ctx.function, cst.FunctionDef):
+            return False
+        name, line = node.value.value, self.ctx.position(node)[0]
+        bound = [n for n in _walk(self.ctx.function.body) if isinstance(n, cst.Assign) and any(
+            isinstance(t.target, cst.Name) and t.target.value == name for t in n.targets)]
+        return len(bound) == 1 and self.ctx.position(bound[0])[0] < line and _reads_attr(bound[0].value, attr)
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
         if isinstance(func, cst.Attribute) and func.attr.value in MUTATORS and self._module_attr(func.value):
             self._report(node, "module list attribute" if self._in_module() else "object list attribute")
+
+
+def _made_from(before: List[str], value: str, attr: str) -> bool:
+    """`value` is a local that one of the lines `before` computes from `self.<attr>` (`tot = self.count + n`
+    ... `self.count = tot`): a change of the attribute, not a reset."""
+    name = value.strip()
+    return bool(re.fullmatch(r"\w+", name)) and any(
+        re.search(rf"^\s*{re.escape(name)}\s*=(?!=).*\bself\.{re.escape(attr)}\b", line) for line in before)
+
+
+def _reads_attr(node: cst.CSTNode, attr: str) -> bool:
+    """Does the expression read `self.<attr>`?"""
+    return any(isinstance(n, cst.Attribute) and n.attr.value == attr and isinstance(n.value, cst.Name) and
+               n.value.value == "self" for n in _walk(node))
 
 
 _DICT = re.compile(r"\{\}|dict\(\)|(collections\.)?OrderedDict\(\)")
