@@ -590,3 +590,45 @@ def test_a_field_a_class_of_the_file_annotates_as_a_tensor_is_one(tmp_path):
     found = {f.line: f.code for f in api.check_source(FIELDS).findings}
     assert found == {18: "DYN207"}
     assert broken_lines(tmp_path, FIELDS, "run()") >= set(found)
+
+
+ALIASED = '''
+import torch
+
+
+def test_done_flag():
+    def fn(x, done, counts):
+        if bool(done):
+            return torch.zeros_like(x)
+        return torch.repeat_interleave(x, counts, dim=0)
+
+    opt = torch.compile(fn)
+    opt(torch.randn(3), torch.tensor(False), torch.tensor([1, 2, 1]))
+
+
+def test_other():
+    def fn(x, done, counts):
+        if bool(done):
+            return torch.zeros_like(x)
+        return x.repeat(counts)
+
+    opt = torch.compile(fn)
+    opt(torch.randn(3), False, 2)
+'''
+
+
+def test_a_function_compiled_where_it_is_defined_takes_its_kinds_from_the_alias_calls(tmp_path):
+    """Principle: `opt = torch.compile(fn)` ... `opt(x, torch.tensor(False), counts)` binds fn's parameters as a
+    direct call would (the one use of `fn`, the alias bound once): `done` and `counts` are tensors there, so
+    `bool(done)` and the value-dependent `repeat_interleave` break (real Dynamo, at those lines); the same code
+    called with a Python bool and int in the next function is clean."""
+    pytest.importorskip("torch")
+    lines = ALIASED.splitlines()
+    first = next(i for i, ln in enumerate(lines, 1) if "bool(done)" in ln)
+    interleave = next(i for i, ln in enumerate(lines, 1) if "repeat_interleave" in ln)
+    found = {(f.line, f.code) for f in api.check_source(ALIASED, filename="m.py").findings}
+    assert {(first, "DYN202"), (interleave, "DYN401")} <= found, found
+    assert not {line for line, _ in found} - {first, interleave}, found
+    assert {first, interleave} <= broken_lines(tmp_path, ALIASED, "test_done_flag()") | \
+        broken_lines(tmp_path, ALIASED.replace("torch.tensor(False)", "torch.tensor(True)"), "test_done_flag()")
+    assert not broken_lines(tmp_path, ALIASED, "test_other()")

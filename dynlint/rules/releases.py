@@ -178,6 +178,7 @@ BEHAVIOUR = {
         '2.11-2.15': ('break', ('Attempted to call function marked as skipped',)),
     },
     ('DYN613', '.random_'): {'2.11-2.15': ('break', ('Tensor.random_ op',))},
+    ('DYN613', 'generator='): {'2.11-2.15': ('break', ('Failed to convert args/kwargs to proxy',))},
     ('DYN613', 'torch.Generator'): {
         '2.11-2.12': ('break', ('Attempted to call function marked as skipped',)),
         '2.13-2.15': ('break', ('An opaque object was created in the middle of the program.',)),
@@ -347,6 +348,7 @@ VALID = {
     ('DYN512', 0): {'2.11-2.15': 'clean'},
     ('DYN513', 0): {'2.11-2.15': 'clean'},
     ('DYN514', 0): {'2.11-2.15': 'clean'},
+    ('DYN514', 1): {'2.11-2.15': 'clean'},
     ('DYN515', 0): {'2.11-2.15': 'clean'},
     ('DYN516', 0): {'2.11-2.15': 'clean'},
     ('DYN516', 1): {'2.11-2.15': 'clean'},

@@ -852,13 +852,17 @@ class UnsupportedTensorCall(TorchRule):
             self.report(gen, call=f"generator={source_of(gen)}", pattern="generator=")
 
     def _none(self, value: cst.BaseExpression) -> bool:
-        """`None`, or a parameter of the traced function that defaults to None (what no caller is known to set)."""
+        """`None`, or (an item of) a parameter of the traced function that may be None: one defaulting to None
+        or annotated optional (`generator: torch.Generator | None`), which callers may leave None."""
+        while isinstance(value, cst.Subscript):
+            value = value.value
         if isinstance(value, cst.Name) and value.value == "None":
             return True
         fn = self.ctx.function
         params = fn.params.params + fn.params.kwonly_params if isinstance(fn, cst.FunctionDef) else ()
         return isinstance(value, cst.Name) and any(
-            p.name.value == value.value and isinstance(p.default, cst.Name) and p.default.value == "None"
+            p.name.value == value.value and ((isinstance(p.default, cst.Name) and p.default.value == "None") or (
+                p.annotation is not None and any(w in source_of(p.annotation.annotation) for w in ("None", "Optional"))))
             for p in params)
 
 

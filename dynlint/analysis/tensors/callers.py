@@ -2,6 +2,7 @@
 judges callers: `self.block(x, h, w)` tells what `Block.forward`'s `x`, `h`, `w` are)."""
 from __future__ import annotations
 
+import re
 from typing import Dict, List, Optional, Set, Tuple
 
 import libcst as cst
@@ -29,10 +30,10 @@ class CallerKinds:
         if ix is None or project is None or (cls and cls not in ix.classes):
             return None
         if not cls:
-            info = ix.functions.get(fn.name.value)
-            if info is None or info.cls or info.nested_in:
-                return None                             # a function of this file's top level only
-        key = (cls, fn.name.value)
+            info = ix.functions.get(self._qualname_of(fn))
+            if info is None or info.cls or (info.nested_in and self._compiled_alias(info) is None):
+                return None     # a function of this file's top level, or one compiled where it is defined
+        key = (cls, info.qualname if not cls else fn.name.value)
         if key in self._callers:
             return self._callers[key]
         shared = self._run.callers.get(ix, dict)                 # the same for every unit of the file: judged once
@@ -64,12 +65,47 @@ class CallerKinds:
         names = set() if cls else {method}
         callers = {q for key in [("self", c, attr) for c, attr in holders] + [("name", "", n) for n in names]
                    for q in sites.get(key, ())}
-        if not callers:
+        alias = self._compiled_alias(ix.functions[self._qualname_of(fn)]) if not cls and not callers else None
+        if alias is not None:           # `opt = torch.compile(fn)` ... `opt(x, 2)`: what its calls pass
+            callers, names = {alias[0]}, {alias[1]}
+        elif not callers:
             return {}
-        if not self._called_only_here(method, cls, holders):
+        elif not self._called_only_here(method, cls, holders):
             return None
         kinds = self._argument_kinds(callers, holders, names, [p.name.value for p in ordered[skip:]], plain)
         return None if kinds is None else {name: combined(found) for name, found in kinds.items() if found}
+
+    def _qualname_of(self, fn: cst.FunctionDef) -> str:
+        """The qualname of a function of the file: one of its top level, or one nested in the functions being
+        walked (`test_mode.fn`)."""
+        ix, name = self.ctx.index, fn.name.value
+        top = ix.functions.get(name)
+        if (top is not None and not top.nested_in) or fn not in self.ctx.functions:
+            return name
+        chain = self.ctx.functions[:self.ctx.functions.index(fn) + 1]
+        return ".".join(f.name.value for f in chain if isinstance(f, cst.FunctionDef))
+
+    def _compiled_alias(self, info) -> Optional[Tuple[str, str]]:
+        """(caller, alias) when the function's one use is `alias = torch.compile(fn)` in one function of the file
+        (its enclosing one, for a nested def), which binds `alias` once: that function's calls of `alias` are
+        the function's only calls. None otherwise."""
+        ix, lines = self.ctx.index, (self.ctx.source or "").splitlines()
+        name = info.qualname.rsplit(".", 1)[-1]
+        hits = [(q, c) for q, f in ix.functions.items() if not info.nested_in or q == info.nested_in
+                for c in f.calls if c.kind == "name" and c.args and c.args[0] == name and
+                ix.qualify(c.target) == "torch.compile"]
+        if len(hits) != 1 or not 0 < hits[0][1].line <= len(lines):
+            return None
+        q, call = hits[0]
+        m = re.match(r"\s*(\w+)\s*=\s*[\w.]*compile\(", lines[call.line - 1])
+        caller = ix.functions[q]
+        scope = lines[caller.def_line - 1:caller.end] if info.nested_in else lines
+        if m is None or sum(len(re.findall(rf"\b{re.escape(name)}\b", ln)) for ln in scope) != 2:
+            return None         # named elsewhere too: called or handed on where this file cannot follow
+        own = lines[caller.def_line - 1:caller.end]
+        if sum(bool(re.match(rf"\s*{m.group(1)}\s*=", ln)) for ln in own) != 1:
+            return None
+        return q, m.group(1)
 
     def _called_only_here(self, method: str, cls: str, holders: Set[Tuple[str, str]]) -> bool:
         """The calls `_read_callers` reads are all there are: a function of this file is called by its name, in

@@ -412,6 +412,11 @@ class ModulePythonStateMutation(TorchRule):
                 self.ctx.report(self, read, message.replace(
                     " is guarded here", f" (read into a local at line {self.ctx.position(read)[0]}) is guarded here, "
                                         "where its value is first used", 1), at=span)
+            elif isinstance(node, cst.Assign) and isinstance(node.value, cst.Name):
+                # `tot = self.count + n` ... `self.count = tot`: torch 2.13 names the read as the guard's line,
+                # 2.14 and later the store (measured): the finding spans both
+                start, end = self.ctx.position(read), self.ctx.position(node)
+                self.ctx.report(self, read, message, at=(start[0], start[1], end[2], end[3]))
             else:
                 self.report(read, message=message)
             return
