@@ -77,12 +77,6 @@ class DynlintServer(LanguageServer):
             uris[rel] = uri
         # on the server's thread, the main one: the engine's time limits use signals
         result = session.check(buffers)
-        if self.first_check:
-            # what a project's first check loaded (its indexes, the frame model's facts) lives as long as the
-            # server: out of the collector's sight, so that no full collection over it stalls an edit's check
-            self.first_check = False
-            gc.collect()
-            gc.freeze()
         by_rel: Dict[str, List[Finding]] = {rel: [] for rel in uris}
         for f in result.findings:
             if f.path in by_rel:
@@ -94,6 +88,13 @@ class DynlintServer(LanguageServer):
             self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(
                 uri=uri, diagnostics=[diagnostic(f, root) for f in found],
                 version=self.workspace.get_text_document(uri).version))
+        if self.first_check:
+            # what a project's first check loaded (its indexes, the frame model's facts) lives as long as the
+            # server: out of the collector's sight (after the diagnostics are out), so that no full collection
+            # over it stalls an edit's check
+            self.first_check = False
+            gc.collect()
+            gc.freeze()
 
 
 def diagnostic(f: Finding, root: Optional[Path] = None) -> types.Diagnostic:
