@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from dynlint.analysis.tensors.kinds import TENSOR, WEAK
+from dynlint.analysis.tensors.kinds import TENSOR, TENSORS, WEAK
 from dynlint.linter.rule import Example, FixExample, register
 from dynlint.fixes.guards import builtin_any_all, logic_to_tensor_ops, raise_guard_to_assert
 from dynlint.fixes.where import branch_to_where, early_return_to_where, ifexp_to_where
@@ -32,8 +32,8 @@ def _test_owner(ctx, node: cst.CSTNode):
 
 @register
 class TensorConditionInBranch(TorchRule):
-    """Checks for `if`, `elif`, `while`, conditional expressions and comprehension filters whose condition is
-    a tensor value."""
+    """Checks for `if`, `elif`, `while`, conditional expressions, comprehension filters and `assert`s with a
+    computed message whose condition is a tensor value."""
     code = "DYN101"
     name = "tensor-condition-in-branch"
     message = "branch on a tensor value `{expr}`: Dynamo cannot know which way to go while tracing"
@@ -44,7 +44,9 @@ class TensorConditionInBranch(TorchRule):
         tensor value forces the value to the host, so Dynamo ends the graph before the branch and resumes
         in a new graph after it (`Data-dependent branching`). Each break costs a host sync and splits
         the fused kernels; under `fullgraph=True` it is an error. Conditions on shapes, dtypes, devices,
-        `self.training` or `is None` are fine: they are known while tracing.
+        `self.training` or `is None` are fine: they are known while tracing. An `assert` on a tensor is
+        traced (as `torch._assert_async`) when it has no message or a constant one; a message computed at
+        run time (`f"... {step}"`) makes it a branch like any other (measured).
     """
     INVALID = [
         Example("""
@@ -91,8 +93,24 @@ class TensorConditionInBranch(TorchRule):
                 rows = [row for row in x if row.sum() > 0]
                 return len(rows)
         """, "active_rows(torch.ones(2, 3))"),
+        Example("""
+            import torch
+
+            @torch.compile
+            def checked_step(loss, step):
+                assert torch.isfinite(loss), f"loss became non-finite at step {step}"
+                return loss * 2
+        """, "checked_step(torch.tensor(1.0), 3)"),
     ]
     VALID = [
+        Example("""
+            import torch
+
+            @torch.compile
+            def checked_step(loss):
+                assert torch.isfinite(loss), "loss became non-finite"
+                return loss * 2
+        """, "checked_step(torch.tensor(1.0))"),
         Example("""
             import torch
 
@@ -428,6 +446,16 @@ class TensorConditionInBranch(TorchRule):
     def visit_CompIf(self, node: cst.CompIf) -> None:
         self._check(node.test)
 
+    def visit_Assert(self, node: cst.Assert) -> None:
+        if node.msg is not None and not _constant_string(node.msg):
+            self._check(node.test)
+
+
+def _constant_string(node: cst.BaseExpression) -> bool:
+    if isinstance(node, cst.SimpleString):
+        return True
+    return isinstance(node, cst.ConcatenatedString) and _constant_string(node.left) and _constant_string(node.right)
+
 
 @register
 class TensorInBooleanOperator(TorchRule):
@@ -702,6 +730,16 @@ class PythonAnyAllOnTensor(TorchRule):
             def all_finite(grads: list):
                 return all(torch.isfinite(g).all() for g in grads)
         """, "all_finite([torch.ones(2), torch.ones(3)])"),
+        Example("""
+            import torch
+
+            @torch.compile
+            def clip_scale(x: torch.Tensor):
+                grads = [x, x * 2]
+                finite = [g.isfinite().all() for g in grads]
+                scale = 1.0 if all(finite) else 0.0
+                return [g * scale for g in grads]
+        """, "clip_scale(torch.ones(3))"),
     ]
     VALID = [Example("""
         import torch
@@ -723,8 +761,8 @@ class PythonAnyAllOnTensor(TorchRule):
         arg = pos[0]
         if isinstance(arg, (cst.GeneratorExp, cst.ListComp)):
             tensor = self.tensors.kind(arg.elt) == TENSOR
-        else:
-            tensor = self.tensors.kind(arg) == TENSOR
+        else:           # a tensor, or a list of tensors (`finite = [g.isfinite().all() for g in grads]`)
+            tensor = self.tensors.kind(arg) in (TENSOR, TENSORS)
         if tensor:
             self.report(node, fn=node.func.value)
 
