@@ -632,3 +632,38 @@ def test_a_function_compiled_where_it_is_defined_takes_its_kinds_from_the_alias_
     assert {first, interleave} <= broken_lines(tmp_path, ALIASED, "test_done_flag()") | \
         broken_lines(tmp_path, ALIASED.replace("torch.tensor(False)", "torch.tensor(True)"), "test_done_flag()")
     assert not broken_lines(tmp_path, ALIASED, "test_other()")
+
+
+BY_NAME = '''
+import torch
+from torch import nn
+
+
+class Truncated(nn.Module):
+    def __init__(self, d=4, depth=4):
+        super().__init__()
+        self.layers = nn.Sequential(*[nn.Linear(d, d) for _ in range(depth)])
+
+    def forward(self, x, upto):
+        return self.layers[:upto](x)
+
+
+def main():
+    tu = Truncated()
+    tu.compile()
+    tu(torch.randn(2, 4), 2)
+    tu(torch.randn(2, 4), 3)
+'''
+
+
+def test_a_module_built_and_called_by_name_takes_its_forwards_kinds_from_those_calls(tmp_path):
+    """Principle: `tu = Truncated()` ... `tu(x, 2)`, the class built once and the instance only called (and
+    compiled), binds forward's parameters as `self.block(...)` calls do: `upto` is an int there, the slice
+    `self.layers[:upto]` is traced (real Dynamo: no break), and nothing calls it a tensor; handed on to another
+    function, the instance may be called with anything, and forward's parameters keep their default kinds."""
+    pytest.importorskip("torch")
+    found = [(f.line, f.code) for f in api.check_source(BY_NAME, filename="m.py").findings]
+    assert not [c for _, c in found if c.startswith("DYN2")], found
+    assert not broken_lines(tmp_path, BY_NAME, "main()")
+    handed = BY_NAME.replace("    tu(torch.randn(2, 4), 3)\n", "    tu(torch.randn(2, 4), 3)\n    run(tu)\n")
+    assert [f for f in api.check_source(handed, filename="m.py").findings if f.code == "DYN207"]

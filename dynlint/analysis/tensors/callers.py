@@ -8,7 +8,7 @@ from typing import Dict, List, Optional, Set, Tuple
 import libcst as cst
 
 from dynlint.analysis.tensors.assignments import calls_through, read_file_facts
-from dynlint.analysis.tensors.kinds import combined
+from dynlint.analysis.tensors.kinds import UNKNOWN, combined
 from dynlint.analysis.tensors.syntax import bound_arguments
 
 
@@ -65,7 +65,8 @@ class CallerKinds:
         names = set() if cls else {method}
         callers = {q for key in [("self", c, attr) for c, attr in holders] + [("name", "", n) for n in names]
                    for q in sites.get(key, ())}
-        alias = self._compiled_alias(ix.functions[self._qualname_of(fn)]) if not cls and not callers else None
+        alias = self._compiled_alias(ix.functions[self._qualname_of(fn)]) if not cls and not callers else \
+            self._instance_called(cls) if method == "forward" and not callers else None
         if alias is not None:           # `opt = torch.compile(fn)` ... `opt(x, 2)`: what its calls pass
             callers, names = {alias[0]}, {alias[1]}
         elif not callers:
@@ -73,7 +74,11 @@ class CallerKinds:
         elif not self._called_only_here(method, cls, holders):
             return None
         kinds = self._argument_kinds(callers, holders, names, [p.name.value for p in ordered[skip:]], plain)
-        return None if kinds is None else {name: combined(found) for name, found in kinds.items() if found}
+        if kinds is None:
+            return None
+        found = {name: combined(found) for name, found in kinds.items() if found}
+        # through an alias or a local instance, what its calls do not tell keeps the parameter's own kind
+        return {n: k for n, k in found.items() if k != UNKNOWN} if alias is not None else found
 
     def _qualname_of(self, fn: cst.FunctionDef) -> str:
         """The qualname of a function of the file: one of its top level, or one nested in the functions being
@@ -106,6 +111,29 @@ class CallerKinds:
         if sum(bool(re.match(rf"\s*{m.group(1)}\s*=", ln)) for ln in own) != 1:
             return None
         return q, m.group(1)
+
+    def _instance_called(self, cls: str) -> Optional[Tuple[str, str]]:
+        """(function, name) when the class is built once in this file, into a local of one function that only
+        calls it (`tu = Truncated()`, `tu.compile()` or `tu = torch.compile(tu)`, `tu(x, 2)`): its forward's
+        only calls. None otherwise (the instance may be handed on, or the class built elsewhere)."""
+        ix, lines = self.ctx.index, (self.ctx.source or "").splitlines()
+        refs = self._run.refs.get(ix, lambda: {n: (named, called) for n, named, called in getattr(ix, "refs", ())})
+        if refs.get(cls, (0, 0)) != (1, 1):
+            return None
+        made = [(q, n) for q, f in ix.functions.items() for n, ctors in f.instances.items() if ix.qualify(ctors[0]) ==
+                ix.qualify(cls) and len(ctors) == 1]
+        if len(made) != 1 or ix.module_instances.get(made[0][1]):
+            return None
+        q, name = made[0]
+        fn = ix.functions[q]
+        for line in lines[fn.def_line:fn.end]:
+            for m in re.finditer(rf"\b{re.escape(name)}\b", line):
+                after, before = line[m.end():].lstrip(), line[:m.start()].rstrip()
+                assigned = after.startswith("=") and not after.startswith("==") and not before
+                if not (assigned or after.startswith("(") or re.match(r"\.(compile|eval|train|to|cuda)\(", after)
+                        or before.endswith("torch.compile(")):
+                    return None         # handed on, returned, stored: called where this file cannot see
+        return q, name
 
     def _called_only_here(self, method: str, cls: str, holders: Set[Tuple[str, str]]) -> bool:
         """The calls `_read_callers` reads are all there are: a function of this file is called by its name, in
