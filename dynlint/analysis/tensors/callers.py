@@ -47,9 +47,11 @@ class CallerKinds:
                 shared[(key, self.strict)] = self._callers[key]
         return self._callers[key]
 
-    def _read_callers(self, fn: cst.FunctionDef, cls: str) -> Optional[Dict[str, str]]:
+    def _plain_params(self, fn: cst.FunctionDef, cls: str) -> Optional[Tuple[List[str], List[str]]]:
+        """(the parameters bound by position, those of them and the keyword-only ones with no annotation and no
+        default) of a function whose callers can be read; None when they cannot (`*args`, no `self`, a class used
+        elsewhere)."""
         ix, project = self.ctx.index, self.ctx.project
-        method = fn.name.value
         ordered = list(fn.params.posonly_params) + list(fn.params.params)
         skip = 1 if cls else 0                           # `self`
         plain = [p.name.value for p in ordered[skip:] + list(fn.params.kwonly_params)
@@ -57,9 +59,18 @@ class CallerKinds:
         if not plain or len(ordered) < skip or (cls and ordered[0].name.value != "self") or \
                 isinstance(fn.params.star_arg, cst.Param):
             return None
-        qual = f"{ix.module}.{cls or method}"
+        qual = f"{ix.module}.{cls or fn.name.value}"
         if project.imported(qual) or (cls and project.subclassed(ix.path, cls)):
             return None
+        return [p.name.value for p in ordered[skip:]], plain
+
+    def _read_callers(self, fn: cst.FunctionDef, cls: str) -> Optional[Dict[str, str]]:
+        ix, project = self.ctx.index, self.ctx.project
+        method = fn.name.value
+        params = self._plain_params(fn, cls)
+        if params is None:
+            return None
+        positions, plain = params
         holders_of, sites = self._run.file_facts.get(ix, lambda: read_file_facts(project, ix))
         holders = holders_of.get(cls, set()) if method == "forward" else {(cls, method)} if cls else set()
         names = set() if cls else {method}
@@ -73,7 +84,7 @@ class CallerKinds:
             return {}
         elif not self._called_only_here(method, cls, holders):
             return None
-        kinds = self._argument_kinds(callers, holders, names, [p.name.value for p in ordered[skip:]], plain)
+        kinds = self._argument_kinds(callers, holders, names, positions, plain)
         if kinds is None:
             return None
         found = {name: combined(found) for name, found in kinds.items() if found}

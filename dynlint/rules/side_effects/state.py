@@ -470,7 +470,6 @@ class ModulePythonStateMutation(TorchRule):
         afresh (each call starts from the same value)."""
         ix, cls, text = self.ctx.index, self.ctx.class_name, self.ctx.source or ""
         lines = text.splitlines()
-        assigned = re.compile(rf"\bself\.{re.escape(attr)}\s*=(?!=)\s*(.*)")
         fns = {q: info for q, info in (ix.functions.items() if ix is not None and cls else ()) if info.cls == cls}
         # the method each call runs: forward, or (a class without one: a sampler's `step`) the method that makes
         # the change where it is compiled itself; else none is known (a helper whose methods other modules call,
@@ -486,19 +485,25 @@ class ModulePythonStateMutation(TorchRule):
             if name == "__init__" or not (entry is None or q == entry.qualname or any(
                     f"self.{name}(" in line and not (i and _conditional(calls[i - 1])) for i, line in enumerate(calls))):
                 continue
-            body = lines[info.start - 1:info.end]
-            for i, line in enumerate(body):
-                m = assigned.search(line)
-                if m and f"self.{attr}" not in m.group(1) and not _made_from(body[:i], m.group(1), attr) and not (i and any(
-                        _guarded_by(body[i - 1], name) for name in {attr} | self._properties_of(attr))):
-                    return "module attribute reset each call"     # (`if self.index is None: self.index = 0`
-                                                                  # sets a first value once: not a reset)
+            if self._resets(lines[info.start - 1:info.end], attr):
+                return "module attribute reset each call"
         if not self._in_module():
             return "object int attribute"       # a plain object's number: specialised once, then dynamic
         scalar = ix.classes[cls].scalars.get(attr) if ix is not None and cls in ix.classes else None
         if scalar == "bool" or _bool(value):
             return "module bool attribute"
         return "module float attribute" if scalar == "float" or _float(value) else module_int(text)
+
+    def _resets(self, body: List[str], attr: str) -> bool:
+        """Does one of the method's lines (`body`) set `self.<attr>` afresh: to a value not made from its old one,
+        and not as a first value under a test of it (`if self.index is None: self.index = 0` sets it once)?"""
+        assigned = re.compile(rf"\bself\.{re.escape(attr)}\s*=(?!=)\s*(.*)")
+        for i, line in enumerate(body):
+            m = assigned.search(line)
+            if m and f"self.{attr}" not in m.group(1) and not _made_from(body[:i], m.group(1), attr) and not (i and any(
+                    _guarded_by(body[i - 1], name) for name in {attr} | self._properties_of(attr))):
+                return True
+        return False
 
     def _init_sets(self, attr: str, value: "re.Pattern") -> bool:
         """`__init__` of the class sets `self.<attr>` to something `value` matches (`{}`, `dict()`)."""
