@@ -667,3 +667,39 @@ def test_a_module_built_and_called_by_name_takes_its_forwards_kinds_from_those_c
     assert not broken_lines(tmp_path, BY_NAME, "main()")
     handed = BY_NAME.replace("    tu(torch.randn(2, 4), 3)\n", "    tu(torch.randn(2, 4), 3)\n    run(tu)\n")
     assert [f for f in api.check_source(handed, filename="m.py").findings if f.code == "DYN207"]
+
+
+LITERALS = '''
+import torch
+from torch import nn
+
+
+class Decoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.out = nn.Linear(4, 4)
+
+    def forward(self, h, horizon):
+        for _ in range(horizon):
+            h = self.out(h)
+        return h
+
+
+def main():
+    dec = Decoder()
+    dec.compile()
+    for horizon in (3, 5):
+        dec(torch.randn(2, 4), horizon)
+'''
+
+
+def test_the_elements_of_a_display_of_literals_are_python_values(tmp_path):
+    """Principle: `for horizon in (3, 5)` binds the literals the display holds, ints: handed to forward, `range
+    (horizon)` is a Python loop Dynamo unrolls (real Dynamo: no break), not a tensor used as an int."""
+    pytest.importorskip("torch")
+    found = [f.code for f in api.check_source(LITERALS, filename="m.py").findings]
+    assert "DYN206" not in found, found
+    assert not broken_lines(tmp_path, LITERALS, "main()")
+    assert "DYN206" in [f.code for f in api.check_source(
+        LITERALS.replace("for horizon in (3, 5):", "for horizon in (torch.tensor(3), torch.tensor(5)):"),
+        filename="m.py").findings]

@@ -683,9 +683,13 @@ class Tensors(CallerKinds):
         if k == TENSORS:
             return TENSOR
         if k == VALUE:
-            # `b, t = x.shape` holds sizes; `a, b = zip(...)` / `sorted(...)` may hold anything
+            # `b, t = x.shape` holds sizes; `a, b = zip(...)` / `sorted(...)` may hold anything; a display of
+            # literals (`for horizon in (3, 5, 7)`) holds those
             containers = isinstance(whole, cst.Call) and isinstance(whole.func, cst.Name) and \
                 whole.func.value in CONTAINER_BUILTINS
+            if isinstance(whole, (cst.List, cst.Tuple)) and whole.elements and all(
+                    isinstance(e, cst.Element) and _literal(e.value) for e in whole.elements):
+                return VALUE
             return UNKNOWN if containers or isinstance(whole, (cst.List, cst.Tuple, cst.ListComp)) else VALUE
         return k if k in (TENSOR, WEAK) else UNKNOWN
 
@@ -925,3 +929,11 @@ class Tensors(CallerKinds):
             return TENSOR            # torch.cat, torch.where, torch.isnan, ...
         # torch.nn.Linear(...), torch.cuda.*, torch.distributed.*, torch._C.*, torch.Generator(...): not known
         return UNKNOWN
+
+
+def _literal(node: cst.BaseExpression) -> bool:
+    """A number or string literal (`3`, `-0.5`, `"relu"`), or True/False/None."""
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
+        node = node.expression
+    return isinstance(node, (cst.Integer, cst.Float, cst.SimpleString)) or \
+        (isinstance(node, cst.Name) and node.value in ("True", "False", "None"))
