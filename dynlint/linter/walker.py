@@ -9,7 +9,7 @@ import dataclasses
 import functools
 import traceback
 from dataclasses import dataclass
-from typing import Callable, Dict, List, Optional, Sequence, Tuple, Type, TypeVar
+from typing import Callable, Dict, Iterator, List, Optional, Sequence, Tuple, Type, TypeVar
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
@@ -272,6 +272,15 @@ def walk(node: cst.CSTNode, enter: Callable[[cst.CSTNode], bool], leave: Callabl
     for child in children(node):
         walk(child, enter, leave)
     leave(node)
+
+
+def descendants(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """`node` and every node under it (an explicit stack: deep nesting costs no Python frames)."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        yield n
+        stack.extend(children(n))
 
 
 # What a node is to the walk's context, by type (memoised for the same reason as _is_node)

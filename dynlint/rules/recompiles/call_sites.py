@@ -13,7 +13,7 @@ from dynlint.analysis.guards import effect, module_int, recompiles
 from dynlint.analysis.regions import is_module_class
 from dynlint.analysis.tensors import TENSOR
 from dynlint.linter.rule import Example, register
-from dynlint.linter.walker import children
+from dynlint.linter.walker import children, descendants
 from dynlint.rules.common import source_of
 from dynlint.analysis import guard_lines
 from dynlint.rules.recompiles.common import (SiteBookkeeping, bound_parameter, call_bindings, float_expr,
@@ -593,24 +593,6 @@ def _module_level_names(source: str) -> Set[str]:
             for t in st.targets if isinstance(t, ast.Name)}
 
 
-def _binds(fn: cst.FunctionDef, name: str) -> bool:
-    """Does the function bind `name` itself (`name = ...`, a loop target): then it is its local."""
-    for n in _walk(fn.body):
-        if isinstance(n, cst.AssignTarget) and isinstance(n.target, cst.Name) and n.target.value == name:
-            return True
-        if isinstance(n, cst.For) and isinstance(n.target, cst.Name) and n.target.value == name:
-            return True
-    return False
-
-
-def _walk(node: cst.CSTNode):
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        yield n
-        stack.extend(children(n))
-
-
 def _first_value_kind(source: str, name: str) -> Optional[str]:
     """"bool", "int" or "float" for a global whose module-level assignment is a literal of that type."""
     tree = guard_lines.parsed(source)
@@ -726,16 +708,11 @@ def _grown_in(loop: cst.CSTNode, name: str, grow: frozenset) -> Optional[str]:
     return None
 
 
-def _binds(loop: cst.CSTNode, name: str) -> bool:
-    """`name = ...` somewhere inside `loop` (a list made afresh on each iteration)."""
-    stack = [loop]
-    while stack:
-        n = stack.pop()
-        if isinstance(n, cst.Assign) and any(isinstance(t.target, cst.Name) and t.target.value == name
-                                             for t in n.targets):
-            return True
-        stack.extend(children(n))
-    return False
+def _binds(node: cst.CSTNode, name: str) -> bool:
+    """`name = ...` somewhere inside `node` (a loop: a list made afresh on each iteration; a function: its
+    local)."""
+    return any(isinstance(n, cst.Assign) and any(isinstance(t.target, cst.Name) and t.target.value == name
+                                                 for t in n.targets) for n in descendants(node))
 
 
 FACTORIES = frozenset({"ones", "zeros", "empty", "rand", "randn", "full", "tensor", "eye", "arange"})

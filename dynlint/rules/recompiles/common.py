@@ -303,11 +303,9 @@ class SiteBookkeeping(TorchRule):
         ix = self.ctx.index
         here = ix.functions.get(self.ctx.qualname or "") if ix is not None else None
         scope = guard_lines.function_at(self.ctx.source or "", here.def_line) if here is not None else None
-        local = scope is not None and compiled_from(self.ctx.source or "", name, scope) is not \
-            compiled_from(self.ctx.source or "", name)
         own = scope is not None and any(isinstance(n, ast.Assign) and any(
             isinstance(t, ast.Name) and t.id == name for t in n.targets) for n in ast.walk(scope))
-        return (here.start, here.end) if (local or own) else None
+        return (here.start, here.end) if own else None
 
     def reads(self, function: Optional[str], value: Optional[str]) -> bool:
         """Does the traced code read `value`? Dynamo guards only what it reads: an argument the compiled function

@@ -12,7 +12,7 @@ from dynlint.analysis.guards import effect, module_int, recompiles
 from dynlint.analysis.regions import is_module_class
 from dynlint.analysis.tensors.kinds import TENSOR, TENSORS, VALUE
 from dynlint.linter.rule import Example, FixExample, register
-from dynlint.linter.walker import children, walk
+from dynlint.linter.walker import descendants, walk
 from dynlint.fixes.buffers import counter_to_buffer
 from dynlint.rules.common import TorchRule, source_of
 
@@ -433,7 +433,7 @@ class ModulePythonStateMutation(TorchRule):
         attr, line = target.attr.value, self.ctx.position(node)[0]
         names = {attr} | self._properties_of(attr)
         first = None
-        for n in _walk(self.ctx.function.body):
+        for n in descendants(self.ctx.function.body):
             if isinstance(n, cst.Attribute) and isinstance(n.value, cst.Name) and n.value.value == "self" and \
                     n.attr.value in names and n is not target:
                 at = self.ctx.position(n)[0]
@@ -448,7 +448,7 @@ class ModulePythonStateMutation(TorchRule):
         ix = self.ctx.index
         info = ix.functions.get(self.ctx.qualname) if ix is not None else None
         if info is None or not any(isinstance(n, cst.Assign) and n.value is read
-                                   for n in _walk(self.ctx.function.body)):
+                                   for n in descendants(self.ctx.function.body)):
             return None
         fn = guard_lines.function_at(self.ctx.source or "", info.def_line)
         return guard_lines.guard_read(self.ctx.source or "", fn, source_of(read)) if fn is not None else None
@@ -555,7 +555,7 @@ class ModulePythonStateMutation(TorchRule):
         if not isinstance(node.value, cst.Name) or not isinstance(self.ctx.function, cst.FunctionDef):
             return False
         name, line = node.value.value, self.ctx.position(node)[0]
-        bound = [n for n in _walk(self.ctx.function.body) if isinstance(n, cst.Assign) and any(
+        bound = [n for n in descendants(self.ctx.function.body) if isinstance(n, cst.Assign) and any(
             isinstance(t.target, cst.Name) and t.target.value == name for t in n.targets)]
         return len(bound) == 1 and self.ctx.position(bound[0])[0] < line and _reads_attr(bound[0].value, attr)
 
@@ -576,7 +576,7 @@ def _made_from(before: List[str], value: str, attr: str) -> bool:
 def _reads_attr(node: cst.CSTNode, attr: str) -> bool:
     """Does the expression read `self.<attr>`?"""
     return any(isinstance(n, cst.Attribute) and n.attr.value == attr and isinstance(n.value, cst.Name) and
-               n.value.value == "self" for n in _walk(node))
+               n.value.value == "self" for n in descendants(node))
 
 
 _DICT = re.compile(r"\{\}|dict\(\)|(collections\.)?OrderedDict\(\)")
@@ -615,13 +615,7 @@ def _in_range(fn, name: str) -> bool:
     return fn is not None and any(isinstance(n, cst.Call) and isinstance(n.func, cst.Name) and
                                   n.func.value == "range" and any(isinstance(a.value, cst.Name) and
                                                                   a.value.value == name for a in n.args)
-                                  for n in _walk(fn))
-
-
-def _walk(node: cst.CSTNode):
-    yield node
-    for child in children(node):
-        yield from _walk(child)
+                                  for n in descendants(fn))
 
 
 def declared_names(ctx, fn: cst.FunctionDef):
