@@ -622,6 +622,39 @@ PROBES: List[Probe] = [
             cfg.step += 1
             f(torch.ones(3))
     """, model="object int attribute set between calls"),
+    Probe("object attribute", "a string attribute of a config object set between calls, compared in an `if`",
+          FN + """
+
+        class Config:
+            mode = "mode0"
+
+        cfg = Config()
+
+        @torch.compile
+        def f(x):
+            if cfg.mode == "mode0":
+                return x * 2
+            return x * 3
+
+        def run(i):
+            cfg.mode = f"mode{i}"
+            f(torch.ones(3))
+    """, model="object str attribute set between calls"),
+    Probe("global", "a global string set between calls, compared in an `if`", FN + """
+
+        MODE = "mode0"
+
+        @torch.compile
+        def f(x):
+            if MODE == "mode0":
+                return x * 2
+            return x * 3
+
+        def run(i):
+            global MODE
+            MODE = f"mode{i}"
+            f(torch.ones(3))
+    """, model="global str"),
     # ---- globals, closures
     Probe("global", "a global int, `global n; n += 1` in the compiled function", FN + """
 

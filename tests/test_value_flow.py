@@ -299,8 +299,46 @@ class Encoder(nn.Module):
             x = x[:, :-padding_len]
         return x * flag
 '''
-    # the mask is a tensor (its `.item()` breaks); the padding length an int (no DYN101, no DYN207)
-    assert [(f.line, f.code) for f in api.check_source(src).findings] == [(17, "DYN201")]
+    # the mask is a tensor (its `.item()` breaks); the padding length an int (no DYN101, no DYN207); the flag
+    # `.item()` made is a constant of the resumed code's `x * flag` (real Dynamo: `___stack0 == True` there)
+    assert [(f.line, f.code) for f in api.check_source(src).findings] == [(17, "DYN201"), (20, "DYN510")]
+
+
+HANDED_ON = '''import torch
+
+
+def scale(x, n):
+    return x * n
+
+
+@torch.compile
+def fn(x):
+    n = x.abs().sum().item()
+    y = scale(x, n)
+    return y + x * n
+
+
+def run():
+    fn(torch.ones(3))
+    fn(torch.ones(3) * 2)
+'''
+
+
+@pytest.mark.dynamo
+def test_a_host_value_handed_to_a_function_first_is_guarded_there(tmp_path):
+    """The first read of a value made at a break that hands it to a function of the project (`scale(x, n)`):
+    Dynamo inlines the function and guards the value at its own first use there, not at the later `x * n`."""
+    from dynlint.compiler import harness
+    path = tmp_path / "m.py"
+    path.write_text(HANDED_ON)
+    obs = harness.observe(str(path), ["run()"])
+    assert obs.error is None, obs.error
+    assert {f.line for r in obs.recompiles for f in r.failures[:1]} == {5}
+    found = [(f.line, f.code) for f in api.check_source(HANDED_ON).findings]
+    assert found == [(10, "DYN201")]
+    # read in arithmetic first, it is guarded there
+    first = HANDED_ON.replace("    y = scale(x, n)\n    return y + x * n", "    y = x * n\n    return scale(y, n)")
+    assert [(f.line, f.code) for f in api.check_source(first).findings] == [(10, "DYN201"), (11, "DYN510")]
 
 
 def test_a_parameter_annotated_as_a_bool_tensor_is_a_mask():

@@ -34,6 +34,8 @@ BEHAVIOUR = {
     "object bool attribute set between calls": ONCE,   # `cfg.use_bias = True`: one graph per value
     "object float attribute set between calls": ONCE,  # `cfg.scale = 0.5 + i` on a module-level config
     "object int attribute set between calls": EVERY_CHANGE,  # `cfg.step += 1`: a global object, specialised
+    "object str attribute set between calls": EVERY_CHANGE,  # `cfg.activation = "gelu"`: guarded on the string
+    "global str": EVERY_CHANGE,                # `MODE = "fast"` between calls
     "global list": EVERY_CHANGE,               # appended to, read or not
     "global dict store": ONCE,                 # `CACHE["last"] = y`: empty, then not
     "closure int": ONCE,                       # `nonlocal calls; calls += 1`

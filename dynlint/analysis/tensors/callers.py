@@ -76,8 +76,8 @@ class CallerKinds:
         names = set() if cls else {method}
         callers = {q for key in [("self", c, attr) for c, attr in holders] + [("name", "", n) for n in names]
                    for q in sites.get(key, ())}
-        alias = self._compiled_alias(ix.functions[self._qualname_of(fn)]) if not cls and not callers else \
-            self._instance_called(cls) if method == "forward" and not callers else None
+        alias = None if callers else self._instance_called(cls) if method == "forward" else \
+            self._compiled_alias(ix.functions[self._qualname_of(fn) if not cls else f"{cls}.{method}"])
         if alias is not None:           # `opt = torch.compile(fn)` ... `opt(x, 2)`: what its calls pass
             callers, names = {alias[0]}, {alias[1]}
         elif not callers:
@@ -104,11 +104,19 @@ class CallerKinds:
     def _compiled_alias(self, info) -> Optional[Tuple[str, str]]:
         """(caller, alias) when the function's one use is `alias = torch.compile(fn)` in one function of the file
         (its enclosing one, for a nested def), which binds `alias` once: that function's calls of `alias` are
-        the function's only calls. None otherwise."""
+        the function's only calls. A method likewise, compiled bound to an instance that function builds
+        (`ps = Particles(16)`, `step = torch.compile(ps.step)`). None otherwise."""
         ix, lines = self.ctx.index, (self.ctx.source or "").splitlines()
         name = info.qualname.rsplit(".", 1)[-1]
+
+        def compiled(f, arg: str) -> bool:
+            if not info.cls:
+                return arg == name
+            head, _, attr = arg.partition(".")
+            made = f.instances.get(head, [])
+            return attr == name and len(made) == 1 and ix.qualify(made[0]) == ix.qualify(info.cls)
         hits = [(q, c) for q, f in ix.functions.items() if not info.nested_in or q == info.nested_in
-                for c in f.calls if c.kind == "name" and c.args and c.args[0] == name and
+                for c in f.calls if c.kind == "name" and c.args and compiled(f, c.args[0]) and
                 ix.qualify(c.target) == "torch.compile"]
         if len(hits) != 1 or not 0 < hits[0][1].line <= len(lines):
             return None
@@ -116,8 +124,11 @@ class CallerKinds:
         m = re.match(r"\s*(\w+)\s*=\s*[\w.]*compile\(", lines[call.line - 1])
         caller = ix.functions[q]
         scope = lines[caller.def_line - 1:caller.end] if info.nested_in else lines
-        if m is None or sum(len(re.findall(rf"\b{re.escape(name)}\b", ln)) for ln in scope) != 2:
-            return None         # named elsewhere too: called or handed on where this file cannot follow
+        # named elsewhere too (a method: read as an attribute elsewhere): called or handed on where this file cannot
+        # follow
+        named = rf"\.{re.escape(name)}\b" if info.cls else rf"\b{re.escape(name)}\b"
+        if m is None or sum(len(re.findall(named, ln)) for ln in scope) != (1 if info.cls else 2):
+            return None
         own = lines[caller.def_line - 1:caller.end]
         if sum(bool(re.match(rf"\s*{m.group(1)}\s*=", ln)) for ln in own) != 1:
             return None

@@ -5,6 +5,7 @@ mode) and guards on them; a call that fails the guards compiles again. These rul
 code shapes that make the guarded values change. One module per kind: `scalars` (scalar arguments that vary:
 loop variables, `range()` bounds, constants that differ between call sites), `call_sites` (what set-up code
 changes between calls: the argument set, module attributes, globals and config attributes, a growing list),
+`tensor_args` (tensors of another dtype, rank or `requires_grad` from call to call),
 `modes` (train/eval, grad mode, autocast around a compiled call), `frames` (values that differ between the
 entries of a frame Dynamo compiles on its own, flags compiled code sets for the next call), `wrappers` (a
 decorator's wrapper shared by several frames), `host_values` (Python values made at a graph break and read by

@@ -113,6 +113,18 @@ class ArgumentSetChangesBetweenCalls(SiteBookkeeping):
 
         def run(w):
             return update(w, {}), update(w, {"clip": 1.0})
+    """, "run(torch.ones(4))"), Example("""
+        import torch
+
+        @torch.compile
+        def weighted(x, **weights):             # the keywords' dict is guarded on its length, at the `def`
+            total = x.sum() * 0
+            for w in weights.values():
+                total = total + w * x.sum()
+            return total
+
+        def run(x):
+            return weighted(x, ce=1.0), weighted(x, ce=1.0, aux=0.1)
     """, "run(torch.ones(4))")]
     VALID = [Example("""
         import torch
@@ -155,12 +167,20 @@ class ArgumentSetChangesBetweenCalls(SiteBookkeeping):
             what = next(w for k, w in self.WHAT.items() if k in this or k in that)
             # compiled for a value first (a tensor), Dynamo guards on its type, a guard with no source line
             # (the function's first line); compiled for `None` first, at the read that tests it
-            guarded = None if that == "a value" else param
+            # (the `**kwargs` dict the frame builds is guarded on its length there too)
+            guarded = None if that == "a value" or param == self._kwargs_of(entry) else param
             self.report_at_guard(node, entry, guarded, f"{this} is passed for `{param}` here",
                                  also=[(other_line, other_col, f"{that} is passed for `{param}` here")],
                                  callee=callee, this=this, param=param, line=line, other=that,
                                  other_line=other_line, what=what)
             return
+
+
+    def _kwargs_of(self, entry: str) -> Optional[str]:
+        """The name of the `**kwargs` parameter of the file's function `entry`, if it has one."""
+        info = self.ctx.index.functions.get(entry) if self.ctx.index is not None else None
+        fn = guard_lines.function_at(self.ctx.source or "", info.def_line) if info is not None else None
+        return fn.args.kwarg.arg if fn is not None and fn.args.kwarg is not None else None
 
 
 @register
@@ -401,7 +421,37 @@ class StateSetBetweenCalls(SiteBookkeeping):
             for _ in range(3):
                 x = step(x)
             return x
-    """, "run(torch.zeros(3))")]
+    """, "run(torch.zeros(3))"), Example("""
+        import torch
+
+        class Config:
+            def __init__(self):
+                self.act = "relu"
+                self.depth = 2
+
+        class Net(torch.nn.Module):
+            def __init__(self, cfg):
+                super().__init__()
+                self.cfg = cfg                      # the module keeps the object it was built with
+                self.fc = torch.nn.Linear(4, 4)
+
+            def forward(self, x):
+                h = self.fc(x)
+                if self.cfg.act == "relu":
+                    h = h.relu()
+                for _ in range(self.cfg.depth):
+                    h = h * 2
+                return h
+
+        def run(x):
+            cfg = Config()
+            model = torch.compile(Net(cfg))
+            model(x)
+            cfg.act = "gelu"                        # through the caller's name: guarded as `self.cfg.act`
+            model(x)
+            model.cfg.depth = 3                     # through the module's
+            return model(x)
+    """, "run(torch.ones(2, 4))")]
     VALID = [Example("""
         import torch
 
@@ -463,6 +513,10 @@ class StateSetBetweenCalls(SiteBookkeeping):
             return None
         if isinstance(value, cst.Name) and value.value in ("True", "False"):
             return "bool" if self.between_calls(node, constant=True) else None
+        if isinstance(node, cst.Assign) and isinstance(value, (cst.SimpleString, cst.Integer)):
+            # a constant set between two calls: the guarded value differs from the one before
+            return ("str" if isinstance(value, cst.SimpleString) else "int") \
+                if self.between_calls(node, constant=True) else None
         if isinstance(value, (cst.Comparison, cst.BooleanOperation)) or \
                 (isinstance(value, cst.UnaryOperation) and isinstance(value.operator, cst.Not)):
             return "bool"
@@ -499,12 +553,45 @@ class StateSetBetweenCalls(SiteBookkeeping):
         elif isinstance(target, cst.Subscript):
             self._check_item(node, fn, target, kind)
             return
+        elif isinstance(target, cst.Attribute) and self._held_by_module(fn, target) is not None:
+            reader, read = self._held_by_module(fn, target)
+            what = f"object {kind} attribute set between calls"
+            if recompiles(what):
+                self.report_at_guard(node, reader, read, f"`{source_of(target)}` changes here", at_entry=False,
+                                     expr=source_of(node), name=read, func=reader, effect=effect(what))
+            return
         else:
             return
         readers = traced_reads(self.ctx, name)
         if readers and recompiles(what):
             self.report_at_guard(node, readers[0], name, f"`{name}` changes here", at_entry=False,
                                  expr=source_of(node), name=name, func=readers[0], effect=effect(what))
+
+    def _held_by_module(self, fn: cst.FunctionDef, target: cst.Attribute) -> Optional[Tuple[str, str]]:
+        """(the compiled forward, `self.<holder>.<attr>`) when `target` is an attribute of an object that a
+        compiled module of this file keeps and its forward reads: `model.cfg.activation`, or `cfg.activation`
+        where `cfg` was handed to the module's constructor, which keeps it (`self.cfg = cfg`). Dynamo guards
+        the attribute by the path the traced code reads it through, whatever name changes it."""
+        ix, attr = self.ctx.index, target.attr.value
+        if ix is None:
+            return None
+        inner = target.value
+        if isinstance(inner, cst.Attribute) and isinstance(inner.value, cst.Name):
+            holders = [(inner.value.value, inner.attr.value)]          # `model.cfg.activation`
+        elif isinstance(inner, cst.Name):
+            holders = _handed_to(fn, inner.value, ix)                 # `cfg.activation`, `model = Net(cfg)`
+        else:
+            return None
+        for instance, holder in holders:
+            entry = self.compiled_entry(instance) if instance in self.compiled_names() else None
+            cls = entry.split(".")[0] if entry and entry.endswith(".forward") else None
+            if cls is None or holder == "self":
+                continue
+            info = ix.classes.get(cls)
+            if info is not None and (holder in info.param_attrs or holder in info.attrs) and \
+                    self.guard_span(entry, f"self.{holder}.{attr}", at_entry=False) is not None:
+                return entry, f"self.{holder}.{attr}"
+        return None
 
     def _check_item(self, node, fn: cst.FunctionDef, target: cst.Subscript, kind: str) -> None:
         """An item of a module-level dict or list (`CONFIG["scale"] = 0.5 + step`) set between two calls:
@@ -571,6 +658,26 @@ def _state_set_by(source: str, fn: ast.FunctionDef) -> List[Tuple[str, Optional[
                 out.append((t.id, _first_value_kind(source, t.id)))
             elif isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id not in local:
                 out.append((f"{t.value.id}.{t.attr}", None))
+    return out
+
+
+def _handed_to(fn: cst.FunctionDef, name: str, ix) -> List[Tuple[str, str]]:
+    """(instance, attribute) for each `instance = Cls(..., name, ...)` in `fn` where `Cls`, a class of the file,
+    keeps that argument of its `__init__` as `self.<attribute>`."""
+    out = []
+    for n in descendants(fn):
+        if not (isinstance(n, cst.Assign) and len(n.targets) == 1 and isinstance(n.targets[0].target, cst.Name) and
+                isinstance(n.value, cst.Call) and isinstance(n.value.func, cst.Name)):
+            continue
+        cls = ix.classes.get(n.value.func.value)
+        init = ix.functions.get(f"{cls.name}.__init__") if cls is not None else None
+        if init is None:
+            continue
+        params = init.params[1:]
+        for i, arg in enumerate(a for a in n.value.args if not a.star):
+            if isinstance(arg.value, cst.Name) and arg.value.value == name:
+                param = arg.keyword.value if arg.keyword else params[i] if i < len(params) else None
+                out += [(n.targets[0].target.value, attr) for attr, p in cls.param_attrs.items() if p == param]
     return out
 
 
@@ -713,221 +820,3 @@ def _binds(node: cst.CSTNode, name: str) -> bool:
     local)."""
     return any(isinstance(n, cst.Assign) and any(isinstance(t.target, cst.Name) and t.target.value == name
                                                  for t in n.targets) for n in descendants(node))
-
-
-FACTORIES = frozenset({"ones", "zeros", "empty", "rand", "randn", "full", "tensor", "eye", "arange"})
-CASTS = {"double": "float64", "float": "float32", "half": "float16", "bfloat16": "bfloat16", "long": "int64",
-         "int": "int32", "bool": "bool"}
-
-
-def _depth(node: ast.AST) -> int:
-    """The rank of `torch.tensor(data)` from its nested list displays."""
-    return 1 + _depth(node.elts[0]) if isinstance(node, (ast.List, ast.Tuple)) and node.elts else \
-        (1 if isinstance(node, (ast.List, ast.Tuple)) else 0)
-
-
-def _data_dtype(node: ast.AST) -> str:
-    leaves = [n.value for n in ast.walk(node) if isinstance(n, ast.Constant)]
-    if leaves and all(type(v) is bool for v in leaves):
-        return "bool"
-    return "float32" if any(type(v) is float for v in leaves) else "int64"
-
-
-def tensor_metadata(node: ast.AST, resolve=lambda name: None) -> Optional[dict]:
-    """What Dynamo guards on a tensor that a torch factory makes (`torch.ones(2, 3, dtype=torch.float64)`,
-    `torch.tensor([[1.0]])`, `.double()` / `.requires_grad_()` after it): dtype, rank, `requires_grad`, device;
-    None for anything else (its metadata is not known here). `resolve(name)`: the expression a local name was
-    last bound to, for a cast of a name (`data.double()`)."""
-    chain = []
-    while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
-            (node.func.attr in CASTS or node.func.attr == "requires_grad_") and not node.args:
-        chain.append(node.func.attr)
-        node = node.func.value
-    if isinstance(node, ast.Name) and chain:
-        node = resolve(node.id)
-    meta = _factory_metadata(node)
-    for step in reversed(chain if meta else ()):
-        meta.update({"requires_grad": True} if step == "requires_grad_" else {"dtype": CASTS[step]})
-    return meta
-
-
-def _factory_metadata(node: Optional[ast.AST]) -> Optional[dict]:
-    """The metadata of a tensor a torch factory call makes, as `tensor_metadata` says."""
-    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and
-            isinstance(node.func.value, ast.Name) and node.func.value.id == "torch" and node.func.attr in FACTORIES):
-        return None
-    kind, args = node.func.attr, node.args
-    kws = {k.arg: k.value for k in node.keywords if k.arg}
-    if any(isinstance(a, ast.Starred) for a in args) or (kind != "tensor" and not args):
-        return None
-    rank, dtype = _rank_and_dtype(kind, args)
-    dt, grad, device = kws.get("dtype"), kws.get("requires_grad"), kws.get("device")
-    if dt is not None:
-        dtype = dt.attr if isinstance(dt, ast.Attribute) and guard_lines.dotted(dt.value) == "torch" else None
-    dims = args[0].elts if len(args) == 1 and isinstance(args[0], (ast.Tuple, ast.List)) else args
-    sizes = tuple(_constant_of(d, int) for d in dims) if kind not in ("tensor", "arange", "full", "eye") else None
-    return {"dtype": dtype, "rank": rank, "sizes": sizes if sizes and None not in sizes else None,
-            "requires_grad": False if grad is None else _constant_of(grad, bool),
-            "device": "cpu" if device is None else _constant_of(device, str)}
-
-
-def _rank_and_dtype(kind: str, args: list) -> Tuple[Optional[int], Optional[str]]:
-    if kind == "tensor":
-        return _depth(args[0]), _data_dtype(args[0])
-    if kind == "eye":
-        return 2, "float32"
-    if kind == "arange":            # `torch.arange(6.0)`: float32; all-int bounds: int64
-        consts = [a.value for a in args if isinstance(a, ast.Constant)]
-        return 1, (None if len(consts) < len(args) else
-                   "float32" if any(type(v) is float for v in consts) else "int64")
-    first = args[0]
-    if isinstance(first, (ast.Tuple, ast.List)):
-        return len(first.elts), ("float32" if kind != "full" else None)
-    return (None if kind == "full" else len(args)), ("float32" if kind != "full" else None)
-
-
-def _constant_of(node: ast.AST, kind: type):
-    return node.value if isinstance(node, ast.Constant) and type(node.value) is kind else None
-
-
-def _tensor_arguments(ctx, callee: str, entry: str, span=None) -> List[Tuple[int, int, dict]]:
-    """An analysis: per call of `callee` (line, column, {parameter: tensor metadata}) for the arguments a torch
-    factory makes, at the call or in the last assignment of the name passed."""
-    tree = guard_lines.parsed(ctx.source or "")
-    out = []
-    for line, col, given in call_bindings(ctx, callee, entry, span):
-        metas = {}
-        for param, (expr, passed) in given.items():
-            def resolve(name: str, line: int = line):
-                return guard_lines.last_binding(tree, name, line) if tree is not None else None
-            if passed and isinstance(expr, ast.Name):
-                expr = resolve(expr.id) or expr
-            meta = tensor_metadata(expr, resolve) if passed else None
-            if meta is not None:
-                metas[param] = meta
-        out.append((line, col, metas))
-    return out
-
-
-@register
-class TensorMetadataDiffersBetweenCalls(SiteBookkeeping):
-    """Checks for a compiled callable whose call sites pass, for the same parameter, tensors of another dtype,
-    rank, device or `requires_grad` (made by torch factories the code shows: `torch.ones(4)` here,
-    `torch.ones(4, dtype=torch.float64)` there), or of other sizes when it is compiled with `dynamic=False`."""
-    code = "DYN516"
-    name = "tensor-metadata-differs-between-calls"
-    message = ("compiled `{callee}` gets a {this} tensor for `{param}` at line {line} and a {other} one at line "
-               "{other_line}: Dynamo guards on each tensor argument's {what}, so the second call compiles again")
-    fix = ("Convert inputs to one dtype and rank before the call (`x.float()`, `x.reshape(...)`), or keep separate "
-           "compiled functions for the variants")
-    recompiles = True
-    severity = "note"
-    why = """
-        Dynamo guards on every tensor argument's dtype, rank, device and `requires_grad` (`tensor 'x' dtype
-        mismatch. expected Float, actual Double`). A call with a tensor that differs in any of them fails the
-        guard and compiles another graph; each combination keeps its own. These guards carry no source line:
-        Dynamo's recompile log names the compiled function's first line (its first decorator, or its `def`),
-        where the finding stands; the calls are its related locations. Sizes are compared only under
-        `dynamic=False` (every new size compiles again): otherwise a first new size recompiles once and
-        becomes dynamic, the expected cost of a new input (DYN703 covers sizes that follow a loop).
-    """
-    INVALID = [Example("""
-        import torch
-
-        @torch.compile
-        def norm(x):
-            return x / x.norm()
-
-        def run():
-            return norm(torch.ones(4)), norm(torch.ones(4, dtype=torch.float64))
-    """, "run()"), Example("""
-        import torch
-
-        @torch.compile
-        def total(x):
-            return x.sum() * 2
-
-        def run():
-            row = torch.ones(4)
-            grid = torch.ones(4, 4)
-            return total(row), total(grid)
-    """, "run()"), Example("""
-        import torch
-
-        @torch.compile
-        def loss_fn(w):
-            return (w * w).sum()
-
-        def run():
-            return loss_fn(torch.ones(4)), loss_fn(torch.ones(4, requires_grad=True))
-    """, "run()"), Example("""
-        import torch
-
-
-        def smooth(x):
-            return (x + x.roll(1)) * 0.5
-
-
-        fast = torch.compile(smooth, dynamic=False)
-
-
-        def run():
-            return fast(torch.ones(4)), fast(torch.ones(6))
-    """, "run()")]
-    VALID = [Example("""
-        import torch
-
-        @torch.compile
-        def norm(x):
-            return x / x.norm()
-
-        def run():
-            a = norm(torch.ones(4))
-            b = norm(torch.ones(4, dtype=torch.float64).float())
-            return a, b
-    """, "run()"), Example("""
-        import torch
-
-        @torch.compile
-        def total(x):
-            return x.sum() * 2
-
-        def run():
-            return total(torch.zeros(4)), total(torch.tensor([1.0, 2.0, 3.0, 4.0]))
-    """, "run()")]
-
-    WHAT = (("dtype", "dtype", "{}"), ("rank", "rank", "rank-{}"), ("requires_grad", "`requires_grad`",
-            "{}"), ("device", "device", "{}"))
-    SIZES = (("sizes", "sizes (compiled with `dynamic=False`)", "size-{}"),)
-
-    def visit_Call(self, node: cst.Call) -> None:
-        compared = self.calls_compared(node, _tensor_arguments)
-        if compared is None:
-            return
-        callee, entry, here, mine, calls = compared
-        line = here[0]
-        # sizes count only under `dynamic=False`: otherwise a first new size recompiles once and is dynamic
-        what = self.WHAT + (self.SIZES if self.compiled_dynamic(callee, False) else ())
-        for param, meta in mine.items():
-            if not self.reads(entry, param):
-                continue            # a tensor the compiled function never uses is not guarded
-            for other_line, other_col, metas in calls:
-                that = metas.get(param) if (other_line, other_col) < here else None
-                diff = [w for w in what if that and None not in (meta[w[0]], that[w[0]])
-                        and meta[w[0]] != that[w[0]]]
-                if not diff:
-                    continue
-                key, what, shown = diff[0]
-                this_text = self._say(key, shown, meta[key])
-                other_text = self._say(key, shown, that[key])
-                self.report_at_guard(node, entry, None, f"a {this_text} tensor is passed for `{param}` here",
-                                     also=[(other_line, other_col, f"a {other_text} tensor is passed here")],
-                                     callee=callee, this=this_text, param=param, line=line, other=other_text,
-                                     other_line=other_line, what=what)
-                return
-
-    @staticmethod
-    def _say(key: str, shown: str, value) -> str:
-        if key == "requires_grad":
-            return "grad-requiring" if value else "grad-free"
-        return shown.format("x".join(map(str, value)) if key == "sizes" else value)

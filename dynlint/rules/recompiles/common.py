@@ -178,8 +178,9 @@ def call_bindings(ctx, callee: str, entry: str, span: Optional[Tuple[int, int]] 
     """An analysis: each call `callee(...)` of the file (of lines `span` only, when given: the function whose
     local `callee` is), in order, as (line, column, {parameter: (expression, passed)}): the syntax (`ast`) bound
     to each parameter of `entry` (the qualname of the function compiled as the frame: `self` left out of a
-    method) by position or keyword, or its default where the call leaves it out (`passed` False). Calls that
-    unpack arguments (`*args`, `**kw`) are left out: their binding is not known."""
+    method) by position or keyword, or its default where the call leaves it out (`passed` False); a `**kwargs`
+    parameter gets the dict of the keywords no other parameter takes. Calls that unpack arguments (`*args`,
+    `**kw`) are left out: their binding is not known."""
     ix, source = ctx.index, ctx.source or ""
     info = ix.functions.get(entry) if ix is not None else None
     fn = guard_lines.function_at(source, info.def_line) if info is not None else None
@@ -199,12 +200,23 @@ def call_bindings(ctx, callee: str, entry: str, span: Optional[Tuple[int, int]] 
                 any(isinstance(x, ast.Starred) for x in call.args) or any(k.arg is None for k in call.keywords) or \
                 (span is not None and not span[0] <= call.lineno <= span[1]):
             continue
-        given = {p: (e, True) for p, e in zip(params, call.args)}
-        given.update({k.arg: (k.value, True) for k in call.keywords})
-        for p, d in defaults.items():
-            given.setdefault(p, (d, False))
-        out.append((call.lineno, guard_lines.column(lines, call.lineno, call.col_offset), given))
+        out.append((call.lineno, guard_lines.column(lines, call.lineno, call.col_offset),
+                    _bound(call, a, params, defaults)))
     return sorted(out, key=lambda c: (c[0], c[1]))
+
+
+def _bound(call: ast.Call, a: ast.arguments, params: List[str], defaults: dict) -> dict:
+    """`call_bindings`' {parameter: (expression, passed)} for one call."""
+    given = {p: (e, True) for p, e in zip(params, call.args)}
+    named = set(params) | {p.arg for p in a.kwonlyargs}
+    extra = [k for k in call.keywords if k.arg not in named] if a.kwarg is not None else []
+    given.update({k.arg: (k.value, True) for k in call.keywords if k not in extra})
+    if a.kwarg is not None:     # `**weights`: the keywords no parameter takes, as the dict the frame gets
+        given[a.kwarg.arg] = (ast.Dict(keys=[ast.Constant(k.arg) for k in extra],
+                                       values=[k.value for k in extra]), bool(extra))
+    for p, d in defaults.items():
+        given.setdefault(p, (d, False))
+    return given
 
 
 class SiteBookkeeping(TorchRule):
@@ -261,6 +273,9 @@ class SiteBookkeeping(TorchRule):
             for q in (local, inner):
                 if q in ix.functions and not ix.functions[q].cls:
                     return q
+            method = self._bound_method(here, inner or "")
+            if method is not None:
+                return method
             if isinstance(arg, ast.Call) and inner in ix.classes and f"{inner}.forward" in ix.functions:
                 return f"{inner}.forward"       # `torch.compile(Model(cfg))`
             name = inner or name
@@ -268,6 +283,16 @@ class SiteBookkeeping(TorchRule):
             if path == self.ctx.path and f"{info.name}.forward" in ix.functions:
                 return f"{info.name}.forward"
         return None
+
+    def _bound_method(self, here, dotted: str) -> Optional[str]:
+        """`inst.method` where `inst` is built once from a class of this file, in the function `here` or at the
+        top level (`agent = Agent()` ... `torch.compile(agent.td_target)`): that method's qualname."""
+        ix = self.ctx.index
+        head, _, attr = dotted.partition(".")
+        made = (here.instances if here is not None else {}).get(head) or ix.module_instances.get(head) or []
+        cls = made[0] if len(made) == 1 else ""
+        return f"{cls}.{attr}" if cls in ix.classes and f"{cls}.{attr}" in ix.functions and "." not in attr \
+            else None
 
     def guard_span(self, function: str, value: Optional[str], at_entry: bool = True):
         """Where Dynamo guards a value that `function` (a qualname of this file) reads: its first read of

@@ -2,11 +2,12 @@
 after it, in the same function (DYN510) or in its caller (DYN511)."""
 from __future__ import annotations
 
-from typing import Set
+from typing import Optional, Set
 
 import libcst as cst
 
 from dynlint.analysis.guards import effect
+from dynlint.analysis.regions import AUTOGRAD_FUNCTION
 from dynlint.analysis.tensors import TENSOR, WEAK
 from dynlint.linter.rule import Example, register
 from dynlint.linter.walker import dotted
@@ -16,28 +17,55 @@ from dynlint.rules.common import TorchRule
 HOST_VALUES = ("DYN201", "DYN202", "DYN203")       # .item(), int(t)/float(t), .tolist(): their breaks
 
 
+GUARD, HANDED = "guard", "handed"
+
+
 def guarded_read(ctx, node: cst.Name, tensor=None) -> bool:
     """Is this read where the resumed code specialises on the value: an argument of a tensor method or a
-    torch function (`x.split(sizes)`, `torch.arange(n)`), a `range()` bound, the test of an `if`/`while`?
+    torch function (`x.split(sizes)`, `torch.arange(n)`), a `range()` bound, the test of an `if`/`while`, an
+    operand of arithmetic with a tensor (`x / (peak + 1e-6)`, when `tensor` is given)?
     A value returned or handed to another function is guarded where that function uses it (not known
     here); one on the right of `and`/`or` may never be evaluated. `tensor(receiver)`: whether a local whose
     method is called is known to be a tensor (without it, any local's method is taken for a tensor's)."""
+    return read_kind(ctx, node, tensor) == GUARD
+
+
+def read_kind(ctx, node: cst.Name, tensor=None) -> Optional[str]:
+    """GUARD for a read `guarded_read` accepts; HANDED for one that hands the value to a function of the
+    project (`self.get_loss(..., n)`, `helper(n)`), which Dynamo inlines and where it guards the value first,
+    at a line not known here; None for any other read."""
     chain = list(ctx.parents) + [node]
     for i in range(len(chain) - 2, -1, -1):
         n, child = chain[i], chain[i + 1]
         if isinstance(n, cst.BooleanOperation) and child is n.right:
-            return False
+            return None
+        if isinstance(n, cst.BinaryOperation) and tensor is not None and \
+                tensor(n.right if child is n.left else n.left):
+            return GUARD            # arithmetic with a tensor (`x / (peak + 1e-6)`): a constant of the graph
         if isinstance(n, (cst.If, cst.While)):
-            return child is n.test
+            return GUARD if child is n.test else None
         if isinstance(n, cst.Call) and child is not n.func:
             text = dotted(n.func) or ""
             name = ctx.qualify(n.func) or text
-            return name.startswith("torch.") or name == "range" or (    # a method of a local: a tensor's
-                isinstance(n.func, cst.Attribute) and name == text and not text.startswith("self.") and
-                (tensor is None or tensor(n.func.value)))
+            if name.startswith("torch.") or name == "range" or (    # a method of a local: a tensor's
+                    isinstance(n.func, cst.Attribute) and name == text and not text.startswith("self.") and
+                    (tensor is None or tensor(n.func.value))):
+                return GUARD
+            return HANDED if _project_callable(ctx, text) else None
         if isinstance(n, (cst.Return, cst.SimpleStatementLine, cst.Lambda, cst.FunctionDef)):
-            return False
-    return False
+            return None
+    return None
+
+
+def _project_callable(ctx, text: str) -> bool:
+    """`self.method`, or a function or class of the project (this file's or one it imports)."""
+    ix, project = ctx.index, ctx.project
+    if text.startswith("self."):
+        return True
+    if not text or ix is None:
+        return False
+    found = project.resolve(ix, text) if project is not None else None
+    return text in ix.functions or text in ix.classes or bool(found and found[0] in ("function", "class"))
 
 
 @register
@@ -56,9 +84,10 @@ class HostValueGuardedAfterBreak(TorchRule):
     why = """
         A `.tolist()`, `.item()` or `int(tensor)` that breaks the graph ends the graph there; Dynamo resumes
         the function after it in a frame of its own whose inputs include the Python values just made. The
-        resumed code is specialised on them (split sizes, a loop bound, a condition) and guarded, so the first
-        call whose data give other values recompiles; then they become dynamic (docs/guards.md, "values
-        after a break"). Routing counts in mixture-of-experts layers change on every batch.
+        resumed code is specialised on them (split sizes, a loop bound, a condition, a number in arithmetic with
+        a tensor) and guarded, so the first call whose data give other values recompiles; then they become
+        dynamic (docs/guards.md, "values after a break"). Routing counts in mixture-of-experts layers change on
+        every batch.
     """
     INVALID = [Example("""
         import torch
@@ -68,7 +97,14 @@ class HostValueGuardedAfterBreak(TorchRule):
             sizes = torch.bincount(route, minlength=4).tolist()
             return [part.sum() for part in x.split(sizes)]
     """, "per_expert(torch.ones(8, 2), torch.tensor([0, 0, 1, 1, 1, 2, 3, 3]))",
-        "per_expert(torch.ones(8, 2), torch.tensor([0, 1, 1, 1, 1, 2, 2, 3]))")]
+        "per_expert(torch.ones(8, 2), torch.tensor([0, 1, 1, 1, 1, 2, 2, 3]))"), Example("""
+        import torch
+
+        @torch.compile
+        def normalise(x):
+            peak = x.abs().max().item()
+            return x / (peak + 1e-6)            # arithmetic with a tensor: `peak` is a constant of the graph
+    """, "normalise(torch.tensor([1.0, -2.0]))", "normalise(torch.tensor([3.0, 1.0]))")]
     VALID = [Example("""
         import torch
 
@@ -84,9 +120,16 @@ class HostValueGuardedAfterBreak(TorchRule):
         self.made: dict = {}        # (function, name) -> line of `name = <host value>`
         self.read: dict = {}        # (function, name) -> the first later read
 
+    def _resumable(self) -> bool:
+        """Dynamo resumes after a break in the frame it compiles, but not inside an `autograd.Function`'s
+        `forward`: a break there runs the whole `apply` eagerly, and nothing after it is traced."""
+        cls, project = self.ctx.class_name, self.ctx.project
+        return not (cls and project is not None and
+                    any(b in AUTOGRAD_FUNCTION for b in project.external_bases(self.ctx.path, cls)))
+
     def visit_Assign(self, node: cst.Assign) -> None:
         value = node.value
-        host = isinstance(value, cst.Call) and (
+        host = self._resumable() and isinstance(value, cst.Call) and (
             (isinstance(value.func, cst.Attribute) and value.func.attr.value in ("tolist", "item")) or
             (isinstance(value.func, cst.Name) and value.func.value in ("int", "float", "bool")))
         if host and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
@@ -102,14 +145,16 @@ class HostValueGuardedAfterBreak(TorchRule):
         if isinstance(parent, (cst.AssignTarget, cst.Param)) or (isinstance(parent, cst.Attribute) and
                                                                   parent.attr is node):
             return
-        if self.ctx.position(node)[0] > self.made[key] and \
-                guarded_read(self.ctx, node, lambda recv: self.tensors.kind(recv) in (TENSOR, WEAK)):
-            self.read[key] = node
+        if self.ctx.position(node)[0] <= self.made[key]:
+            return
+        kind = read_kind(self.ctx, node, lambda recv: self.tensors.kind(recv) in (TENSOR, WEAK))
+        if kind is not None:            # handed on first: guarded in the function it goes to, not here
+            self.read[key] = node if kind == GUARD else None
 
     def finish(self, findings) -> None:
         breaks = {f.line for f in findings if f.code in HOST_VALUES}
         for key, node in self.read.items():
-            if self.made[key] in breaks:
+            if node is not None and self.made[key] in breaks:
                 self.ctx.report(self, node, self.format_message(name=key[1], line=self.made[key],
                                                                 effect=effect("values after a break")), ())
 

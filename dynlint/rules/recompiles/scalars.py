@@ -619,7 +619,21 @@ class ScalarArgumentDiffersBetweenCallSites(SiteBookkeeping):
 
         def summarize(x):
             return pool(x), pool(x, "mean")
-    """, "summarize(torch.ones(2, 4))")]
+    """, "summarize(torch.ones(2, 4))"), Example("""
+        import torch
+
+        class Critic:
+            def __init__(self):
+                self.q = torch.nn.Linear(4, 2)
+
+            def target(self, reward, obs, gamma=0.99):
+                return reward + gamma * self.q(obs).amax(-1)
+
+        def train(reward, obs):
+            critic = Critic()
+            td = torch.compile(critic.target)       # a method, bound to an instance built here
+            return td(reward, obs), td(reward, obs, 0.9)
+    """, "train(torch.ones(3), torch.ones(3, 4))")]
     VALID = [Example("""
         import torch
 

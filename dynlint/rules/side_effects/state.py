@@ -315,6 +315,25 @@ class ModulePythonStateMutation(TorchRule):
 
             model = torch.compile(Policy())
         """, "for _ in range(4): model(torch.randn(3, 5))"),
+        Example("""
+            import torch
+
+            class Particles:
+                def __init__(self):
+                    self.t = 0.0
+                    self.pos = torch.zeros(4)
+
+                def step(self, dt):
+                    self.t += dt                # the time so far: a float, whatever the caller's `dt`
+                    self.pos = self.pos + dt
+                    return self.pos
+
+            def simulate():
+                ps = Particles()
+                step = torch.compile(ps.step)
+                for _ in range(3):
+                    step(0.01)
+        """, "simulate()"),
     ]
     FIX_EXAMPLES = [FixExample("""
         import torch
