@@ -640,6 +640,17 @@ PROBES: List[Probe] = [
             cfg.mode = f"mode{i}"
             f(torch.ones(3))
     """, model="object str attribute set between calls"),
+    Probe("argument", "a 0-d tensor from a loop over a 1-d tensor, indexing a tensor", FN + """
+
+        alphas = torch.linspace(1.0, 0.1, 20)
+
+        @torch.compile
+        def f(x, t):
+            return x * alphas[t]
+
+        def run(i):
+            f(torch.ones(3), torch.arange(20)[i])
+    """, model="0-d tensor index argument"),
     Probe("global", "a global string set between calls, compared in an `if`", FN + """
 
         MODE = "mode0"

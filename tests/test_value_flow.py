@@ -741,3 +741,40 @@ def test_the_elements_of_a_display_of_literals_are_python_values(tmp_path):
     assert "DYN206" in [f.code for f in api.check_source(
         LITERALS.replace("for horizon in (3, 5):", "for horizon in (torch.tensor(3), torch.tensor(5)):"),
         filename="m.py").findings]
+
+
+SCHEDULER = '''import torch
+
+
+class Scheduler:
+    def __init__(self):
+        self.alphas = torch.linspace(1.0, 0.1, 1000)
+        self.timesteps = torch.arange(0, 1000, 100).flip(0)
+
+    def step(self, eps, t, sample):
+        prev_t = t - 100
+        a_prev = self.alphas[prev_t] if prev_t >= 0 else self.alphas[0]
+        return sample * a_prev + eps
+
+
+def sample():
+    sched = Scheduler()
+    step = torch.compile(sched.step, backend="eager")
+    x = torch.ones(4)
+    for t in sched.timesteps[-3:]:
+        x = step(torch.randn_like(x), t, x)
+    return x
+'''
+
+
+@pytest.mark.dynamo
+def test_an_attribute_read_through_a_local_instance_has_the_kind_its_class_gives_it(tmp_path):
+    """`sched.timesteps` where `sched = Scheduler()`: what `Scheduler.__init__` makes it (a tensor, through
+    `.flip(0)`), so the loop's `t` is a tensor, and the compiled method's `prev_t >= 0` branches on a tensor
+    where real Dynamo breaks."""
+    found = [(f.line, f.code) for f in api.check_source(SCHEDULER).findings]
+    assert found == [(11, "DYN101")]
+    assert 11 in broken_lines(tmp_path, SCHEDULER, "sample()")
+    # the same attribute made a Python list: no tensor, no finding
+    as_list = SCHEDULER.replace("torch.arange(0, 1000, 100).flip(0)", "list(range(900, -1, -100))")
+    assert [f.code for f in api.check_source(as_list).findings] == []

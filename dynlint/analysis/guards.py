@@ -55,6 +55,7 @@ BEHAVIOUR = {
     "str argument": EVERY_CHANGE,              # a new string each call
     "enum argument": ONCE,                     # an Enum member, guarded by identity: one graph per member
     "growing list argument": EVERY_CHANGE,     # a history list passed and iterated
+    "0-d tensor index argument": EVERY_CHANGE,  # `self.alphas[t]`, `t` from `for t in timesteps`: `t.item() == 900`
     # a function compiled as a frame of its own (a graph break inside it), entered once per layer
     "frame int attribute per instance": EVERY_CHANGE,   # `self.layer_idx`: a new value for every layer
     "frame bool attribute per instance": ONCE,          # a flag that differs between layers

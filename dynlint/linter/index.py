@@ -177,6 +177,11 @@ class ModuleIndex:
 
 
 DYNAMO_CONFIG = "torch._dynamo.config"
+# methods whose result is the same kind of thing as their receiver: a module's `.to()`/`.eval()` return it, a
+# tensor's give a tensor
+KEEPS_KIND = frozenset({"to", "cuda", "cpu", "eval", "train", "requires_grad_", "float", "double", "half", "long",
+                        "int", "bool", "bfloat16", "contiguous", "clone", "detach", "flip", "reshape", "view",
+                        "squeeze", "unsqueeze", "t"})
 
 
 def _self_attr(node) -> Optional[str]:
@@ -502,6 +507,9 @@ class _Indexer(ast.NodeVisitor):
         """Dotted names of the classes a constructor expression builds, containers included:
         `Block(...)`, `nn.ModuleList([Block(...) for _ in ...])`, `nn.Sequential(A(), B())`, `torch.compile(M())`."""
         out: List[str] = []
+        while isinstance(call.func, ast.Attribute) and call.func.attr in KEEPS_KIND and \
+                isinstance(call.func.value, ast.Call):
+            call = call.func.value      # `torch.arange(n).flip(0)`, `Model(cfg).to(device)`: what it was built by
         callee = dotted_name(call.func)
         if callee:
             out.append(callee)

@@ -694,7 +694,20 @@ class Tensors(CallerKinds):
         return k if k in (TENSOR, WEAK) else UNKNOWN
 
     def _self_attr_kind(self, attr: str) -> str:
-        cls = self._self_class()
+        return self._class_attr_kind(self._self_class(), attr)
+
+    def _instance_attr_kind(self, name: str, attr: str) -> str:
+        """`sched.timesteps` where the function (or the module) binds `sched` once, to an instance of a class of
+        this file (`sched = Scheduler()`): what the class's methods make `self.timesteps`."""
+        ix = self.ctx.index
+        fn = self._within[-1] if self._within else None         # a caller being judged, else the unit's own
+        here = ix.functions.get(self._qualname_of(fn) if fn is not None else self.ctx.qualname or "") \
+            if ix is not None else None
+        made = ((here.instances if here is not None else {}).get(name) or
+                (ix.module_instances.get(name) if ix is not None else None) or [])
+        return self._class_attr_kind(made[0], attr) if len(made) == 1 else UNKNOWN
+
+    def _class_attr_kind(self, cls: str, attr: str) -> str:
         project, ix = self.ctx.project, self.ctx.index
         if not (cls and ix and project and cls in ix.classes):
             return UNKNOWN
@@ -810,6 +823,8 @@ class Tensors(CallerKinds):
             field = self._field_kind(node.value.value, attr)
             if field is not None:
                 return field
+            if self._instance_attr_kind(node.value.value, attr) == TENSOR:
+                return TENSOR
         base = self._kind(node.value)
         if attr in ("T", "mT", "H", "mH", "data", "grad", "real", "imag") and base in (TENSOR, WEAK):
             return base

@@ -15,7 +15,8 @@ from dynlint.analysis.regions import compiled_methods
 from dynlint.analysis.tensors import TENSOR
 from dynlint.linter.rule import Example, register
 from dynlint.linter.walker import children
-from dynlint.rules.common import TorchRule, call_args
+from dynlint.rules.common import TorchRule, call_args, source_of
+from dynlint.rules.recompiles.tensor_args import tensor_rank
 from dynlint.rules.recompiles.common import (GRAD_OFF, SiteBookkeeping, bound_parameter, call_bindings, float_expr,
                                             literal_kind, names_in, parameter_names, varying)
 
@@ -45,15 +46,18 @@ class VaryingScalarArgument(SiteBookkeeping):
     recompiles = True
     scope = "site"
     why = """
-        Dynamo guards on the value of every Python scalar argument that the compiled code reads (`step ==
-        3`, `mode == 'train'`), at its first read. A new int or float recompiles once, after which Dynamo
-        makes it dynamic (a SymInt/SymFloat); an int that bounds a `range()` stays specialised and
-        recompiles on every value; a new bool compiles one graph per value; a new string recompiles on
-        every value until `recompile_limit` (8) is hit, after which the function silently runs eagerly. The
-        finding stands at the guard, the line Dynamo's recompile log names; the call is its related
-        location. A local that the loop sets once before the call (`freq = w if epoch > 0 else None`) changes
-        as the loop variable does and is judged by what it is set to. An argument the compiled code never
-        reads is not guarded, and not reported.
+        Dynamo guards on the value of every Python scalar argument that the compiled code reads (`step == 3`,
+        `mode == 'train'`), at its first read. A new int or float recompiles once, after which Dynamo makes it
+        dynamic (a SymInt/SymFloat); an int that bounds a `range()` stays specialised and recompiles on every
+        value; a new bool compiles one graph per value; a new string recompiles on every value until
+        `recompile_limit` (8) is hit, after which the function silently runs eagerly. The finding stands at the
+        guard, the line Dynamo's recompile log names; the call is its related location. A local that the loop
+        sets once before the call (`freq = w if epoch > 0 else None`) changes as the loop variable does and is
+        judged by what it is set to. The elements of a 1-d tensor (`for t in scheduler.timesteps`) are 0-d
+        tensors: a graph input, except where the compiled code indexes a tensor with one
+        (`self.alphas_cumprod[t]`): Dynamo turns it into a Python int there and guards on its value (`t.item()
+        == 900`), so every new value recompiles (`index_select` keeps it in the graph). An argument the compiled
+        code never reads is not guarded, and not reported.
     """
     INVALID = [
         Example("""
@@ -114,6 +118,23 @@ class VaryingScalarArgument(SiteBookkeeping):
         Example("""
             import torch
 
+            class Sampler:
+                def __init__(self):
+                    self.alphas = torch.linspace(0.9, 0.1, 10)
+                    self.timesteps = torch.arange(9, -1, -1)
+
+                @torch.compile
+                def step(self, x, t):
+                    return x * self.alphas[t]       # `t` a 0-d tensor: Dynamo guards `t.item() == 9`
+
+                def sample(self, x):
+                    for t in self.timesteps:
+                        x = self.step(x, t)
+                    return x
+        """, "Sampler().sample(torch.ones(3))"),
+        Example("""
+            import torch
+
             @torch.compile
             def loss_fn(logits, item_freq):
                 if item_freq is not None:
@@ -157,6 +178,22 @@ class VaryingScalarArgument(SiteBookkeeping):
         """, "train(torch.ones(3))"),
     ]
     VALID = [Example("""
+        import torch
+
+        class Sampler:
+            def __init__(self):
+                self.alphas = torch.linspace(0.9, 0.1, 10)
+                self.timesteps = torch.arange(9, -1, -1)
+
+            @torch.compile
+            def step(self, x, t):
+                return x * self.alphas.index_select(0, t.view(1))   # a graph op: nothing to guard
+
+            def sample(self, x):
+                for t in self.timesteps:
+                    x = self.step(x, t)
+                return x
+    """, "Sampler().sample(torch.ones(3))"), Example("""
         import torch
 
         @torch.compile
@@ -248,7 +285,8 @@ class VaryingScalarArgument(SiteBookkeeping):
             if arg.star or isinstance(value, (cst.Integer, cst.Float, cst.SimpleString)):
                 continue
             if self.tensors.kind(value) == TENSOR:
-                if method is None and self._tensor_argument(callee, value, loops):
+                if (method is None and self._tensor_argument(callee, value, loops)) or \
+                        self._index_argument(node, arg, callee, entry, loops):
                     return
                 continue
             self._scalar_argument(node, arg, callee, entry, loops)
@@ -358,6 +396,56 @@ class VaryingScalarArgument(SiteBookkeeping):
                       if m), None)
         return first is not None and bool(self.FACTORY.match(first)) and "requires_grad" not in first
 
+    def _index_argument(self, node: cst.Call, arg: cst.Arg, callee: str, entry: Optional[str], loops) -> bool:
+        """The loop variable of a loop over a 1-d tensor (`for t in sched.timesteps`), a 0-d tensor, passed to
+        a compiled function that indexes a tensor with it (`self.alphas_cumprod[t]`): Dynamo turns the index
+        into a Python int and guards on its value (`t.item() == 900`) at that subscript."""
+        loop = next((lp for lp in reversed(loops) if isinstance(arg.value, cst.Name) and
+                     isinstance(lp.target, cst.Name) and lp.target.value == arg.value.value), None)
+        info = self.ctx.index.functions.get(entry or "") if self.ctx.index is not None else None
+        source, tree = self.ctx.source or "", guard_lines.parsed(self.ctx.source or "")
+        if loop is None or info is None or tree is None:
+            return False
+        line = self.ctx.position(loop)[0]
+        here = self.ctx.index.functions.get(self.ctx.qualname or "")
+        try:
+            iterated = ast.parse(source_of(loop.iter).strip(), mode="eval").body
+        except SyntaxError:
+            return False
+        if tensor_rank(iterated, self._resolver(tree, line, here, self.ctx.class_name)) != 1:
+            return False
+        param = bound_parameter(info, node, arg)
+        fn = guard_lines.function_at(source, info.def_line)
+        resolve = self._resolver(tree, info.def_line, None, info.cls)
+        index = next((n for n in ast.walk(fn) if isinstance(n, ast.Subscript) and isinstance(n.slice, ast.Name) and
+                      n.slice.id == param and _made_by_torch(n.value, resolve)), None) if fn else None
+        if index is None:
+            return False
+        var = arg.value.value
+        at = self.ctx.position(arg.value)
+        self.ctx.report(self, arg.value, self.format_message(
+            callee=callee, var=var, kind=f"a 0-d tensor, the index of `{ast.unparse(index)}`",
+            effect=effect("0-d tensor index argument")), at=guard_lines.span_of(source, index),
+            related=[(at[0], at[1], f"`{var}` changes here")])
+        return True
+
+    def _resolver(self, tree: ast.Module, line: int, here, cls: Optional[str]):
+        """For `tensor_rank`: the expression a name holds at `line` (its last plain assignment), or what a
+        class of this file assigns to an attribute read through `self` (in a method of `cls`) or through a local
+        instance the function `here` builds (`sched.timesteps`), when it assigns it once."""
+        ix = self.ctx.index
+
+        def resolve(node: ast.AST) -> Optional[ast.AST]:
+            if isinstance(node, ast.Name):
+                return guard_lines.last_binding(tree, node.id, line)
+            if not (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)):
+                return None
+            owner = node.value.id
+            made = [cls] if owner == "self" else (here.instances if here is not None else {}).get(owner) or \
+                ix.module_instances.get(owner, [])
+            return _attribute_value(tree, made[0], node.attr) if len(made) == 1 and made[0] else None
+        return resolve
+
     def _tensor_argument(self, callee: str, value: cst.BaseExpression, loops) -> bool:
         """A tensor made for the call with a `dtype=` or `requires_grad=` built from the loop variable
         (`torch.ones(3, dtype=(torch.float32, torch.float64)[i % 2])`): Dynamo guards on both."""
@@ -370,6 +458,25 @@ class VaryingScalarArgument(SiteBookkeeping):
                                      effect=effect(guard))
                 return True
         return False
+
+
+def _made_by_torch(node: ast.AST, resolve, depth: int = 0) -> bool:
+    """A tensor made by a torch function, directly or through methods and names (`self.alphas_cumprod =
+    torch.cumprod(1 - betas, dim=0)`): a list or a NumPy array indexed by a tensor is another matter."""
+    while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+            guard_lines.dotted(node.func.value) != "torch":
+        node = node.func.value                      # `torch.arange(n).flip(0)`
+    if isinstance(node, (ast.Name, ast.Attribute)) and depth < 4 and guard_lines.dotted(node) != "torch":
+        return _made_by_torch(resolve(node), resolve, depth + 1)
+    return isinstance(node, ast.Call) and (guard_lines.dotted(node.func) or "").startswith("torch.")
+
+
+def _attribute_value(tree: ast.Module, cls: str, attr: str) -> Optional[ast.AST]:
+    """The value of the one assignment `self.<attr> = ...` in the methods of the file's class `cls`; None when
+    there is none or more than one."""
+    found = [n.value for c in tree.body if isinstance(c, ast.ClassDef) and c.name == cls for n in ast.walk(c)
+             if isinstance(n, ast.Assign) and any(guard_lines.dotted(t) == f"self.{attr}" for t in n.targets)]
+    return found[0] if len(found) == 1 else None
 
 
 def _read_from_tensor(value: cst.BaseExpression, loops) -> Optional[Tuple[str, str]]:

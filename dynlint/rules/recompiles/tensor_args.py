@@ -295,3 +295,26 @@ class TensorMetadataDiffersBetweenCalls(SiteBookkeeping):
         if key == "requires_grad":
             return "grad-requiring" if value else "grad-free"
         return shown.format("x".join(map(str, value)) if key == "sizes" else value)
+
+
+# methods whose result has the rank of their tensor
+RANK_KEPT = frozenset({"flip", "clone", "contiguous", "detach", "to", "float", "double", "half", "long", "int",
+                       "cpu", "cuda", "roll", "abs", "neg"})
+
+
+def tensor_rank(node: Optional[ast.AST], resolve, depth: int = 0) -> Optional[int]:
+    """The rank of the tensor `node` makes, where the code shows it: a torch factory (`torch.arange(0, 1000, 100)`),
+    a method that keeps the rank (`.flip(0)`), a slice (`ts[-3:]`), a name or an attribute that `resolve` gives
+    the expression of; None when not known."""
+    if node is None or depth > 8:
+        return None
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in RANK_KEPT and \
+            guard_lines.dotted(node.func.value) != "torch":
+        return tensor_rank(node.func.value, resolve, depth + 1)
+    if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Slice):
+        return tensor_rank(node.value, resolve, depth + 1)
+    if isinstance(node, (ast.Name, ast.Attribute)) and guard_lines.dotted(node) != "torch":
+        return tensor_rank(resolve(node), resolve, depth + 1)
+    meta = tensor_metadata(node, lambda name: resolve(ast.Name(name)))
+    return meta["rank"] if meta else None
+
