@@ -264,3 +264,52 @@ def test_a_counter_assigned_on_self_is_reported_where_dynamo_guards(tmp_path, mo
         torch._logging.set_logs()
         torch._dynamo.reset()
     assert guards and all("self.step_index" in g and "sched_probe.py:9 in step" in g for g in guards), guards
+
+
+LOSSES = '''import torch
+import torch.nn.functional as F
+
+
+def focal_loss(logits, target, gamma=2.0, reduction="mean"):
+    ce = F.cross_entropy(logits, target, reduction="none")
+    pt = torch.exp(-ce)
+    loss = (1 - pt) ** gamma * ce
+    if reduction == "mean":
+        return loss.mean()
+    return loss.sum()
+'''
+
+TRAIN = '''import torch
+
+from xlosses import losses
+
+
+def run():
+    logits, target = torch.randn(6, 4), torch.randint(0, 4, (6,))
+    fl = torch.compile(losses.focal_loss, backend="eager")
+    fl(logits, target)
+    fl(logits, target, reduction="sum")
+    fl(logits, target, 1.0, "sum")
+'''
+
+
+@pytest.mark.dynamo
+def test_constants_passed_in_another_file_are_guarded_where_the_compiled_function_reads_them(tmp_path, monkeypatch):
+    """A function compiled and called in another file (`fl = torch.compile(losses.focal_loss)` in a script):
+    each parameter the calls there set to different constants, or leave to the default, is reported at its
+    guard in the function's own file, the line real Dynamo's recompile log names."""
+    from dynlint.compiler import harness
+
+    pkg = tmp_path / "xlosses"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "losses.py").write_text(LOSSES)
+    (pkg / "train.py").write_text(TRAIN)
+    found = sorted((f.path.rsplit("/", 1)[-1], f.line) for f in api.check([str(pkg)]).findings if f.code == "DYN508")
+    assert found == [("losses.py", 8), ("losses.py", 9)]
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.chdir(tmp_path)
+    obs = harness.observe(str(pkg / "train.py"), ["run()"])
+    assert obs.error is None, obs.error
+    guarded = {(f.path.rsplit("/", 1)[-1], f.line) for r in obs.recompiles for f in r.failures[:1]}
+    assert guarded == {("losses.py", 8), ("losses.py", 9)}

@@ -183,6 +183,26 @@ def roots(project: Project, mode: str = "auto", entries: Sequence[str] = (),
     return out
 
 
+def _aliases() -> dict:
+    return {}
+
+
+def compiled_elsewhere(project: Project, ref: FuncRef) -> List[Tuple[str, str, List[CallSite]]]:
+    """(path, alias, the calls of alias) for each `alias = torch.compile(<ref>)` in a function of the project:
+    what the calls of a compiled function pass, in whichever file they are (one pass over the project per run)."""
+    memo = project.per_run(_aliases)
+    if "all" not in memo:
+        found: Dict[FuncRef, List[Tuple[str, str, List[CallSite]]]] = {}
+        for ix in project.by_path.values():
+            for fn in ix.functions.values():
+                for alias, value in getattr(fn, "compiled", {}).items():
+                    calls = [c for c in fn.calls if c.kind == "name" and c.target == alias]
+                    for target in _targets_of_value(project, ix, fn, value):
+                        found.setdefault(target, []).append((ix.path, alias, calls))
+        memo["all"] = found
+    return memo["all"].get(ref, [])
+
+
 def call_edges(project: Project, ref: FuncRef, nested: Dict[str, Dict[str, List[str]]]
                ) -> List[Tuple[Optional[CallSite], FuncRef]]:
     """The functions `ref` calls, or defines inside, each with the call site that calls it (None for a function

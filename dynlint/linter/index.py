@@ -79,6 +79,8 @@ class CallSite:
     line: int
     args: List[str] = field(default_factory=list)   # dotted names of positional args (or "" if not a name)
     kwargs: Dict[str, str] = field(default_factory=dict)   # keyword -> repr of a constant value
+    constants: Dict[int, str] = field(default_factory=dict)   # position -> repr of a constant positional arg
+    unpacks: bool = False                                      # `*args` or `**kw` in the call: binding unknown
 
 
 @dataclass
@@ -95,6 +97,8 @@ class FunctionInfo:
     params: List[str] = field(default_factory=list)
     # local name -> dotted constructor, for `m = Model(...)` (used to resolve `torch.compile(m)`)
     instances: Dict[str, List[str]] = field(default_factory=dict)
+    # local name -> what it compiles, for `fl = torch.compile(losses.focal_loss, ...)` (its calls are that one's)
+    compiled: Dict[str, str] = field(default_factory=dict)
     nested_in: str = ""  # qualname of the enclosing function, if nested
     # The calls whose truth the function returns (`return a() or b()`, `t = a() or b(); ...; t |= c(); return t`;
     # returns in `except` handlers and `return False` fallbacks aside): true when any of them is. Empty when it
@@ -154,15 +158,19 @@ class ModuleIndex:
     dynamo_config: Tuple[Tuple[str, str], ...] = ()
 
     def shape(self) -> tuple:
-        """The index without its line numbers: all that the whole-project pass and the checks of other files
-        read. An edit that only moves code (a line added above a def) keeps it."""
+        """The index without its line numbers (but those of the calls of compiled aliases, which findings in the
+        compiled function's file name): all that the whole-project pass and the checks of other files read. An
+        edit that only moves code (a line added above a def) keeps it."""
         def calls(sites):
-            return [(c.kind, c.target, c.args, c.kwargs) for c in sites]
+            return [(c.kind, c.target, c.args, c.kwargs, c.constants, c.unpacks) for c in sites]
         return (self.module, self.imports, self.module_instances, self.assigned_calls, calls(self.module_calls),
-                {q: (f.cls, f.decorators, calls(f.calls), f.params, f.instances, f.nested_in)
+                {q: (f.cls, f.decorators, calls(f.calls), f.params, f.instances, f.nested_in, f.compiled)
                  for q, f in self.functions.items()},
                 {n: (c.bases, c.methods, c.attrs, c.registered, c.scalars, c.reads, c.setters, c.param_attrs)
-                 for n, c in self.classes.items()})
+                 for n, c in self.classes.items()},
+                # where a compiled alias is called: other files' findings name these lines
+                {q: [(c.target, c.line) for c in f.calls if c.target in f.compiled]
+                 for q, f in self.functions.items() if f.compiled})
 
     def qualify(self, dotted: str) -> str:
         """Resolve the head of a dotted name through this module's imports and local definitions."""
@@ -486,6 +494,9 @@ class _Indexer(ast.NodeVisitor):
                         cls.attrs.setdefault(name[5:], []).extend(ctors)
                 elif "." not in name:
                     scope = self.func_stack[-1].instances if self.func_stack else self.ix.module_instances
+                    if self.func_stack and callee and self.ix.qualify(callee) == "torch.compile" and \
+                            value.args and dotted_name(value.args[0]):
+                        self.func_stack[-1].compiled[name] = dotted_name(value.args[0])
                     if ctors:
                         scope.setdefault(name, []).extend(c for c in ctors if c not in scope.get(name, []))
                     if not self.func_stack and callee:
@@ -531,6 +542,14 @@ class _Indexer(ast.NodeVisitor):
         args = [dotted_name(a) or "" for a in node.args]
         kwargs = {k.arg: _constant_text(k.value.value) for k in node.keywords
                   if k.arg and isinstance(k.value, ast.Constant)}
+        site = self._site(node, name, args, kwargs)
+        if site is not None:
+            site.constants = {i: _constant_text(a.value) for i, a in enumerate(node.args) if isinstance(a, ast.Constant)}
+            site.unpacks = any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords)
+        return site
+
+    def _site(self, node: ast.Call, name: Optional[str], args: List[str], kwargs: Dict[str, str]
+              ) -> Optional[CallSite]:
         if name:
             head, _, rest = name.partition(".")
             if head == "self" and rest:

@@ -171,13 +171,14 @@ class Context:
 
     def report(self, rule, node: cst.CSTNode, message: str, gb_types: Optional[Sequence[str]] = None,
                autofix=None, at: Optional[Tuple[int, int, int, int]] = None,
-               related: Sequence[Tuple[int, int, str]] = (), pattern: str = "") -> None:
+               related: Sequence[tuple] = (), pattern: str = "") -> None:
         """`autofix`: a rule's fix plan (title, safety, edits as (node of this unit, replacement) pairs,
         imports), turned into file edits here. `at`: the finding's span in the file when it stands elsewhere
         than `node` (a recompile finding at the guard Dynamo names); `related`: (line, column, what happens
-        there) of this file (findings at one place are merged per file: linter/finding.merge_related)."""
+        there) of this file, or (path, line, column, what) of another (findings at one place are merged per
+        file: linter/finding.merge_related)."""
         line, col, end_line, end_col = at or self.position(node)
-        more = tuple((self.path, ln, c, what) for ln, c, what in related)
+        more = tuple(r if len(r) == 4 else (self.path, *r) for r in related)   # (path,) line, column, what
         chain = self.region_chain() if at is None else ()
         self.findings.append(Finding(
             path=self.path, line=line, column=col, end_line=end_line, end_column=end_col, code=rule.code,

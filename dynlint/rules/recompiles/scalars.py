@@ -11,7 +11,7 @@ import libcst as cst
 from dynlint.analysis import guard_lines
 from dynlint.analysis.defs import body_nodes
 from dynlint.analysis.guards import effect, recompiles
-from dynlint.analysis.regions import compiled_methods
+from dynlint.analysis.regions import compiled_elsewhere, compiled_methods
 from dynlint.analysis.tensors import TENSOR
 from dynlint.linter.rule import Example, register
 from dynlint.linter.walker import children
@@ -426,7 +426,7 @@ class VaryingScalarArgument(SiteBookkeeping):
         self.ctx.report(self, arg.value, self.format_message(
             callee=callee, var=var, kind=f"a 0-d tensor, the index of `{ast.unparse(index)}`",
             effect=effect("0-d tensor index argument")), at=guard_lines.span_of(source, index),
-            related=[(at[0], at[1], f"`{var}` changes here")])
+            related=[(at[0], at[1], f"`{var}` changes here")], pattern="0-d tensor index")
         return True
 
     def _resolver(self, tree: ast.Module, line: int, here, cls: Optional[str]):
@@ -458,6 +458,31 @@ class VaryingScalarArgument(SiteBookkeeping):
                                      effect=effect(guard))
                 return True
         return False
+
+
+def _bound_constants(call, params: List[str], fn: ast.AST) -> dict:
+    """{parameter: value} for the constants a call (an index `CallSite`) passes by position or keyword, and the
+    literal defaults of the parameters it leaves out."""
+    out = {}
+    for i, text in call.constants.items():
+        if i < len(params):
+            out[params[i]] = text
+    out.update({k: v for k, v in call.kwargs.items() if k in params})
+    given = set(out) | {params[i] for i in range(min(len(call.args), len(params)))}
+    a = fn.args
+    positional = [p.arg for p in list(a.posonlyargs) + list(a.args)]
+    defaults = dict(zip(positional[len(positional) - len(a.defaults):], a.defaults))
+    defaults.update({p.arg: d for p, d in zip(a.kwonlyargs, a.kw_defaults) if d is not None})
+    for p, d in defaults.items():
+        if p not in given and p in params and isinstance(d, ast.Constant):
+            out[p] = repr(d.value)
+    values = {}
+    for p, text in out.items():
+        try:
+            values[p] = ast.literal_eval(text)
+        except (ValueError, SyntaxError):
+            pass
+    return values
 
 
 def _made_by_torch(node: ast.AST, resolve, depth: int = 0) -> bool:
@@ -694,7 +719,8 @@ class ScalarArgumentDiffersBetweenCallSites(SiteBookkeeping):
         first line of the compiled function that reads it. Call sites that pass different constants make the
         second one fail the guard and compile again: an int or a float then becomes a graph input (one
         recompile), a string or a bool compiles one graph per value. The finding stands at the guard, the
-        line Dynamo's recompile log names; the calls are its related locations.
+        line Dynamo's recompile log names; the calls are its related locations, in this file or in another
+        that compiles the function (`fl = torch.compile(losses.focal_loss)` in a script).
     """
     INVALID = [Example("""
         import torch
@@ -791,6 +817,39 @@ class ScalarArgumentDiffersBetweenCallSites(SiteBookkeeping):
                       self.ctx.analysis(_constant_arguments, caller, caller) if arg.value.value in b]
             if len(passed) > 1 and self._differs(node, callee, entry, param, passed[-1], passed[:-1]):
                 return
+
+    def finish(self, findings) -> None:
+        """A function of this unit compiled in another file (`fl = torch.compile(losses.focal_loss)` in a
+        script): the constants that the calls of `fl` there pass, or leave to the defaults here, are guarded
+        here, at the first read."""
+        ix, project, unit = self.ctx.index, self.ctx.project, self.ctx.unit
+        if ix is None or project is None:
+            return
+        first, last = unit.line_offset + 1, unit.line_offset + unit.text.count("\n") + 1
+        for qual, info in ix.functions.items():
+            if first <= info.def_line <= last and not info.nested_in:
+                self._compiled_elsewhere(qual, info)
+
+    def _compiled_elsewhere(self, qual: str, info) -> None:
+        fn = guard_lines.function_at(self.ctx.source or "", info.def_line)
+        params = [p for p in info.params if p not in ("self", "cls")] if info.cls else list(info.params)
+        for path, alias, calls in compiled_elsewhere(self.ctx.project, (self.ctx.path, qual)) if fn else ():
+            bound = [(c.line, _bound_constants(c, params, fn)) for c in calls if path != self.ctx.path and
+                     not c.unpacks]
+            for param in params:
+                seen = [(line, b[param]) for line, b in bound if param in b]
+                other = next(((ln, v) for ln, v in seen if v != seen[0][1] or type(v) is not type(seen[0][1])),
+                             None)
+                kind = self.KINDS.get(type(other[1])) if other else None
+                span = self.guard_span(qual, param, at_entry=False) if kind and recompiles(kind[1]) else None
+                if span is None:
+                    continue
+                (line, value), (other_line, changed) = seen[0], other
+                self.ctx.report(self, None, self.format_message(
+                    callee=alias, param=param, value=repr(changed), line=f"{other_line} of {path}",
+                    other=repr(value), other_line=f"{line} of {path}", kind=kind[0], effect=effect(kind[1])),
+                    at=span, related=[(path, other_line, 0, f"`{param}={changed!r}` is passed to `{alias}` here"),
+                                      (path, line, 0, f"`{param}={value!r}` is passed here")])
 
     def _differs(self, node, callee: str, entry: str, param: str, this: tuple, earlier: list) -> bool:
         """Report when an earlier call passed `param` another constant than `this` (line, column, value)."""
