@@ -313,3 +313,25 @@ def test_constants_passed_in_another_file_are_guarded_where_the_compiled_functio
     assert obs.error is None, obs.error
     guarded = {(f.path.rsplit("/", 1)[-1], f.line) for r in obs.recompiles for f in r.failures[:1]}
     assert guarded == {("losses.py", 8), ("losses.py", 9)}
+
+
+def test_a_hook_handles_remove_is_not_a_change_of_a_container():
+    """`self.handle.remove()` (a `RemovableHandle`, no argument) is not `list.remove(x)`: DYN615 says it breaks,
+    DYN306 has nothing to say; `self.seen.remove(x)` still changes a list attribute."""
+    src = textwrap.dedent("""
+        import torch
+        from torch import nn
+
+        class Probe(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.body = nn.Linear(4, 4)
+                self.handle = self.body.register_forward_hook(lambda m, i, o: None)
+                self.seen = [1]
+
+            def forward(self, x):
+                self.handle.remove()
+                self.seen.remove(1)
+                return self.body(x)
+    """)
+    assert [(f.line, f.code) for f in api.check_source(src).findings] == [(13, "DYN615"), (14, "DYN306")]

@@ -41,9 +41,22 @@ def _iterators_passed_in(source: str, qualify) -> Dict[str, Dict[str, int]]:
     # the compiled module classes' forward, by qualname
     defs.update({f"{c.name}.forward": f for c in tree.body if isinstance(c, ast.ClassDef) for f in c.body
                  if isinstance(f, ast.FunctionDef) and f.name == "forward"})
-    compiled = _compiled_functions(tree, defs, qualify)
     found: Dict[str, Dict[str, int]] = {}
-    for call in ast.walk(tree):
+    _passed(tree, tree, defs, _compiled_functions(tree, defs, qualify), generators, qualify, "", found)
+    for outer in tree.body:
+        # a function compiled where it is defined (`def fn` ... `opt = torch.compile(fn)` ... `opt(...)` in one
+        # test function): keyed by its qualname, `test_x.fn`
+        local = {n.name: n for n in outer.body if isinstance(n, ast.FunctionDef)} \
+            if isinstance(outer, ast.FunctionDef) else {}
+        if local:
+            _passed(tree, outer, local, _compiled_functions(outer, local, qualify), generators, qualify,
+                    f"{outer.name}.", found)
+    return found
+
+
+def _passed(tree: ast.Module, scope: ast.AST, defs, compiled, generators, qualify, prefix: str, found) -> None:
+    """`iterators_passed_in` for the calls in `scope` of the names `compiled` maps to functions of `defs`."""
+    for call in ast.walk(scope):
         if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id in compiled):
             continue
         target = compiled[call.func.id]
@@ -55,14 +68,13 @@ def _iterators_passed_in(source: str, qualify) -> Dict[str, Dict[str, int]]:
             if isinstance(value, ast.Name):         # `stream = iter(batches)` before the call
                 value = last_binding(tree, value.id, call.lineno) or value
             if _iterator_object(value, generators, qualify):
-                found.setdefault(target, {}).setdefault(name, call.lineno)
-    return found
+                found.setdefault(prefix + target, {}).setdefault(name, call.lineno)
 
 
 _COMPILE = ("torch.compile", "torch._dynamo.optimize")
 
 
-def _compiled_functions(tree: ast.Module, defs, qualify) -> Dict[str, str]:
+def _compiled_functions(tree: ast.AST, defs, qualify) -> Dict[str, str]:
     """Name called -> the function of the file it runs compiled: `@torch.compile def f` (f -> f), `g =
     torch.compile(f)` (g -> f) and `m = torch.compile(Model(...))` (m -> Model.forward), at module level or in a
     function."""
@@ -141,6 +153,17 @@ class IteratorPassedToCompiledCode(TorchRule):
     """, "run([torch.ones(3), torch.ones(3)])"), Example("""
         import torch
 
+        def test_generator_argument():
+            def fn(batches, acc):
+                for b in batches:               # a generator made by the caller
+                    acc = acc + b.mean(0)
+                return acc
+
+            opt = torch.compile(fn)
+            return opt((torch.ones(2, 3) for _ in range(3)), torch.zeros(3))
+    """, "test_generator_argument()"), Example("""
+        import torch
+
         def batches(xs):
             for x in xs:
                 yield x * 2
@@ -182,8 +205,8 @@ class IteratorPassedToCompiledCode(TorchRule):
 
     def _check(self, value: cst.BaseExpression) -> None:
         fn = self.ctx.functions[-1] if self.ctx.functions else None
-        if not (isinstance(value, cst.Name) and isinstance(fn, cst.FunctionDef)) or len(self.ctx.functions) > 1:
-            return
+        if not (isinstance(value, cst.Name) and isinstance(fn, cst.FunctionDef)):
+            return                      # (a function nested in the compiled one has a qualname of its own)
         passed = self.ctx.analysis(iterators_passed_in).get(self.ctx.qualname, {})
         param = value.value
         # the first use that steps one is where Dynamo breaks (`parts = list(parts)` included); after it the

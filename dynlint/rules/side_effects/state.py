@@ -18,6 +18,7 @@ from dynlint.rules.common import TorchRule, source_of
 
 MUTATORS = frozenset({"append", "extend", "insert", "pop", "popleft", "appendleft", "update", "setdefault",
                       "add", "clear", "remove", "discard", "popitem"})
+TAKE_NOTHING = frozenset({"pop", "popleft", "clear", "popitem"})    # the mutators a container calls bare
 
 
 def _declared(fn: cst.FunctionDef, kind) -> set:
@@ -580,7 +581,8 @@ class ModulePythonStateMutation(TorchRule):
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
-        if isinstance(func, cst.Attribute) and func.attr.value in MUTATORS and self._module_attr(func.value):
+        if isinstance(func, cst.Attribute) and func.attr.value in MUTATORS and self._module_attr(func.value) and \
+                (node.args or func.attr.value in TAKE_NOTHING):     # (`self.handle.remove()`: a hook's handle)
             self._report(node, "module list attribute" if self._in_module() else "object list attribute")
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from dynlint.analysis.regions import is_module_class
 from dynlint.analysis.tensors.kinds import TENSOR, WEAK
 from dynlint.analysis.tensors.syntax import keyword_arg
 from dynlint.linter.rule import Example, FixExample, register
@@ -23,7 +24,8 @@ class DeepcopyOfTensorState(TorchRule):
     why = """
         `copy.deepcopy` walks Python objects with `__deepcopy__` hooks and a memo dict; Dynamo does not trace
         it for tensors (`Attempted to copy.deepcopy a tensor`; torch 2.11 reports `copy.deepcopy()`), and a
-        module holds tensors in its parameters. Public model sweeps attribute about one in eight graph
+        module holds tensors in its parameters: `self.net`, or a parameter that every call of the compiled
+        function in the file hands a module (`snap(model, x)` with `model = nn.Linear(4, 2)`). Public model sweeps attribute about one in eight graph
         breaks to this call. On torch 2.13 a deepcopy of plain dicts, lists or config objects without
         tensors is traced; torch 2.11 and older break on every `copy.deepcopy` (`copy.deepcopy()`), so this
         rule, which follows 2.13, misses those there.
@@ -56,6 +58,20 @@ class DeepcopyOfTensorState(TorchRule):
 
             ema = torch.compile(EMA())
         """, "ema(torch.ones(2, 4))"),
+        Example("""
+            import copy
+
+            import torch
+
+            def snapshot_and_eval(model, x):
+                frozen = copy.deepcopy(model)       # the module its callers hand in
+                return frozen(x)
+
+            def run(x):
+                model = torch.nn.Linear(4, 2)
+                snap = torch.compile(snapshot_and_eval)
+                return snap(model, x)
+        """, "run(torch.ones(2, 4))"),
     ]
     VALID = [Example("""
         import torch
@@ -70,6 +86,8 @@ class DeepcopyOfTensorState(TorchRule):
     def _holds_tensors(self, node: cst.CSTNode) -> bool:
         if self.tensors.kind(node) == TENSOR:
             return True
+        if isinstance(node, cst.Name) and self._module_passed(node.value):
+            return True
         if isinstance(node, cst.Name) and node.value == "self":
             return bool(self.ctx.class_name)
         if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self":
@@ -79,6 +97,35 @@ class DeepcopyOfTensorState(TorchRule):
         if isinstance(node, cst.Dict):
             return any(isinstance(e, cst.DictElement) and self._holds_tensors(e.value) for e in node.elements)
         return False
+
+    def _module_passed(self, name: str) -> bool:
+        """`name` is a parameter of the function being checked, and every call of it in this file (through a
+        compiled alias: `snap = torch.compile(snapshot)`, `snap(model, x)`) passes a module built there (an
+        `nn.*` layer or a module class of the project): its parameters are tensors."""
+        ix, project, q = self.ctx.index, self.ctx.project, self.ctx.qualname or ""
+        info = ix.functions.get(q) if ix is not None and project is not None else None
+        params = (info.params[1:] if info and info.cls else info.params) if info else []
+        if name not in params:
+            return False
+        i, found = params.index(name), False
+        for g in ix.functions.values():
+            for alias, value in g.compiled.items():
+                if q not in (value, f"{g.qualname}.{value}"):
+                    continue
+                for c in (c for c in g.calls if c.kind == "name" and c.target == alias and i < len(c.args)):
+                    ctors = g.instances.get(c.args[i]) or ix.module_instances.get(c.args[i]) or []
+                    if not ctors or not all(self._module_ctor(x) for x in ctors):
+                        return False
+                    found = True
+        return found
+
+    def _module_ctor(self, dotted: str) -> bool:
+        ix, project = self.ctx.index, self.ctx.project
+        qual = ix.qualify(dotted)
+        if qual.startswith("torch.nn.") and qual.rsplit(".", 1)[1][:1].isupper():
+            return True
+        found = project.resolve(ix, dotted)
+        return bool(found and found[0] == "class" and is_module_class(project, found[1][0], found[1][1].name))
 
     fix_safety = "safe"
     fix_title = ("Replaces `copy.deepcopy(t)` of a local tensor `t` by `t.detach().clone().requires_grad_("
