@@ -117,6 +117,7 @@ BEHAVIOUR = {
         '2.11-2.15': ('break', ('Attempted to use `torch.nn.functional.one_hot` with data-dependent output shape',)),
     },
     ('DYN501', ''): {'2.11-2.15': ('recompile', ())},
+    ('DYN501', '0-d tensor index'): {'2.11-2.13': ('recompile', ()), '2.14-2.15': ('nothing', ())},
     ('DYN502', ''): {'2.11-2.15': ('recompile', ())},
     ('DYN503', ''): {'2.11-2.15': ('recompile', ())},
     ('DYN504', ''): {'2.11-2.15': ('recompile', ())},
@@ -189,6 +190,10 @@ BEHAVIOUR = {
     ('DYN614', 'opt.step'): {'2.11-2.15': ('break', ('Call to `torch._dynamo.graph_break()`',))},
     ('DYN614', 'opt.zero_grad'): {'2.11-2.15': ('break', ('Attempted to inline function marked as skipped',))},
     ('DYN614', 'self.sched.step'): {'2.11-2.15': ('break', ('Attempted to inline function marked as skipped',))},
+    ('DYN615', ''): {
+        '2.11-2.12': ('break', ('Attempted to represent unregistered RemovableHandle', 'Failed to trace builtin operator')),
+        '2.13-2.15': ('break', ('Attempted to represent unregistered RemovableHandle', 'setattr() on unsupported type')),
+    },
     ('DYN701', ''): {
         '2.11-2.15': ('break', ('Attempted to call function marked as skipped', 'Unsupported method call')),
     },
@@ -249,6 +254,7 @@ FULLGRAPH_RAISES = {
     'DYN612': {'2.11-2.15': True},
     'DYN613': {'2.11-2.15': True},
     'DYN614': {'2.11-2.15': True},
+    'DYN615': {'2.11-2.15': True},
 }
 # (Dynamo setting the project's code makes, value) -> (rule, pattern) -> release -> what Dynamo did
 # there instead (only where it differs from BEHAVIOUR)
@@ -334,6 +340,7 @@ VALID = {
     ('DYN501', 0): {'2.11-2.15': 'clean'},
     ('DYN501', 1): {'2.11-2.15': 'clean'},
     ('DYN501', 2): {'2.11-2.15': 'clean'},
+    ('DYN501', 3): {'2.11-2.15': 'clean'},
     ('DYN502', 0): {'2.11-2.15': 'clean'},
     ('DYN503', 0): {'2.11-2.15': 'clean'},
     ('DYN504', 0): {'2.11-2.15': 'clean'},
@@ -353,6 +360,7 @@ VALID = {
     ('DYN515', 0): {'2.11-2.15': 'clean'},
     ('DYN516', 0): {'2.11-2.15': 'clean'},
     ('DYN516', 1): {'2.11-2.15': 'clean'},
+    ('DYN516', 2): {'2.11-2.15': 'clean'},
     ('DYN517', 0): {'2.11-2.15': 'clean'},
     ('DYN517', 1): {'2.11-2.15': 'clean'},
     ('DYN601', 0): {'2.11-2.15': 'clean'},
@@ -370,6 +378,7 @@ VALID = {
     ('DYN612', 0): {'2.11-2.15': 'clean'},
     ('DYN613', 0): {'2.11-2.15': 'clean'},
     ('DYN614', 0): {'2.11-2.15': 'clean'},
+    ('DYN615', 0): {'2.11-2.15': 'clean'},
     ('DYN701', 0): {'2.11-2.15': 'clean'},
     ('DYN702', 0): {'2.11-2.15': 'clean'},
     ('DYN703', 0): {'2.11-2.15': 'clean'},
@@ -389,6 +398,7 @@ REGISTRY_LACKS = {
         'repr() on tensor',
         'requires_grad_() intermediate leaked as output',
         'returning intermediate with requires_grad_()',
+        'setattr() on unsupported type',
     }),
     '2.12': frozenset({
         'Data pointer comparison',
@@ -397,6 +407,7 @@ REGISTRY_LACKS = {
         'Unresolved GetAttrVariable comparison',
         'missing tp_iter',
         'repr() on tensor',
+        'setattr() on unsupported type',
     }),
     '2.13': frozenset({}),
     '2.14': frozenset({}),
@@ -455,6 +466,12 @@ PROBES = {
     'an int attribute of a plain object that starts as None (`if self.i is None`)': {'2.11-2.15': 'a few'},
     'a float attribute of a config object set between calls': {'2.11-2.15': 'once'},
     'an int attribute of a config object counted up between calls': {'2.11-2.15': 'every change'},
+    'a string attribute of a config object set between calls, compared in an `if`': {'2.11-2.15': 'every change'},
+    'a 0-d tensor from a loop over a 1-d tensor, indexing a tensor': {
+        '2.11-2.13': 'every change',
+        '2.14-2.15': 'never',
+    },
+    'a global string set between calls, compared in an `if`': {'2.11-2.15': 'every change'},
     'a global int, `global n; n += 1` in the compiled function': {'2.11-2.13': 'every change', '2.14-2.15': 'never'},
     'a global float set between calls, read in the compiled function': {'2.11-2.15': 'once'},
     'a global bool flag set between calls, read in an `if` of the compiled function': {'2.11-2.15': 'once'},
