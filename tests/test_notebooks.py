@@ -44,10 +44,11 @@ def test_findings_are_reported_at_their_cell_and_line(cli, project):
     lines = [line for line in r.stdout.splitlines() if ": DYN" in line]
     assert lines[0].startswith("helpers.py:2:12: DYN201")         # a helper of the notebook's compiled code
     assert lines[1].startswith("nb.ipynb:cell 3:3:11: DYN201")
-    assert len(lines) == 2                                         # IPython lines and the %%bash cell: nothing
+    assert lines[2].startswith("nb.ipynb:cell 3:4:16: DYN510")    # `x / top`: the resumed code's guard
+    assert len(lines) == 3                                         # IPython lines and the %%bash cell: nothing
     assert "     3 |     top = x.abs().max().item()" in r.stdout    # the cell's own line under it
     doc = json.loads(cli("check", ".", "--format", "json", cwd=project).stdout)
-    [f] = [f for f in doc["findings"] if f["path"] == "nb.ipynb"]
+    [f] = [f for f in doc["findings"] if f["path"] == "nb.ipynb" and f["code"] == "DYN201"]
     assert (f["cell"], f["line"], f["column"], f["end_line"], f["code"]) == (3, 3, 10, 3, "DYN201")
     assert doc["errors"] == []
 
@@ -67,7 +68,9 @@ def test_dynamo_breaks_where_the_finding_says(cli, project, monkeypatch, tmp_pat
     broke = {("helpers.py", 0, b.reported_line) if b.reported_path.endswith("helpers.py") else
              ("nb.ipynb", *at[b.line - 1]) for b in obs.breaks}
     doc = json.loads(cli("check", ".", "--format", "json", cwd=project).stdout)
-    assert broke and broke == {(f["path"], f.get("cell", 0), f["line"]) for f in doc["findings"]}
+    # (the breaks: DYN510's recompile needs a second call with other data, which the module does not make)
+    assert broke and broke == {(f["path"], f.get("cell", 0), f["line"]) for f in doc["findings"]
+                               if f["code"] != "DYN510"}
 
 
 def test_fix_writes_the_cells_back_into_a_valid_notebook(cli, project):
@@ -99,7 +102,7 @@ def test_sarif_and_github_point_at_the_line_of_the_stored_notebook(cli, project)
     from test_sarif import valid
 
     doc = valid(json.loads(cli("check", "nb.ipynb", "--format", "sarif", cwd=project).stdout))
-    [res] = doc["runs"][0]["results"]
+    [res] = [r for r in doc["runs"][0]["results"] if r["ruleId"] == "DYN201"]
     line = res["locations"][0]["physicalLocation"]["region"]["startLine"]
     stored = (project / "nb.ipynb").read_text().splitlines()
     assert '"    top = x.abs().max().item()\\n",' in stored[line - 1]
