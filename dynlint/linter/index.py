@@ -172,6 +172,11 @@ class ModuleIndex:
                 {q: [(c.target, c.line) for c in f.calls if c.target in f.compiled]
                  for q, f in self.functions.items() if f.compiled})
 
+    def built(self, name: str, function: Optional["FunctionInfo"] = None) -> List[str]:
+        """The constructors a name is bound to in `function` (`sched = Scheduler()`), else at the module level."""
+        return (function.instances.get(name) if function is not None else None) or \
+            self.module_instances.get(name) or []
+
     def qualify(self, dotted: str) -> str:
         """Resolve the head of a dotted name through this module's imports and local definitions."""
         head, _, rest = dotted.partition(".")

@@ -703,8 +703,7 @@ class Tensors(CallerKinds):
         fn = self._within[-1] if self._within else None         # a caller being judged, else the unit's own
         here = ix.functions.get(self._qualname_of(fn) if fn is not None else self.ctx.qualname or "") \
             if ix is not None else None
-        made = ((here.instances if here is not None else {}).get(name) or
-                (ix.module_instances.get(name) if ix is not None else None) or [])
+        made = ix.built(name, here) if ix is not None else []
         return self._class_attr_kind(made[0], attr) if len(made) == 1 else UNKNOWN
 
     def _class_attr_kind(self, cls: str, attr: str) -> str:

@@ -4,7 +4,7 @@ top-level statement."""
 from __future__ import annotations
 
 import ast
-from typing import List, Optional, Sequence, Set, Tuple
+from typing import Dict, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
@@ -189,8 +189,7 @@ def call_bindings(ctx, callee: str, entry: str, span: Optional[Tuple[int, int]] 
         return []
     a = fn.args
     params = [p.arg for p in list(a.posonlyargs) + list(a.args)]
-    defaults = dict(zip(params[len(params) - len(a.defaults):], a.defaults))
-    defaults.update({p.arg: d for p, d in zip(a.kwonlyargs, a.kw_defaults) if d is not None})
+    defaults = defaults_of(a)
     if info.cls and params[:1] in (["self"], ["cls"]):
         params = params[1:]
     lines = source.splitlines()
@@ -203,6 +202,14 @@ def call_bindings(ctx, callee: str, entry: str, span: Optional[Tuple[int, int]] 
         out.append((call.lineno, guard_lines.column(lines, call.lineno, call.col_offset),
                     _bound(call, a, params, defaults)))
     return sorted(out, key=lambda c: (c[0], c[1]))
+
+
+def defaults_of(a: ast.arguments) -> Dict[str, ast.expr]:
+    """{parameter: its default expression} of a function's arguments, positional and keyword-only."""
+    params = [p.arg for p in list(a.posonlyargs) + list(a.args)]
+    defaults = dict(zip(params[len(params) - len(a.defaults):], a.defaults))
+    defaults.update({p.arg: d for p, d in zip(a.kwonlyargs, a.kw_defaults) if d is not None})
+    return defaults
 
 
 def _bound(call: ast.Call, a: ast.arguments, params: List[str], defaults: dict) -> dict:
@@ -289,7 +296,7 @@ class SiteBookkeeping(TorchRule):
         top level (`agent = Agent()` ... `torch.compile(agent.td_target)`): that method's qualname."""
         ix = self.ctx.index
         head, _, attr = dotted.partition(".")
-        made = (here.instances if here is not None else {}).get(head) or ix.module_instances.get(head) or []
+        made = ix.built(head, here)
         cls = made[0] if len(made) == 1 else ""
         return f"{cls}.{attr}" if cls in ix.classes and f"{cls}.{attr}" in ix.functions and "." not in attr \
             else None

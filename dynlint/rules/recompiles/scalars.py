@@ -17,8 +17,8 @@ from dynlint.linter.rule import Example, register
 from dynlint.linter.walker import children
 from dynlint.rules.common import TorchRule, call_args, source_of
 from dynlint.rules.recompiles.tensor_args import tensor_rank
-from dynlint.rules.recompiles.common import (GRAD_OFF, SiteBookkeeping, bound_parameter, call_bindings, float_expr,
-                                            literal_kind, names_in, parameter_names, varying)
+from dynlint.rules.recompiles.common import (GRAD_OFF, SiteBookkeeping, bound_parameter, call_bindings, defaults_of,
+                                            float_expr, literal_kind, names_in, parameter_names, varying)
 
 
 # argument kinds that `torch.compile(dynamic=True)` makes symbolic from the first call: a new value recompiles
@@ -265,8 +265,7 @@ class VaryingScalarArgument(SiteBookkeeping):
         if f.value.value == "self":
             classes = [here.cls] if here is not None and here.cls else []
         else:
-            made = (here.instances if here is not None else {}).get(f.value.value) or \
-                ix.module_instances.get(f.value.value, [])
+            made = ix.built(f.value.value, here)
             classes = [c for c in made if c in ix.classes]
         q = f"{classes[0]}.{f.attr.value}" if len(classes) == 1 else ""
         return q if q in ix.functions and f.attr.value in compiled_methods(ix) else None
@@ -441,8 +440,7 @@ class VaryingScalarArgument(SiteBookkeeping):
             if not (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)):
                 return None
             owner = node.value.id
-            made = [cls] if owner == "self" else (here.instances if here is not None else {}).get(owner) or \
-                ix.module_instances.get(owner, [])
+            made = [cls] if owner == "self" else ix.built(owner, here)
             return _attribute_value(tree, made[0], node.attr) if len(made) == 1 and made[0] else None
         return resolve
 
@@ -469,11 +467,7 @@ def _bound_constants(call, params: List[str], fn: ast.AST) -> dict:
             out[params[i]] = text
     out.update({k: v for k, v in call.kwargs.items() if k in params})
     given = set(out) | {params[i] for i in range(min(len(call.args), len(params)))}
-    a = fn.args
-    positional = [p.arg for p in list(a.posonlyargs) + list(a.args)]
-    defaults = dict(zip(positional[len(positional) - len(a.defaults):], a.defaults))
-    defaults.update({p.arg: d for p, d in zip(a.kwonlyargs, a.kw_defaults) if d is not None})
-    for p, d in defaults.items():
+    for p, d in defaults_of(fn.args).items():
         if p not in given and p in params and isinstance(d, ast.Constant):
             out[p] = repr(d.value)
     values = {}

@@ -298,8 +298,7 @@ class TensorMetadataDiffersBetweenCalls(SiteBookkeeping):
 
 
 # methods whose result has the rank of their tensor
-RANK_KEPT = frozenset({"flip", "clone", "contiguous", "detach", "to", "float", "double", "half", "long", "int",
-                       "cpu", "cuda", "roll", "abs", "neg"})
+RANK_KEPT = KEPT | frozenset(CASTS) | frozenset({"flip", "to", "cpu", "cuda", "roll", "abs", "neg"})
 
 
 def tensor_rank(node: Optional[ast.AST], resolve, depth: int = 0) -> Optional[int]:
