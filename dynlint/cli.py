@@ -16,7 +16,8 @@ from dynlint import report as report_formats
 from dynlint.linter.codes import ENGINE_CODES, RUNTIME_CODES
 from dynlint.linter.config import (OPTIONS, PERFORMANCE, SELECTION, VERIFY, ConfigError, Option, apply_flags,
                                    apply_inline, flag_release, flag_seconds, inline_setting, load_config, settings)
-from dynlint.linter.files import discover, shown, write_output
+from dynlint.linter.files import discover, shown
+from dynlint.linter.writes import write_output
 from dynlint.linter.rule import HOMEPAGE
 from dynlint.linter.version import __version__
 from dynlint.linter.words import plural
@@ -588,7 +589,7 @@ def _snapshot(paths, config) -> dict:
 def _add_noqa(args, config, jobs) -> int:
     """`--add-noqa`: a `# noqa: CODES` on every line that has findings, so that a project adopting dynlint starts
     clean and sees only new findings (ruff's --add-noqa). Notebooks and lines that cannot take a comment are said."""
-    from dynlint.linter.files import write_atomic
+    from dynlint.linter.writes import write_atomic
     from dynlint.linter.fixer import Source
     from dynlint.linter.suppressions import add_noqa
 

@@ -351,11 +351,11 @@ def test_a_bug_in_the_whole_project_pass_is_a_dyn001_not_a_traceback(tmp_path, m
 
 # ---- output safety ----------------------------------------------------------------------------
 def test_write_atomic_leaves_the_old_report_and_no_temp_file_when_interrupted(tmp_path, monkeypatch):
-    from dynlint.linter.files import write_atomic
+    from dynlint.linter.writes import write_atomic
     target = tmp_path / "report.json"
     target.write_text("old report\n")
 
-    def interrupted(*a):
+    def interrupted(*a, **k):
         raise KeyboardInterrupt
 
     monkeypatch.setattr(os, "replace", interrupted)
@@ -365,7 +365,7 @@ def test_write_atomic_leaves_the_old_report_and_no_temp_file_when_interrupted(tm
 
 
 def test_write_atomic_gives_the_report_normal_permissions(tmp_path):
-    from dynlint.linter.files import write_atomic
+    from dynlint.linter.writes import write_atomic
     umask = os.umask(0o022)
     try:
         write_atomic(str(tmp_path / "new.json"), b"{}\n", None)

@@ -35,7 +35,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Dict, Iterator, List, Optional, Tuple
 
-from dynlint.linter.files import escapes, write_atomic
+from dynlint.linter.files import escapes
+from dynlint.linter.writes import write_atomic
 from dynlint.linter.version import __version__
 
 CACHE_DIR = ".dynlint_cache"

@@ -10,7 +10,6 @@ import functools
 import os
 import re
 import stat
-import tempfile
 from pathlib import Path
 from typing import Iterator, List, Optional, Sequence, Tuple
 
@@ -293,76 +292,24 @@ def escapes(path, root: Path) -> Optional[str]:
     folder on its way is the project root, however spelled), but a symbolic link (the file itself, or a folder
     on the way) takes it out. None when it stays inside, or when it is not in the project as written (a place
     the user named, e.g. `-o /tmp/report.json`)."""
-    path = os.path.abspath(path)
-    real_root = os.path.realpath(root)
-    if not _under(path, str(root)):
-        folder = path
-        while os.path.realpath(folder) != real_root:
-            folder, last = os.path.dirname(folder), folder
-            if folder == last:
-                return None
-    if _under(os.path.realpath(path), real_root):
+    if not in_project(path, root) or _under(os.path.realpath(path), os.path.realpath(root)):
         return None
     return "a symbolic link leads out of the project"
 
 
+def in_project(path, root: Path) -> bool:
+    """`path` is in the project as written: some folder on its way is the project root, however spelled."""
+    path = os.path.abspath(path)
+    if _under(path, str(root)):
+        return True
+    real_root = os.path.realpath(root)
+    folder = path
+    while os.path.realpath(folder) != real_root:
+        folder, last = os.path.dirname(folder), folder
+        if folder == last:
+            return False
+    return True
+
+
 def _under(path: str, folder: str) -> bool:
     return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
-
-
-class UnsafeWrite(OSError):
-    """A write that would follow a symbolic link out of the project."""
-
-
-def write_output(path, data: bytes, root: Optional[Path]) -> None:
-    """A report the user asked for (`-o`, `--report`): a regular file is replaced atomically (`write_atomic`); a
-    character device or a FIFO (`/dev/null`, `/dev/stdout`, a named pipe) is written to, never replaced by a file:
-    run as root, a rename over `/dev/null` would turn it into a regular file for the whole machine."""
-    if root is not None:
-        why = escapes(path, root)
-        if why:
-            raise UnsafeWrite(0, f"refusing to write {_printable(str(path))}: {why}")
-    try:
-        kind = os.stat(path).st_mode             # through links: /dev/stdout -> /proc/self/fd/1 -> a pipe
-    except OSError:
-        kind = 0
-    if stat.S_ISCHR(kind) or stat.S_ISFIFO(kind):
-        with open(path, "wb") as f:
-            f.write(data)
-        return
-    write_atomic(path, data, root)
-
-
-def write_atomic(path, data: bytes, root: Optional[Path], mode: Optional[int] = None) -> None:
-    """Write to a temporary file beside `path`, then rename over it: readers never see half a file, and an
-    interrupted write leaves the old one. The file keeps its mode (a new one gets `mode`, or what open() would
-    give it). A symbolic link inside the project is followed (the link stays a link); one that leads out of the
-    project `root` is refused (UnsafeWrite), so a repository cannot aim a report, a fix or the cache at a file
-    of the user's. `root` None: the user named the place, follow it. Reports, fixed sources and the cache use it."""
-    if root is not None:
-        why = escapes(path, root)
-        if why:
-            raise UnsafeWrite(0, f"refusing to write {_printable(str(path))}: {why}")
-    target = Path(os.path.realpath(path))
-    try:
-        mode = stat.S_IMODE(os.stat(target).st_mode)
-    except OSError:
-        if mode is None:
-            umask = os.umask(0)
-            os.umask(umask)
-            mode = 0o666 & ~umask
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    except OSError as e:                # name the file the user asked for, not the temporary one
-        raise OSError(e.errno, e.strerror, str(path)) from None
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.chmod(tmp, mode)             # mkstemp made it private (0600)
-        os.replace(tmp, target)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise

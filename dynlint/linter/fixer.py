@@ -28,7 +28,8 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from dynlint.linter import engine, notebooks
-from dynlint.linter.files import shown, write_atomic
+from dynlint.linter.files import shown
+from dynlint.linter.writes import write_atomic
 from dynlint.linter.finding import Finding, Fix
 
 MAX_PASSES = 4

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Set, Tuple
 
-from dynlint.linter.files import write_atomic
+from dynlint.linter.writes import write_atomic
 from dynlint.linter.words import plural
 from dynlint.runtime_check.results import ExampleResult
 

@@ -152,3 +152,57 @@ def test_a_buffer_outside_any_project_is_checked_alone(cli, tmp_path):
     result = session.check({"unsaved.py": STDIN_MODEL.encode()})
     assert [f.code for f in result.findings] == ["DYN301"] and result.files == ["unsaved.py"]
     assert not (folder / ".dynlint_cache").exists()
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="needs root to give a link away")
+def test_a_report_never_follows_another_users_link_in_a_shared_sticky_folder(cli, repo, tmp_path):
+    """`-o /tmp/report.json` where another user left `/tmp/report.json -> ~/.bashrc`: the kernel would not let
+    open() follow it (fs.protected_symlinks), and a rename over the link's target must not either."""
+    project, home, env = repo
+    shared = tmp_path / "shared-tmp"
+    shared.mkdir()
+    os.chmod(shared, 0o1777)
+    os.symlink(home / ".bashrc", shared / "report.json")
+    os.lchown(shared / "report.json", 4242, 4242)
+    r = cli("check", ".", "-o", str(shared / "report.json"), cwd=project, env=env)
+    assert r.returncode == 2 and "a symbolic link another user made in a shared folder" in r.stderr, r.stderr
+    assert (home / ".bashrc").read_text() == "# the user's\n"
+    os.lchown(shared / "report.json", 0, 0)           # the user's own link in the same folder is followed
+    r = cli("check", ".", "-o", str(shared / "report.json"), cwd=project, env=env)
+    assert r.returncode == 1 and "DYN201" in (home / ".bashrc").read_text()
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="a race between two threads on Linux's file system")
+def test_a_folder_swapped_for_a_link_while_a_report_is_written_never_leads_out(tmp_path):
+    """A local user who may write a folder in the project swaps it for a link out of it, again and again, while
+    reports are written into it: no write may land outside, whatever the timing (the folder is resolved once and
+    the file made and renamed through a handle on it)."""
+    import threading
+
+    from dynlint.linter.writes import write_atomic
+    project, outside = tmp_path / "project", tmp_path / "outside"
+    (project / "out").mkdir(parents=True)
+    outside.mkdir()
+    stop = threading.Event()
+
+    def swap():
+        real, aside, link = project / "out", project / "out.real", project / "out.link"
+        os.symlink(outside, link)
+        while not stop.is_set():
+            os.rename(real, aside)
+            os.rename(link, real)           # out -> outside
+            os.rename(real, link)
+            os.rename(aside, real)          # out is a folder again
+
+    racer = threading.Thread(target=swap)
+    racer.start()
+    try:
+        for i in range(3000):
+            try:
+                write_atomic(project / "out" / "report.json", b"report %d" % i, project)
+            except OSError:
+                pass                         # refused (UnsafeWrite), or the folder was away
+    finally:
+        stop.set()
+        racer.join()
+    assert sorted(p.name for p in outside.iterdir()) == []
