@@ -1,5 +1,6 @@
 """Write dynlint/analysis/torch_methods.py: what real Dynamo does when compiled code calls a method of a torch
-optimizer or learning-rate scheduler (`opt.zero_grad()`, `opt.step()`, `sched.step()`).
+optimizer or learning-rate scheduler (`opt.zero_grad()`, `opt.step()`, `sched.step()`), or of one of the
+standard library's locks, queues and events (`q.put(t)`, `lock.acquire()`, `done.set()`).
 
     python bench/torch_methods.py            # measure on the torch installed here and write the table
     python bench/torch_methods.py --check    # exit 1 if the table differs from what this torch does
@@ -9,7 +10,8 @@ and each method below is called from a function compiled with dynlint's in-proce
 as the rule proofs): the graph break at the call's line, by Dynamo's own gb_type, or none. Measured, never
 written by hand: which methods break changes with Dynamo's trace rules (`Optimizer.zero_grad` is wrapped in
 `torch._disable_dynamo`, a scheduler's file is force-skipped, an optimizer's `step` runs an explicit
-`torch._dynamo.graph_break()` before its update).
+`torch._dynamo.graph_break()` before its update; a queue's `put` takes a `threading.Condition`, a context
+manager Dynamo does not model; a lock's `acquire` is a C method it cannot call).
 """
 from __future__ import annotations
 
@@ -35,6 +37,19 @@ SCHEDULER_ARGS = {"CosineAnnealingLR": "T_max=10", "CosineAnnealingWarmRestarts"
                   "MultiplicativeLR": "lr_lambda=lambda e: 0.9", "OneCycleLR": "max_lr=0.1, total_steps=10",
                   "StepLR": "step_size=2"}
 OPTIMIZER_ARGS = {"SparseAdam": None, "LBFGS": None}     # need sparse gradients / a closure: not measured
+# the standard library's synchronisation objects: constructor -> method -> (its arguments, the set-up that makes
+# the call return at once: an item to get, a lock to release); a Condition's wait/notify need its lock held,
+# which is a `with` block (DYN607)
+QUEUE_CALLS = {"put": ("1", ""), "put_nowait": ("1", ""), "get": ("", "obj.put(0)"),
+               "get_nowait": ("", "obj.put(0)"), "qsize": ("", ""), "empty": ("", "")}
+FULL_QUEUE_CALLS = dict(QUEUE_CALLS, full=("", ""), task_done=("", "obj.put(0); obj.get()"))
+LOCK_CALLS = {"acquire": ("", ""), "release": ("", "obj.acquire()")}
+SYNC_OBJECTS = {"queue.Queue": FULL_QUEUE_CALLS, "queue.LifoQueue": FULL_QUEUE_CALLS,
+                "queue.PriorityQueue": FULL_QUEUE_CALLS, "queue.SimpleQueue": QUEUE_CALLS,
+                "threading.Lock": dict(LOCK_CALLS, locked=("", "")), "threading.RLock": LOCK_CALLS,
+                "threading.Semaphore": LOCK_CALLS, "threading.BoundedSemaphore": LOCK_CALLS,
+                "threading.Condition": LOCK_CALLS,
+                "threading.Event": {"set": ("", ""), "clear": ("", ""), "wait": ("0", ""), "is_set": ("", "")}}
 
 PROBE = """
 import torch
@@ -46,14 +61,15 @@ model(torch.randn(2, 4)).sum().backward()
 EXTRA = nn.Parameter(torch.zeros(1))
 opt = {optimizer}
 obj = {obj}
-STATE = obj.state_dict()
+STATE = obj.state_dict() if hasattr(obj, "state_dict") else None
+{setup}
 
 def call(x):
     y = x + 1
     obj.{method}({args})
     return y * 2
 """
-CALL_LINE = PROBE.splitlines().index("    obj.{method}({args})") + 1
+CALL_LINE = PROBE.splitlines().index("    obj.{method}({args})") + 1   # (`{setup}` is one line)
 
 
 def classes(module, base) -> list:
@@ -61,10 +77,10 @@ def classes(module, base) -> list:
                   issubclass(getattr(module, n), base) and getattr(module, n) is not base)
 
 
-def measure_one(optimizer: str, obj: str, method: str, args: str):
+def measure_one(optimizer: str, obj: str, method: str, args: str, setup: str = ""):
     """The gb_type of the break at the call's line, "" for none, None when the probe does not run."""
     from dynlint.compiler import harness
-    src = PROBE.format(optimizer=optimizer, obj=obj, method=method, args=args)
+    src = PROBE.format(optimizer=optimizer, obj=obj, method=method, args=args, setup=setup)
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "probe.py")
         Path(path).write_text(src)
@@ -94,6 +110,11 @@ def measure() -> dict:
             m: measure_one("torch.optim.SGD(model.parameters(), lr=0.01)", ctor, m,
                            "1.0" if (name, m) == ("ReduceLROnPlateau", "step") else a)     # (the metric)
             for m, a in SCHEDULER_CALLS.items()}
+    sgd = "torch.optim.SGD(model.parameters(), lr=0.01)"
+    for ctor, calls in SYNC_OBJECTS.items():
+        module, name = ctor.split(".")
+        table[ctor] = {m: measure_one(sgd, f"__import__({module!r}).{name}()", m, a, setup)
+                       for m, (a, setup) in calls.items()}
     table = {cls: {m: gb for m, gb in methods.items() if gb is not None} for cls, methods in table.items()}
     table = {cls: methods for cls, methods in table.items() if methods}     # (Muon takes 2-d parameters only)
     # a base class, for a value known only by its annotation: the methods every measured subclass breaks on alike
@@ -105,8 +126,9 @@ def measure() -> dict:
 
 
 def render(version: str, table: dict) -> str:
-    lines = [f'"""What torch {version}\'s Dynamo does when compiled code calls a method of an optimizer or a',
-             "learning-rate scheduler, measured by bench/torch_methods.py under real Dynamo: do not edit by hand.",
+    lines = [f'"""What torch {version}\'s Dynamo does when compiled code calls a method of an optimizer, a',
+             "learning-rate scheduler or a standard-library lock, queue or event, measured by bench/torch_methods.py",
+             "under real Dynamo: do not edit by hand.",
              "Class -> method -> the gb_type of the graph break at the call (\"\" where it is traced).\"\"\"",
              "", f"TORCH_VERSION = {version!r}", "", "METHOD_BREAKS = {"]
     for cls in sorted(table):

@@ -155,6 +155,11 @@ def test_invalid_example_does_what_the_rule_predicts(rule, i, example, tmp_path)
         hits = [b for b in obs.breaks if wanted & set(b.gb_types)
                 and (rule.scope == "site" or (b.path and Path(b.path).resolve() == path.resolve() and b.line in lines))]
         assert hits, detail
+        # and none of the rule's own kind of break in the example escapes its findings: each lies in a span
+        spans = {n for f in findings for n in range(f.line, max(f.end_line, f.line) + 1)}
+        missed = [b for b in obs.breaks if wanted & set(b.gb_types) and b.path and
+                  Path(b.path).resolve() == path.resolve() and b.line not in spans]
+        assert rule.scope == "site" or not missed, detail + f"\nbreaks outside every finding: {missed}"
         if rule.scope == "region":
             strict = observe(str(path), example.calls, fullgraph=True)
             raised = strict.error is not None

@@ -1,10 +1,76 @@
-"""What torch 2.13.0's Dynamo does when compiled code calls a method of an optimizer or a
-learning-rate scheduler, measured by bench/torch_methods.py under real Dynamo: do not edit by hand.
+"""What torch 2.13.0's Dynamo does when compiled code calls a method of an optimizer, a
+learning-rate scheduler or a standard-library lock, queue or event, measured by bench/torch_methods.py
+under real Dynamo: do not edit by hand.
 Class -> method -> the gb_type of the graph break at the call ("" where it is traced)."""
 
 TORCH_VERSION = '2.13.0'
 
 METHOD_BREAKS = {
+    'queue.LifoQueue': {
+        'empty': 'Unsupported context manager',
+        'full': 'Unsupported context manager',
+        'get': 'Unsupported context manager',
+        'get_nowait': 'Unsupported context manager',
+        'put': 'Unsupported context manager',
+        'put_nowait': 'Unsupported context manager',
+        'qsize': 'Unsupported context manager',
+        'task_done': 'Unsupported context manager',
+    },
+    'queue.PriorityQueue': {
+        'empty': 'Unsupported context manager',
+        'full': 'Unsupported context manager',
+        'get': 'Unsupported context manager',
+        'get_nowait': 'Unsupported context manager',
+        'put': 'Unsupported context manager',
+        'put_nowait': 'Unsupported context manager',
+        'qsize': 'Unsupported context manager',
+        'task_done': 'Unsupported context manager',
+    },
+    'queue.Queue': {
+        'empty': 'Unsupported context manager',
+        'full': 'Unsupported context manager',
+        'get': 'Unsupported context manager',
+        'get_nowait': 'Unsupported context manager',
+        'put': 'Unsupported context manager',
+        'put_nowait': 'Unsupported context manager',
+        'qsize': 'Unsupported context manager',
+        'task_done': 'Unsupported context manager',
+    },
+    'queue.SimpleQueue': {
+        'empty': 'Unsupported method call',
+        'get': 'Unsupported method call',
+        'get_nowait': 'Unsupported method call',
+        'put': 'Unsupported method call',
+        'put_nowait': 'Unsupported method call',
+        'qsize': 'Unsupported method call',
+    },
+    'threading.BoundedSemaphore': {
+        'acquire': 'Unsupported context manager',
+        'release': 'Unsupported context manager',
+    },
+    'threading.Condition': {
+        'acquire': 'Unsupported method call',
+        'release': 'Unsupported method call',
+    },
+    'threading.Event': {
+        'clear': 'Unsupported context manager',
+        'is_set': '',
+        'set': 'Unsupported context manager',
+        'wait': 'Unsupported context manager',
+    },
+    'threading.Lock': {
+        'acquire': 'Unsupported method call',
+        'locked': 'Unsupported method call',
+        'release': 'Unsupported method call',
+    },
+    'threading.RLock': {
+        'acquire': 'Unsupported method call',
+        'release': 'Unsupported method call',
+    },
+    'threading.Semaphore': {
+        'acquire': 'Unsupported context manager',
+        'release': 'Unsupported context manager',
+    },
     'torch.optim.ASGD': {
         'add_param_group': 'Attempted to inline function marked as skipped',
         'load_state_dict': 'Attempted to inline function marked as skipped',

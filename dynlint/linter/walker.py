@@ -171,13 +171,16 @@ class Context:
 
     def report(self, rule, node: cst.CSTNode, message: str, gb_types: Optional[Sequence[str]] = None,
                autofix=None, at: Optional[Tuple[int, int, int, int]] = None,
-               related: Sequence[tuple] = (), pattern: str = "") -> None:
+               related: Sequence[tuple] = (), pattern: str = "", through: Optional[cst.CSTNode] = None) -> None:
         """`autofix`: a rule's fix plan (title, safety, edits as (node of this unit, replacement) pairs,
         imports), turned into file edits here. `at`: the finding's span in the file when it stands elsewhere
         than `node` (a recompile finding at the guard Dynamo names); `related`: (line, column, what happens
         there) of this file, or (path, line, column, what) of another (findings at one place are merged per
-        file: linter/finding.merge_related)."""
+        file: linter/finding.merge_related). `through`: the span runs on to the end of this node (a decorated
+        class: from its first decorator, where the class body's own frame starts, to its name)."""
         line, col, end_line, end_col = at or self.position(node)
+        if through is not None and at is None:
+            end_line, end_col = self.position(through)[2:]
         more = tuple(r if len(r) == 4 else (self.path, *r) for r in related)   # (path,) line, column, what
         chain = self.region_chain() if at is None else ()
         self.findings.append(Finding(

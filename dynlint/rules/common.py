@@ -144,11 +144,13 @@ class TorchRule(Rule):
 
     def report(self, node: cst.CSTNode, message: Optional[str] = None, **fmt) -> None:
         """`fmt`: the message's placeholders, and optionally `pattern`, the key of the finding's per-release
-        behaviour (by default the call the message names: call_pattern)."""
+        behaviour (by default the call the message names: call_pattern), and `through`, a node the span runs
+        on to."""
         if self.scope in ("region", "frame") and (self.in_untraced_function() or self.dead_under_dynamo(node) or
                                        self._after_skip(node)):
             return
         pattern = fmt.pop("pattern", None)
+        through = fmt.pop("through", None)          # the span runs on to this node's end (walker.report)
         pattern = call_pattern(fmt) if pattern is None else pattern
         message = message or self.format_message(**fmt)
         gb_types: Sequence[str] = self.gb_types
@@ -159,7 +161,7 @@ class TorchRule(Rule):
                 message += f" — inside {kind}, so Dynamo {SKIPS_FRAME} and runs it eagerly"
                 gb_types = tuple(gb_types) + ((extra,) if extra else ())
                 self._mark_skip(node)
-        self.ctx.report(self, node, message, gb_types, autofix=self.plan_fix(node), pattern=pattern)
+        self.ctx.report(self, node, message, gb_types, autofix=self.plan_fix(node), pattern=pattern, through=through)
 
     def _chain(self, node: cst.CSTNode) -> list:
         """The ancestors of `node`, the node being visited (an `if`, reporting its test) included, and `node`."""

@@ -135,8 +135,9 @@ class IteratorPassedToCompiledCode(TorchRule):
     why = """
         Dynamo traces iteration over lists, tuples, dicts, ranges and iterators it created itself; an iterator
         object that exists before the frame starts (a generator, a `map`/`zip`/`enumerate` object, a dict view)
-        has C-level state it cannot model. Its first `for`, `next()` or `list()` breaks the graph (`missing
-        tp_iter`, `Missing tp_iternext`); a `for` loop makes Dynamo skip the whole function.
+        has C-level state it cannot model. Each `next()` or `list()` of it breaks the graph (`missing tp_iter`,
+        `Missing tp_iternext`) and the code after it resumes, where the next one breaks again; a `for` loop
+        over it makes Dynamo skip the rest of the frame, so nothing after that is traced.
     """
     INVALID = [Example("""
         import torch
@@ -193,24 +194,25 @@ class IteratorPassedToCompiledCode(TorchRule):
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
-        self._reported = set()
+        self._skipped = set()
 
     def visit_For(self, node: cst.For) -> None:
-        self._check(node.iter)
+        self._check(node.iter, skips=True)
 
     def visit_Call(self, node: cst.Call) -> None:
         if isinstance(node.func, cst.Name) and node.func.value in ITERATING_CALLS and node.args and \
                 not node.args[0].keyword:
-            self._check(node.args[0].value)
+            self._check(node.args[0].value, skips=False)
 
-    def _check(self, value: cst.BaseExpression) -> None:
+    def _check(self, value: cst.BaseExpression, skips: bool) -> None:
         fn = self.ctx.functions[-1] if self.ctx.functions else None
         if not (isinstance(value, cst.Name) and isinstance(fn, cst.FunctionDef)):
             return                      # (a function nested in the compiled one has a qualname of its own)
         passed = self.ctx.analysis(iterators_passed_in).get(self.ctx.qualname, {})
         param = value.value
-        # the first use that steps one is where Dynamo breaks (`parts = list(parts)` included); after it the
-        # frame is skipped or resumed elsewhere, so one finding per function
-        if param in passed and fn not in self._reported:
-            self._reported.add(fn)
+        # every use that steps one breaks (`next(it)`, `list(it)`: the code after it resumes and breaks again at
+        # the next); a `for` over one skips the rest of the frame: nothing after it is traced
+        if param in passed and fn not in self._skipped:
+            if skips:
+                self._skipped.add(fn)
             self.report(value, param=param, line=passed[param])
