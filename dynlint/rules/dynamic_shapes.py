@@ -13,6 +13,9 @@ DYNAMIC = "Dynamic shape operator"
 DATA_OP = "Data dependent operator"
 VALUE_SHAPED = frozenset({"nonzero", "masked_select", "unique", "unique_consecutive", "argwhere", "bincount"})
 TENSOR_ONLY_SHAPED = frozenset({"nonzero", "argwhere"})      # no Python value has these methods
+# NumPy's, which Dynamo runs as torch (`torch._numpy`) whatever the array, a module's constant one included
+# (measured: each breaks at the call, `Dynamic shape operator`); `numpy.where` with one argument too
+NUMPY_VALUE_SHAPED = frozenset({"numpy.unique", "numpy.nonzero", "numpy.flatnonzero", "numpy.bincount"})
 
 
 @register
@@ -31,7 +34,9 @@ class DataDependentShapeOp(TorchRule):
         `capture_dynamic_output_shape_ops=False` Dynamo ends the graph at the op (`Dynamic shape operator`)
         and everything after it is traced again per call with new sizes. `.nonzero()` and `.argwhere()` are
         methods of tensors alone (a NumPy array in traced code is a tensor to Dynamo), so their receiver need
-        not be known to be one: only a known Python value is left alone.
+        not be known to be one: only a known Python value is left alone. NumPy's own (`np.unique`,
+        `np.nonzero`, `np.flatnonzero`, `np.bincount`, one-argument `np.where`) break the same way: Dynamo runs
+        NumPy in traced code as torch, on any array.
     """
     INVALID = [
         Example("""
@@ -49,6 +54,15 @@ class DataDependentShapeOp(TorchRule):
             def distinct(x):
                 return x.unique().sum()
         """, "distinct(torch.tensor([1.0, 1.0, 2.0]))"),
+        Example("""
+            import numpy as np
+            import torch
+
+            @torch.compile
+            def occupied_cells(points):
+                grid = np.floor(points.numpy() * 4)
+                return torch.from_numpy(np.unique(grid, axis=0))     # NumPy runs as torch here
+        """, "occupied_cells(torch.rand(16, 2))"),
         Example("""
             import torch
 
@@ -76,6 +90,8 @@ class DataDependentShapeOp(TorchRule):
             self.report(node, op=name)
         elif name == "torch.where" and len(node.args) == 1:
             self.report(node, op="torch.where(cond)")
+        elif name in NUMPY_VALUE_SHAPED or (name == "numpy.where" and len(node.args) == 1):
+            self.report(node, op=f"{name}{'(cond)' if name == 'numpy.where' else ''}")
         elif name in ("torch.nn.functional.ctc_loss", "torch.ctc_loss"):
             pos, kw = call_args(node)
             lengths = pos[2:4] + [kw[k] for k in ("input_lengths", "target_lengths") if k in kw]
@@ -125,6 +141,14 @@ class BooleanMaskIndexing(TorchRule):
                 valid = (labels != -100) & ~torch.isnan(loss)
                 return loss[valid].mean()
         """, "masked_loss(torch.ones(4), torch.tensor([1, -100, 2, 3]))"),
+        Example("""
+            import torch
+
+            @torch.compile
+            def drop_small(boxes, min_size: float):
+                wh = boxes[:, 2:] - boxes[:, :2]
+                return boxes[(wh >= min_size).all(dim=1)]       # all/any give a boolean tensor
+        """, "drop_small(torch.rand(6, 4), 0.1)"),
     ]
     VALID = [Example("""
         import torch

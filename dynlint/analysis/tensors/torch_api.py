@@ -109,10 +109,11 @@ BOOL_TORCH_FUNCS = frozenset({"torch.isnan", "torch.isinf", "torch.isfinite", "t
                               "torch.logical_and", "torch.logical_or", "torch.logical_not", "torch.logical_xor",
                               "torch.eq", "torch.ne", "torch.gt", "torch.lt", "torch.ge", "torch.le",
                               "torch.greater", "torch.less", "torch.isin", "torch.isclose", "torch.isreal",
-                              "torch.signbit"})
+                              "torch.signbit", "torch.all", "torch.any"})
+# (`all`/`any`, with a dim or without, give a boolean tensor: torch's signature, a uint8 input aside)
 BOOL_METHODS = frozenset({"isnan", "isinf", "isfinite", "isposinf", "isneginf", "logical_and", "logical_or",
                           "logical_not", "logical_xor", "eq", "ne", "gt", "lt", "ge", "le", "greater", "less",
-                          "bool", "isclose", "signbit"})
+                          "bool", "isclose", "signbit", "all", "any"})
 BOOL_CREATORS = frozenset({"zeros", "ones", "full", "empty", "zeros_like", "ones_like", "full_like", "empty_like",
                            "rand_like", "tensor", "as_tensor"})
 # Methods that rearrange or copy a tensor's elements and keep their dtype: a mask stays a mask.
