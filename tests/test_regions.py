@@ -351,3 +351,48 @@ def test_a_method_called_on_a_parameter_runs_the_class_its_callers_pass(tmp_path
     other = PARAMETER.replace("model, metrics = nn.Linear(6, 4), RunningMetrics()",
                               "model, metrics = nn.Linear(6, 4), Other()")
     assert not [f for f in check_source(other, filename="param.py").findings if f.code == "DYN201"]
+
+
+PROTOCOL = '''
+import torch
+
+
+class NoiseStream:
+    def __init__(self, n):
+        self.left = torch.tensor(n)
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        return torch.randn(3) * self.left.item()
+
+
+def perturb(x, noise):
+    return x + next(noise)
+
+
+def main():
+    local = NoiseStream(2)
+    step = torch.compile(perturb)
+    for _ in range(2):
+        step(torch.randn(3), NoiseStream(3))
+    return local
+'''
+
+
+def test_next_len_and_iter_run_the_method_of_the_class_they_are_given(tmp_path):
+    """Principle: `next(noise)` calls `type(noise).__next__` (as `len` and `iter` call `__len__`, `__iter__`),
+    which Dynamo inlines like any method: the `.item()` in the `__next__` of the class every caller passes
+    breaks the compiled graph (real Dynamo); a class nobody passes is not traced."""
+    pytest.importorskip("torch")
+    from dynlint.compiler import harness
+    path = tmp_path / "proto.py"
+    path.write_text(PROTOCOL)
+    item = next(i for i, line in enumerate(PROTOCOL.splitlines(), 1) if ".item()" in line)
+    found = {(f.line, f.code) for f in check_source(PROTOCOL, filename="proto.py").findings}
+    assert (item, "DYN201") in found, found
+    obs = harness.observe(str(path), ["main()"])
+    assert obs.error is None and item in obs.break_lines(str(path))
+    untraced = PROTOCOL.replace("return x + next(noise)", "return x + 1")
+    assert not [f for f in check_source(untraced, filename="proto.py").findings if f.code == "DYN201"]

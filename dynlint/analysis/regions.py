@@ -220,13 +220,7 @@ def call_edges(project: Project, ref: FuncRef, nested: Dict[str, Dict[str, List[
     out: List[Tuple[Optional[CallSite], FuncRef]] = [(None, (path, n)) for n in nested[path].get(q, ())]
     for c in fn.calls:
         if c.kind == "name":
-            r = project.resolve(ix, c.target, q)
-            if r and r[0] == "function":
-                out.append((c, r[1]))
-            elif r is None and c.target.endswith(".apply"):
-                out += [(c, f) for f in _autograd_function(project, ix, c.target[:-len(".apply")])]
-            elif r is None:
-                out += [(c, m) for m in _parameter_method(project, ix, fn, c.target)]
+            out += [(c, f) for f in _name_targets(project, ix, fn, c)]
         elif c.kind == "self" and fn.cls:
             attr, _, meth = c.target.partition(".")
             if not meth:
@@ -252,6 +246,21 @@ def call_edges(project: Project, ref: FuncRef, nested: Dict[str, Dict[str, List[
     return out
 
 
+def _name_targets(project: Project, ix: ModuleIndex, fn: FunctionInfo, c: CallSite) -> List[FuncRef]:
+    """What a call of a dotted name runs: a project function, an autograd Function's forward and backward, the
+    protocol method `next(x)` / `len(x)` / `iter(x)` calls, or a method of a parameter's class."""
+    r = project.resolve(ix, c.target, fn.qualname)
+    if r and r[0] == "function":
+        return [r[1]]
+    if r is not None:
+        return []
+    if c.target.endswith(".apply"):
+        return _autograd_function(project, ix, c.target[:-len(".apply")])
+    if c.target in PROTOCOL and c.args and c.args[0]:
+        return _protocol_method(project, ix, fn, c.args[0], PROTOCOL[c.target])
+    return _parameter_method(project, ix, fn, c.target)
+
+
 def _parameter_method(project: Project, ix: ModuleIndex, fn: FunctionInfo, target: str) -> List[FuncRef]:
     """`metrics.update(...)` where `metrics` is a parameter: the method of the project classes the project's
     callers construct and pass for it (`held.passed_constructions`, calls through `torch.compile(f)` included)."""
@@ -259,6 +268,19 @@ def _parameter_method(project: Project, ix: ModuleIndex, fn: FunctionInfo, targe
     if not meth or "." in meth or head not in fn.params or head in fn.instances or head in ("self", "cls"):
         return []
     return [m for p, cls in _passed_classes(project, ix, fn, head) for m in [project.method(p, cls, meth)] if m]
+
+
+# builtins that call a method of their argument's class, which Dynamo inlines as it does any method
+PROTOCOL = {"next": "__next__", "iter": "__iter__", "len": "__len__"}
+
+
+def _protocol_method(project: Project, ix: ModuleIndex, fn: FunctionInfo, arg: str, method: str) -> List[FuncRef]:
+    """`next(noise)`: the `__next__` of the project class `noise` holds (a local construction, or what every
+    caller passes for a parameter)."""
+    if arg in fn.instances:
+        found = [project.resolve(ix, ctor) for ctor in fn.instances[arg]]
+        return [m for r in found if r and r[0] == "class" for m in [project.method(r[1][0], r[1][1].name, method)] if m]
+    return _parameter_method(project, ix, fn, f"{arg}.{method}")
 
 
 AUTOGRAD_FUNCTION = ("torch.autograd.Function", "torch.autograd.function.Function")

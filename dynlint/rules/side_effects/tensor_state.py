@@ -190,7 +190,8 @@ class RequiresGradMutation(TorchRule):
         halfway. Dynamo breaks at `t.requires_grad = ...` (`setattr() on Tensor.requires_grad`) and at
         `requires_grad_()` (`Unsupported Tensor.requires_grad_() call`, or `requires_grad_() intermediate
         leaked as output` for a returned intermediate). Freezing parameters in a loop inside `forward`
-        makes Dynamo skip the whole function.
+        makes Dynamo skip the whole function. A tensor made inside the traced code and kept there
+        (`y = x.detach().requires_grad_()` for a gradient the function takes itself) is traced.
     """
     INVALID = [
         Example("""
@@ -216,8 +217,34 @@ class RequiresGradMutation(TorchRule):
 
             model = torch.compile(Frozen())
         """, "model(torch.ones(2, 4))"),
+        Example("""
+            import torch
+
+            @torch.compile
+            def as_leaf(x):
+                y = x * 2
+                y.requires_grad_()          # an intermediate that leaves the graph as an output
+                return y
+        """, "as_leaf(torch.ones(4))"),
+        Example("""
+            import torch
+
+            @torch.compile
+            def input_grad(x):
+                y = x.detach()
+                y.requires_grad_(True)      # live when the graph ends at autograd.grad: an output
+                (g,) = torch.autograd.grad((y * y).sum(), y)
+                return g
+        """, "input_grad(torch.ones(4))"),
     ]
     VALID = [Example("""
+        import torch
+
+        @torch.compile
+        def energy_grad(x):
+            y = x.detach().requires_grad_()     # made here and kept inside: traced
+            return (y * 3).sum().detach() + 1
+    """, "energy_grad(torch.ones(4))"), Example("""
         import torch
 
         class Frozen(torch.nn.Module):
@@ -239,8 +266,72 @@ class RequiresGradMutation(TorchRule):
                 return
 
     def visit_Call(self, node: cst.Call) -> None:
-        if self.method_name(node) == "requires_grad_" and not (self.call_name(node) or "").startswith("torch."):
+        if self.method_name(node) == "requires_grad_" and not (self.call_name(node) or "").startswith("torch.") \
+                and not self._kept_inside(node):
             self.report(node)
+
+    def _kept_inside(self, node: cst.Call) -> bool:
+        """`requires_grad_()` on a tensor made in the traced code (`x.detach().requires_grad_()`, a local computed
+        there) that stays inside the graph: Dynamo traces it (measured: no break). An input's (a parameter's, a
+        module's parameter) breaks the graph; so does an intermediate's that becomes an output of the graph:
+        returned, or live across a later break (the `torch.autograd.grad(s, y)` it was made for), unless that
+        break is in a loop, which skips the frame before any graph is made."""
+        fn = self.ctx.functions[-1] if self.ctx.functions else None
+        receiver = node.func.value
+        if not isinstance(fn, cst.FunctionDef):
+            return False
+        if isinstance(receiver, cst.Call):
+            parent = self.ctx.parent()
+            if isinstance(parent, cst.Assign) and len(parent.targets) == 1 and \
+                    isinstance(parent.targets[0].target, cst.Name):
+                return not _leaks(self, fn, parent.targets[0].target.value)
+            return isinstance(parent, cst.Expr)     # (the value itself is dropped)
+        if isinstance(receiver, cst.Name):
+            values = self.tensors.bindings(receiver.value)
+            return bool(values) and all(isinstance(v, (cst.Call, cst.BinaryOperation)) and f is None
+                                        for v, f, _ in values) and not _leaks(self, fn, receiver.value)
+        return False
+
+
+def _leaks(rule: TorchRule, fn: cst.FunctionDef, name: str) -> bool:
+    """`name` leaves `fn`'s graph: some `return` of `fn` (not of a function inside it) hands it back, alone or in a
+    tuple, list or dict, or an autograd call outside any loop is given it (the graph ends there, `name` live)."""
+    found = []
+
+    def named(items) -> bool:
+        return any(isinstance(i, cst.Name) and i.value == name for i in items)
+
+    class Uses(cst.CSTVisitor):
+        loops = 0
+
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+            return node is fn
+
+        def visit_Lambda(self, node: cst.Lambda) -> bool:
+            return False
+
+        def visit_For(self, node: cst.For) -> None:
+            self.loops += 1
+
+        def leave_For(self, node: cst.For) -> None:
+            self.loops -= 1
+
+        visit_While, leave_While = visit_For, leave_For
+
+        def visit_Return(self, node: cst.Return) -> None:
+            value = node.value
+            items = [e.value for e in value.elements] if isinstance(value, (cst.Tuple, cst.List)) else \
+                [e.value for e in value.elements if isinstance(e, cst.DictElement)] if isinstance(value, cst.Dict) \
+                else [value]
+            found.append(named(items))
+
+        def visit_Call(self, node: cst.Call) -> None:
+            if not self.loops and (rule.call_name(node) or "") in AUTOGRAD_CALLS:
+                found.append(named(a.value for a in node.args) or any(
+                    isinstance(a.value, (cst.Tuple, cst.List)) and named(e.value for e in a.value.elements)
+                    for a in node.args))
+    fn.visit(Uses())
+    return any(found)
 
 
 @register
