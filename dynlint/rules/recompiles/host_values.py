@@ -15,6 +15,15 @@ from dynlint.rules.common import TorchRule
 
 
 HOST_VALUES = ("DYN201", "DYN202", "DYN203")       # .item(), int(t)/float(t), .tolist(): their breaks
+# a Python number made where the graph breaks on a call Dynamo does not trace: `math.exp(t)` of a tensor
+# (DYN205), a NumPy draw torch's NumPy layer lacks (`np.random.beta(a, a)`, DYN405)
+NUMBER_BREAKS = ("DYN205", "DYN405")
+# NumPy draws that give one number: a distribution's with no `size`, or a bare `np.random.rand()`
+# (`np.random.permutation(a)` and any draw with a size give an array, which Dynamo turns into a tensor)
+# (draw -> its parameters before `size`: more positional arguments than that pass a size)
+SCALAR_DRAWS = {"beta": 2, "uniform": 2, "normal": 2, "gamma": 2, "binomial": 2, "randint": 2, "lognormal": 2,
+                "laplace": 2, "logistic": 2, "vonmises": 2, "exponential": 1, "poisson": 1, "triangular": 3,
+                "rand": 0, "randn": 0, "random": 0, "random_sample": 0, "standard_normal": 0}
 
 
 GUARD, HANDED = "guard", "handed"
@@ -82,8 +91,10 @@ class HostValueGuardedAfterBreak(TorchRule):
     recompiles = True
     severity = "note"
     why = """
-        A `.tolist()`, `.item()` or `int(tensor)` that breaks the graph ends the graph there; Dynamo resumes
-        the function after it in a frame of its own whose inputs include the Python values just made. The
+        A `.tolist()`, `.item()` or `int(tensor)` that breaks the graph ends the graph there (so does
+        `math.exp(t)` of a tensor, or a NumPy draw torch's NumPy layer lacks, `np.random.beta(a, a)`, each
+        making a Python number); Dynamo resumes the function after it in a frame of its own whose inputs
+        include the Python values just made. The
         resumed code is specialised on them (split sizes, a loop bound, a condition, a number in arithmetic with
         a tensor) and guarded, so the first call whose data give other values recompiles; then they become
         dynamic (docs/guards.md, "values after a break"). Routing counts in mixture-of-experts layers change on
@@ -104,7 +115,16 @@ class HostValueGuardedAfterBreak(TorchRule):
         def normalise(x):
             peak = x.abs().max().item()
             return x / (peak + 1e-6)            # arithmetic with a tensor: `peak` is a constant of the graph
-    """, "normalise(torch.tensor([1.0, -2.0]))", "normalise(torch.tensor([3.0, 1.0]))")]
+    """, "normalise(torch.tensor([1.0, -2.0]))", "normalise(torch.tensor([3.0, 1.0]))"), Example("""
+        import math
+
+        import torch
+
+        @torch.compile
+        def tempered(logits, temperature):
+            t = math.exp(temperature.log())     # a Python float, made where the graph breaks
+            return logits / t
+    """, "tempered(torch.randn(3), torch.tensor(2.0))", "tempered(torch.randn(3), torch.tensor(3.0))")]
     VALID = [Example("""
         import torch
 
@@ -127,11 +147,20 @@ class HostValueGuardedAfterBreak(TorchRule):
         return not (cls and project is not None and
                     any(b in AUTOGRAD_FUNCTION for b in project.external_bases(self.ctx.path, cls)))
 
+    def _number_call(self, call: cst.Call) -> bool:
+        """`math.exp(t)` (any `math` function: its result is a number), or a NumPy draw of one number."""
+        name = self.call_name(call) or ""
+        draw = name[len("numpy.random."):] if name.startswith("numpy.random.") else ""
+        return name.startswith("math.") or (draw in SCALAR_DRAWS and not any(
+            a.keyword and a.keyword.value == "size" for a in call.args) and
+            sum(a.keyword is None for a in call.args) <= SCALAR_DRAWS[draw])
+
     def visit_Assign(self, node: cst.Assign) -> None:
         value = node.value
         host = self._resumable() and isinstance(value, cst.Call) and (
             (isinstance(value.func, cst.Attribute) and value.func.attr.value in ("tolist", "item")) or
-            (isinstance(value.func, cst.Name) and value.func.value in ("int", "float", "bool")))
+            (isinstance(value.func, cst.Name) and value.func.value in ("int", "float", "bool")) or
+            self._number_call(value))
         if host and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
             key = (self.ctx.qualname, node.targets[0].target.value)
             self.made[key] = self.ctx.position(node)[0]
@@ -152,7 +181,7 @@ class HostValueGuardedAfterBreak(TorchRule):
             self.read[key] = node if kind == GUARD else None
 
     def finish(self, findings) -> None:
-        breaks = {f.line for f in findings if f.code in HOST_VALUES}
+        breaks = {f.line for f in findings if f.code in HOST_VALUES + NUMBER_BREAKS}
         for key, node in self.read.items():
             if node is not None and self.made[key] in breaks:
                 self.ctx.report(self, node, self.format_message(name=key[1], line=self.made[key],
