@@ -1,6 +1,7 @@
 """Write dynlint/analysis/torch_methods.py: what real Dynamo does when compiled code calls a method of a torch
 optimizer or learning-rate scheduler (`opt.zero_grad()`, `opt.step()`, `sched.step()`), or of one of the
-standard library's locks, queues and events (`q.put(t)`, `lock.acquire()`, `done.set()`).
+standard library's locks, queues and events (`q.put(t)`, `lock.acquire()`, `done.set()`), of NumPy's random
+generators (`rng.integers(0, n)`) or of torch's gradient scaler (`scaler.step(opt)`).
 
     python bench/torch_methods.py            # measure on the torch installed here and write the table
     python bench/torch_methods.py --check    # exit 1 if the table differs from what this torch does
@@ -50,8 +51,27 @@ SYNC_OBJECTS = {"queue.Queue": FULL_QUEUE_CALLS, "queue.LifoQueue": FULL_QUEUE_C
                 "threading.Semaphore": LOCK_CALLS, "threading.BoundedSemaphore": LOCK_CALLS,
                 "threading.Condition": LOCK_CALLS,
                 "threading.Event": {"set": ("", ""), "clear": ("", ""), "wait": ("0", ""), "is_set": ("", "")}}
+# constructor expressions where the name alone does not build one
+BUILT = {"numpy.random.default_rng": "numpy.random.default_rng(0)", "numpy.random.RandomState":
+         "numpy.random.RandomState(0)", "torch.amp.GradScaler": "torch.amp.GradScaler('cpu')"}
+# NumPy's random generators (every draw a C method) and torch's gradient scaler (its file is skipped); its step and
+# update need a scaled backward first
+SCALED = "obj.scale(model(torch.randn(2, 4)).sum()).backward()"
+RNG_CALLS = {"random": ("", ""), "integers": ("0, 4", ""), "beta": ("0.4, 0.4", ""), "normal": ("size=3", ""),
+             "uniform": ("", ""), "choice": ("4", ""), "permutation": ("4", "")}
+OTHER_OBJECTS = {"numpy.random.default_rng": RNG_CALLS,
+                 "numpy.random.RandomState": {"rand": ("", ""), "randn": ("", ""), "randint": ("4", ""),
+                                              "uniform": ("", ""), "beta": ("0.4, 0.4", ""), "normal": ("", ""),
+                                              "choice": ("4", ""), "permutation": ("4", "")},
+                 "torch.amp.GradScaler": {"scale": ("y.sum()", ""), "unscale_": ("opt", "obj.scale(torch.ones(()))"),
+                                          "step": ("opt", SCALED), "update": ("", SCALED + "; obj.step(opt)"),
+                                          "get_scale": ("", "")}}
 
 PROBE = """
+import queue
+import threading
+
+import numpy
 import torch
 from torch import nn
 import torch.optim.lr_scheduler
@@ -111,10 +131,8 @@ def measure() -> dict:
                            "1.0" if (name, m) == ("ReduceLROnPlateau", "step") else a)     # (the metric)
             for m, a in SCHEDULER_CALLS.items()}
     sgd = "torch.optim.SGD(model.parameters(), lr=0.01)"
-    for ctor, calls in SYNC_OBJECTS.items():
-        module, name = ctor.split(".")
-        table[ctor] = {m: measure_one(sgd, f"__import__({module!r}).{name}()", m, a, setup)
-                       for m, (a, setup) in calls.items()}
+    for ctor, calls in {**SYNC_OBJECTS, **OTHER_OBJECTS}.items():
+        table[ctor] = {m: measure_one(sgd, BUILT.get(ctor, ctor + "()"), m, a, setup) for m, (a, setup) in calls.items()}
     table = {cls: {m: gb for m, gb in methods.items() if gb is not None} for cls, methods in table.items()}
     table = {cls: methods for cls, methods in table.items() if methods}     # (Muon takes 2-d parameters only)
     # a base class, for a value known only by its annotation: the methods every measured subclass breaks on alike
@@ -127,7 +145,8 @@ def measure() -> dict:
 
 def render(version: str, table: dict) -> str:
     lines = [f'"""What torch {version}\'s Dynamo does when compiled code calls a method of an optimizer, a',
-             "learning-rate scheduler or a standard-library lock, queue or event, measured by bench/torch_methods.py",
+             "learning-rate scheduler, a gradient scaler, a NumPy random generator or a standard-library lock, queue",
+             "or event, measured by bench/torch_methods.py",
              "under real Dynamo: do not edit by hand.",
              "Class -> method -> the gb_type of the graph break at the call (\"\" where it is traced).\"\"\"",
              "", f"TORCH_VERSION = {version!r}", "", "METHOD_BREAKS = {"]

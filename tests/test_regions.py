@@ -396,3 +396,44 @@ def test_next_len_and_iter_run_the_method_of_the_class_they_are_given(tmp_path):
     assert obs.error is None and item in obs.break_lines(str(path))
     untraced = PROTOCOL.replace("return x + next(noise)", "return x + 1")
     assert not [f for f in check_source(untraced, filename="proto.py").findings if f.code == "DYN201"]
+
+
+INSTANCE_CALL = '''
+import torch
+
+
+class Jitter:
+    def __init__(self, scale):
+        self.scale = torch.tensor(scale)
+
+    def __call__(self, x):
+        return x * self.scale.item()
+
+
+def main():
+    jitter = Jitter(0.5)
+
+    @torch.compile
+    def augment(x):
+        return jitter(x) + 1
+
+    for _ in range(2):
+        augment(torch.randn(3))
+'''
+
+
+def test_calling_an_instance_runs_its_class_call_method(tmp_path):
+    """Principle: `jitter(x)` where `jitter` holds an instance of a project class runs `type(jitter).__call__`,
+    which Dynamo inlines like any method (here through a closure of the compiled function): its `.item()`
+    breaks the compiled graph (real Dynamo); an instance never called is not traced."""
+    pytest.importorskip("torch")
+    from dynlint.compiler import harness
+    path = tmp_path / "inst.py"
+    path.write_text(INSTANCE_CALL)
+    item = next(i for i, line in enumerate(INSTANCE_CALL.splitlines(), 1) if ".item()" in line)
+    found = {(f.line, f.code) for f in check_source(INSTANCE_CALL, filename="inst.py").findings}
+    assert (item, "DYN201") in found, found
+    obs = harness.observe(str(path), ["main()"])
+    assert obs.error is None and item in obs.break_lines(str(path))
+    untraced = INSTANCE_CALL.replace("return jitter(x) + 1", "return x + 1")
+    assert not [f for f in check_source(untraced, filename="inst.py").findings if f.code == "DYN201"]

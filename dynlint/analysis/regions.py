@@ -14,7 +14,7 @@ from collections import deque
 from typing import Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
 from dynlint.analysis.frames import Frame, Frames
-from dynlint.analysis.held import passed_constructions
+from dynlint.analysis.held import held_by_name, passed_constructions
 from dynlint.analysis.names import COMPILE, DISABLE, OPAQUE, is_module_base, strip_call
 from dynlint.linter.index import CallSite, ClassInfo, FunctionInfo, ModuleIndex
 from dynlint.linter.project import FuncRef, Project
@@ -258,7 +258,21 @@ def _name_targets(project: Project, ix: ModuleIndex, fn: FunctionInfo, c: CallSi
         return _autograd_function(project, ix, c.target[:-len(".apply")])
     if c.target in PROTOCOL and c.args and c.args[0]:
         return _protocol_method(project, ix, fn, c.args[0], PROTOCOL[c.target])
+    if "." not in c.target:
+        return _instance_call(project, ix, fn, c.target)
     return _parameter_method(project, ix, fn, c.target)
+
+
+def _instance_call(project: Project, ix: ModuleIndex, fn: FunctionInfo, name: str) -> List[FuncRef]:
+    """`mix(x, y)` where `mix` holds an instance of a project class with a `__call__` (made in the function, in
+    the one it is nested in, at the module level, or passed by every caller): calling it runs `__call__`, which
+    Dynamo inlines like any method."""
+    out = []
+    for ctor in held_by_name(project, ix, fn, name):
+        r = project.resolve(ix, ctor)
+        m = project.method(r[1][0], r[1][1].name, "__call__") if r and r[0] == "class" else None
+        out += [m] if m else []
+    return out
 
 
 def _parameter_method(project: Project, ix: ModuleIndex, fn: FunctionInfo, target: str) -> List[FuncRef]:

@@ -1,11 +1,31 @@
 """What torch 2.13.0's Dynamo does when compiled code calls a method of an optimizer, a
-learning-rate scheduler or a standard-library lock, queue or event, measured by bench/torch_methods.py
+learning-rate scheduler, a gradient scaler, a NumPy random generator or a standard-library lock, queue
+or event, measured by bench/torch_methods.py
 under real Dynamo: do not edit by hand.
 Class -> method -> the gb_type of the graph break at the call ("" where it is traced)."""
 
 TORCH_VERSION = '2.13.0'
 
 METHOD_BREAKS = {
+    'numpy.random.RandomState': {
+        'beta': 'Unsupported method call',
+        'choice': 'Unsupported method call',
+        'normal': 'Unsupported method call',
+        'permutation': 'Unsupported method call',
+        'rand': 'Unsupported method call',
+        'randint': 'Unsupported method call',
+        'randn': 'Unsupported method call',
+        'uniform': 'Unsupported method call',
+    },
+    'numpy.random.default_rng': {
+        'beta': 'Unsupported method call',
+        'choice': 'Unsupported method call',
+        'integers': 'Unsupported method call',
+        'normal': 'Unsupported method call',
+        'permutation': 'Unsupported method call',
+        'random': 'Unsupported method call',
+        'uniform': 'Unsupported method call',
+    },
     'queue.LifoQueue': {
         'empty': 'Unsupported context manager',
         'full': 'Unsupported context manager',
@@ -70,6 +90,13 @@ METHOD_BREAKS = {
     'threading.Semaphore': {
         'acquire': 'Unsupported context manager',
         'release': 'Unsupported context manager',
+    },
+    'torch.amp.GradScaler': {
+        'get_scale': 'Attempted to inline function marked as skipped',
+        'scale': 'Attempted to inline function marked as skipped',
+        'step': 'Attempted to inline function marked as skipped',
+        'unscale_': 'Attempted to inline function marked as skipped',
+        'update': 'Attempted to inline function marked as skipped',
     },
     'torch.optim.ASGD': {
         'add_param_group': 'Attempted to inline function marked as skipped',

@@ -8,6 +8,7 @@ from dynlint.analysis.tensors.syntax import keyword_arg, np_sized_draw
 from dynlint.analysis.tensors.torch_api import NP_TRACED_DRAWS
 from dynlint.linter.rule import Example, register
 from dynlint.rules.common import SPLITS, TorchRule, call_args, source_of
+from dynlint.rules.held_objects import NUMPY_CLASSES, measured_call, methods_of
 
 DYNAMIC = "Dynamic shape operator"
 DATA_OP = "Data dependent operator"
@@ -329,6 +330,9 @@ class SplitSizesFromTensor(TorchRule):
 NP_TRACED_OTHER = frozenset({"seed", "shuffle"})
 
 
+_GENERATOR_METHODS = methods_of(NUMPY_CLASSES)
+
+
 @register
 class NumpyRandomInCompiledCode(TorchRule):
     """Checks for `np.random` calls Dynamo cannot keep in the graph: scalar draws (`np.random.rand()`,
@@ -344,7 +348,10 @@ class NumpyRandomInCompiledCode(TorchRule):
         torch random ops, but a scalar draw returns a Python float read from a tensor (`Data dependent
         operator`), `np.random.choice` checks its probabilities on the host, and the rest of `np.random`
         (`permutation`, `default_rng`, `binomial`, ...) is not implemented (`attempted to trace numpy
-        function unsupported by PyTorch`): each breaks the graph.
+        function unsupported by PyTorch`): each breaks the graph. So does every draw from a generator made
+        outside the compiled code (`rng = np.random.default_rng(0)`, a `RandomState`): its methods are C
+        methods Dynamo cannot call (`Unsupported method call`, measured per method by
+        `bench/torch_methods.py`).
     """
     INVALID = [
         Example("""
@@ -365,6 +372,19 @@ class NumpyRandomInCompiledCode(TorchRule):
                 order = np.random.permutation(x.shape[0])
                 return x[torch.from_numpy(order)]
         """, "shuffled(torch.ones(4))"),
+        Example("""
+            import numpy as np
+            import torch
+
+            class CutMix:
+                def __init__(self, seed=0):
+                    self.rng = np.random.default_rng(seed)
+
+                @torch.compile
+                def __call__(self, x):
+                    lam = float(self.rng.beta(1.0, 1.0))
+                    return lam * x + (1 - lam) * x.flip(0)
+        """, "CutMix()(torch.ones(4))"),
     ]
     VALID = [Example("""
         import numpy as np
@@ -379,6 +399,10 @@ class NumpyRandomInCompiledCode(TorchRule):
     def visit_Call(self, node: cst.Call) -> None:
         name = self.call_name(node) or ""
         if not name.startswith("numpy.random."):
+            hit = measured_call(self, node, NUMPY_CLASSES, _GENERATOR_METHODS)
+            if hit is not None:         # a draw from a generator made outside: `rng.integers(0, n)`
+                self.report(node, call=f"{source_of(node.func.value)}.{node.func.attr.value}()",
+                            why="is a method of a NumPy random generator, which Dynamo cannot call")
             return
         fn = name[len("numpy.random."):]
         if "." in fn or fn in NP_TRACED_OTHER:

@@ -13,9 +13,14 @@ from dynlint.analysis.torch_methods import METHOD_BREAKS
 from dynlint.linter.rule import Example, register
 from dynlint.rules.common import TorchRule, source_of
 
-# the measured classes of each rule: torch's own (optimizers, schedulers), and the standard library's
+# the measured classes of each rule: torch's own (optimizers, schedulers, the gradient scaler: DYN614), NumPy's
+# random generators (DYN405), and the standard library's locks and queues (DYN616)
 TORCH_CLASSES = frozenset(c for c in METHOD_BREAKS if c.startswith("torch."))
-SYNC_CLASSES = frozenset(METHOD_BREAKS) - TORCH_CLASSES
+NUMPY_CLASSES = frozenset(c for c in METHOD_BREAKS if c.startswith("numpy."))
+SYNC_CLASSES = frozenset(METHOD_BREAKS) - TORCH_CLASSES - NUMPY_CLASSES
+# other names of a measured class (a deprecated alias, the class a factory builds)
+ALIASES = {"torch.cuda.amp.GradScaler": "torch.amp.GradScaler", "torch.amp.grad_scaler.GradScaler":
+           "torch.amp.GradScaler", "numpy.random.Generator": "numpy.random.default_rng"}
 
 
 def held_classes(rule: TorchRule, receiver: cst.BaseExpression, among: frozenset) -> Set[str]:
@@ -28,12 +33,13 @@ def held_classes(rule: TorchRule, receiver: cst.BaseExpression, among: frozenset
         info = ix.functions.get(rule.ctx.qualname)
         held = held_by_name(project, ix, info, receiver.value)
         if not held and info is not None and receiver.value in info.annotations:
-            held = {ix.qualify(a) for a in info.annotations[receiver.value]} & among
+            held = {ALIASES.get(c, c) for c in (ix.qualify(a) for a in info.annotations[receiver.value])} & among
     elif isinstance(receiver, cst.Attribute) and isinstance(receiver.value, cst.Name) and \
             receiver.value.value == "self" and rule.ctx.class_name:
         held = held_by_attribute(project, ix, rule.ctx.class_name, receiver.attr.value)
     else:
         return set()
+    held = {ALIASES.get(c, c) for c in held}
     return held if held and held <= among else set()
 
 
@@ -50,7 +56,7 @@ def measured_call(rule: TorchRule, node: cst.Call, among: frozenset, methods: fr
     return held, found
 
 
-def _methods(classes: frozenset) -> frozenset:
+def methods_of(classes: frozenset) -> frozenset:
     return frozenset(m for c in classes for m in METHOD_BREAKS[c])
 
 
@@ -59,15 +65,15 @@ def _gb_types(classes: frozenset) -> tuple:
 
 
 STEP_BREAK = "Call to `torch._dynamo.graph_break()`"
-_TORCH_METHODS = _methods(TORCH_CLASSES)
+_TORCH_METHODS = methods_of(TORCH_CLASSES)
 
 
 @register
 class OptimizerCallInCompiledCode(TorchRule):
-    """Checks for calls of a torch optimizer's or learning-rate scheduler's methods from compiled code
-    (`opt.zero_grad()`, `opt.step()`, `sched.step()`), where the receiver is known to hold one: made in the
-    function, passed by every caller in the project, captured from an enclosing function, built into
-    `self.<attr>` or handed to `__init__`, or annotated as one. What Dynamo does with each method of each class is
+    """Checks for calls of a torch optimizer's, learning-rate scheduler's or gradient scaler's methods from
+    compiled code (`opt.zero_grad()`, `opt.step()`, `sched.step()`, `scaler.scale(loss)`), where the receiver is
+    known to hold one: made in the function, passed by every caller in the project, captured from an enclosing
+    function, built into `self.<attr>` or handed to `__init__`, or annotated as one. What Dynamo does with each method of each class is
     measured on the installed torch by `bench/torch_methods.py` (`analysis/torch_methods.py`)."""
     code = "DYN614"
     name = "optimizer-call-in-compiled-code"
@@ -83,7 +89,9 @@ class OptimizerCallInCompiledCode(TorchRule):
         `step()` is traced, but it calls `torch._dynamo.graph_break()` before and after its update (so that
         the update compiles as a graph of its own, without autograd): the training step around it is split
         there. A function compiled to run only `opt.step()` is PyTorch's recipe for compiling the update, and
-        its break is expected. Which method breaks, and how, is measured per class on the installed torch.
+        its break is expected. A gradient scaler's file is skipped as well (`scaler.scale(loss)`,
+        `scaler.step(opt)`, `scaler.update()`). Which method breaks, and how, is measured per class on the
+        installed torch.
     """
     INVALID = [Example("""
         import torch
@@ -129,7 +137,19 @@ class OptimizerCallInCompiledCode(TorchRule):
                 y = self.model(x) * 2
                 self.sched.step()
                 return y
-    """, "Trainer(nn.Linear(4, 4)).after_step(torch.randn(2, 4))")]
+    """, "Trainer(nn.Linear(4, 4)).after_step(torch.randn(2, 4))"), Example("""
+        import torch
+        from torch import nn
+
+        model = nn.Linear(4, 4)
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        scaler = torch.amp.GradScaler("cpu")
+
+        @torch.compile
+        def scaled_loss(x):
+            loss = model(x).pow(2).mean()
+            return scaler.scale(loss)           # the scaler's file is skipped by Dynamo
+    """, "scaled_loss(torch.randn(2, 4))")]
     VALID = [Example("""
         import torch
         from torch import nn
@@ -161,7 +181,7 @@ class OptimizerCallInCompiledCode(TorchRule):
                     cls="/".join(sorted(c.rpartition(".")[2] for c in held)))
 
 
-_SYNC_METHODS = _methods(SYNC_CLASSES)
+_SYNC_METHODS = methods_of(SYNC_CLASSES)
 _HOW = {"Unsupported context manager": "it takes a lock inside (a `with` over a `threading.Condition`), a context "
                                        "manager Dynamo does not model",
         "Unsupported method call": "it is a C method Dynamo cannot call"}

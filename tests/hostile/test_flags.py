@@ -5,7 +5,6 @@ that names an existing file. Run as pre-commit runs the hook: the manifest's ent
 import os
 import shlex
 import stat
-from pathlib import Path
 
 import pytest
 import yaml
