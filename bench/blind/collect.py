@@ -34,7 +34,7 @@ def list_probes():
     out = []
     for name in sorted(os.listdir(PROBES)):
         p = os.path.join(PROBES, name)
-        if name.endswith(".py") and name.startswith("p"):
+        if name.endswith(".py") and re.match(r"[a-z]\d+_", name):    # p01_..., t01_...: the probes
             out.append(name[:-3])
         elif os.path.isdir(p) and os.path.exists(os.path.join(p, "__init__.py")):
             out.append(name)
