@@ -83,7 +83,8 @@ BEHAVIOUR = {
         '2.13-2.15': ('break', ('Attempted to call function marked as skipped', 'Unsupported method call')),
     },
     ('DYN314', ''): {
-        '2.11-2.14': ('break', ('Unsupported Tensor.requires_grad_() call', 'setattr() on Tensor.requires_grad')),
+        '2.11': ('break', ('Unsupported Tensor.requires_grad_() call', 'setattr() on Tensor.requires_grad')),
+        '2.12-2.14': ('break', ('Unsupported Tensor.requires_grad_() call', 'requires_grad_() intermediate leaked as output', 'setattr() on Tensor.requires_grad')),
         '2.15': ('break', ('Unsupported Tensor.requires_grad_() call', 'requires_grad_() intermediate leaked as output')),
     },
     ('DYN315', '.backward'): {'2.11-2.15': ('break', ('Unsupported Tensor.backward() call',))},
@@ -113,6 +114,7 @@ BEHAVIOUR = {
         '2.11-2.15': ('break', ('attempted to trace numpy function unsupported by PyTorch',)),
     },
     ('DYN405', 'np.random.uniform'): {'2.11-2.15': ('break', ('Data dependent operator',))},
+    ('DYN405', 'self.rng.beta'): {'2.11-2.15': ('break', ('Unsupported method call',))},
     ('DYN406', ''): {
         '2.11-2.15': ('break', ('Attempted to use `torch.nn.functional.one_hot` with data-dependent output shape',)),
     },
@@ -163,8 +165,8 @@ BEHAVIOUR = {
     },
     ('DYN608', ''): {'2.11-2.15': ('break', ('Call to `torch._dynamo.graph_break()`',))},
     ('DYN609', ''): {
-        '2.11-2.12': ('break', ('Attempted to call function marked as skipped',)),
-        '2.13-2.15': ('break', ('Invalid call to __build_class__',)),
+        '2.11-2.12': ('break', ('Attempted to call function marked as skipped', 'Missing bytecode handler')),
+        '2.13-2.15': ('break', ('Invalid call to __build_class__', 'Missing bytecode handler')),
     },
     ('DYN610', ''): {
         '2.11-2.13': ('break', ('invalid call to builtin op handler', 'sort with non-constant keys')),
@@ -189,10 +191,17 @@ BEHAVIOUR = {
     },
     ('DYN614', 'opt.step'): {'2.11-2.15': ('break', ('Call to `torch._dynamo.graph_break()`',))},
     ('DYN614', 'opt.zero_grad'): {'2.11-2.15': ('break', ('Attempted to inline function marked as skipped',))},
+    ('DYN614', 'scaler.scale'): {'2.11-2.15': ('break', ('Attempted to inline function marked as skipped',))},
     ('DYN614', 'self.sched.step'): {'2.11-2.15': ('break', ('Attempted to inline function marked as skipped',))},
     ('DYN615', ''): {
         '2.11-2.12': ('break', ('Attempted to represent unregistered RemovableHandle', 'Failed to trace builtin operator')),
         '2.13-2.15': ('break', ('Attempted to represent unregistered RemovableHandle', 'setattr() on unsupported type')),
+    },
+    ('DYN616', 'LOCK.acquire'): {'2.11-2.15': ('break', ('Unsupported method call',))},
+    ('DYN616', 'LOCK.release'): {'2.11-2.15': ('break', ('Unsupported method call',))},
+    ('DYN616', 'self.q.put'): {
+        '2.11-2.13': ('break', ('Unsupported context manager',)),
+        '2.14-2.15': ('break', ('Unsupported method call',)),
     },
     ('DYN701', ''): {
         '2.11-2.15': ('break', ('Attempted to call function marked as skipped', 'Unsupported method call')),
@@ -255,6 +264,7 @@ FULLGRAPH_RAISES = {
     'DYN613': {'2.11-2.15': True},
     'DYN614': {'2.11-2.15': True},
     'DYN615': {'2.11-2.15': True},
+    'DYN616': {'2.11-2.15': True},
 }
 # (Dynamo setting the project's code makes, value) -> (rule, pattern) -> release -> what Dynamo did
 # there instead (only where it differs from BEHAVIOUR)
@@ -323,7 +333,8 @@ VALID = {
     ('DYN311', 0): {'2.11-2.15': 'clean'},
     ('DYN312', 0): {'2.11-2.15': 'clean'},
     ('DYN313', 0): {'2.11-2.15': 'clean'},
-    ('DYN314', 0): {'2.11-2.15': 'clean'},
+    ('DYN314', 0): {'2.11': 'break: Unsupported Tensor.requires_grad_() call', '2.12-2.15': 'clean'},
+    ('DYN314', 1): {'2.11-2.15': 'clean'},
     ('DYN315', 0): {'2.11-2.15': 'clean'},
     ('DYN316', 0): {'2.11-2.15': 'clean'},
     ('DYN317', 0): {'2.11-2.15': 'clean'},
@@ -379,6 +390,7 @@ VALID = {
     ('DYN613', 0): {'2.11-2.15': 'clean'},
     ('DYN614', 0): {'2.11-2.15': 'clean'},
     ('DYN615', 0): {'2.11-2.15': 'clean'},
+    ('DYN616', 0): {'2.11-2.15': 'clean'},
     ('DYN701', 0): {'2.11-2.15': 'clean'},
     ('DYN702', 0): {'2.11-2.15': 'clean'},
     ('DYN703', 0): {'2.11-2.15': 'clean'},
