@@ -9,6 +9,7 @@ from typing import Dict, List, Optional, Sequence, Set, Tuple
 import libcst as cst
 
 from dynlint.analysis import guard_lines
+from dynlint.analysis.held import held_by_name
 from dynlint.analysis.names import COMPILE
 from dynlint.linter.walker import children
 from dynlint.rules.common import TorchRule
@@ -97,6 +98,65 @@ def varying(ctx, value: cst.BaseExpression, loops) -> Optional[Tuple[str, str]]:
                 kind = _caller_loop_kind(lines, c.line, c.args[i])
                 if kind:
                     return var, kind
+    return None
+
+
+def loop_changed(loop) -> Set[str]:
+    """The names whose value changes from one iteration of `loop` (a `for` or a `while`) to the next: what a
+    `for` binds; a name the body updates from a value of the previous iteration (`t += dt`, `pos, vel =
+    step(pos, vel)`, or a read of a name the body assigns only further down); and a name the body assigns from
+    one of those (`a = accel(pos)`)."""
+    steps: List[Tuple[Set[str], Set[str]]] = []        # (names bound, names read), in the order of the body
+    stack: List[cst.CSTNode] = [loop.body]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            continue
+        if isinstance(n, cst.Assign):
+            steps.append((set().union(*(names_in(t.target) for t in n.targets)), names_in(n.value)))
+        elif isinstance(n, (cst.AugAssign, cst.AnnAssign)) and n.value is not None:
+            steps.append((names_in(n.target), names_in(n.value) | (
+                names_in(n.target) if isinstance(n, cst.AugAssign) else set())))
+        stack.extend(reversed(list(children(n))))
+    changed = names_in(loop.target) if isinstance(loop, cst.For) else set()
+    for i, (bound, read) in enumerate(steps):
+        later = set().union(*(b for b, _ in steps[i:]))            # bound here or below: last iteration's value
+        if read & later:
+            changed |= bound
+    grew = True
+    while grew:
+        grew = False
+        for bound, read in steps:
+            if read & changed and not bound <= changed:
+                changed |= bound
+                grew = True
+    return changed
+
+
+NUMBER_CASTS = {"float": "float", "int": "int", "round": "int"}
+
+
+def number_read(node: cst.BaseExpression, changed: Set[str]) -> Optional[str]:
+    """"float" or "int" for a Python number read from a value that changes (`float(a.rsqrt())`, `int(n)`,
+    `t.item()`, where the names in `changed` change), or built from one by arithmetic, `min`, `max` or `abs`;
+    None for anything else."""
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "item" \
+            and not node.args:
+        return "float" if names_in(node.func.value) & changed else None
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Name):
+        name = node.func.value
+        if name in NUMBER_CASTS and len(node.args) == 1:
+            return NUMBER_CASTS[name] if names_in(node.args[0].value) & changed else None
+        if name in ("min", "max", "abs") and node.args and not any(a.keyword or a.star for a in node.args):
+            kinds = {number_read(a.value, changed) for a in node.args} - {None}
+            return ("float" if "float" in kinds else "int") if kinds else None
+        return None
+    if isinstance(node, cst.BinaryOperation):
+        kinds = {number_read(node.left, changed), number_read(node.right, changed)} - {None}
+        return ("float" if "float" in kinds or isinstance(node.operator, cst.Divide) else "int") if kinds \
+            else None
+    if isinstance(node, cst.UnaryOperation):
+        return number_read(node.expression, changed)
     return None
 
 
@@ -293,10 +353,15 @@ class SiteBookkeeping(TorchRule):
 
     def _bound_method(self, here, dotted: str) -> Optional[str]:
         """`inst.method` where `inst` is built once from a class of this file, in the function `here` or at the
-        top level (`agent = Agent()` ... `torch.compile(agent.td_target)`): that method's qualname."""
-        ix = self.ctx.index
+        top level (`agent = Agent()` ... `torch.compile(agent.td_target)`), or is a parameter every caller in
+        the project passes one of (`torch.compile(scheduler.step)` in `sample(model, scheduler)`): that
+        method's qualname."""
+        ix, project = self.ctx.index, self.ctx.project
         head, _, attr = dotted.partition(".")
         made = ix.built(head, here)
+        if not made and here is not None and head in here.params and project is not None:
+            held = held_by_name(project, ix, here, head)
+            made = [c for c in ix.classes if ix.qualify(c) in held] if len(held) == 1 else []
         cls = made[0] if len(made) == 1 else ""
         return f"{cls}.{attr}" if cls in ix.classes and f"{cls}.{attr}" in ix.functions and "." not in attr \
             else None

@@ -18,7 +18,8 @@ from dynlint.linter.walker import children
 from dynlint.rules.common import TorchRule, call_args, source_of
 from dynlint.rules.recompiles.tensor_args import tensor_rank
 from dynlint.rules.recompiles.common import (GRAD_OFF, SiteBookkeeping, bound_parameter, call_bindings, defaults_of,
-                                            float_expr, literal_kind, names_in, parameter_names, varying)
+                                             float_expr, literal_kind, loop_changed, names_in, number_read,
+                                             parameter_names, varying)
 
 
 # argument kinds that `torch.compile(dynamic=True)` makes symbolic from the first call: a new value recompiles
@@ -53,7 +54,8 @@ class VaryingScalarArgument(SiteBookkeeping):
         `recompile_limit` (8) is hit, after which the function silently runs eagerly. The finding stands at the
         guard, the line Dynamo's recompile log names; the call is its related location. A local that the loop
         sets once before the call (`freq = w if epoch > 0 else None`) changes as the loop variable does and is
-        judged by what it is set to. The elements of a 1-d tensor (`for t in scheduler.timesteps`) are 0-d
+        judged by what it is set to; so is a number the loop reads anew from the state it updates (`step = 0.5 /
+        (1 + float(x.abs().max()))` in a `while` that reassigns `x`). The elements of a 1-d tensor (`for t in scheduler.timesteps`) are 0-d
         tensors: a graph input, except where the compiled code indexes a tensor with one
         (`self.alphas_cumprod[t]`): Dynamo turns it into a Python int there and guards on its value (`t.item()
         == 900`), so every new value recompiles (`index_select` keeps it in the graph). An argument the compiled
@@ -176,6 +178,22 @@ class VaryingScalarArgument(SiteBookkeeping):
                     loss = kl_loss(x, floor=0.1 if step > 0 else 0.0)
                 return loss
         """, "train(torch.ones(3))"),
+        Example("""
+            import torch
+
+            @torch.compile
+            def relax(x, step):
+                return x - step * x.sin()
+
+            def solve(x, tol=1e-3):
+                err = 1.0
+                while err > tol:
+                    # read anew from the state the loop updates: a new number each call
+                    step = 0.5 / (1.0 + float(x.cos().abs().max()))
+                    x = relax(x, step)
+                    err = float(x.sin().abs().max())
+                return x
+        """, "solve(torch.tensor([0.4, -0.3]))"),
     ]
     VALID = [Example("""
         import torch
@@ -194,6 +212,18 @@ class VaryingScalarArgument(SiteBookkeeping):
                     x = self.step(x, t)
                 return x
     """, "Sampler().sample(torch.ones(3))"), Example("""
+        import torch
+
+        @torch.compile
+        def relax(x, step):
+            return x - step * x.sin()
+
+        def solve(x, w):
+            for _ in range(3):
+                step = 0.5 / (1.0 + float(w.abs().max()))   # from what the loop never changes: one value
+                x = relax(x, step)
+            return x
+    """, "solve(torch.tensor([0.4, -0.3]), torch.ones(2))"), Example("""
         import torch
 
         @torch.compile
@@ -294,7 +324,7 @@ class VaryingScalarArgument(SiteBookkeeping):
         """Report `arg` of the call where it changes between calls and the compiled code reads it (each such
         argument: Dynamo guards each at its own first read); True when reported."""
         value = _bound_in_loop(self.ctx, arg.value, loops, node) or arg.value
-        read = _read_from_tensor(value, loops)
+        read = _read_from_tensor(value, loops) or _changing_number(self.ctx, arg.value, node)
         found = read or varying(self.ctx, value, loops)
         if found is None:
             return False
@@ -512,6 +542,18 @@ def _read_from_tensor(value: cst.BaseExpression, loops) -> Optional[Tuple[str, s
     bound = {n for loop in loops for n in names_in(loop.target)}
     hit = sorted(names_in(inner) & bound)
     return (hit[0], "float") if hit else None
+
+
+def _changing_number(ctx, value: cst.BaseExpression, call: cst.Call) -> Optional[Tuple[str, str]]:
+    """(name, "float" or "int") for a number the innermost loop around the call (a `for` or a `while`) reads
+    anew each iteration from a value that changes (`dt = min(dt_max, float(a.rsqrt()))` with `a` computed from
+    the state the loop updates): a different number every call."""
+    loop = next((b for b in reversed(ctx.blocks) if isinstance(b, (cst.For, cst.While))), None)
+    if loop is None:
+        return None
+    bound = _bound_in_loop(ctx, value, [loop], call) or value
+    kind = number_read(bound, loop_changed(loop))
+    return (source_of(value), kind) if kind else None
 
 
 def _bound_in_loop(ctx, value: cst.BaseExpression, loops, call: cst.Call) -> Optional[cst.BaseExpression]:
@@ -760,7 +802,21 @@ class ScalarArgumentDiffersBetweenCallSites(SiteBookkeeping):
             critic = Critic()
             td = torch.compile(critic.target)       # a method, bound to an instance built here
             return td(reward, obs), td(reward, obs, 0.9)
-    """, "train(torch.ones(3), torch.ones(3, 4))")]
+    """, "train(torch.ones(3), torch.ones(3, 4))"), Example("""
+        import torch
+
+        class Sampler:
+            def step(self, x, eta=0.0):
+                return x + eta * torch.randn_like(x)
+
+        def denoise(sampler, x, eta):
+            step = torch.compile(sampler.step)      # a method of what every caller passes
+            return step(x, eta=eta)
+
+        def main():
+            sampler = Sampler()
+            return denoise(sampler, torch.ones(3), 0.0), denoise(sampler, torch.ones(3), 0.5)
+    """, "main()")]
     VALID = [Example("""
         import torch
 
