@@ -130,6 +130,9 @@ class ClassInfo:
     # method -> those read scalars it changes (`self.step = step`, `self.step += 1`): the methods a training loop
     # or a scheduler calls between compiled calls (neither __init__ nor what forward calls)
     setters: Dict[str, List[str]] = field(default_factory=dict)
+    # method -> the attributes it sets on the modules of the tree (`for m in self.modules(): m.calibrating =
+    # flag`), each as `attr` or, under an `isinstance(m, Cls)` test, `attr:Cls`
+    tree_setters: Dict[str, List[str]] = field(default_factory=dict)
 
 
 @dataclass
@@ -166,7 +169,8 @@ class ModuleIndex:
         return (self.module, self.imports, self.module_instances, self.assigned_calls, calls(self.module_calls),
                 {q: (f.cls, f.decorators, calls(f.calls), f.params, f.instances, f.nested_in, f.compiled)
                  for q, f in self.functions.items()},
-                {n: (c.bases, c.methods, c.attrs, c.registered, c.scalars, c.reads, c.setters, c.param_attrs)
+                {n: (c.bases, c.methods, c.attrs, c.registered, c.scalars, c.reads, c.setters, c.tree_setters,
+                      c.param_attrs)
                  for n, c in self.classes.items()},
                 # where a compiled alias is called: other files' findings name these lines
                 {q: [(c.target, c.line) for c in f.calls if c.target in f.compiled]
@@ -218,6 +222,46 @@ def _scalars_and_reads(node: ast.ClassDef) -> Tuple[Dict[str, str], List[str], D
         if changed:
             setters[name] = sorted(changed)
     return dict(sorted(scalars.items())), sorted(reads), setters
+
+
+MODULE_TREE = frozenset({"modules", "children", "named_modules", "named_children"})
+
+
+def _tree_setters(node: ast.ClassDef) -> Dict[str, List[str]]:
+    """ClassInfo.tree_setters: per method, the attributes a `for` over `self.modules()` (`children()`,
+    `named_modules()`, ...) assigns on the module it binds."""
+    out: Dict[str, List[str]] = {}
+    for method in node.body:
+        if not isinstance(method, ast.FunctionDef) or method.name == "__init__":
+            continue
+        for loop in (n for n in ast.walk(method) if isinstance(n, ast.For)):
+            it, target = loop.iter, loop.target
+            if not (isinstance(it, ast.Call) and isinstance(it.func, ast.Attribute) and it.func.attr in MODULE_TREE
+                    and isinstance(it.func.value, ast.Name) and it.func.value.id == "self"):
+                continue
+            if isinstance(target, ast.Tuple) and target.elts:
+                target = target.elts[-1]                    # `for name, m in self.named_modules()`
+            if not isinstance(target, ast.Name):
+                continue
+            found = set()
+            for n in ast.walk(loop):
+                for t in n.targets if isinstance(n, ast.Assign) else []:
+                    if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == target.id:
+                        found.add(t.attr + _tested_class(loop, target.id))
+            if found:
+                out.setdefault(method.name, []).extend(sorted(found))
+    return out
+
+
+def _tested_class(loop: ast.For, name: str) -> str:
+    """`:Cls` when the loop's body is one `if isinstance(name, Cls):` test, else ""."""
+    first = loop.body[0] if len(loop.body) == 1 else None
+    test = first.test if isinstance(first, ast.If) else None
+    if isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id == "isinstance" and \
+            len(test.args) == 2 and isinstance(test.args[0], ast.Name) and test.args[0].id == name:
+        cls = dotted_name(test.args[1])
+        return f":{cls}" if cls else ""
+    return ""
 
 
 def _init_scalars(init: ast.AST) -> Dict[str, str]:
@@ -388,6 +432,7 @@ class _Indexer(ast.NodeVisitor):
                              start=min([node.lineno] + [d.lineno for d in node.decorator_list]),
                              end=node.end_lineno or node.lineno)
             info.scalars, info.reads, info.setters = _scalars_and_reads(node)
+            info.tree_setters = _tree_setters(node)
             self.ix.classes[node.name] = info
         self.stack.append(("class", node.name))
         self.generic_visit(node)

@@ -187,7 +187,8 @@ class ArgumentSetChangesBetweenCalls(SiteBookkeeping):
 class ModuleAttributeSetBetweenCalls(SiteBookkeeping):
     """Checks for a training loop (or any repeated code) that changes an int, float or bool attribute of a
     compiled module whose `forward` reads it: `model.step = step`, `model.global_step += 1`, or a call of a method of the
-    module that does (`model.advance()`, a scheduler's `set_step(i)`)."""
+    module that does (`model.advance()`, a scheduler's `set_step(i)`), on the module or on the modules of its
+    tree (`model.freeze(True)` looping over `self.modules()`)."""
     code = "DYN506"
     name = "module-attribute-set-between-calls"
     message = ("`{expr}` changes `{attr}`{how}, {what} attribute that the compiled `{cls}.forward` reads: "
@@ -202,7 +203,9 @@ class ModuleAttributeSetBetweenCalls(SiteBookkeeping):
         `recompile_limit` (8) makes it run eagerly, silently. The same int passed as an argument recompiles
         once and then becomes dynamic; a tensor buffer is a graph input and never recompiles. A float
         attribute recompiles once and is then a graph input, a bool compiles one graph per value (both
-        reported, with how often). An attribute that `forward` never reads is not guarded (docs/guards.md).
+        reported, with how often). So does a method of the model that sets the attribute on the modules of
+        its tree (`for m in self.modules(): m.frozen = on`): the compiled model guards it where each
+        submodule's `forward` reads it. An attribute that `forward` never reads is not guarded (docs/guards.md).
     """
     INVALID = [Example("""
         import torch
@@ -222,7 +225,42 @@ class ModuleAttributeSetBetweenCalls(SiteBookkeeping):
             for step in range(10):
                 model.step = step
                 model(x).sum().backward()
-    """, "fit(torch.ones(2, 4))")]
+    """, "fit(torch.ones(2, 4))"), Example("""
+        import torch
+        from torch import nn
+
+        class Gate(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.proj = nn.Linear(4, 4)
+                self.frozen = False
+
+            def forward(self, x):
+                if self.frozen:
+                    return x
+                return x + self.proj(x)
+
+        class Stack(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.a = Gate()
+                self.b = Gate()
+
+            def forward(self, x):
+                return self.b(self.a(x))
+
+            def freeze(self, on):
+                for m in self.modules():        # every Gate of the tree
+                    if isinstance(m, Gate):
+                        m.frozen = on
+
+        def run(x):
+            model = Stack()
+            compiled = torch.compile(model)
+            compiled(x)
+            model.freeze(True)
+            return compiled(x)
+    """, "run(torch.ones(2, 4))")]
     VALID = [Example("""
         import torch
 
@@ -279,17 +317,46 @@ class ModuleAttributeSetBetweenCalls(SiteBookkeeping):
             if attrs and is_module_class(self.ctx.project, path, info.name) and \
                     self._report(node, name, attrs[0], path, info, f" (in `{info.name}.{method}`)"):
                 return
+            for attr, _, only in (e.partition(":") for e in info.tree_setters.get(method, ())):
+                for sub_path, sub in self._submodule_classes(path, info, only):
+                    if self._report(node, name, attr, sub_path, sub, f" on every `{sub.name}` in its tree (in "
+                                    f"`{info.name}.{method}`)", shown=attr):
+                        return
 
-    def _report(self, node, name: str, attr: str, path: str, info, how: str) -> bool:
-        """Report the change of `name.<attr>` if the guard model says it recompiles."""
+    def _submodule_classes(self, path: str, info, only: str):
+        """The project's module classes whose instances the module class `info` builds into its attributes, at
+        any depth (`self.fc1 = QuantLinear(...)`): what `self.modules()` yields; only `only` when given (an
+        `isinstance(m, QuantLinear)` test)."""
+        project = self.ctx.project
+        if project is None:
+            return []
+        out, seen, todo = [], {(path, info.name)}, [(path, info)]
+        while todo:
+            p, c = todo.pop()
+            cix = project.by_path.get(p)
+            for ctor in (x for xs in c.attrs.values() for x in xs) if cix is not None else ():
+                r = project.resolve(cix, ctor)
+                if not r or r[0] != "class" or (r[1][0], r[1][1].name) in seen:
+                    continue
+                seen.add((r[1][0], r[1][1].name))
+                todo.append(r[1])
+                if is_module_class(project, r[1][0], r[1][1].name) and \
+                        (not only or only.rpartition(".")[2] == r[1][1].name):
+                    out.append(r[1])
+        return out
+
+    def _report(self, node, name: str, attr: str, path: str, info, how: str, shown: str = "") -> bool:
+        """Report the change of `name.<attr>` (or of what `shown` names) if the guard model says it
+        recompiles."""
         scalar = info.scalars.get(attr)
         kind = {"float": "module float attribute", "bool": "module bool attribute"}.get(
             scalar or "", module_int(self.ctx.source or ""))
         if scalar is None or attr not in info.reads or not recompiles(kind):
             return False
         reader = f"{info.name}.forward" if path == self.ctx.path else None
-        self.report_at_guard(node, reader, f"self.{attr}", f"`{name}.{attr}` changes here", at_entry=False,
-                             expr=source_of(node), attr=f"{name}.{attr}", cls=info.name, effect=effect(kind), how=how,
+        shown = shown or f"{name}.{attr}"
+        self.report_at_guard(node, reader, f"self.{attr}", f"`{shown}` changes here", at_entry=False,
+                             expr=source_of(node), attr=shown, cls=info.name, effect=effect(kind), how=how,
                              what={"int": "an int", "float": "a float", "bool": "a bool"}[scalar])
         return True
 
