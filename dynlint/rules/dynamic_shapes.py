@@ -150,6 +150,19 @@ class BooleanMaskIndexing(TorchRule):
                 wh = boxes[:, 2:] - boxes[:, :2]
                 return boxes[(wh >= min_size).all(dim=1)]       # all/any give a boolean tensor
         """, "drop_small(torch.rand(6, 4), 0.1)"),
+        Example("""
+            import torch
+            from torch import nn
+
+            class LevelFilter(nn.Module):
+                def forward(self, levels):
+                    kept = []
+                    for logits in levels:           # what the list holds is not known here,
+                        scores = logits.sigmoid()   # but only a tensor has `.sigmoid()`
+                        keep = scores > 0.5
+                        kept.append(scores[keep])
+                    return kept
+        """, "torch.compile(LevelFilter())([torch.randn(4), torch.randn(6)])"),
     ]
     VALID = [Example("""
         import torch

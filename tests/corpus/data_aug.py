@@ -29,7 +29,7 @@ class ColorJitter(nn.Module):
         brightness = np.random.uniform(0.8, 1.2)  # expect: DYN405
         contrast = torch.empty(images.shape[0], 1, 1, 1).uniform_(0.8, 1.2)  # ok
         mean = images.mean(dim=(1, 2, 3), keepdim=True)
-        return ((images - mean) * contrast + mean) * brightness
+        return ((images - mean) * contrast + mean) * brightness  # expect: DYN510
 
 
 class RandomRotate90(nn.Module):

@@ -51,7 +51,7 @@ class ScaleNorm(nn.Module):
     def forward(self, x):
         norm = x.norm(dim=-1, keepdim=True).clamp(min=1e-5)
         spread = math.sqrt(x.var())  # expect: DYN205
-        return self.g * x / norm / spread
+        return self.g * x / norm / spread  # expect: DYN510
 
 
 class WSConv2d(nn.Conv2d):

@@ -39,7 +39,7 @@ def epsilon_greedy(q_values, epsilon: float = 0.1):
 def noisy_logits(logits):
     jitter = np.random.uniform(0.9, 1.1)  # expect: DYN405
     noise = torch.from_numpy(np.random.randn(*logits.shape)).to(logits.dtype)  # ok
-    return logits * jitter + 0.01 * noise
+    return logits * jitter + 0.01 * noise  # expect: DYN510
 
 
 @torch.compile

@@ -890,11 +890,20 @@ class Tensors(CallerKinds):
             base = TENSOR           # `(mask == 0).all()`: a Python bool has no .all(); this is a tensor
         if method in VALUE_METHODS and not (method == "type" and node.args):   # x.type(torch.half)
             return VALUE if base in (TENSOR, WEAK) else UNKNOWN
-        if base == TENSOR:
-            return TENSOR
+        if base == TENSOR or (base == UNKNOWN and method in EVIDENCE_METHODS and not self._names_module(recv)):
+            return TENSOR           # (a method only tensors have, of a value, not of a module: `math.sqrt`)
         if base == WEAK:
             return TENSOR if method in TENSOR_METHODS else WEAK
         return UNKNOWN
+
+    def _names_module(self, recv: cst.BaseExpression) -> bool:
+        """Is `recv` (`math`, `np.linalg`, `F`) reached from an import, a class or a function of the file,
+        rather than a value?"""
+        while isinstance(recv, cst.Attribute):
+            recv = recv.value
+        ix = self.ctx.index
+        return isinstance(recv, cst.Name) and ix is not None and (
+            recv.value in ix.imports or recv.value in ix.classes or recv.value in ix.functions)
 
     def _module_call_kind(self, node: cst.Call, q: str) -> Optional[str]:
         """`math.*`, `torch.*` and `numpy.*` functions called through their module; None for anything else."""
