@@ -149,16 +149,19 @@ def _bound_to_alias(stmt: ast.stmt, names: Set[str]) -> Optional[Set[str]]:
     return out
 
 
-def guard_read(source: str, fn: ast.AST, name: str, depth: int = 0) -> Optional[Span]:
+def guard_read(source: str, fn: ast.AST, name: str, depth: int = 0, after: int = 0) -> Optional[Span]:
     """The span of the read of `name` (a parameter, a global, `self.attr`, `config.attr`) at which Dynamo
     installs its guard when it traces `fn`: the first read in trace order that needs the value. A value handed
-    to a function of the same file is followed into it. None when `fn` never reads it."""
+    to a function of the same file is followed into it. None when `fn` never reads it. `after`: only reads in
+    statements that start below that line (the code Dynamo resumes after a break there)."""
     tree = _tree(source)
     names = {name}
     for stmt in _statements(fn.body):
         alias = _bound_to_alias(stmt, names)
         if alias is not None:
             names |= alias
+            continue
+        if stmt.lineno <= after:
             continue
         if isinstance(stmt, ast.AugAssign) and dotted(stmt.target) in names:
             return span_of(source, stmt.target)         # `self.step += 1` reads it first

@@ -16,6 +16,7 @@ from typing import Callable, Dict, Iterable, List, Optional, Sequence, Set, Tupl
 from dynlint.analysis.frames import Frame, Frames
 from dynlint.analysis.held import held_by_name, passed_constructions
 from dynlint.analysis.names import COMPILE, DISABLE, OPAQUE, is_module_base, strip_call
+from dynlint.analysis.resumed import resumed_guards
 from dynlint.linter.index import CallSite, ClassInfo, FunctionInfo, ModuleIndex
 from dynlint.linter.project import FuncRef, Project
 
@@ -417,6 +418,9 @@ def find_regions(project: Project, mode: str = "auto", entries: Sequence[str] = 
             regions[callee] = extend(regions[ref], callee[1], length[callee])
             queue.append(callee)
     return regions
+
+
+__all__ = ["COMPILED", "find_regions", "find_frames", "resumed_guards", "site_lines"]
 
 
 def find_frames(project: Project, regions: Iterable[FuncRef], text: Callable[[str], Optional[str]],

@@ -57,6 +57,8 @@ class RegionAnalysis(Protocol):
     def find_frames(self, project: Project, regions, text, breaks: Sequence[Finding], kept=None, digest=None
                     ) -> tuple: ...
 
+    def resumed_guards(self, findings: Sequence[Finding], breaks: Sequence[Finding], text) -> List[Finding]: ...
+
 
 @dataclass
 class _Shared:
@@ -121,6 +123,7 @@ def run(files: Iterable[Tuple[Path, str]], config: Config, rules: Sequence[Type]
     r.find_regions()
     r.check()
     r.check_frames()
+    r.resume_guards()
     return r.result()
 
 
@@ -302,14 +305,29 @@ class _Run:
         shared = _Shared(self.reader, frame_rules, self.project, self.debug, self.config.ignore_noqa)
         self._keep(pool.run(_check_task, work, self.jobs, shared), keys, "frames")
 
+    # ---- 5b. guards again in the frames Dynamo resumes after a break ---------------------------------------------
+    def resume_guards(self) -> None:
+        """Each finding at a guard in a function whose graph breaks further down, again at the resumed code's
+        first read of the value (analysis/resumed.py): derived from the findings, so run every time, cached
+        or not."""
+        try:
+            self.findings += self.analysis.resumed_guards(self.findings, self._breaks(), self._text)
+        except Exception as e:      # a bug of ours: say so, keep every other finding
+            self.findings.append(internal_error(".", "the resumed-frame guards", e, self.debug))
+
+    def _breaks(self) -> List[Finding]:
+        """Every graph break found, selected or not (an ignored DYN301 still breaks the graph), on the release
+        checked for, suppressions aside."""
+        by_code = {r.code: r for r in self.rules}
+        return sorted({f for f in self.on_release(self.findings) if f.code in by_code and
+                       by_code[f.code].scope == "region" and not by_code[f.code].recompiles and
+                       not by_code[f.code].preview}, key=lambda f: f.sort_key)
+
     def _frames(self) -> Optional[dict]:
         """The frame model's answer, (path, qualname) -> Frame (None when it failed: a DYN001 says so). It keeps
         what it worked out between runs: its graph while the indexes' shapes are unchanged (or the region
         pass's, when that ran now), each frame's facts while those shapes and the files they were read from are."""
-        by_code = {r.code: r for r in self.rules}
-        # every graph break found, selected or not (an ignored DYN301 still breaks the graph), suppressions aside
-        breaks = sorted({f for f in self.on_release(self.findings) if f.code in by_code and by_code[f.code].scope == "region" and
-                         not by_code[f.code].recompiles and not by_code[f.code].preview}, key=lambda f: f.sort_key)
+        breaks = self._breaks()
         cache, entries = self.cache, self.entries
         shape = digest(repr(sorted((rel, e.index_digest) for rel, e in entries.items())).encode())
         kept = cache.frames.get("model") if cache is not None else None

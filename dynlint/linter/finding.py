@@ -71,6 +71,9 @@ class Finding:
     # What the finding is about where a rule covers several (the qualified name of a call): the key of the
     # rule's per-release behaviour (rules/releases.py), "" for the rule as a whole.
     pattern: str = field(default="", compare=False)
+    # A finding at a guard: (the `def` line of the function whose frame installs it, the value it guards), for
+    # the frames Dynamo resumes after a break in that function (analysis/resumed.py); () otherwise
+    guard: Tuple[int, str] = field(default=(), compare=False)
 
     def with_(self, **changes) -> "Finding":
         return replace(self, **changes)

@@ -171,13 +171,15 @@ class Context:
 
     def report(self, rule, node: cst.CSTNode, message: str, gb_types: Optional[Sequence[str]] = None,
                autofix=None, at: Optional[Tuple[int, int, int, int]] = None,
-               related: Sequence[tuple] = (), pattern: str = "", through: Optional[cst.CSTNode] = None) -> None:
+               related: Sequence[tuple] = (), pattern: str = "", through: Optional[cst.CSTNode] = None,
+               guard: Tuple[int, str] = ()) -> None:
         """`autofix`: a rule's fix plan (title, safety, edits as (node of this unit, replacement) pairs,
         imports), turned into file edits here. `at`: the finding's span in the file when it stands elsewhere
         than `node` (a recompile finding at the guard Dynamo names); `related`: (line, column, what happens
         there) of this file, or (path, line, column, what) of another (findings at one place are merged per
         file: linter/finding.merge_related). `through`: the span runs on to the end of this node (a decorated
-        class: from its first decorator, where the class body's own frame starts, to its name)."""
+        class: from its first decorator, where the class body's own frame starts, to its name). `guard`: see
+        Finding.guard."""
         line, col, end_line, end_col = at or self.position(node)
         if through is not None and at is None:
             end_line, end_col = self.position(through)[2:]
@@ -187,7 +189,7 @@ class Context:
             path=self.path, line=line, column=col, end_line=end_line, end_column=end_col, code=rule.code,
             name=rule.name, message=message, fix=rule.fix, severity=rule.severity,
             gb_types=tuple(gb_types if gb_types is not None else rule.gb_types),
-            chain=chain if len(chain) > 1 else (), related=more, pattern=pattern,
+            chain=chain if len(chain) > 1 else (), related=more, pattern=pattern, guard=guard,
             autofix=self.render_fix(autofix) if autofix else None))
 
     def render_fix(self, plan) -> Fix:

@@ -109,7 +109,7 @@ class TinyLM(nn.Module):
         positions = torch.arange(seq, device=input_ids.device)[None, :]  # ok
         hidden = self.embed(input_ids) + self.pos(positions)
         mask = self._prepare_mask(attention_mask, (bsz, seq), hidden.dtype)
-        all_attentions = () if output_attentions else None  # ok
+        all_attentions = () if output_attentions else None  # expect: DYN505
         for layer in self.layers:
             hidden, weights = layer(hidden, mask, output_attentions)
             if output_attentions:  # ok

@@ -424,8 +424,9 @@ class SiteBookkeeping(TorchRule):
             self.report(node, message, **fmt)
             return
         line, col = self.ctx.position(node)[:2]
+        info = self.ctx.index.functions.get(function) if guarded and self.ctx.index is not None else None
         self.ctx.report(self, node, message or self.format_message(**fmt), at=span,
-                        related=[(line, col, changed), *also])
+                        related=[(line, col, changed), *also], guard=(info.def_line, guarded) if info else ())
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
