@@ -485,3 +485,48 @@ class SiteBookkeeping(TorchRule):
             if target == name and isinstance(value, cst.Call):
                 ctors.append(self.ctx.qualify(value.func) or "")
         return ctors
+
+
+def literal_value(node: Optional[ast.expr]):
+    """The value of a literal number, string or bool (`-1` included), or a tuple of them; None for anything
+    else."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant):
+        value = node.operand.value
+        return -value if type(value) in (int, float) else None
+    if isinstance(node, ast.Constant) and type(node.value) in (int, float, str, bool):
+        return node.value
+    if isinstance(node, ast.Tuple) and node.elts:       # Dynamo guards each item: `box[0] == 1`
+        items = tuple(literal_value(e) for e in node.elts)
+        return items if all(isinstance(i, (int, float, str)) for i in items) else None
+    return None
+
+
+def forwarded_keywords(ctx, caller: str, info, call: cst.Call) -> dict:
+    """{parameter of the compiled function `info`: [(line, column, constant)]} for a `call` of it that hands on
+    the calling function's `**kwargs` (`sample_next(logits, **sampling)` in `generate(..., **sampling)`): per
+    call of the caller in the file, the constant it passes for that keyword, or the compiled function's default
+    where it passes none. Parameters the call binds itself are left out."""
+    source = ctx.source or ""
+    star = next((a.value for a in call.args if a.star == "**"), None)
+    outer = guard_lines.function_at(source, ctx.index.functions[caller].def_line)
+    inner = guard_lines.function_at(source, info.def_line)
+    tree = guard_lines.parsed(source)
+    if not isinstance(star, cst.Name) or outer is None or inner is None or tree is None or \
+            outer.args.kwarg is None or outer.args.kwarg.arg != star.value:
+        return {}
+    taken = {p.arg for p in list(outer.args.posonlyargs) + list(outer.args.args) + list(outer.args.kwonlyargs)}
+    params = [p.arg for p in list(inner.args.posonlyargs) + list(inner.args.args) + list(inner.args.kwonlyargs)]
+    bound = {bound_parameter(info, call, a) for a in call.args if not a.star}
+    defaults = defaults_of(inner.args)
+    lines = source.splitlines()
+    out: dict = {}
+    for c in sorted((n for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and
+                     n.func.id == outer.name and all(k.arg for k in n.keywords)), key=lambda n: (n.lineno, n.col_offset)):
+        given = {k.arg: k.value for k in c.keywords}
+        for p in params:
+            if p in bound or p in taken or (p not in given and p not in defaults):
+                continue
+            value = literal_value(given.get(p, defaults.get(p)))
+            if value is not None:
+                out.setdefault(p, []).append((c.lineno, guard_lines.column(lines, c.lineno, c.col_offset), value))
+    return out

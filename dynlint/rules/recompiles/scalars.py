@@ -18,8 +18,8 @@ from dynlint.linter.walker import children
 from dynlint.rules.common import TorchRule, call_args, source_of
 from dynlint.rules.recompiles.tensor_args import tensor_rank
 from dynlint.rules.recompiles.common import (GRAD_OFF, SiteBookkeeping, bound_parameter, call_bindings, defaults_of,
-                                             float_expr, literal_kind, loop_changed, names_in, number_read,
-                                             parameter_names, varying)
+                                             float_expr, forwarded_keywords, literal_kind, literal_value,
+                                             loop_changed, names_in, number_read, parameter_names, varying)
 
 
 # argument kinds that `torch.compile(dynamic=True)` makes symbolic from the first call: a new value recompiles
@@ -756,7 +756,9 @@ class ScalarArgumentDiffersBetweenCallSites(SiteBookkeeping):
         second one fail the guard and compile again: an int or a float then becomes a graph input (one
         recompile), a string or a bool compiles one graph per value. The finding stands at the guard, the
         line Dynamo's recompile log names; the calls are its related locations, in this file or in another
-        that compiles the function (`fl = torch.compile(losses.focal_loss)` in a script).
+        that compiles the function (`fl = torch.compile(losses.focal_loss)` in a script). Constants reach it
+        through the calling function too: a parameter handed on, or `**sampling` handed on (each keyword its
+        callers pass, or leave to the compiled function's default).
     """
     INVALID = [Example("""
         import torch
@@ -816,6 +818,20 @@ class ScalarArgumentDiffersBetweenCallSites(SiteBookkeeping):
         def main():
             sampler = Sampler()
             return denoise(sampler, torch.ones(3), 0.0), denoise(sampler, torch.ones(3), 0.5)
+    """, "main()"), Example("""
+        import torch
+
+        @torch.compile
+        def sample(logits, temperature=1.0, top_k=0):
+            if top_k > 0:
+                logits = logits.topk(top_k).values
+            return torch.softmax(logits / temperature, dim=-1)
+
+        def generate(logits, **sampling):
+            return sample(logits, **sampling)       # each keyword of generate's callers reaches `sample`
+
+        def main():
+            return generate(torch.randn(8)), generate(torch.randn(8), top_k=3)
     """, "main()")]
     VALID = [Example("""
         import torch
@@ -867,6 +883,11 @@ class ScalarArgumentDiffersBetweenCallSites(SiteBookkeeping):
                       self.ctx.analysis(_constant_arguments, caller, caller) if arg.value.value in b]
             if len(passed) > 1 and self._differs(node, callee, entry, param, passed[-1], passed[:-1]):
                 return
+        # `**sampling` of the calling function handed on: each keyword its callers pass (or leave to the
+        # compiled function's default) reaches the parameter of that name, each guarded at its own first read
+        for param, passed in forwarded_keywords(self.ctx, caller, info, node).items():
+            if len(passed) > 1:
+                self._differs(node, callee, entry, param, passed[-1], passed[:-1])
 
     def finish(self, findings) -> None:
         """A function of this unit compiled in another file (`fl = torch.compile(losses.focal_loss)` in a
@@ -926,20 +947,6 @@ def _enum_member(node: Optional[ast.expr], enums: frozenset) -> Optional[EnumMem
     return EnumMember(name) if name and name.count(".") == 1 and name.split(".")[0] in enums else None
 
 
-def _literal_value(node: Optional[ast.expr]):
-    """The value of a literal number, string or bool (`-1` included), or a tuple of them; None for anything
-    else."""
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant):
-        value = node.operand.value
-        return -value if type(value) in (int, float) else None
-    if isinstance(node, ast.Constant) and type(node.value) in (int, float, str, bool):
-        return node.value
-    if isinstance(node, ast.Tuple) and node.elts:       # Dynamo guards each item: `box[0] == 1`
-        items = tuple(_literal_value(e) for e in node.elts)
-        return items if all(isinstance(i, (int, float, str)) for i in items) else None
-    return None
-
-
 def _enum_classes(source: str) -> frozenset:
     tree = guard_lines.parsed(source)
     return frozenset(c.name for c in (tree.body if tree is not None else ()) if isinstance(c, ast.ClassDef) and
@@ -953,7 +960,7 @@ def _constant_arguments(ctx, callee: str, entry: str, span=None) -> List[Tuple[i
     enums = _enum_classes(ctx.source or "")
     out = []
     for line, col, given in call_bindings(ctx, callee, entry, span):
-        bound = {p: _literal_value(e) for p, (e, _) in given.items()}
+        bound = {p: literal_value(e) for p, (e, _) in given.items()}
         bound.update({p: _enum_member(e, enums) for p, (e, _) in given.items() if bound[p] is None})
         out.append((line, col, {p: v for p, v in bound.items() if v is not None}))
     return out
