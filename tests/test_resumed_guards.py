@@ -57,3 +57,9 @@ def test_no_resumed_frame_after_a_break_in_a_loop_or_before_the_first_read():
                             '    print("tick")\n    a = table[i]\n    y = x * a\n')
     lines = [f.line for f in check_source(early, filename="early.py").findings if f.code == "DYN501"]
     assert lines == [_line(early, "a = table[i]")]
+
+
+def test_noqa_on_the_resumed_read_silences_it_there():
+    quiet = RESUMED.replace("return y + table[i + 1]", "return y + table[i + 1]  # noqa: DYN501")
+    lines = [f.line for f in check_source(quiet, filename="quiet.py").findings if f.code == "DYN501"]
+    assert lines == [_line(quiet, "a = table[i]")]

@@ -23,6 +23,7 @@ from dynlint.linter.finding import FileError, Finding, parse_error_finding
 from dynlint.linter.index import ModuleIndex
 from dynlint.linter.project import Facts, Project, class_bases
 from dynlint.linter.sources import Reader, SourceFile, decode
+from dynlint.linter.suppressions import Suppressions
 from dynlint.linter.units import check_file
 from dynlint.linter.walker import internal_error
 
@@ -311,9 +312,14 @@ class _Run:
         first read of the value (analysis/resumed.py): derived from the findings, so run every time, cached
         or not."""
         try:
-            self.findings += self.analysis.resumed_guards(self.findings, self._breaks(), self._text)
+            found = self.analysis.resumed_guards(self.findings, self._breaks(), self._text)
         except Exception as e:      # a bug of ours: say so, keep every other finding
             self.findings.append(internal_error(".", "the resumed-frame guards", e, self.debug))
+            return
+        if not self.config.ignore_noqa:         # a `noqa` on the resumed read's line silences it there
+            sups = {rel: Suppressions(self._text(rel) or "") for rel in {f.path for f in found}}
+            found = [f for f in found if not sups[f.path].suppressed(f.code, f.line)]
+        self.findings += found
 
     def _breaks(self) -> List[Finding]:
         """Every graph break found, selected or not (an ignored DYN301 still breaks the graph), on the release

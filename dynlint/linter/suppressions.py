@@ -29,9 +29,9 @@ class Suppressions:
     def __init__(self, source: str):
         self.by_line: Dict[int, Optional[Set[str]]] = {}
         self.skip_file = False
+        self.file_codes: Set[str] = set()
         if "#" not in source:
             return
-        self.file_codes: Set[str] = set()
         for line, text in _comments(source):
             if _SKIP_FILE.search(text):
                 self.skip_file = True
