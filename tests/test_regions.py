@@ -381,21 +381,28 @@ def main():
 '''
 
 
+def _item_breaks_only_where_traced(tmp_path, source: str, call: str, without: str) -> None:
+    """The `.item()` of `source` is a DYN201 finding and a real Dynamo break at its line when `main()` runs;
+    with the traced `call` replaced by `without`, nothing is traced there and nothing is reported."""
+    pytest.importorskip("torch")
+    from dynlint.compiler import harness
+    path = tmp_path / "probe.py"
+    path.write_text(source)
+    item = next(i for i, line in enumerate(source.splitlines(), 1) if ".item()" in line)
+    found = {(f.line, f.code) for f in check_source(source, filename="probe.py").findings}
+    assert (item, "DYN201") in found, found
+    obs = harness.observe(str(path), ["main()"])
+    assert obs.error is None and item in obs.break_lines(str(path))
+    untraced = source.replace(call, without)
+    assert untraced != source
+    assert not [f for f in check_source(untraced, filename="probe.py").findings if f.code == "DYN201"]
+
+
 def test_next_len_and_iter_run_the_method_of_the_class_they_are_given(tmp_path):
     """Principle: `next(noise)` calls `type(noise).__next__` (as `len` and `iter` call `__len__`, `__iter__`),
     which Dynamo inlines like any method: the `.item()` in the `__next__` of the class every caller passes
     breaks the compiled graph (real Dynamo); a class nobody passes is not traced."""
-    pytest.importorskip("torch")
-    from dynlint.compiler import harness
-    path = tmp_path / "proto.py"
-    path.write_text(PROTOCOL)
-    item = next(i for i, line in enumerate(PROTOCOL.splitlines(), 1) if ".item()" in line)
-    found = {(f.line, f.code) for f in check_source(PROTOCOL, filename="proto.py").findings}
-    assert (item, "DYN201") in found, found
-    obs = harness.observe(str(path), ["main()"])
-    assert obs.error is None and item in obs.break_lines(str(path))
-    untraced = PROTOCOL.replace("return x + next(noise)", "return x + 1")
-    assert not [f for f in check_source(untraced, filename="proto.py").findings if f.code == "DYN201"]
+    _item_breaks_only_where_traced(tmp_path, PROTOCOL, "return x + next(noise)", "return x + 1")
 
 
 INSTANCE_CALL = '''
@@ -426,14 +433,4 @@ def test_calling_an_instance_runs_its_class_call_method(tmp_path):
     """Principle: `jitter(x)` where `jitter` holds an instance of a project class runs `type(jitter).__call__`,
     which Dynamo inlines like any method (here through a closure of the compiled function): its `.item()`
     breaks the compiled graph (real Dynamo); an instance never called is not traced."""
-    pytest.importorskip("torch")
-    from dynlint.compiler import harness
-    path = tmp_path / "inst.py"
-    path.write_text(INSTANCE_CALL)
-    item = next(i for i, line in enumerate(INSTANCE_CALL.splitlines(), 1) if ".item()" in line)
-    found = {(f.line, f.code) for f in check_source(INSTANCE_CALL, filename="inst.py").findings}
-    assert (item, "DYN201") in found, found
-    obs = harness.observe(str(path), ["main()"])
-    assert obs.error is None and item in obs.break_lines(str(path))
-    untraced = INSTANCE_CALL.replace("return jitter(x) + 1", "return x + 1")
-    assert not [f for f in check_source(untraced, filename="inst.py").findings if f.code == "DYN201"]
+    _item_breaks_only_where_traced(tmp_path, INSTANCE_CALL, "return jitter(x) + 1", "return x + 1")

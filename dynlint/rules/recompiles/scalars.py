@@ -324,7 +324,7 @@ class VaryingScalarArgument(SiteBookkeeping):
         """Report `arg` of the call where it changes between calls and the compiled code reads it (each such
         argument: Dynamo guards each at its own first read); True when reported."""
         value = _bound_in_loop(self.ctx, arg.value, loops, node) or arg.value
-        read = _read_from_tensor(value, loops) or _changing_number(self.ctx, arg.value, node)
+        read = _changing_number(self.ctx, arg.value, node)
         found = read or varying(self.ctx, value, loops)
         if found is None:
             return False
@@ -528,32 +528,18 @@ def _attribute_value(tree: ast.Module, cls: str, attr: str) -> Optional[ast.AST]
     return found[0] if len(found) == 1 else None
 
 
-def _read_from_tensor(value: cst.BaseExpression, loops) -> Optional[Tuple[str, str]]:
-    """(name, "float") for `t.item()` (or `float(t)`) of a tensor that an enclosing loop binds anew each
-    iteration: a Python number whose value changes every call."""
-    inner = None
-    if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value == "item":
-        inner = value.func.value
-    elif isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value == "float" and \
-            len(value.args) == 1:
-        inner = value.args[0].value
-    if inner is None:
-        return None
-    bound = {n for loop in loops for n in names_in(loop.target)}
-    hit = sorted(names_in(inner) & bound)
-    return (hit[0], "float") if hit else None
-
-
 def _changing_number(ctx, value: cst.BaseExpression, call: cst.Call) -> Optional[Tuple[str, str]]:
-    """(name, "float" or "int") for a number the innermost loop around the call (a `for` or a `while`) reads
-    anew each iteration from a value that changes (`dt = min(dt_max, float(a.rsqrt()))` with `a` computed from
-    the state the loop updates): a different number every call."""
-    loop = next((b for b in reversed(ctx.blocks) if isinstance(b, (cst.For, cst.While))), None)
-    if loop is None:
-        return None
-    bound = _bound_in_loop(ctx, value, [loop], call) or value
-    kind = number_read(bound, loop_changed(loop))
-    return (source_of(value), kind) if kind else None
+    """(name, "float" or "int") for a number a loop around the call (a `for` or a `while`, the innermost
+    first) reads anew each iteration from a value that changes: `t.item()` of the tensor it binds, `dt =
+    min(dt_max, float(a.rsqrt()))` with `a` computed from the state it updates. A different number every call;
+    the name is the local passed, or the changing name it is read from."""
+    for loop in (b for b in reversed(ctx.blocks) if isinstance(b, (cst.For, cst.While))):
+        bound = _bound_in_loop(ctx, value, [loop], call) or value
+        changed = loop_changed(loop)
+        kind = number_read(bound, changed)
+        if kind:
+            return (value.value if isinstance(value, cst.Name) else sorted(names_in(bound) & changed)[0]), kind
+    return None
 
 
 def _bound_in_loop(ctx, value: cst.BaseExpression, loops, call: cst.Call) -> Optional[cst.BaseExpression]:
