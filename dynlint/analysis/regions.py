@@ -20,6 +20,9 @@ from dynlint.analysis.resumed import resumed_guards
 from dynlint.linter.index import CallSite, ClassInfo, FunctionInfo, ModuleIndex
 from dynlint.linter.project import FuncRef, Project
 
+# what the engine calls (linter/engine.RegionAnalysis): this module is the analysis it is handed
+__all__ = ["COMPILED", "find_regions", "find_frames", "resumed_guards", "site_lines"]
+
 Chain = Tuple[str, ...]
 SHOWN_CHAIN = 8         # functions of a call chain shown; a longer one: root, "... N more ...", the last 6
 
@@ -418,9 +421,6 @@ def find_regions(project: Project, mode: str = "auto", entries: Sequence[str] = 
             regions[callee] = extend(regions[ref], callee[1], length[callee])
             queue.append(callee)
     return regions
-
-
-__all__ = ["COMPILED", "find_regions", "find_frames", "resumed_guards", "site_lines"]
 
 
 def find_frames(project: Project, regions: Iterable[FuncRef], text: Callable[[str], Optional[str]],
