@@ -434,3 +434,38 @@ def test_calling_an_instance_runs_its_class_call_method(tmp_path):
     which Dynamo inlines like any method (here through a closure of the compiled function): its `.item()`
     breaks the compiled graph (real Dynamo); an instance never called is not traced."""
     _item_breaks_only_where_traced(tmp_path, INSTANCE_CALL, "return jitter(x) + 1", "return x + 1")
+
+
+TRAINER = '''
+import torch
+import torch.nn as nn
+
+
+class Classifier(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Linear(4, 2)
+
+    def training_step(self, x):
+        loss = self.net(x).pow(2).mean()
+        print(f"loss {loss.item():.3f}")
+        return loss
+
+
+class Trainer:
+    def fit(self, module, batches):
+        step = torch.compile(module.training_step, backend="eager")
+        return [step(b) for b in batches]
+
+
+def main():
+    trainer = Trainer()
+    trainer.fit(Classifier(), [torch.randn(3, 4), torch.randn(3, 4)])
+'''
+
+
+def test_a_bound_method_of_what_a_method_of_a_local_instance_is_passed_is_traced(tmp_path):
+    """Principle: `trainer.fit(Classifier())`, with `trainer` bound to one construction of a project class, is
+    a call of `Trainer.fit`, so `torch.compile(module.training_step)` there compiles `Classifier.training_step`
+    (real Dynamo breaks at its `.item()`); a class that no call passes is not traced."""
+    _item_breaks_only_where_traced(tmp_path, TRAINER, "trainer.fit(Classifier(), [", "trainer.fit(None, [")

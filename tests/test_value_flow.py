@@ -778,3 +778,49 @@ def test_an_attribute_read_through_a_local_instance_has_the_kind_its_class_gives
     # the same attribute made a Python list: no tensor, no finding
     as_list = SCHEDULER.replace("torch.arange(0, 1000, 100).flip(0)", "list(range(900, -1, -100))")
     assert [f.code for f in api.check_source(as_list).findings] == []
+
+
+def test_a_nested_unpacking_target_reads_the_callees_return_not_a_guess(tmp_path):
+    # timm's xcit: `x, (Hp, Wp) = self.patch_embed(x)` holds the sizes the embedding returns, which a forward
+    # annotated `H: int` then takes: no tensor, and real Dynamo does not break there
+    src = '''import torch
+import torch.nn as nn
+
+
+class Embed(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Conv2d(3, 8, 3)
+
+    def forward(self, x):
+        x = self.proj(x)
+        return x.flatten(2), ({size})
+
+
+class Pos(nn.Module):
+    def forward(self, B: int, H: int, W: int):
+        return torch.zeros(B, H + 1, W)
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.embed = Embed()
+        self.pos = Pos()
+
+    def forward(self, x):
+        x, (Hp, Wp) = self.embed(x)
+        return self.pos(x.shape[0], Hp, Wp)
+
+
+def main():
+    torch.compile(Net(), backend="eager")(torch.randn(2, 3, 8, 8))
+'''
+    sizes = src.format(size="x.shape[2], x.shape[3]")
+    assert api.check_source(sizes).findings == []
+    assert broken_lines(tmp_path, sizes, "main()") == set()
+    # the same target holding what the callee says are tensors: a size argument made of them breaks the graph
+    tensors = src.format(size="x.abs().sum().long(), x.abs().amax().long()").replace(
+        "return self.pos(x.shape[0], Hp, Wp)", "return torch.zeros(Hp, Wp)")
+    assert [(f.line, f.code) for f in api.check_source(tensors).findings] == [(28, "DYN403")]
+    assert 28 in broken_lines(tmp_path, tensors, "main()")

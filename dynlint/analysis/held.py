@@ -55,6 +55,8 @@ def _search(project: Project, ix: ModuleIndex, fn: FunctionInfo,
                 r = project.resolve(cix, c.target, caller.qualname if caller else "") if c.kind == "name" else None
                 if not r and c.kind == "name" and "torch.compile" in {cix.qualify(m) for m in held.get(c.target, ())}:
                     r = _compiled_by(project, cix, caller, calls, c)
+                if not r and c.kind == "name" and fn.cls:
+                    r = _instance_method(project, cix, held, c.target)
                 if not r or (r != ("function", ref) if not init_of else
                              (r[0] != "class" or r[1][0] != ix.path or r[1][1].name != init_of)):
                     continue
@@ -64,6 +66,18 @@ def _search(project: Project, ix: ModuleIndex, fn: FunctionInfo,
                     return None                 # something else passed: not known
                 found += [(cix, m) for m in made if (cix, m) not in found]
     return found
+
+
+def _instance_method(project: Project, ix: ModuleIndex, held, target: str):
+    """`trainer.fit(...)` where the scope binds `trainer` to one construction of a project class: that class's
+    method, resolved as `project.resolve` resolves names; None when not known."""
+    head, _, meth = target.partition(".")
+    made = held.get(head, ())
+    if len(made) != 1 or not meth or "." in meth:
+        return None
+    r = project.resolve(ix, made[0])
+    ref = project.method(r[1][0], r[1][1].name, meth) if r and r[0] == "class" else None
+    return ("function", ref) if ref else None
 
 
 def _compiled_by(project: Project, ix: ModuleIndex, caller: Optional[FunctionInfo], calls, call):

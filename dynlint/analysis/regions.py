@@ -55,7 +55,7 @@ def _forward_of(project: Project, path: str, cls: str) -> List[FuncRef]:
     return [ref] if ref else []
 
 
-def _targets_of_value(project: Project, ix: ModuleIndex, fn: Optional[FunctionInfo], value: str) -> List[FuncRef]:
+def targets_of_value(project: Project, ix: ModuleIndex, fn: Optional[FunctionInfo], value: str) -> List[FuncRef]:
     """What a value passed to torch.compile(...) runs: a function, a module's forward, a bound method."""
     if not value:
         return []
@@ -180,7 +180,7 @@ def roots(project: Project, mode: str = "auto", entries: Sequence[str] = (),
                 for ref in _registered_hooks(project, ix, fn):
                     out.setdefault(ref, (ref[1],))
         for fn, value in sites:
-            for ref in _targets_of_value(project, ix, fn, value):
+            for ref in targets_of_value(project, ix, fn, value):
                 out.setdefault(ref, (ref[1],))
                 if explicit is not None:
                     explicit.append(ref)
@@ -201,7 +201,7 @@ def compiled_elsewhere(project: Project, ref: FuncRef) -> List[Tuple[str, str, L
             for fn in ix.functions.values():
                 for alias, value in getattr(fn, "compiled", {}).items():
                     calls = [c for c in fn.calls if c.kind == "name" and c.target == alias]
-                    for target in _targets_of_value(project, ix, fn, value):
+                    for target in targets_of_value(project, ix, fn, value):
                         found.setdefault(target, []).append((ix.path, alias, calls))
         memo["all"] = found
     return memo["all"].get(ref, [])

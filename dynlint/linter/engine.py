@@ -71,6 +71,21 @@ class _Shared:
     ignore_noqa: bool = False
 
 
+@dataclass
+class _Sources:
+    """rel -> a file's source as the index pass read it (a notebook's code cells, a buffer's text), or None;
+    picklable, for the worker processes (`Project.sources`)."""
+    reader: Reader
+    paths: Dict[str, str]
+
+    def __call__(self, rel: str) -> Optional[str]:
+        try:
+            data = self.reader.source(Path(self.paths[rel]), rel) if rel in self.paths else None
+            return decode(data) if data is not None else None
+        except (OSError, UnicodeDecodeError, ValueError):
+            return None
+
+
 def _index_task(item: Tuple[str, str]) -> Tuple[str, Tuple[int, int], str, bytes]:
     shared: _Shared = pool.state()
     path, rel = item
@@ -203,6 +218,7 @@ class _Run:
         self.facts = Facts({rel: (entries[rel].module, entries[rel].imports, entries[rel].classes)
                             for rel in self.indexed})
         self.project = Project(by_path=self.indexes, modules=self.modules, facts=self.facts)
+        self.project.sources = _Sources(self.reader, self.paths)
 
     # ---- 3. the project-wide pass: regions and sites ---------------------------------------------------------
     def find_regions(self) -> None:
@@ -260,7 +276,9 @@ class _Run:
                 continue
             regions, sites = self.regions.get(rel, {}), sorted(self.sites.get(rel, ()))
             if self.cache is not None:
-                deps = [self.entries[d].index_digest for d in _imported_files(self.modules, e.imports)]
+                module_of = lambda r: self.entries[r].module    # noqa: E731
+                deps = [self.entries[d].index_digest for d in _imported_files(self.modules, e.imports)] + \
+                    [self.entries[d].digest for d in _importing_files(self.facts, e.module, module_of)]
                 self.check_keys[rel] = check_key(e.digest, regions, sites, deps, self.facts.outside(rel, e.module))
                 hit = self.cache.checks.get(rel)
                 if hit and hit[0] == self.check_keys[rel]:
@@ -358,12 +376,8 @@ class _Run:
         return frames
 
     def _text(self, rel: str) -> Optional[str]:
-        """A file's source as the index pass read it (a notebook's code cells, a buffer's text), for the frame model."""
-        try:
-            data = self.reader.source(Path(self.paths[rel]), rel) if rel in self.paths else None
-            return decode(data) if data is not None else None
-        except (OSError, UnicodeDecodeError, ValueError):
-            return None
+        """A file's source as the index pass read it, for the frame model."""
+        return _Sources(self.reader, self.paths)(rel)
 
     # ---- 6. the findings ---------------------------------------------------------------------------------------
     def result(self) -> Result:
@@ -413,6 +427,23 @@ def on_release(findings: Sequence[Finding], rules: Sequence[Type], release: str,
         if kept is not None:
             out.append(kept)
     return out
+
+
+def _importing_files(facts: Facts, module: str, module_of) -> List[str]:
+    """Project files whose code can change a file's findings: those importing it or a name of it (what their
+    calls pass, analysis/tensors/foreign.py), through the packages that re-export its names."""
+    out: Set[str] = set()
+    todo, seen = [module, *facts.by_parent.get(module, ())], set()
+    while todo:
+        target = todo.pop()
+        if target in seen:
+            continue
+        seen.add(target)
+        for rel in facts.importers.get(target, ()):
+            out.add(rel)
+            if rel.endswith("__init__.py") and target != module:     # `from .helpers import gate` re-exported
+                todo.append(f"{module_of(rel)}.{target.rpartition('.')[2]}")
+    return sorted(out)
 
 
 def _imported_files(modules: Dict[str, str], imports) -> List[str]:

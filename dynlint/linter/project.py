@@ -92,6 +92,9 @@ class Project:
         # engine's frame pass (after the check pass has found the graph breaks) for the frame rules
         self.frames: Dict[Tuple[str, str], object] = {}
         self._per_run: Dict[Callable, object] = {}     # `per_run`
+        # rel -> the file's text as the index pass read it, or None: set by the engine (a picklable callable, for
+        # worker processes), for analyses that read other files' code (analysis/tensors/foreign.py)
+        self.sources: Optional[Callable[[str], Optional[str]]] = None
         if by_path is not None:
             self.by_path = by_path
             self.by_module = _ByModule(by_path, modules or {})

@@ -322,9 +322,11 @@ class Assignments:
                 # a, b = t.chunk(2): each part is a tensor when the whole is; else unknown. The position (None
                 # after a starred target) lets `a, b = helper(x)` read the helper's `return a, b`.
                 starred = any(isinstance(e, cst.StarredElement) for e in target.elements)
+                # (inside an unpacked element, `x, (h, w) = f()`: an element of that element, `_nested_element`)
                 for i, t in enumerate(elems):
                     self._bind(t, ("unpack", value, None if starred else i, len(elems))
-                               if isinstance(value, cst.CSTNode) else value)
+                               if isinstance(value, cst.CSTNode) or (isinstance(value, tuple) and value[0] == "unpack")
+                               else value)
         elif isinstance(target, cst.StarredElement):
             self._bind(target.value, UNKNOWN)
 

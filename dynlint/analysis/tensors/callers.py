@@ -8,7 +8,8 @@ from typing import Dict, List, Optional, Set, Tuple
 import libcst as cst
 
 from dynlint.analysis.tensors.assignments import calls_through, read_file_facts
-from dynlint.analysis.tensors.kinds import UNKNOWN, combined
+from dynlint.analysis.tensors.foreign import compiled_kinds, foreign_kinds
+from dynlint.analysis.tensors.kinds import UNKNOWN, VALUE, combined
 from dynlint.analysis.tensors.syntax import bound_arguments
 
 
@@ -47,30 +48,57 @@ class CallerKinds:
                 shared[(key, self.strict)] = self._callers[key]
         return self._callers[key]
 
-    def _plain_params(self, fn: cst.FunctionDef, cls: str) -> Optional[Tuple[List[str], List[str]]]:
+    def _plain_params(self, fn: cst.FunctionDef, cls: str,
+                      shared: bool = False) -> Optional[Tuple[List[str], List[str]]]:
         """(the parameters bound by position, those of them and the keyword-only ones with no annotation and no
         default) of a function whose callers can be read; None when they cannot (`*args`, no `self`, a class used
         elsewhere)."""
         ix, project = self.ctx.index, self.ctx.project
         ordered = list(fn.params.posonly_params) + list(fn.params.params)
         skip = 1 if cls else 0                           # `self`
-        plain = [p.name.value for p in ordered[skip:] + list(fn.params.kwonly_params)
-                 if p.annotation is None and p.default is None]
+        # (a parameter annotated as a number too: Dynamo does not read annotations, a tensor passed is a tensor)
+        plain = [p.name.value for p in ordered[skip:] + list(fn.params.kwonly_params) if p.default is None and
+                 (p.annotation is None or self._annotation_kind(p.annotation.annotation) == VALUE)]
         if not plain or len(ordered) < skip or (cls and ordered[0].name.value != "self") or \
                 isinstance(fn.params.star_arg, cst.Param):
             return None
         qual = f"{ix.module}.{cls or fn.name.value}"
-        if project.imported(qual) or (cls and project.subclassed(ix.path, cls)):
-            return None
+        if cls and not shared and ((project.imported(qual) and not self._only_called_here(cls, fn.name.value)) or
+                                   project.subclassed(ix.path, cls)):
+            return None         # (a function imported elsewhere: `_read_callers` reads those files' calls too)
         return [p.name.value for p in ordered[skip:]], plain
+
+    def _only_called_here(self, cls: str, method: str) -> bool:
+        """No file importing the class (or its module) calls a method of that name, so its calls are all in this
+        file: `self._get_variance(t, prev)` in the class (not `forward`, which calling an instance runs)."""
+        ix, project = self.ctx.index, self.ctx.project
+        if method == "forward" or method.startswith("__"):
+            return False
+        rels = set(project.facts.importers.get(f"{ix.module}.{cls}", ())) | \
+            set(project.facts.importers.get(ix.module, ()))
+        for rel in rels:
+            other = project.by_path.get(rel)
+            if other is None or any(c.target.rpartition(".")[2] == method for f in other.functions.values()
+                                    for c in f.calls) or \
+                    any(c.target.rpartition(".")[2] == method for c in other.module_calls):
+                return False
+        return True
 
     def _read_callers(self, fn: cst.FunctionDef, cls: str) -> Optional[Dict[str, str]]:
         ix, project = self.ctx.index, self.ctx.project
         method = fn.name.value
         params = self._plain_params(fn, cls)
         if params is None:
-            return None
+            # a method of a class used elsewhere: what the calls of `torch.compile(obj.method)` pass, if any
+            params = self._plain_params(fn, cls, shared=True) if cls and method != "forward" else None
+            found = compiled_kinds(self, cls, method, *params) if params is not None else None
+            return {n: combined(k) for n, k in found.items() if k} if found is not None else None
         positions, plain = params
+        foreign = None
+        if not cls and (project.imported(f"{ix.module}.{method}") or project.imported(ix.module)):
+            foreign = foreign_kinds(self, method, positions, plain)    # what other files' calls pass
+            if foreign is None:
+                return None
         holders_of, sites = self._run.file_facts.get(ix, lambda: read_file_facts(project, ix))
         holders = holders_of.get(cls, set()) if method == "forward" else {(cls, method)} if cls else set()
         names = set() if cls else {method}
@@ -80,13 +108,16 @@ class CallerKinds:
             self._compiled_alias(ix.functions[self._qualname_of(fn) if not cls else f"{cls}.{method}"])
         if alias is not None:           # `opt = torch.compile(fn)` ... `opt(x, 2)`: what its calls pass
             callers, names = {alias[0]}, {alias[1]}
-        elif not callers:
-            return {}
-        elif not self._called_only_here(method, cls, holders):
+        elif not callers and foreign is None:
+            found = compiled_kinds(self, cls, method, positions, plain) if cls and method != "forward" else None
+            return {n: combined(k) for n, k in found.items() if k} if found is not None else {}
+        elif callers and not self._called_only_here(method, cls, holders):
             return None
         kinds = self._argument_kinds(callers, holders, names, positions, plain)
         if kinds is None:
             return None
+        for name, found in ((foreign or {}) if alias is None else {}).items():
+            kinds[name] += found
         found = {name: combined(found) for name, found in kinds.items() if found}
         # through an alias or a local instance, what its calls do not tell keeps the parameter's own kind
         return {n: k for n, k in found.items() if k != UNKNOWN} if alias is not None else found

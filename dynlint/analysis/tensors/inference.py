@@ -15,6 +15,7 @@ from typing import Dict, List, Optional, Set, Tuple
 import libcst as cst
 
 from dynlint.analysis.names import is_module_base
+from dynlint.analysis.held import held_by_name
 from dynlint.analysis.regions import is_module_class
 from dynlint.analysis.tensors.assignments import ENTRY, Assignments, Where, parse_lines, reaching
 from dynlint.analysis.tensors.callers import CallerKinds
@@ -64,6 +65,7 @@ class PerRun:
         self.callers = _PerFile()       # file index -> {((class, method), strict): parameter kinds from the callers}
         self.parsed = _PerFile()        # file index -> {qualname: its def}
         self.refs = _PerFile()          # file index -> {name: (times named, times called)}
+        self.foreign: Dict[Tuple[str, int], object] = {}    # (another file, depth) -> its analysis (foreign.py)
 
     @classmethod
     def of(cls, ctx) -> "PerRun":
@@ -90,7 +92,7 @@ class Tensors(CallerKinds):
         # helper name -> (its def, its return values), or None; the defs stay alive: environments are keyed by id()
         self._helper_defs: Dict[str, Optional[Tuple[cst.FunctionDef, List[cst.BaseExpression]]]] = {}
         self._callers: Dict[Tuple[str, str], Optional[Dict[str, str]]] = {}   # (class, method) -> param kinds
-        self._self_attrs: Dict[str, Set[str]] = {}                             # class -> its tensor attributes
+        self._self_attrs: Dict[Tuple[str, str], Set[str]] = {}      # (path, class) -> its tensor attributes
         self._floats = Floating(self)
 
     @classmethod
@@ -459,7 +461,11 @@ class Tensors(CallerKinds):
             return VALUE
         ann = p.annotation.annotation if p.annotation is not None else type_comment(fn).get(name)
         if ann is not None:
-            return self._annotation_kind(ann)
+            kind = self._annotation_kind(ann)
+            if kind == VALUE and p.annotation is not None and p.default is None and \
+                    (self._from_callers(fn) or {}).get(name) == TENSOR:
+                return TENSOR       # `t: int` where every call passes a tensor: Dynamo traces the tensor
+            return kind
         if p.default is not None:
             if isinstance(p.default, cst.Name) and p.default.value == "None":
                 return UNKNOWN
@@ -665,6 +671,8 @@ class Tensors(CallerKinds):
         """An ("unpack", whole) or ("iter", whole) binding: the rows of a tensor are tensors. (A parameter only
         guessed to be a tensor, which may as well be a list of anything, gives unknown elements: `_unpacked`.)
         `a, b = self.method(x)` / `self.sub(x)` / `helper(x)`: the element of every `return a, b` there."""
+        if entry[0] == "unpack" and isinstance(entry[1], tuple):
+            return self._nested_element(entry)
         if entry[0] == "unpack" and len(entry) == 4 and entry[2] is not None and isinstance(entry[1], cst.Call):
             found = self.callee(entry[1].func)
             if found is not None:
@@ -673,6 +681,26 @@ class Tensors(CallerKinds):
                                    not any(isinstance(e, cst.StarredElement) for e in r.elements) for r in returns):
                     return combined([self.judged(r.elements[entry[2]].value, fn, cls, self._kind) for r in returns])
         return self._unpacked(entry[1])
+
+    def _nested_element(self, entry) -> str:
+        """`x, (h, w) = self.embed(x)`: an element of an element. A nested target says the value holds containers,
+        so a guess that the whole is a tensor tells nothing of it: only the `return x, (h, w)` of the callee
+        does, else unknown."""
+        outer = entry[1]
+        if entry[2] is None or not (outer[0] == "unpack" and len(outer) == 4 and outer[2] is not None and
+                                    isinstance(outer[1], cst.Call)):
+            return UNKNOWN
+        found = self.callee(outer[1].func)
+        if found is None:
+            return UNKNOWN
+        fn, returns, cls = found
+        inner = [r.elements[outer[2]].value for r in returns if isinstance(r, cst.Tuple) and
+                 len(r.elements) == outer[3] and not any(isinstance(e, cst.StarredElement) for e in r.elements)]
+        if not returns or len(inner) != len(returns) or not all(
+                isinstance(v, cst.Tuple) and len(v.elements) == entry[3] and
+                not any(isinstance(e, cst.StarredElement) for e in v.elements) for v in inner):
+            return UNKNOWN
+        return combined([self.judged(v.elements[entry[2]].value, fn, cls, self._kind) for v in inner])
 
     def _unpacked(self, whole: cst.CSTNode) -> str:
         """One element of `a, b = whole`: a tensor when the whole is (t.chunk(2), torch.split(...)), not known
@@ -704,15 +732,22 @@ class Tensors(CallerKinds):
         here = ix.functions.get(self._qualname_of(fn) if fn is not None else self.ctx.qualname or "") \
             if ix is not None else None
         made = ix.built(name, here) if ix is not None else []
-        return self._class_attr_kind(made[0], attr) if len(made) == 1 else UNKNOWN
+        if len(made) == 1:
+            return self._class_attr_kind(made[0], attr)
+        project = self.ctx.project
+        held = held_by_name(project, ix, here, name) if here is not None and project is not None else ()
+        # a parameter every caller passes an instance of one class to, of this file or another
+        r = project.resolve(ix, next(iter(held))) if len(held) == 1 else None
+        return self._class_attr_kind(r[1][1].name, attr, r[1][0]) if r and r[0] == "class" else UNKNOWN
 
-    def _class_attr_kind(self, cls: str, attr: str) -> str:
+    def _class_attr_kind(self, cls: str, attr: str, path: str = "") -> str:
         project, ix = self.ctx.project, self.ctx.index
-        if not (cls and ix and project and cls in ix.classes):
+        path = path or (ix.path if ix is not None else "")
+        if not (cls and ix and project and cls in project.by_path[path].classes):
             return UNKNOWN
-        if cls not in self._self_attrs:
-            found = self._self_attrs[cls] = set()
-            for p, c in [(ix.path, cls), *project.bases(ix.path, cls)]:
+        if (path, cls) not in self._self_attrs:
+            found = self._self_attrs[(path, cls)] = set()
+            for p, c in [(path, cls), *project.bases(path, cls)]:
                 info = project.by_path[p].classes.get(c)
                 if not info:
                     continue
@@ -726,11 +761,11 @@ class Tensors(CallerKinds):
                               all(self._makes_tensor(x) or x in NP_ARRAY_CTORS for x in q)):
                         found.add(a)
             # a subclass of nn.Linear / nn.Conv2d / nn.LayerNorm ... inherits its parameters
-            for base in project.external_bases(ix.path, cls):
+            for base in project.external_bases(path, cls):
                 head, _, last = base.rpartition(".")
                 if head.startswith("torch.nn") and last in PARAMETRISED_LAYERS:
                     found.update(INHERITED_PARAMS)
-        return TENSOR if attr in self._self_attrs[cls] else UNKNOWN
+        return TENSOR if attr in self._self_attrs[(path, cls)] else UNKNOWN
 
     def _makes_tensor(self, q: str) -> bool:
         return q in TENSOR_CTORS or (q.startswith("torch.") and self._torch_call(q) == TENSOR)

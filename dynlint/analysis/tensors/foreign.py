@@ -1,0 +1,257 @@
+"""What the other files of the project pass to a function of this one (`CallerKinds`' part for callers in other
+files): Dynamo inlines a call across files as it does within one, so `gate(h, ts[0])` in `model.py` makes
+`helpers.gate`'s `t` a tensor as surely as a call beside it would. Each calling file is judged by an analysis of
+its own (`Tensors` over that file), a few files deep."""
+from __future__ import annotations
+
+import re
+from typing import Dict, Iterator, List, Optional, Set, Tuple
+
+import libcst as cst
+
+from dynlint.analysis.tensors.syntax import bound_arguments
+
+DEPTH = 2           # callers' callers in other files are judged this many files deep
+MOST_FILES = 16     # a function more files import is a library's utility: what they pass is not judged
+
+
+def foreign_kinds(tensors, name: str, positions: List[str], plain: List[str]) -> Optional[Dict[str, List[str]]]:
+    """Parameter -> the kinds of what every call of the top-level function `name` (of the file `tensors`
+    judges) in another file passes to it; None when some use cannot be read: a file that names it other than in
+    calls, a call at a module's top level or with `*args` / `**kw`, a caller not plain enough to read, no way
+    to read other files' text, too many files deep, or more than `MOST_FILES` files import it."""
+    ctx = tensors.ctx
+    project = ctx.project
+    sources = getattr(project, "sources", None)
+    depth = getattr(ctx, "foreign_depth", 0)
+    if sources is None or depth >= DEPTH:
+        return None
+    users = [(rel, callee) for rel, callee in _users(project, f"{ctx.index.module}.{name}")
+             if rel != ctx.index.path]
+    if len(users) > MOST_FILES:
+        return None
+    kinds: Dict[str, List[str]] = {p: [] for p in plain}
+    for rel, callee in users:
+        if not _calls_in(project, rel, callee):
+            if rel.endswith("__init__.py"):
+                continue        # (a package's `__init__` that re-exports it: its importers come next)
+            return None         # imported and not called (a decorator, handed on): called where this cannot see
+        other = _analysis(tensors, rel, depth + 1, callee)
+        if other is None:
+            return None
+        cix = other.ctx.index
+        if any(_targets(cix, c.target, callee) for c in cix.module_calls):
+            return None         # called where the module is imported: with what, not judged
+        for q, info in cix.functions.items():
+            if not any(_targets(cix, c.target, callee) for c in info.calls):
+                continue
+            caller = other._helper_def(info)
+            if caller is None:
+                return None
+            for call in _calls(caller, cix, callee):
+                if any(a.star for a in call.args):
+                    return None
+                bound = bound_arguments(call, positions)
+                with other.within(caller, info.cls):
+                    for p in plain:
+                        if p in bound:
+                            kinds[p].append(other.kind(bound[p]))
+    return kinds
+
+
+def _users(project, target: str, seen: Optional[Set[str]] = None) -> Iterator[Tuple[str, str]]:
+    """(file, the dotted name its calls of `target` qualify to) for every file importing `target` or its module;
+    through a package's `__init__` that re-exports it, the files importing it from there too."""
+    seen = seen if seen is not None else set()
+    if target in seen:
+        return
+    seen.add(target)
+    facts, module = project.facts, target.rpartition(".")[0]
+    for rel in sorted(set(facts.importers.get(target, ())) | set(facts.importers.get(module, ()))):
+        yield rel, target
+        ix = project.by_path.get(rel)
+        if ix is not None and rel.endswith("__init__.py"):
+            for alias, dotted in ix.imports.items():
+                if dotted == target:
+                    yield from _users(project, f"{ix.module}.{alias}", seen)
+
+
+def _analysis(tensors, rel: str, depth: int, target: str):
+    """The analysis of another file (one per run, file and depth), or None when its text or index cannot be had
+    or it names the function `target` other than in calls (handed on, stored: called where this cannot
+    follow)."""
+    from dynlint.linter.walker import Context, Unit     # (the walker's context, for a file no unit is checked of)
+    memo = tensors._run.foreign
+    if (rel, depth) not in memo:
+        project = tensors.ctx.project
+        ix, text = project.by_path.get(rel), project.sources(rel)
+        if ix is None or text is None:
+            memo[(rel, depth)] = None
+        else:
+            ctx = Context(Unit("", 0, 0, ()), rel, ix, project, {}, text)
+            ctx.foreign_depth = depth
+            memo[(rel, depth)] = ctx.analysis(type(tensors))
+    other = memo[(rel, depth)]
+    return other if other is not None and (not target or _only_called(other.ctx, target)) else None
+
+
+def _only_called(ctx, target: str) -> bool:
+    """Every mention in the file of `target` (a name imported as it, `gate`, or an attribute of its module
+    imported, `helpers.gate`) is followed by a call; import lines aside."""
+    module, _, name = target.rpartition(".")
+    names = [re.escape(a) for a, d in ctx.index.imports.items() if d == target] + \
+        [re.escape(a) + r"\s*\.\s*" + re.escape(name) for a, d in ctx.index.imports.items() if d == module]
+    if not names:
+        return True
+    pattern = re.compile(r"(?<![\w.])(?:%s)\b" % "|".join(names))
+    for line in ctx.source.splitlines():
+        if line.lstrip().startswith(("from ", "import ")):
+            continue
+        for m in pattern.finditer(line):
+            if not line[m.end():].lstrip().startswith("("):
+                return False
+    return True
+
+
+def _targets(ix, target: str, callee: str) -> bool:
+    return ix.qualify(target) == callee
+
+
+def _calls_in(project, rel: str, callee: str) -> bool:
+    """The file's index records a call of `callee` (or cannot be had: judged as calling it)."""
+    ix = project.by_path.get(rel)
+    return ix is None or any(_targets(ix, c.target, callee) for c in ix.module_calls) or \
+        any(_targets(ix, c.target, callee) for f in ix.functions.values() for c in f.calls)
+
+
+def _calls(fn: cst.FunctionDef, ix, callee: str) -> List[cst.Call]:
+    """The calls in `fn` (not in functions nested in it) whose callee, a name or a dotted one, qualifies to
+    `callee` through the file's imports."""
+    from dynlint.linter.walker import dotted, walk
+    found: List[cst.Call] = []
+
+    def enter(node: cst.CSTNode) -> bool:
+        if isinstance(node, (cst.FunctionDef, cst.Lambda, cst.ClassDef)) and node is not fn:
+            return False
+        if isinstance(node, cst.Call):
+            d = dotted(node.func)
+            if d and ix.qualify(d) == callee:
+                found.append(node)
+        return True
+
+    walk(fn, enter, lambda node: None)
+    return found
+
+
+def compiled_kinds(tensors, cls: str, method: str, positions: List[str],
+                   plain: List[str]) -> Optional[Dict[str, List[str]]]:
+    """Parameter -> the kinds of what the calls of `step = torch.compile(sched.step)` pass to the method `cls.method`
+    of this file, wherever in the project it is compiled so: the calls of `step` in the function that binds it,
+    and in a function it is handed to (`sample(unet, sched, step)` ... `step(out, t, x)`). None when it is
+    compiled nowhere so, or some use of such an alias cannot be read."""
+    from dynlint.analysis.regions import targets_of_value
+    ctx = tensors.ctx
+    project, ix = ctx.project, ctx.index
+    depth = getattr(ctx, "foreign_depth", 0)
+    if getattr(project, "sources", None) is None or depth >= DEPTH:
+        return None
+    ref, found = (ix.path, f"{cls}.{method}"), False
+    kinds: Dict[str, List[str]] = {p: [] for p in plain}
+    rels = {ix.path} | set(project.facts.importers.get(f"{ix.module}.{cls}", ())) | \
+        set(project.facts.importers.get(ix.module, ()))
+    for rel in sorted(rels):
+        cix = project.by_path.get(rel)
+        for q, info in (cix.functions.items() if cix is not None else ()):
+            for alias, what in info.compiled.items():
+                if what.rpartition(".")[2] != method or ref not in targets_of_value(project, cix, info, what):
+                    continue
+                found = True
+                uses = _alias_uses(tensors, rel, depth, q, alias)
+                if uses is None:
+                    return None
+                for other, caller, caller_cls, calls in uses:
+                    for call in calls:
+                        if any(a.star for a in call.args):
+                            return None
+                        bound = bound_arguments(call, positions)
+                        with other.within(caller, caller_cls):
+                            for p in plain:
+                                if p in bound:
+                                    kinds[p].append(other.kind(bound[p]))
+    return kinds if found else None
+
+
+def _alias_uses(tensors, rel: str, depth: int, q: str, alias: str):
+    """[(the analysis of a file, a function's def, its class, the calls in it that run the compiled alias)]: in
+    `q`, which binds `alias`, and in the functions `q` hands it to by position or keyword; None when `alias` is
+    used otherwise (stored, returned, handed to what cannot be resolved)."""
+    project = tensors.ctx.project
+    other = _file_analysis(tensors, rel, depth + 1)
+    info = other.ctx.index.functions[q] if other is not None else None
+    fdef = other._helper_def(info) if other is not None else None
+    if fdef is None:
+        return None
+    calls, passed = _name_uses(fdef, alias)
+    if calls is None:
+        return None
+    out = [(other, fdef, info.cls, calls)]
+    for call, key in passed:
+        from dynlint.linter.walker import dotted
+        r = project.resolve(other.ctx.index, dotted(call.func) or "", q)
+        if not r or r[0] != "function":
+            return None
+        grel, gq = r[1]
+        g = project.by_path[grel].functions[gq]
+        params = [p for p in g.params if p not in ("self", "cls")] if g.cls else list(g.params)
+        param = key if isinstance(key, str) else params[key] if key < len(params) else None
+        gother = _file_analysis(tensors, grel, depth + 1)
+        gdef = gother._helper_def(g) if gother is not None and param in params else None
+        gcalls = _name_uses(gdef, param)[0] if gdef is not None else None
+        if gcalls is None or _name_uses(gdef, param)[1]:
+            return None
+        out.append((gother, gdef, g.cls, gcalls))
+    return out
+
+
+def _file_analysis(tensors, rel: str, depth: int):
+    """The analysis of a file of the project (this one's own, or another's: `_analysis` without the check that
+    it only calls a name)."""
+    if rel == tensors.ctx.index.path and not tensors._within:
+        return tensors
+    return _analysis(tensors, rel, depth, "")
+
+
+def _name_uses(fn: cst.FunctionDef, name: str):
+    """(the calls of `name` in `fn`, [(a call `name` is handed to, its position or keyword)]), or (None, None)
+    when `name` is used otherwise; its own binding (`step = torch.compile(...)`) aside."""
+    from dynlint.linter.walker import walk
+    calls: List[cst.Call] = []
+    passed: List[Tuple[cst.Call, object]] = []
+    stack: List[cst.CSTNode] = []
+    odd: List[cst.CSTNode] = []
+
+    def enter(node: cst.CSTNode) -> bool:
+        if isinstance(node, (cst.FunctionDef, cst.Lambda, cst.ClassDef)) and node is not fn:
+            if isinstance(node, cst.FunctionDef) and name in {p.name.value for p in node.params.params}:
+                return False
+        if isinstance(node, cst.Name) and node.value == name and stack:
+            parent = stack[-1]
+            if isinstance(parent, cst.Call) and parent.func is node:
+                calls.append(parent)
+            elif isinstance(parent, cst.Arg) and len(stack) > 1 and isinstance(stack[-2], cst.Call) and \
+                    parent.star == "":
+                call = stack[-2]
+                plain_args = [a for a in call.args if a.keyword is None]
+                key = parent.keyword.value if parent.keyword is not None else plain_args.index(parent)
+                passed.append((call, key))
+            elif not (isinstance(parent, cst.AssignTarget) or isinstance(parent, cst.Param)):
+                odd.append(node)
+        stack.append(node)
+        return True
+
+    def leave(node: cst.CSTNode) -> None:
+        if stack and stack[-1] is node:
+            stack.pop()
+
+    walk(fn, enter, leave)
+    return (None, None) if odd else (calls, passed)

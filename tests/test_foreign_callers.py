@@ -1,0 +1,187 @@
+"""A function's parameters take the kinds of what its calls in *other* files pass (analysis/tensors/foreign.py):
+Dynamo inlines a call across files as it does within one, and it does not read annotations, so `t: int` handed
+a 0-d tensor is a tensor. Each case is proven under real Dynamo at the finding's line."""
+import json
+import sys
+import textwrap
+
+import pytest
+
+HELPERS = '''
+import torch
+
+
+def gate(x, t):
+    if t > 500:
+        return x * 2
+    return x
+
+
+def pick(table, t: int):
+    prev = t - 10
+    if prev >= 0:
+        return table[prev]
+    return table[0]
+'''
+
+MAIN = '''
+import torch
+import torch.nn as nn
+{imports}
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+        self.table = torch.arange(1000.0)
+
+    def forward(self, x, ts):
+        t = {t}
+        y = {gate}(self.lin(x), t)
+        return y + {pick}(self.table, t)
+
+
+def main():
+    m = torch.compile(Net(), backend="eager")
+    for i in range(2):
+        m(torch.randn(2, 4), torch.tensor([600 - i * 300]))
+'''
+
+
+def _project(tmp_path, t="ts[0]", imports="from pkg.helpers import gate, pick", gate="gate", pick="pick",
+             init="", extra=None):
+    pkg = tmp_path / "pkg"
+    pkg.mkdir(exist_ok=True)
+    (tmp_path / "pyproject.toml").write_text("[tool.dynlint]\n")
+    (pkg / "__init__.py").write_text(init)
+    (pkg / "helpers.py").write_text(HELPERS)
+    (pkg / "main.py").write_text(textwrap.dedent(MAIN).format(imports=imports, t=t, gate=gate, pick=pick))
+    for name, text in (extra or {}).items():
+        (pkg / name).write_text(textwrap.dedent(text))
+    return pkg
+
+
+def _found(cli, tmp_path, *more) -> set:
+    out = cli("check", "pkg", "--no-cache", "--format", "json", *more, cwd=tmp_path)
+    return {(f["path"], f["line"], f["code"]) for f in json.loads(out.stdout)["findings"]}
+
+
+def _dynamo_breaks(tmp_path, monkeypatch) -> set:
+    from dynlint.compiler import harness
+    monkeypatch.syspath_prepend(str(tmp_path))
+    for name in [m for m in sys.modules if m == "pkg" or m.startswith("pkg.")]:
+        monkeypatch.delitem(sys.modules, name)       # another test's package of the same name
+    obs = harness.observe(str(tmp_path / "pkg" / "helpers.py"), ["__import__('pkg.main').main.main()"])
+    assert obs.error is None, obs.error
+    return set(obs.break_lines(str(tmp_path / "pkg" / "helpers.py")))
+
+
+@pytest.mark.parametrize("imports, gate, pick", [
+    ("from pkg.helpers import gate, pick", "gate", "pick"),
+    ("from pkg import helpers as H", "H.gate", "H.pick"),
+    ("from pkg import gate, pick", "gate", "pick"),             # re-exported by the package
+])
+def test_a_tensor_passed_from_another_file_makes_the_parameter_a_tensor(cli, tmp_path, monkeypatch, imports, gate,
+                                                                         pick):
+    _project(tmp_path, imports=imports, gate=gate, pick=pick, init="from pkg.helpers import gate, pick\n")
+    found = _found(cli, tmp_path)
+    # `t > 500` and, through `t: int` that Dynamo does not read, `prev >= 0`
+    assert found == {("pkg/helpers.py", 6, "DYN101"), ("pkg/helpers.py", 13, "DYN101")}
+    assert {line for _, line, _ in found} <= _dynamo_breaks(tmp_path, monkeypatch)
+
+
+def test_an_int_passed_from_another_file_is_no_tensor(cli, tmp_path, monkeypatch):
+    _project(tmp_path, t="x.shape[0] * 300")
+    assert _found(cli, tmp_path) == set()
+    assert _dynamo_breaks(tmp_path, monkeypatch) == set()
+
+
+def test_a_function_handed_on_in_another_file_keeps_its_parameters_unknown(cli, tmp_path):
+    # `other.py` stores `gate`: it may be called with anything, so its callers do not tell what `t` is
+    _project(tmp_path, extra={"other.py": '''
+        from pkg.helpers import gate
+
+        HANDLERS = [gate]
+    '''})
+    assert ("pkg/helpers.py", 6, "DYN101") not in _found(cli, tmp_path)
+    # ... while `pick`, only ever called, still takes the tensor its caller passes
+    assert ("pkg/helpers.py", 13, "DYN101") in _found(cli, tmp_path)
+
+
+def test_an_edit_of_the_calling_file_rechecks_the_called_one(cli, tmp_path):
+    pkg = _project(tmp_path)
+    out = cli("check", "pkg", "--format", "json", cwd=tmp_path)
+    assert len(json.loads(out.stdout)["findings"]) == 2
+    main = pkg / "main.py"
+    main.write_text(main.read_text().replace("t = ts[0]", "t = x.shape[0] * 300"))
+    out = cli("check", "pkg", "--format", "json", cwd=tmp_path)
+    assert json.loads(out.stdout)["findings"] == []
+
+
+SCHEDULER = '''
+import torch
+
+
+class Scheduler:
+    def __init__(self, n=1000):
+        self.alphas = torch.linspace(0.99, 0.01, n)
+        self.final = torch.tensor(1.0)
+        self.n = n
+        self.timesteps = None
+
+    def set_timesteps(self, steps):
+        self.steps = steps
+        self.timesteps = torch.arange(0, self.n, self.n // steps).flip(0)
+
+    def _previous(self, t, prev):
+        return self.alphas[prev] if prev >= 0 else self.final
+
+    def step(self, out, t: int, x):
+        prev = t - self.n // self.steps
+        a = self.alphas[t]
+        b = self.alphas[prev] if prev >= 0 else self.final
+        return x * a.sqrt() + out * (1 - b).sqrt() + self._previous(t, prev)
+'''
+
+SAMPLER = '''
+import torch
+
+from pkg.scheduler import Scheduler
+
+
+def sample(scheduler, step_fn, x, steps):
+    scheduler.set_timesteps(steps)
+    for t in scheduler.{timesteps}:
+        x = step_fn(torch.tanh(x), t, x)
+    return x
+
+
+def main():
+    scheduler = Scheduler()
+    step_fn = torch.compile(scheduler.step, backend="eager")
+    sample(scheduler, step_fn, torch.randn(2, 4), 4)
+'''
+
+
+def test_a_method_compiled_elsewhere_takes_what_the_compiled_alias_is_called_with(cli, tmp_path, monkeypatch):
+    # `step_fn = torch.compile(scheduler.step)` handed to a sampling loop over the scheduler's tensor of
+    # timesteps: `t: int` is a 0-d tensor, in `step` and in the method it calls with it
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (tmp_path / "pyproject.toml").write_text("[tool.dynlint]\n")
+    (pkg / "__init__.py").write_text("")
+    (pkg / "scheduler.py").write_text(SCHEDULER)
+    (pkg / "run.py").write_text(SAMPLER.format(timesteps="timesteps"))
+    found = _found(cli, tmp_path)
+    assert found == {("pkg/scheduler.py", 17, "DYN101"), ("pkg/scheduler.py", 22, "DYN101")}
+    from dynlint.compiler import harness
+    monkeypatch.syspath_prepend(str(tmp_path))
+    for name in [m for m in sys.modules if m == "pkg" or m.startswith("pkg.")]:
+        monkeypatch.delitem(sys.modules, name)
+    obs = harness.observe(str(pkg / "scheduler.py"), ["__import__('pkg.run').run.main()"])
+    assert obs.error is None, obs.error
+    assert {17, 22} <= set(obs.break_lines(str(pkg / "scheduler.py")))
+    # the loop over a list of ints instead: Python ints, no tensor, no warning
+    (pkg / "run.py").write_text(SAMPLER.format(timesteps="timesteps.tolist()"))
+    assert _found(cli, tmp_path) == set()
