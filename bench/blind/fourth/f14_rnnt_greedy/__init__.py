@@ -1,0 +1,3 @@
+from .model import RNNT, RNNTConfig
+
+__all__ = ["RNNT", "RNNTConfig"]

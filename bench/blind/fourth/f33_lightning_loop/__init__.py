@@ -1,0 +1,1 @@
+"""A miniature LightningModule / Trainer pair."""
