@@ -469,3 +469,85 @@ def test_a_bound_method_of_what_a_method_of_a_local_instance_is_passed_is_traced
     a call of `Trainer.fit`, so `torch.compile(module.training_step)` there compiles `Classifier.training_step`
     (real Dynamo breaks at its `.item()`); a class that no call passes is not traced."""
     _item_breaks_only_where_traced(tmp_path, TRAINER, "trainer.fit(Classifier(), [", "trainer.fit(None, [")
+
+
+OVERRIDE = '''
+import torch
+import torch.nn as nn
+
+
+class Metric(nn.Module):
+    def forward(self, preds, target):
+        self.update(preds, target)
+        return preds.sum()
+
+    def update(self, preds, target):
+        raise NotImplementedError
+
+
+class Accuracy(Metric):
+    def update(self, preds, target):
+        self.correct = (preds.argmax(1) == target).sum().item()
+
+
+def main():
+    metric = torch.compile(Accuracy(), backend="eager")
+    metric(torch.randn(4, 3), torch.tensor([0, 1, 2, 0]))
+'''
+
+
+def test_a_method_called_on_self_runs_the_override_of_a_subclass(tmp_path):
+    """Principle: `self.update(...)` in a base class's `forward` runs `type(self).update`, so the override a
+    subclass defines is traced when an instance of it is compiled (real Dynamo breaks at its `.item()`); with no
+    override called there, it is not."""
+    _item_breaks_only_where_traced(tmp_path, OVERRIDE, "        self.update(preds, target)\n", "")
+
+
+WRAPPED = '''
+import time
+from functools import wraps
+
+import torch
+import torch.nn as nn
+
+
+def timed(fn):
+    @wraps(fn)
+    def wrapper(self, *args, **kwargs):
+        start = time.perf_counter()
+        out = fn(self, *args, **kwargs)
+        self.ms = time.perf_counter() - start
+        return out
+    return wrapper
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+
+    @timed
+    def forward(self, x):
+        return self.lin(x)
+
+
+def main():
+    torch.compile(Net(), backend="eager")(torch.randn(2, 4))
+'''
+
+
+def test_the_wrapper_of_a_decorated_forward_is_traced(tmp_path):
+    """Principle: calling a compiled module runs what its class holds as `forward`, the outermost decorator's
+    wrapper, so Dynamo traces the wrapper's own code too (it breaks at both clock reads); an `@torch.compile`
+    above a decorator likewise traces its wrapper, one below it does not (the wrapper runs eagerly)."""
+    pytest.importorskip("torch")
+    from dynlint.compiler import harness
+    path = tmp_path / "wrapped.py"
+    path.write_text(WRAPPED)
+    found = {(f.line, f.code) for f in check_source(WRAPPED, filename="wrapped.py").findings}
+    assert found == {(12, "DYN307"), (14, "DYN307")}
+    obs = harness.observe(str(path), ["main()"])
+    assert obs.error is None and {12, 14} <= set(obs.break_lines(str(path)))
+    below = WRAPPED.replace("    @timed\n    def forward", "    @timed\n    @torch.compile\n    def forward").replace(
+        'torch.compile(Net(), backend="eager")(torch.randn(2, 4))', "Net()(torch.randn(2, 4))")
+    assert not check_source(below, filename="wrapped.py").findings

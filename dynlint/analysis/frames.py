@@ -26,7 +26,7 @@ from typing import Callable, Dict, Iterable, List, Optional, Set, Tuple
 
 from dynlint.analysis.defs import (Defs, after_short_circuit, body_nodes, host_assigned_at, is_training,
                                    loop_targets, param_defaults, param_of, returned, unpacked, value_kind)
-from dynlint.analysis.names import SKIPS_FRAME
+from dynlint.analysis.names import COMPILE, SKIPS_FRAME, strip_call
 from dynlint.linter.index import CallSite, dotted_name
 from dynlint.linter.project import FuncRef, Project
 
@@ -304,7 +304,7 @@ class Frames:
         for ref in sorted(entered):
             fn = self.project.function(ref)
             ix = self.project.by_path.get(ref[0])
-            wrappers = [self._wrapper_of(ix, d) for d in fn.decorators] if ix is not None else []
+            wrappers = [self._wrapper_of(ix, d) for d in traced_decorators(ix, fn)] if ix is not None else []
             wrappers.append(self._shared_call(ref))
             for wrapper in filter(None, wrappers):
                 for rel in sorted(entered[ref][1]):
@@ -336,27 +336,7 @@ class Frames:
         return call, SUPER_CALL
 
     def _wrapper_of(self, ix, decorator: str) -> Optional[Tuple[FuncRef, str]]:
-        """(the wrapper a decorator puts around a function, the closure variable that holds the function)."""
-        factory = decorator.endswith("()")
-        r = self.project.resolve(ix, decorator[:-2] if factory else decorator)
-        if not r or r[0] != "function":
-            return None
-        path, qual = r[1]
-        dix = self.project.by_path[path]
-
-        def nested(q: str) -> List[str]:
-            return [n for n, f in dix.functions.items() if f.nested_in == q]
-        outer = qual
-        if factory:
-            inner = nested(qual)
-            if len(inner) != 1:
-                return None
-            outer = inner[0]
-        params = dix.functions[outer].params
-        wrappers = nested(outer)
-        if len(wrappers) != 1 or not params or params[0] in dix.functions[wrappers[0]].params:
-            return None             # (a decorator that takes the function as its own argument returns it)
-        return (path, wrappers[0]), params[0]
+        return decorator_wrapper(self.project, ix, decorator)
 
     # ---- objects every entry shares: the methods a frame runs on what its arguments hold ---------------------
     SUBCLASSES = 16     # overriding subclasses followed for one method (more: an interface too wide to follow)
@@ -890,3 +870,36 @@ class Frames:
                     kind = "value"
                 out.setdefault(n.targets[0].attr, kind)
         return out
+
+
+def decorator_wrapper(project: Project, ix, decorator: str) -> Optional[Tuple[FuncRef, str]]:
+    """(the wrapper a project decorator puts around a function, the closure variable that holds the function):
+    the decorator's one nested function (one level down for `@decorator`, two for a factory `@decorator(...)`);
+    None when not known."""
+    factory = decorator.endswith("()")
+    r = project.resolve(ix, decorator[:-2] if factory else decorator)
+    if not r or r[0] != "function":
+        return None
+    path, qual = r[1]
+    dix = project.by_path[path]
+
+    def nested(q: str) -> List[str]:
+        return [n for n, f in dix.functions.items() if f.nested_in == q]
+    outer = qual
+    if factory:
+        inner = nested(qual)
+        if len(inner) != 1:
+            return None
+        outer = inner[0]
+    params = dix.functions[outer].params
+    wrappers = nested(outer)
+    if len(wrappers) != 1 or not params or params[0] in dix.functions[wrappers[0]].params:
+        return None             # (a decorator that takes the function as its own argument returns it)
+    return (path, wrappers[0]), params[0]
+
+
+def traced_decorators(ix, fn) -> List[str]:
+    """The decorators of `fn` whose wrappers run where torch.compile traces: those under an `@torch.compile` of
+    it, or all of them when it has none (it is entered through all of them)."""
+    compiles = [i for i, d in enumerate(fn.decorators) if ix.qualify(strip_call(d)) in COMPILE]
+    return fn.decorators[compiles[0] + 1:] if compiles else list(fn.decorators)

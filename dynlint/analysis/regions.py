@@ -13,7 +13,7 @@ import fnmatch
 from collections import deque
 from typing import Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
-from dynlint.analysis.frames import Frame, Frames
+from dynlint.analysis.frames import Frame, Frames, decorator_wrapper, traced_decorators
 from dynlint.analysis.held import held_by_name, passed_constructions
 from dynlint.analysis.names import COMPILE, DISABLE, OPAQUE, is_module_base, strip_call
 from dynlint.analysis.resumed import resumed_guards
@@ -171,6 +171,8 @@ def roots(project: Project, mode: str = "auto", entries: Sequence[str] = (),
                        and is_module_class(project, ix.path, fn.cls) and not _compiles_parts(ix, fn.cls))
             if decorated or forward or mode == "all" or (entries and declared(entries, ix.module, q)):
                 out[(ix.path, q)] = (q,)
+                for ref in _traced_wrappers(project, ix, fn, forward):
+                    out.setdefault(ref, (ref[1],))
             if decorated and explicit is not None:
                 explicit.append((ix.path, q))
         sites = list(_compile_sites(None, ix.module_calls, ix))
@@ -185,6 +187,17 @@ def roots(project: Project, mode: str = "auto", entries: Sequence[str] = (),
                 if explicit is not None:
                     explicit.append(ref)
     return out
+
+
+def _traced_wrappers(project: Project, ix: ModuleIndex, fn: FunctionInfo, forward: bool) -> List[FuncRef]:
+    """The wrappers of the project decorators that `torch.compile` traces around a compiled function: those under
+    an `@torch.compile` above them, and all of a module's `forward` (calling the module runs what the class holds
+    as `forward`: the outermost wrapper)."""
+    inner = traced_decorators(ix, fn)
+    if not forward and len(inner) == len(fn.decorators):
+        return []           # (no `@torch.compile` of its own: compiled as called, through its decorators or not)
+    found = [decorator_wrapper(project, ix, d) for d in inner]
+    return [w[0] for w in found if w is not None]
 
 
 def _aliases() -> dict:
@@ -230,7 +243,8 @@ def call_edges(project: Project, ref: FuncRef, nested: Dict[str, Dict[str, List[
             if not meth:
                 m = project.method(path, fn.cls, attr)
                 if m:
-                    out.append((c, m))
+                    # `self.update()` runs `type(self).update`: the override of any subclass too
+                    out += [(c, m)] + [(c, o) for o in _overrides(project, path, fn.cls, attr)]
                     continue
             for p, cls in _held(project, path, fn.cls, attr):
                 if meth:
@@ -248,6 +262,12 @@ def call_edges(project: Project, ref: FuncRef, nested: Dict[str, Dict[str, List[
     if fn.cls and q.rpartition(".")[2] == "forward":
         out += [(None, f) for f in _hooks(project, path, fn.cls)]
     return out
+
+
+def _overrides(project: Project, path: str, cls: str, name: str) -> List[FuncRef]:
+    """The methods `name` that the project's subclasses of `cls` define themselves."""
+    return [(p, f"{sub}.{name}") for p, sub in project.subclasses(path, cls)
+            if f"{sub}.{name}" in project.by_path[p].functions]
 
 
 def _name_targets(project: Project, ix: ModuleIndex, fn: FunctionInfo, c: CallSite) -> List[FuncRef]:

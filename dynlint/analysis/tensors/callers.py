@@ -109,11 +109,13 @@ class CallerKinds:
         if alias is not None:           # `opt = torch.compile(fn)` ... `opt(x, 2)`: what its calls pass
             callers, names = {alias[0]}, {alias[1]}
         elif not callers and foreign is None:
-            found = compiled_kinds(self, cls, method, positions, plain) if cls and method != "forward" else None
+            found = compiled_kinds(self, cls, method, positions, plain) if method != "forward" else None
             return {n: combined(k) for n, k in found.items() if k} if found is not None else {}
         elif callers and not self._called_only_here(method, cls, holders):
             return None
         kinds = self._argument_kinds(callers, holders, names, positions, plain)
+        if alias is not None and kinds is not None and not any(kinds.values()):
+            kinds = compiled_kinds(self, cls, method, positions, plain)     # the alias is handed on, not called
         if kinds is None:
             return None
         for name, found in ((foreign or {}) if alias is None else {}).items():

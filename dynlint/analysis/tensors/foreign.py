@@ -146,18 +146,19 @@ def _calls(fn: cst.FunctionDef, ix, callee: str) -> List[cst.Call]:
 def compiled_kinds(tensors, cls: str, method: str, positions: List[str],
                    plain: List[str]) -> Optional[Dict[str, List[str]]]:
     """Parameter -> the kinds of what the calls of `step = torch.compile(sched.step)` pass to the method `cls.method`
-    of this file, wherever in the project it is compiled so: the calls of `step` in the function that binds it,
-    and in a function it is handed to (`sample(unet, sched, step)` ... `step(out, t, x)`). None when it is
-    compiled nowhere so, or some use of such an alias cannot be read."""
+    of this file (a function of its top level when `cls` is ""), wherever in the project it is compiled so: the
+    calls of `step` in the function that binds it, and in a function it is handed to (`sample(unet, sched,
+    step)` ... `step(out, t, x)`). None when it is compiled nowhere so, or some use of such an alias cannot be
+    read."""
     from dynlint.analysis.regions import targets_of_value
     ctx = tensors.ctx
     project, ix = ctx.project, ctx.index
     depth = getattr(ctx, "foreign_depth", 0)
     if getattr(project, "sources", None) is None or depth >= DEPTH:
         return None
-    ref, found = (ix.path, f"{cls}.{method}"), False
+    ref, found = (ix.path, f"{cls}.{method}" if cls else method), False
     kinds: Dict[str, List[str]] = {p: [] for p in plain}
-    rels = {ix.path} | set(project.facts.importers.get(f"{ix.module}.{cls}", ())) | \
+    rels = {ix.path} | set(project.facts.importers.get(f"{ix.module}.{cls or method}", ())) | \
         set(project.facts.importers.get(ix.module, ()))
     for rel in sorted(rels):
         cix = project.by_path.get(rel)
