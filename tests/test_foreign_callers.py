@@ -68,13 +68,27 @@ def _found(cli, tmp_path, *more) -> set:
 
 
 def _dynamo_breaks(tmp_path, monkeypatch) -> set:
+    path = tmp_path / "pkg" / "helpers.py"
+    obs = _observe(tmp_path, monkeypatch, path, "__import__('pkg.main').main.main()")
+    return set(obs.break_lines(str(path)))
+
+
+def _observe(tmp_path, monkeypatch, path, call):
+    """Real Dynamo on `call`, with the project's package `pkg` imported fresh and forgotten afterwards (other
+    tests import packages of that name)."""
     from dynlint.compiler import harness
     monkeypatch.syspath_prepend(str(tmp_path))
-    for name in [m for m in sys.modules if m == "pkg" or m.startswith("pkg.")]:
-        monkeypatch.delitem(sys.modules, name)       # another test's package of the same name
-    obs = harness.observe(str(tmp_path / "pkg" / "helpers.py"), ["__import__('pkg.main').main.main()"])
+
+    def forget():
+        for name in [m for m in sys.modules if m == "pkg" or m.startswith("pkg.")]:
+            del sys.modules[name]
+    forget()
+    try:
+        obs = harness.observe(str(path), [call])
+    finally:
+        forget()
     assert obs.error is None, obs.error
-    return set(obs.break_lines(str(tmp_path / "pkg" / "helpers.py")))
+    return obs
 
 
 @pytest.mark.parametrize("imports, gate, pick", [
@@ -175,12 +189,7 @@ def test_a_method_compiled_elsewhere_takes_what_the_compiled_alias_is_called_wit
     (pkg / "run.py").write_text(SAMPLER.format(timesteps="timesteps"))
     found = _found(cli, tmp_path)
     assert found == {("pkg/scheduler.py", 17, "DYN101"), ("pkg/scheduler.py", 22, "DYN101")}
-    from dynlint.compiler import harness
-    monkeypatch.syspath_prepend(str(tmp_path))
-    for name in [m for m in sys.modules if m == "pkg" or m.startswith("pkg.")]:
-        monkeypatch.delitem(sys.modules, name)
-    obs = harness.observe(str(pkg / "scheduler.py"), ["__import__('pkg.run').run.main()"])
-    assert obs.error is None, obs.error
+    obs = _observe(tmp_path, monkeypatch, pkg / "scheduler.py", "__import__('pkg.run').run.main()")
     assert {17, 22} <= set(obs.break_lines(str(pkg / "scheduler.py")))
     # the loop over a list of ints instead: Python ints, no tensor, no warning
     (pkg / "run.py").write_text(SAMPLER.format(timesteps="timesteps.tolist()"))

@@ -551,3 +551,37 @@ def test_the_wrapper_of_a_decorated_forward_is_traced(tmp_path):
     below = WRAPPED.replace("    @timed\n    def forward", "    @timed\n    @torch.compile\n    def forward").replace(
         'torch.compile(Net(), backend="eager")(torch.randn(2, 4))', "Net()(torch.randn(2, 4))")
     assert not check_source(below, filename="wrapped.py").findings
+
+
+BESIDE_NONE = '''
+import torch
+
+
+class Attack:
+    def __call__(self, x):
+        return self.forward(x)
+
+
+class Noise(Attack):
+    def forward(self, x):
+        return x + x.abs().max().item()
+
+
+def evaluate(x, attack):
+    if attack is not None:
+        x = attack(x)
+    return x.sum()
+
+
+def main():
+    run = torch.compile(evaluate, backend="eager")
+    run(torch.randn(3), None)
+    run(torch.randn(3), Noise())
+'''
+
+
+def test_a_callable_handed_in_beside_none_runs_its_class(tmp_path):
+    """Principle: a parameter that one call passes None and another an instance holds that instance's class
+    where it is called (None is never called), and `self.forward(x)` in a base `__call__` runs the subclass's
+    `forward` (real Dynamo breaks at its `.item()`)."""
+    _item_breaks_only_where_traced(tmp_path, BESIDE_NONE, "run(torch.randn(3), Noise())", "run(torch.randn(3), None)")

@@ -824,3 +824,57 @@ def main():
         "return self.pos(x.shape[0], Hp, Wp)", "return torch.zeros(Hp, Wp)")
     assert [(f.line, f.code) for f in api.check_source(tensors).findings] == [(28, "DYN403")]
     assert 28 in broken_lines(tmp_path, tensors, "main()")
+
+
+def test_a_module_handed_in_returns_what_its_forward_returns(tmp_path):
+    # `emissions, lengths = model(feats, lengths)` with `model` a parameter every call passes one module class:
+    # its forward returns tensors, so `emission[:n]` over their rows slices by a tensor (a real break)
+    src = '''import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def forward(self, x, lengths):
+        return x * 2, lengths // 2
+
+
+@torch.compile(backend="eager")
+def decode(model, x, lengths):
+    out, lens = model(x, lengths)
+    sums = []
+    for o, n in zip(out, lens):
+        sums.append(o[:n].sum())
+    return sums
+
+
+def main():
+    decode(Model(), torch.randn(2, 8), torch.tensor([6, 8]))
+'''
+    found = [(f.line, f.code) for f in api.check_source(src).findings]
+    assert (15, "DYN207") in found
+    assert 15 in broken_lines(tmp_path, src, "main()")
+    # handed something else too: what it returns is not known, nothing is said
+    other = src.replace("    decode(Model(), ", "    decode(lambda x, n: (x, n), torch.randn(2, 8), torch.tensor([6, 8]))\n    decode(Model(), ")
+    assert (15, "DYN207") not in [(f.line, f.code) for f in api.check_source(other).findings]
+
+
+def test_a_comprehension_binds_its_targets_as_a_for_statement_does(tmp_path):
+    # `for o, n in zip(out, lens)` and `for i, n in enumerate(lens)` in a comprehension: `n` is a row of the
+    # tensor `lens`, so slicing by it breaks (real Dynamo, both lines); `range(...)` gives ints (no break)
+    src = '''import torch
+
+
+@torch.compile(backend="eager")
+def decode(out, lens):
+    a = [o[:n].sum() for o, n in zip(out, lens)]
+    b = [out[i][:n].sum() for i, n in enumerate(lens)]
+    c = [out[i][:i + 1].sum() for i in range(2)]
+    return a, b, c
+
+
+def main():
+    decode(torch.randn(2, 8), torch.tensor([6, 8]))
+'''
+    assert sorted((f.line, f.code) for f in api.check_source(src).findings) == [(6, "DYN207"), (7, "DYN207")]
+    assert {6, 7} <= broken_lines(tmp_path, src, "main()")
+    assert 8 not in broken_lines(tmp_path, src, "main()")

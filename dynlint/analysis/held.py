@@ -60,6 +60,8 @@ def _search(project: Project, ix: ModuleIndex, fn: FunctionInfo,
                 if not r or (r != ("function", ref) if not init_of else
                              (r[0] != "class" or r[1][0] != ix.path or r[1][1].name != init_of)):
                     continue
+                if c.constants.get(k) == "None":
+                    continue                    # (None holds no instance: where it is passed, nothing is called)
                 arg = c.args[k] if k < len(c.args) else ""
                 made = [arg[:-2]] if arg.endswith("()") and "(" not in arg[:-2] else held.get(arg, ())
                 if not made:

@@ -242,9 +242,11 @@ def call_edges(project: Project, ref: FuncRef, nested: Dict[str, Dict[str, List[
             attr, _, meth = c.target.partition(".")
             if not meth:
                 m = project.method(path, fn.cls, attr)
-                if m:
-                    # `self.update()` runs `type(self).update`: the override of any subclass too
-                    out += [(c, m)] + [(c, o) for o in _overrides(project, path, fn.cls, attr)]
+                # `self.update()` runs `type(self).update`: the override of any subclass too (or, for a method
+                # the class leaves to its subclasses, theirs alone)
+                found = ([m] if m else []) + _overrides(project, path, fn.cls, attr)
+                if found:
+                    out += [(c, f) for f in found]
                     continue
             for p, cls in _held(project, path, fn.cls, attr):
                 if meth:

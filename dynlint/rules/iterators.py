@@ -17,13 +17,18 @@ from dynlint.rules.common import TorchRule
 # Dynamo cannot step it.
 ITERATOR_MAKERS = frozenset({"iter", "map", "filter", "zip", "enumerate", "reversed"})
 ITERATING_CALLS = frozenset({"next", "list", "tuple", "sorted", "set", "sum", "dict"})
+# The methods of torch's nn.Module that are generators (they `yield`, torch/nn/modules/module.py):
+# `model.parameters()` handed to a compiled function is an iterator object made outside it
+MODULE_GENERATORS = frozenset({"parameters", "named_parameters", "buffers", "named_buffers", "children",
+                               "named_children", "modules", "named_modules"})
 
 
 def iterators_passed_in(ctx) -> Dict[str, Dict[str, int]]:
     """An analysis: compiled function qualname (`f`, `Model.forward`) -> {parameter: line of a call in this file
     that passes it an iterator
     object} (a generator expression, `iter(...)` / `map(...)` / `zip(...)` ..., `itertools.*(...)`, a dict
-    view, or a call of a generator function of the file). Read from the whole file (a unit holds only part)."""
+    view, a call of a generator function of the file, or of an nn.Module's: `model.parameters()`). Read from the
+    whole file (a unit holds only part)."""
     source = ctx.source or ""
     if "compile" not in source:         # nothing compiled here: no parse
         return {}
@@ -118,6 +123,8 @@ def _iterator_object(node: ast.AST, generators, qualify) -> bool:
     name = qualify(dotted_name(node.func) or "")
     if name in ITERATOR_MAKERS or name.startswith("itertools."):
         return True
+    if isinstance(node.func, ast.Attribute) and node.func.attr in MODULE_GENERATORS:
+        return True
     return isinstance(node.func, ast.Attribute) and node.func.attr in ("items", "values", "keys") and \
         not node.args and not node.keywords
 
@@ -177,7 +184,21 @@ class IteratorPassedToCompiledCode(TorchRule):
 
         def run(xs):
             return fast(batches(xs))
-    """, "run([torch.ones(3), torch.ones(3)])")]
+    """, "run([torch.ones(3), torch.ones(3)])"), Example("""
+        import torch
+        from torch import nn
+
+        def grad_norm(params):
+            grads = [p.grad for p in params if p.grad is not None]
+            return torch.stack([g.norm() for g in grads]).norm()
+
+        report = torch.compile(grad_norm)
+
+        def run():
+            model = nn.Linear(4, 2)
+            model(torch.randn(3, 4)).sum().backward()
+            return report(model.parameters())
+    """, "run()")]
     VALID = [Example("""
         import torch
 
@@ -198,6 +219,9 @@ class IteratorPassedToCompiledCode(TorchRule):
 
     def visit_For(self, node: cst.For) -> None:
         self._check(node.iter, skips=True)
+
+    def visit_CompFor(self, node: cst.CompFor) -> None:
+        self._check(node.iter, skips=True)          # `[p.grad for p in params]`: a loop of its own frame
 
     def visit_Call(self, node: cst.Call) -> None:
         if isinstance(node.func, cst.Name) and node.func.value in ITERATING_CALLS and node.args and \

@@ -358,17 +358,19 @@ class Assignments:
             self._bind(node.target, cst.BinaryOperation(left=node.target, operator=cst.Add(), right=node.value))
 
     def visit_For(self, node: cst.For) -> None:
-        it = node.iter
+        self._bind_loop(node.target, node.iter)
+
+    def _bind_loop(self, target, it) -> None:
+        """The target of a `for` statement or a comprehension's `for` over `it`."""
         func = it.func.value if isinstance(it, cst.Call) and isinstance(it.func, cst.Name) else None
         if func == "range":
-            self._bind(node.target, VALUE)
-        elif func == "enumerate" and it.args and isinstance(node.target, cst.Tuple) and \
-                len(node.target.elements) == 2:
+            self._bind(target, VALUE)
+        elif func == "enumerate" and it.args and isinstance(target, cst.Tuple) and len(target.elements) == 2:
             # for i, row in enumerate(x): i is an int, row is an element of x
-            self._bind(node.target.elements[0].value, VALUE)
-            self._bind_zipped(node.target.elements[1].value, it.args[0].value)
+            self._bind(target.elements[0].value, VALUE)
+            self._bind_zipped(target.elements[1].value, it.args[0].value)
         else:
-            self._bind_zipped(node.target, it)
+            self._bind_zipped(target, it)
 
     def _bind_zipped(self, target, iterable) -> None:
         """`for a, b in zip(x, y)`: `a` is an element of `x`, `b` of `y`."""
@@ -409,4 +411,4 @@ class Assignments:
 
     def visit_CompFor(self, node: cst.CompFor) -> None:
         self._head = self.here(False)
-        self._bind_element(node.target, node.iter)
+        self._bind_loop(node.target, node.iter)

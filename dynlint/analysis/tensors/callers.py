@@ -1,5 +1,6 @@
-"""The kinds of a method's or helper's plain parameters, read from its calls in the file (`Tensors`' part that
-judges callers: `self.block(x, h, w)` tells what `Block.forward`'s `x`, `h`, `w` are)."""
+"""The kinds of a method's or helper's plain parameters, read from its calls (`Tensors`' part that judges
+callers: `self.block(x, h, w)` tells what `Block.forward`'s `x`, `h`, `w` are), in this file and, through
+foreign.py, in the others; and what a parameter that callers hand a module runs when called (`model(x)`)."""
 from __future__ import annotations
 
 import re
@@ -7,6 +8,8 @@ from typing import Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
+from dynlint.analysis.held import held_by_name
+from dynlint.analysis.regions import is_module_class
 from dynlint.analysis.tensors.assignments import calls_through, read_file_facts
 from dynlint.analysis.tensors.foreign import compiled_kinds, foreign_kinds
 from dynlint.analysis.tensors.kinds import UNKNOWN, VALUE, combined
@@ -15,7 +18,7 @@ from dynlint.analysis.tensors.syntax import bound_arguments
 
 class CallerKinds:
     """Mixed into `Tensors`: uses its context (`ctx`), per-run facts (`_run`), its memo of callers (`_callers`),
-    `kind`, `within`, `_within`, `_helper_def` and `_self_class`."""
+    `kind`, `within`, `_within`, `_helper_def`, `_read_once` and `_self_class`."""
 
     def _from_callers(self, fn: cst.FunctionDef) -> Optional[Dict[str, str]]:
         """The kinds of a method's plain parameters (no annotation, no default) from every call of it in this file:
@@ -123,6 +126,25 @@ class CallerKinds:
         found = {name: combined(found) for name, found in kinds.items() if found}
         # through an alias or a local instance, what its calls do not tell keeps the parameter's own kind
         return {n: k for n, k in found.items() if k != UNKNOWN} if alias is not None else found
+
+    def _handed_module(self, name: str) -> Optional[Tuple[cst.FunctionDef, List[cst.BaseExpression], str]]:
+        """`model(feats)` where `model` is a parameter every call passes an instance of one module class of this
+        file: that class's `forward`, as `_submodule_forward` reads one (the unit's own function only)."""
+        ix, project = self.ctx.index, self.ctx.project
+        fn = next((f for f in reversed(self.ctx.functions) if isinstance(f, cst.FunctionDef)), None)
+        here = ix.functions.get(self.ctx.qualname) if ix is not None and fn is not None else None
+        if here is None or self._within or name not in here.params or project is None:
+            return None
+        held = held_by_name(project, ix, here, name)
+        r = project.resolve(ix, next(iter(held))) if len(held) == 1 else None
+        if not r or r[0] != "class" or r[1][0] != ix.path:
+            return None
+        target = r[1][1]
+        fwd = ix.functions.get(f"{target.name}.forward")
+        if fwd is None or fwd.decorators or "__call__" in target.methods or \
+                not is_module_class(project, ix.path, target.name) or project.subclassed(ix.path, target.name):
+            return None
+        return self._read_once(f"{target.name}.forward", fwd, target.name)
 
     def _qualname_of(self, fn: cst.FunctionDef) -> str:
         """The qualname of a function of the file: one of its top level, or one nested in the functions being

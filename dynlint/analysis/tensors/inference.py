@@ -354,7 +354,7 @@ class Tensors(CallerKinds):
         `def`, its `return` values and its class ("" for a helper)."""
         if isinstance(func, cst.Name):
             found = self.helper(func)
-            return (found[0], found[1], "") if found is not None else None
+            return (found[0], found[1], "") if found is not None else self._handed_module(func.value)
         if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and
                 func.value.value == "self") or self._within:
             return None

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import libcst as cst
 
-from dynlint.analysis.tensors.kinds import TENSOR
+from dynlint.analysis.tensors.kinds import TENSOR, TENSORS
+from dynlint.analysis.tensors.torch_api import SEQUENCE_ANNOTATIONS, TENSOR_ANNOTATIONS
 from dynlint.linter.rule import Example, FixExample, register
+from dynlint.linter.walker import descendants
 from dynlint.fixes.guards import guard_eager_only
 from dynlint.rules.common import NamedCallRule, TorchRule, source_of
 from dynlint.rules.side_effects.common import BUILTIN, SKIPPED, UNSUPPORTED_METHOD
@@ -395,7 +397,15 @@ class TensorFormattedAsString(TorchRule):
             y = x.softmax(-1)
             text = str(y)
             return y, text
-    """, "described(torch.ones(4))")]
+    """, "described(torch.ones(4))"), Example("""
+        import torch
+        from typing import List
+
+        @torch.compile
+        def keyed(x, strides: List[List[torch.Tensor]]):
+            key = str(strides)
+            return x * len(key)
+    """, "keyed(torch.ones(2), [[torch.tensor(4), torch.tensor(4)]])")]
     VALID = [Example("""
         import torch
 
@@ -409,8 +419,22 @@ class TensorFormattedAsString(TorchRule):
     def visit_Call(self, node: cst.Call) -> None:
         if isinstance(node.func, cst.Name) and node.func.value in ("str", "repr") and \
                 self.call_name(node) in ("str", "repr") and len(node.args) == 1 and \
-                self.tensors.kind(node.args[0].value) == TENSOR:
-            self.report(node, expr=source_of(node))
+                (self.tensors.kind(node.args[0].value) in (TENSOR, TENSORS) or self._holds_tensors(node.args[0].value)):
+            self.report(node, expr=source_of(node))     # (a container's text is its elements' text)
+
+    def _holds_tensors(self, value: cst.BaseExpression) -> bool:
+        """A parameter annotated as a container with tensors in it at any depth (`List[List[Tensor]]`,
+        `Dict[str, Tensor]`); not `Optional[...]`, which may be None."""
+        fn = self.ctx.functions[-1] if self.ctx.functions else None
+        if not (isinstance(value, cst.Name) and isinstance(fn, cst.FunctionDef)):
+            return False
+        ann = next((p.annotation.annotation for p in list(fn.params.params) + list(fn.params.kwonly_params)
+                    if p.name.value == value.value and p.annotation is not None), None)
+        if not isinstance(ann, cst.Subscript) or \
+                (self.ctx.qualify(ann.value) or "").rpartition(".")[2] not in SEQUENCE_ANNOTATIONS | {"Dict", "dict"}:
+            return False
+        names = [n for n in descendants(ann) if isinstance(n, (cst.Name, cst.Attribute))]
+        return any((self.ctx.qualify(n) or "") in TENSOR_ANNOTATIONS for n in names)
 
     def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
         if not isinstance(node.operator, cst.Modulo) or \

@@ -476,6 +476,11 @@ GRAD_FACTORIES = frozenset(f"torch.{n}" for n in (
     "zeros_like", "ones_like", "empty_like", "full_like", "rand_like", "randn_like", "as_tensor"))
 
 
+# attributes whose value is true where Dynamo traces a training call (`self.training`) or a parameter's
+# (`param.requires_grad`): a factory's `requires_grad=` set from them creates a leaf that requires grad
+STATE_FLAGS = frozenset({"training", "requires_grad"})
+
+
 @register
 class TensorCreatedRequiringGrad(TorchRule):
     """Checks for tensor factories called with `requires_grad=True` in traced code (`torch.zeros(...,
@@ -498,7 +503,17 @@ class TensorCreatedRequiringGrad(TorchRule):
         def scaled(x):
             w = torch.ones(x.shape[-1], requires_grad=True)
             return x * w
-    """, "scaled(torch.randn(2, 4))")]
+    """, "scaled(torch.randn(2, 4))"), Example("""
+        import torch
+        from torch import nn
+
+        class Queries(nn.Module):
+            def forward(self, x):
+                q = torch.zeros_like(x, requires_grad=self.training)
+                return x + q
+
+        model = torch.compile(Queries().train())
+    """, "model(torch.randn(2, 4))")]
     VALID = [Example("""
         import torch
 
@@ -515,3 +530,6 @@ class TensorCreatedRequiringGrad(TorchRule):
         flag = keyword_arg(node, "requires_grad")
         if isinstance(flag, cst.Name) and flag.value == "True":
             self.report(node, call=f"{self.call_name(node)}(..., requires_grad=True)")
+        elif isinstance(flag, cst.Attribute) and flag.attr.value in STATE_FLAGS:
+            # a flag read from the model's state, true when Dynamo traces a training call or a parameter's
+            self.report(node, call=f"{self.call_name(node)}(..., requires_grad={source_of(flag)})")
