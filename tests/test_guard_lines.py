@@ -149,6 +149,71 @@ CASES = {
             set_fast(True)
             act(x)
     ''', "DYN514"),
+    # a number the outer loop computes through locals (`frac` from `update`, `coef` from `frac`), passed from
+    # an inner loop: guarded at its first read
+    "annealed through locals": ('''
+        import torch
+
+        @torch.compile
+        def loss_fn(ratio, coef):
+            return torch.clamp(ratio, 1 - coef, 1 + coef).mean()
+
+        def main():
+            for update in range(1, 3):
+                frac = 1.0 - (update - 1.0) / 2
+                coef = 0.2 * frac
+                for _ in range(2):
+                    loss_fn(torch.ones(4), coef)
+    ''', "DYN501"),
+    # an attribute that forward reads only through a method it calls (`self.forward_features(x)`), set between
+    # calls by a method of the model: guarded where that method reads it
+    "read in a method forward calls": ('''
+        import torch
+        from torch import nn
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.lin = nn.Linear(4, 4)
+                self.grad_checkpointing = False
+
+            def set_grad_checkpointing(self, enable=True):
+                self.grad_checkpointing = enable
+
+            def forward_features(self, x):
+                if self.grad_checkpointing:
+                    return self.lin(x) * 2
+                return self.lin(x)
+
+            def forward(self, x):
+                return self.forward_features(x).relu()
+
+        def main():
+            model = torch.compile(Net())
+            model(torch.ones(2, 4))
+            model.set_grad_checkpointing(True)
+            model(torch.ones(2, 4))
+    ''', "DYN506"),
+    # handed to a method of its own class (`self.get_decay(step)`): guarded where that method first reads it
+    "handed to a method": ('''
+        import torch
+
+        class Ema:
+            def get_decay(self, step):
+                if step is None:
+                    return 0.9
+                return 1 - 1 / (step + 1)
+
+            def update(self, x, step=None):
+                decay = self.get_decay(step)
+                return x * decay
+
+        def main():
+            ema = Ema()
+            fast = torch.compile(ema.update)
+            for step in range(1, 4):
+                fast(torch.ones(3), step=step)
+    ''', "DYN501"),
 }
 
 

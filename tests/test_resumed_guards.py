@@ -63,3 +63,21 @@ def test_noqa_on_the_resumed_read_silences_it_there():
     quiet = RESUMED.replace("return y + table[i + 1]", "return y + table[i + 1]  # noqa: DYN501")
     lines = [f.line for f in check_source(quiet, filename="quiet.py").findings if f.code == "DYN501"]
     assert lines == [_line(quiet, "a = table[i]")]
+
+
+def test_a_break_in_the_statement_that_reads_it_first(tmp_path):
+    """`frac = (x > coef).float().mean().item()`: the comparison reads `coef` before the `.item()` breaks, and
+    the frame Dynamo resumes after that statement reads it again: both lines are guarded."""
+    pytest.importorskip("torch")
+    from dynlint.compiler import harness
+    src = RESUMED.replace("def step(x, table, i):\n    a = table[i]\n    y = x * a\n    print(\"tick\")\n",
+                          "def step(x, table, i):\n    frac = (x > i).float().mean().item()\n    y = x * frac\n")
+    path = tmp_path / "same.py"
+    path.write_text(src)
+    first, again = _line(src, "frac = (x > i)"), _line(src, "return y + table[i + 1]")
+    found = sorted(f.line for f in check_source(src, filename="same.py").findings if f.code == "DYN501")
+    assert found == [first, again]
+    obs = harness.observe(str(path), ["main()"])
+    assert obs.error is None
+    guarded = {g.line for r in obs.recompiles for g in r.failures if g.guard == "i == 0"}
+    assert guarded == {first, again}

@@ -152,7 +152,7 @@ def _bound_to_alias(stmt: ast.stmt, names: Set[str]) -> Optional[Set[str]]:
 def guard_read(source: str, fn: ast.AST, name: str, depth: int = 0, after: int = 0) -> Optional[Span]:
     """The span of the read of `name` (a parameter, a global, `self.attr`, `config.attr`) at which Dynamo
     installs its guard when it traces `fn`: the first read in trace order that needs the value. A value handed
-    to a function of the same file is followed into it. None when `fn` never reads it. `after`: only reads in
+    to a function of the same file (or a method of the class, through `self`) is followed into it. None when `fn` never reads it. `after`: only reads in
     statements that start below that line (the code Dynamo resumes after a break there)."""
     tree = _tree(source)
     names = {name}
@@ -168,30 +168,61 @@ def guard_read(source: str, fn: ast.AST, name: str, depth: int = 0, after: int =
         for expr in _own_expressions(stmt):
             read = next(_reads(expr, names), None)
             if read is None:
+                inner = _in_own_methods(source, tree, fn, expr, name, depth) if name.startswith("self.") else None
+                if inner is not None:
+                    return inner
                 continue
             deeper = _handed_on(source, tree, expr, read, depth)
             return deeper or span_of(source, read)
     return None
 
 
-def _handed_on(source: str, tree: Optional[ast.Module], expr: ast.AST, read: ast.AST, depth: int) -> Optional[Span]:
-    """When the read is an argument of a call of a top-level function of the file, where that function
-    first needs it."""
+def _in_own_methods(source: str, tree: Optional[ast.Module], fn: ast.AST, expr: ast.AST, name: str,
+                    depth: int) -> Optional[Span]:
+    """`x = self.forward_features(x)` where that method of the class reads `self.<attr>` first: Dynamo traces
+    the method inline, so its read is the first one (followed `MAX_DEPTH` calls deep)."""
     if tree is None or depth >= MAX_DEPTH:
         return None
     for call in ast.walk(expr):
-        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name)):
+        method = _own_method(tree, fn, call.func) if isinstance(call, ast.Call) else None
+        found = guard_read(source, method, name, depth + 1) if method is not None and method is not fn else None
+        if found is not None:
+            return found
+    return None
+
+
+def _handed_on(source: str, tree: Optional[ast.Module], expr: ast.AST, read: ast.AST, depth: int) -> Optional[Span]:
+    """When the read is an argument of a call of a top-level function of the file, or of a method of its own
+    class (`self.get_decay(step)`), where that function first needs it."""
+    if tree is None or depth >= MAX_DEPTH:
+        return None
+    for call in ast.walk(expr):
+        if not isinstance(call, ast.Call):
             continue
-        callee = top_function(tree, call.func.id)
+        callee = top_function(tree, call.func.id) if isinstance(call.func, ast.Name) else \
+            _own_method(tree, read, call.func)
         if callee is None:
             continue
-        params = _parameters(callee)
+        params = _parameters(callee)[0 if isinstance(call.func, ast.Name) else 1:]
         for i, a in enumerate(call.args):
             if a is read and i < len(params):
                 return guard_read(source, callee, params[i], depth + 1)
         for k in call.keywords:
             if k.value is read and k.arg in params:
                 return guard_read(source, callee, k.arg, depth + 1)
+    return None
+
+
+def _own_method(tree: ast.Module, read: ast.AST, func: ast.AST) -> Optional[ast.AST]:
+    """`self.get_decay(step)` in a method of a class of the file (`read`: a node inside that method): that
+    class's own method `get_decay`."""
+    if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self"):
+        return None
+    for cls in ast.walk(tree):
+        if isinstance(cls, ast.ClassDef) and cls.lineno <= read.lineno <= (cls.end_lineno or cls.lineno):
+            methods = [f for f in cls.body if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))]
+            if any(f.lineno <= read.lineno <= (f.end_lineno or f.lineno) for f in methods):
+                return next((f for f in methods if f.name == func.attr), None)
     return None
 
 

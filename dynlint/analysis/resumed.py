@@ -37,7 +37,7 @@ def resumed_guards(findings: Sequence[Finding], breaks: Sequence[Finding],
         if fn is None:
             continue
         lines = sorted({ln for ln in by_path[f.path] if fn.lineno < ln <= (fn.end_lineno or 0)})
-        for line in (ln for ln in lines if ln > f.line):
+        for line in (ln for ln in lines if ln >= f.line):      # (a break in the guarded statement too)
             if not all(_resumes_after(fn, later) for later in lines if later >= line):
                 break           # (a break in a loop further down skips the resumed frame: no guards at all)
             read = guard_lines.guard_read(source, fn, f.guard[1], after=line)

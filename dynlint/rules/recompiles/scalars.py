@@ -325,7 +325,7 @@ class VaryingScalarArgument(SiteBookkeeping):
         argument: Dynamo guards each at its own first read); True when reported."""
         value = _bound_in_loop(self.ctx, arg.value, loops, node) or arg.value
         read = _changing_number(self.ctx, arg.value, node)
-        found = read or varying(self.ctx, value, loops)
+        found = read or varying(self.ctx, value, loops) or _loop_origin(self.ctx, value, loops, node)
         if found is None:
             return False
         var, var_kind = found
@@ -542,6 +542,17 @@ def _changing_number(ctx, value: cst.BaseExpression, call: cst.Call) -> Optional
     return None
 
 
+def _loop_origin(ctx, value: cst.BaseExpression, loops, call: cst.Call, depth: int = 0) -> Optional[Tuple[str, str]]:
+    """`varying` through the locals the loops bind once (`frac = 1.0 - (update - 1.0) / n`, `coef = base * frac`
+    ... `loss(x, coef)`): (the loop variable it is computed from, its kind); None when not known."""
+    for name in sorted({value.value} if isinstance(value, cst.Name) else names_in(value)):
+        bound = _bound_in_loop(ctx, cst.Name(name), loops, call) if depth < 3 else None
+        found = bound is not None and (varying(ctx, bound, loops) or _loop_origin(ctx, bound, loops, call, depth + 1))
+        if found:
+            return found
+    return None
+
+
 def _bound_in_loop(ctx, value: cst.BaseExpression, loops, call: cst.Call) -> Optional[cst.BaseExpression]:
     """What a local passed at `call` holds when the innermost loop around the call binds it once, above the
     call (`freq = w if epoch > 0 else None` ... `step(x, freq)`): that expression, which changes as the loop
@@ -549,18 +560,21 @@ def _bound_in_loop(ctx, value: cst.BaseExpression, loops, call: cst.Call) -> Opt
     if not isinstance(value, cst.Name) or not loops:
         return None
     binds = []
-    stack = [loops[-1].body]
-    while stack:
-        n = stack.pop()
-        if isinstance(n, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
-            continue
-        if isinstance(n, (cst.Assign, cst.AugAssign, cst.AnnAssign)) or isinstance(n, (cst.For, cst.With)):
-            targets = [t.target for t in n.targets] if isinstance(n, cst.Assign) else \
-                [n.target] if isinstance(n, (cst.AugAssign, cst.AnnAssign, cst.For)) else \
-                [i.asname.name for i in n.items if i.asname]
-            if any(value.value in names_in(t) for t in targets):
-                binds.append(n)
-        stack.extend(children(n))
+    for loop in reversed(loops):            # the innermost loop that binds it (`for update ...: coef = ...`)
+        stack = [loop.body]
+        while stack:
+            n = stack.pop()
+            if isinstance(n, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+                continue
+            if isinstance(n, (cst.Assign, cst.AugAssign, cst.AnnAssign)) or isinstance(n, (cst.For, cst.With)):
+                targets = [t.target for t in n.targets] if isinstance(n, cst.Assign) else \
+                    [n.target] if isinstance(n, (cst.AugAssign, cst.AnnAssign, cst.For)) else \
+                    [i.asname.name for i in n.items if i.asname]
+                if any(value.value in names_in(t) for t in targets):
+                    binds.append(n)
+            stack.extend(children(n))
+        if binds:
+            break
     if len(binds) != 1 or not isinstance(binds[0], cst.Assign) or len(binds[0].targets) != 1 or \
             not isinstance(binds[0].targets[0].target, cst.Name):
         return None
