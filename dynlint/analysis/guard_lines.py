@@ -152,7 +152,8 @@ def _bound_to_alias(stmt: ast.stmt, names: Set[str]) -> Optional[Set[str]]:
 def guard_read(source: str, fn: ast.AST, name: str, depth: int = 0, after: int = 0) -> Optional[Span]:
     """The span of the read of `name` (a parameter, a global, `self.attr`, `config.attr`) at which Dynamo
     installs its guard when it traces `fn`: the first read in trace order that needs the value. A value handed
-    to a function of the same file (or a method of the class, through `self`) is followed into it. None when `fn` never reads it. `after`: only reads in
+    to a function of the same file (or a method of the class, through `self`) is followed into it, and so is a
+    method of the class that reads `self.<attr>` first. None when `fn` never reads it. `after`: only reads in
     statements that start below that line (the code Dynamo resumes after a break there)."""
     tree = _tree(source)
     names = {name}

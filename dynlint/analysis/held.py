@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import List, Optional, Set, Tuple
 
-from dynlint.linter.index import FunctionInfo, ModuleIndex
+from dynlint.linter.index import CallSite, FunctionInfo, ModuleIndex
 from dynlint.linter.project import Project
 
 
@@ -52,11 +52,7 @@ def _search(project: Project, ix: ModuleIndex, fn: FunctionInfo,
             [(f, f.calls, dict(cix.module_instances, **f.instances)) for f in cix.functions.values()]
         for caller, calls, held in scopes:
             for c in calls:
-                r = project.resolve(cix, c.target, caller.qualname if caller else "") if c.kind == "name" else None
-                if not r and c.kind == "name" and "torch.compile" in {cix.qualify(m) for m in held.get(c.target, ())}:
-                    r = _compiled_by(project, cix, caller, calls, c)
-                if not r and c.kind == "name" and fn.cls:
-                    r = _instance_method(project, cix, held, c.target)
+                r = _call_target(project, cix, caller, calls, held, c, bool(fn.cls))
                 if not r or (r != ("function", ref) if not init_of else
                              (r[0] != "class" or r[1][0] != ix.path or r[1][1].name != init_of)):
                     continue
@@ -68,6 +64,20 @@ def _search(project: Project, ix: ModuleIndex, fn: FunctionInfo,
                     return None                 # something else passed: not known
                 found += [(cix, m) for m in made if (cix, m) not in found]
     return found
+
+
+def _call_target(project: Project, ix: ModuleIndex, caller: Optional[FunctionInfo], calls, held, c: CallSite,
+                 method: bool):
+    """What the call `c` of `caller` (None: the module level) runs, as `project.resolve` gives it: a name, a
+    name bound to `torch.compile(f)`, or (`method`) a method of a local instance."""
+    if c.kind != "name":
+        return None
+    r = project.resolve(ix, c.target, caller.qualname if caller else "")
+    if not r and "torch.compile" in {ix.qualify(m) for m in held.get(c.target, ())}:
+        r = _compiled_by(project, ix, caller, calls, c)
+    if not r and method:
+        r = _instance_method(project, ix, held, c.target)
+    return r
 
 
 def _instance_method(project: Project, ix: ModuleIndex, held, target: str):

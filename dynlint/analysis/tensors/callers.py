@@ -94,14 +94,35 @@ class CallerKinds:
         if params is None:
             # a method of a class used elsewhere: what the calls of `torch.compile(obj.method)` pass, if any
             params = self._plain_params(fn, cls, shared=True) if cls and method != "forward" else None
-            found = compiled_kinds(self, cls, method, *params) if params is not None else None
-            return {n: combined(k) for n, k in found.items() if k} if found is not None else None
+            return _combined(compiled_kinds(self, cls, method, *params)) if params is not None else None
         positions, plain = params
         foreign = None
         if not cls and (project.imported(f"{ix.module}.{method}") or project.imported(ix.module)):
             foreign = foreign_kinds(self, method, positions, plain)    # what other files' calls pass
             if foreign is None:
                 return None
+        callers, holders, names, alias = self._callers_in_file(fn, cls)
+        if alias is None and not callers and foreign is None:
+            found = compiled_kinds(self, cls, method, positions, plain) if method != "forward" else None
+            return _combined(found) if found is not None else {}
+        if alias is None and callers and not self._called_only_here(method, cls, holders):
+            return None
+        kinds = self._argument_kinds(callers, holders, names, positions, plain)
+        if alias is not None and kinds is not None and not any(kinds.values()):
+            kinds = compiled_kinds(self, cls, method, positions, plain)     # the alias is handed on, not called
+        if kinds is None:
+            return None
+        for name, found in ((foreign or {}) if alias is None else {}).items():
+            kinds[name] += found
+        found = _combined(kinds)
+        # through an alias or a local instance, what its calls do not tell keeps the parameter's own kind
+        return {n: k for n, k in found.items() if k != UNKNOWN} if alias is not None else found
+
+    def _callers_in_file(self, fn: cst.FunctionDef, cls: str):
+        """(the functions of this file calling it, the (class, attribute) pairs holding instances of its class,
+        the names it is called by, the compiled alias or local instance its calls go through, or None)."""
+        ix, project = self.ctx.index, self.ctx.project
+        method = fn.name.value
         holders_of, sites = self._run.file_facts.get(ix, lambda: read_file_facts(project, ix))
         holders = holders_of.get(cls, set()) if method == "forward" else {(cls, method)} if cls else set()
         names = set() if cls else {method}
@@ -111,21 +132,7 @@ class CallerKinds:
             self._compiled_alias(ix.functions[self._qualname_of(fn) if not cls else f"{cls}.{method}"])
         if alias is not None:           # `opt = torch.compile(fn)` ... `opt(x, 2)`: what its calls pass
             callers, names = {alias[0]}, {alias[1]}
-        elif not callers and foreign is None:
-            found = compiled_kinds(self, cls, method, positions, plain) if method != "forward" else None
-            return {n: combined(k) for n, k in found.items() if k} if found is not None else {}
-        elif callers and not self._called_only_here(method, cls, holders):
-            return None
-        kinds = self._argument_kinds(callers, holders, names, positions, plain)
-        if alias is not None and kinds is not None and not any(kinds.values()):
-            kinds = compiled_kinds(self, cls, method, positions, plain)     # the alias is handed on, not called
-        if kinds is None:
-            return None
-        for name, found in ((foreign or {}) if alias is None else {}).items():
-            kinds[name] += found
-        found = {name: combined(found) for name, found in kinds.items() if found}
-        # through an alias or a local instance, what its calls do not tell keeps the parameter's own kind
-        return {n: k for n, k in found.items() if k != UNKNOWN} if alias is not None else found
+        return callers, holders, names, alias
 
     def _handed_module(self, name: str) -> Optional[Tuple[cst.FunctionDef, List[cst.BaseExpression], str]]:
         """`model(feats)` where `model` is a parameter every call passes an instance of one module class of this
@@ -244,3 +251,8 @@ class CallerKinds:
                         if name in bound:
                             kinds[name].append(self.kind(bound[name]))
         return kinds
+
+
+def _combined(found: Optional[Dict[str, List[str]]]) -> Optional[Dict[str, str]]:
+    """Parameter -> what all the kinds passed to it make (`combined`), for the parameters something is passed to."""
+    return {n: combined(k) for n, k in found.items() if k} if found is not None else None
