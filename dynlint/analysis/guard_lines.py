@@ -43,8 +43,16 @@ def _functions(tree: ast.Module) -> Iterator[ast.AST]:
 
 def function_at(source: str, def_line: int) -> Optional[ast.AST]:
     """The def whose `def` keyword stands at line `def_line` of `source`."""
+    return _defs_by_line(source).get(def_line)
+
+
+@functools.lru_cache(maxsize=8)
+def _defs_by_line(source: str) -> dict:
     tree = _tree(source)
-    return next((f for f in _functions(tree) if f.lineno == def_line), None) if tree else None
+    out: dict = {}
+    for f in _functions(tree) if tree else ():
+        out.setdefault(f.lineno, f)
+    return out
 
 
 def top_function(tree: Optional[ast.Module], name: str) -> Optional[ast.AST]:

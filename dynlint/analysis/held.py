@@ -44,6 +44,7 @@ def _search(project: Project, ix: ModuleIndex, fn: FunctionInfo,
     rels = {ix.path} | set(project.facts.importers.get(ix.module, ())) | \
         set(project.facts.importers.get(f"{ix.module}.{init_of or fn.qualname}", ()))
     found: List[Tuple[ModuleIndex, str]] = []
+    wanted = init_of.rpartition(".")[2] if init_of else fn.qualname.rpartition(".")[2]
     for rel in sorted(rels):
         cix = project.by_path.get(rel)
         if cix is None:
@@ -52,6 +53,8 @@ def _search(project: Project, ix: ModuleIndex, fn: FunctionInfo,
             [(f, f.calls, dict(cix.module_instances, **f.instances)) for f in cix.functions.values()]
         for caller, calls, held in scopes:
             for c in calls:
+                if cix.qualify(c.target).rpartition(".")[2] != wanted and c.target not in held:
+                    continue            # (a call of another name, not an alias: cannot run `fn`)
                 r = _call_target(project, cix, caller, calls, held, c, bool(fn.cls))
                 if not r or (r != ("function", ref) if not init_of else
                              (r[0] != "class" or r[1][0] != ix.path or r[1][1].name != init_of)):

@@ -79,11 +79,14 @@ class CallerKinds:
             return False
         rels = set(project.facts.importers.get(f"{ix.module}.{cls}", ())) | \
             set(project.facts.importers.get(ix.module, ()))
+        called = project.per_run(_called_names)
         for rel in rels:
-            other = project.by_path.get(rel)
-            if other is None or any(c.target.rpartition(".")[2] == method for f in other.functions.values()
-                                    for c in f.calls) or \
-                    any(c.target.rpartition(".")[2] == method for c in other.module_calls):
+            if rel not in called:
+                other = project.by_path.get(rel)
+                called[rel] = None if other is None else \
+                    {c.target.rpartition(".")[2] for f in [*other.functions.values(), other] for c in
+                     (f.calls if f is not other else other.module_calls)}
+            if called[rel] is None or method in called[rel]:
                 return False
         return True
 
@@ -256,3 +259,8 @@ class CallerKinds:
 def _combined(found: Optional[Dict[str, List[str]]]) -> Optional[Dict[str, str]]:
     """Parameter -> what all the kinds passed to it make (`combined`), for the parameters something is passed to."""
     return {n: combined(k) for n, k in found.items() if k} if found is not None else None
+
+
+def _called_names() -> Dict[str, Optional[Set[str]]]:
+    """Per run: file -> the last names of everything it calls (`sched.step(...)`: "step"); None: not known."""
+    return {}
