@@ -11,9 +11,8 @@ import libcst as cst
 from dynlint.analysis.held import held_by_name
 from dynlint.analysis.regions import is_module_class
 from dynlint.analysis.tensors.assignments import calls_through, read_file_facts
-from dynlint.analysis.tensors.foreign import compiled_kinds, foreign_kinds
+from dynlint.analysis.tensors.foreign import compiled_kinds, foreign_kinds, passed_kinds
 from dynlint.analysis.tensors.kinds import UNKNOWN, VALUE, combined
-from dynlint.analysis.tensors.syntax import bound_arguments
 
 
 class CallerKinds:
@@ -245,14 +244,9 @@ class CallerKinds:
             caller = self._helper_def(info)
             if caller is None:
                 return None
-            for call in calls_through(caller, {attr for c, attr in holders if c == info.cls}, names):
-                if any(a.star for a in call.args):
-                    return None
-                bound = bound_arguments(call, positions)
-                with self.within(caller, info.cls):
-                    for name in plain:
-                        if name in bound:
-                            kinds[name].append(self.kind(bound[name]))
+            calls = calls_through(caller, {attr for c, attr in holders if c == info.cls}, names)
+            if not passed_kinds(self, caller, info.cls, calls, positions, kinds):
+                return None
         return kinds
 
 

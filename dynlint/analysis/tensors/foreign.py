@@ -48,15 +48,25 @@ def foreign_kinds(tensors, name: str, positions: List[str], plain: List[str]) ->
             caller = other._helper_def(info)
             if caller is None:
                 return None
-            for call in _calls(caller, cix, callee):
-                if any(a.star for a in call.args):
-                    return None
-                bound = bound_arguments(call, positions)
-                with other.within(caller, info.cls):
-                    for p in plain:
-                        if p in bound:
-                            kinds[p].append(other.kind(bound[p]))
+            if not passed_kinds(other, caller, info.cls, _calls(caller, cix, callee), positions, kinds):
+                return None
     return kinds
+
+
+def passed_kinds(tensors, caller: cst.FunctionDef, cls: str, calls: List[cst.Call], positions: List[str],
+                 kinds: Dict[str, List[str]]) -> bool:
+    """Add to `kinds` (parameter -> kinds so far) what each of `calls`, made in `caller` (a method of `cls`, or
+    "" for a function) and judged by the analysis `tensors` of its file, passes to those parameters; False when
+    a call passes `*args` / `**kw` (what goes where is not known)."""
+    for call in calls:
+        if any(a.star for a in call.args):
+            return False
+        bound = bound_arguments(call, positions)
+        with tensors.within(caller, cls):
+            for p in kinds:
+                if p in bound:
+                    kinds[p].append(tensors.kind(bound[p]))
+    return True
 
 
 def _users(project, target: str, seen: Optional[Set[str]] = None) -> Iterator[Tuple[str, str]]:
@@ -171,14 +181,8 @@ def compiled_kinds(tensors, cls: str, method: str, positions: List[str],
                 if uses is None:
                     return None
                 for other, caller, caller_cls, calls in uses:
-                    for call in calls:
-                        if any(a.star for a in call.args):
-                            return None
-                        bound = bound_arguments(call, positions)
-                        with other.within(caller, caller_cls):
-                            for p in plain:
-                                if p in bound:
-                                    kinds[p].append(other.kind(bound[p]))
+                    if not passed_kinds(other, caller, caller_cls, calls, positions, kinds):
+                        return None
     return kinds if found else None
 
 
