@@ -80,7 +80,7 @@ def _observe(tmp_path, monkeypatch, path, call):
     monkeypatch.syspath_prepend(str(tmp_path))
 
     def forget():
-        for name in [m for m in sys.modules if m == "pkg" or m.startswith("pkg.")]:
+        for name in [m for m in sys.modules if m in ("pkg", "run") or m.startswith("pkg.")]:
             del sys.modules[name]
     forget()
     try:
@@ -193,4 +193,103 @@ def test_a_method_compiled_elsewhere_takes_what_the_compiled_alias_is_called_wit
     assert {17, 22} <= set(obs.break_lines(str(pkg / "scheduler.py")))
     # the loop over a list of ints instead: Python ints, no tensor, no warning
     (pkg / "run.py").write_text(SAMPLER.format(timesteps="timesteps.tolist()"))
+    assert _found(cli, tmp_path) == set()
+
+
+TYPED_BASE = '''
+class Pipeline:
+    def register_modules(self, **kwargs):
+        for name, module in kwargs.items():
+            setattr(self, name, module)
+'''
+
+TYPED_SCHEDULER = '''
+import numpy as np
+import torch
+
+
+class Sched:
+    def __init__(self, n: int = 1000):
+        self.alphas = torch.linspace(0.99, 0.01, n)
+        self.one = torch.tensor(1.0)
+        self.timesteps = torch.from_numpy(np.arange(0, n)[::-1].copy())
+
+    def set_timesteps(self, steps: int):
+        self.timesteps = torch.from_numpy(np.arange(0, 1000, 1000 // steps)[::-1].copy())
+
+    def step(self, out: torch.Tensor, timestep: int, sample: torch.Tensor):
+        prev = timestep - 100
+        a = self.alphas[timestep]
+        b = self.alphas[prev] if prev >= 0 else self.one
+        return sample * b.sqrt() + out * (1 - a).sqrt()
+'''
+
+TYPED_PIPELINE = '''
+import torch
+
+from pkg.base import Pipeline
+from pkg.sched import Sched
+
+
+class Pipe(Pipeline):
+    def __init__(self, sched{annotation}):
+        super().__init__()
+        {keep}
+
+    def __call__(self, x, steps: int = 10):
+        self.sched.set_timesteps(steps)
+        timesteps = {timesteps}
+        for i, t in enumerate(timesteps):
+            x = self.sched.step(x * 0.5, t, x, **{{}})
+        return x
+'''
+
+TYPED_RUN = '''
+import torch
+from pkg.pipe import Pipe
+from pkg.sched import Sched
+
+
+def main():
+    parts = {"sched": Sched()}         # (loaded, as a library's users load it: no construction to follow)
+    pipe = Pipe(**parts)
+    pipe.sched.step = torch.compile(pipe.sched.step, backend="eager")
+    pipe(torch.randn(2, 4), steps=3)
+'''
+
+
+def _typed_project(tmp_path, annotation=": Sched", keep="self.register_modules(sched=sched)",
+                   timesteps="self.sched.timesteps"):
+    pkg = tmp_path / "pkg"
+    pkg.mkdir(exist_ok=True)
+    # the scheduler's `step` is compiled from outside (a user's script, the zoo): declared in the settings
+    (tmp_path / "pyproject.toml").write_text('[tool.dynlint]\ncompiled = ["pkg.sched:Sched.step"]\n')
+    (pkg / "__init__.py").write_text("")
+    (pkg / "base.py").write_text(TYPED_BASE)
+    (pkg / "sched.py").write_text(TYPED_SCHEDULER)
+    (pkg / "pipe.py").write_text(TYPED_PIPELINE.format(annotation=annotation, keep=keep, timesteps=timesteps))
+    (tmp_path / "run.py").write_text(TYPED_RUN)
+    return pkg
+
+
+@pytest.mark.parametrize("keep", ["self.register_modules(sched=sched)", "self.sched = sched"])
+def test_a_method_called_through_a_declared_attribute_takes_what_the_calls_pass(cli, tmp_path, monkeypatch, keep):
+    # a pipeline keeps the scheduler it is handed (`sched: Sched`, kept by a method that sets the attributes its
+    # keywords name, or assigned) and calls `self.sched.step(out, t, x)` with `t` from the scheduler's tensor of
+    # timesteps: Dynamo traces `timestep: int` as the 0-d tensor it is, and `prev >= 0` breaks
+    pkg = _typed_project(tmp_path, keep=keep)
+    assert _found(cli, tmp_path) == {("pkg/sched.py", 18, "DYN101")}
+    obs = _observe(tmp_path, monkeypatch, pkg / "sched.py", "__import__('run').main()")
+    assert 18 in obs.break_lines(str(pkg / "sched.py"))
+
+
+def test_a_declared_attribute_called_with_ints_or_undeclared_keeps_the_parameter_a_number(cli, tmp_path,
+                                                                                          monkeypatch):
+    # the timesteps as Python ints: Dynamo traces ints, no break
+    pkg = _typed_project(tmp_path, timesteps="self.sched.timesteps.tolist()")
+    assert _found(cli, tmp_path) == set()
+    obs = _observe(tmp_path, monkeypatch, pkg / "sched.py", "__import__('run').main()")
+    assert obs.break_lines(str(pkg / "sched.py")) == {}
+    # no declared type, and what the pipeline keeps is not built where the project shows it: its calls are not read
+    _typed_project(tmp_path, annotation="")
     assert _found(cli, tmp_path) == set()

@@ -4,7 +4,9 @@ function (a closure), `self.opt` built in `__init__` or handed to it. Read from 
 parsing); the rules ask it for the class of a method call's receiver (`opt.zero_grad()`).
 
 A value stays unknown (None) where anything else can reach it: a caller that passes something else or a name
-not bound to a construction, `*args`, no caller at all.
+not bound to a construction, `*args`, no caller at all. There, a parameter's annotation naming project classes
+(`scheduler: DDIMScheduler`) is the declared type of what it holds, as a type checker takes it: a library's
+users build what its pipelines keep.
 """
 from __future__ import annotations
 
@@ -115,7 +117,7 @@ def held_by_name(project: Project, ix: ModuleIndex, fn: Optional[FunctionInfo], 
             return {ix.qualify(c) for c in fn.instances[name]}
         if name in fn.params:
             passed = passed_constructions(project, ix, fn, name)
-            return {c.qualify(m) for c, m in passed} if passed else set()
+            return {c.qualify(m) for c, m in passed} if passed else declared(project, ix, fn, name)
         fn = ix.functions.get(fn.nested_in) if fn.nested_in else None
     return {ix.qualify(c) for c in ix.module_instances.get(name, ())}
 
@@ -131,8 +133,30 @@ def held_by_attribute(project: Project, ix: ModuleIndex, cls: str, attr: str) ->
             continue
         if info.attrs.get(attr):
             return {cix.qualify(c) for c in info.attrs[attr]}
-        param, init = info.param_attrs.get(attr), cix.functions.get(f"{name}.__init__")
+        param, init = _kept(project, path, info, attr), cix.functions.get(f"{name}.__init__")
         if param and init is not None:
             passed = passed_constructions(project, cix, init, param)
-            return {c.qualify(m) for c, m in passed} if passed else set()
+            return {c.qualify(m) for c, m in passed} if passed else declared(project, cix, init, param)
     return set()
+
+
+def _kept(project: Project, path: str, info, attr: str) -> Optional[str]:
+    """The `__init__` parameter the class keeps as `self.<attr>`: `self.attr = param`, or `self.register(attr=
+    param)` where that method (of the class or a base) sets the attributes its keywords name."""
+    if attr in info.param_attrs:
+        return info.param_attrs[attr]
+    method, param = info.keyword_params.get(attr, ("", ""))
+    ref = project.method(path, info.name, method) if method else None
+    return param if ref and project.function(ref).sets_keywords else None
+
+
+def declared(project: Project, ix: ModuleIndex, fn: FunctionInfo, param: str) -> Set[str]:
+    """The project classes the parameter's annotation names (`scheduler: DDIMScheduler`, `Optional[Sched]`,
+    `Union[A, B]`), qualified: the declared type of what it holds where no construction in the project reaches
+    it (a library's users build it, or a factory does: `Sched.from_config(...)`). Empty when it names none."""
+    found = set()
+    for name in fn.annotations.get(param, ()):
+        r = project.resolve(ix, name)
+        if r and r[0] == "class":
+            found.add(ix.qualify(name))
+    return found

@@ -107,6 +107,9 @@ class FunctionInfo:
     # parameter -> the dotted names its annotation mentions (`cache: Cache | None` gives ["Cache"];
     # `layers: list[Layer]` gives ["list", "Layer"]; a string annotation is read too)
     annotations: Dict[str, List[str]] = field(default_factory=dict)
+    # `def register(self, **kwargs): for name, value in kwargs.items(): setattr(self, name, value)`: a call of it
+    # sets the attributes its keywords name
+    sets_keywords: bool = False
 
 
 @dataclass
@@ -122,6 +125,9 @@ class ClassInfo:
     registered: List[str] = field(default_factory=list)
     # self.<attr> -> the `__init__` parameter it keeps (`self.reporter = reporter`): what the callers pass
     param_attrs: Dict[str, str] = field(default_factory=dict)
+    # self.<attr> -> (method, parameter) for `self.register(attr=parameter)` in `__init__`: kept as `param_attrs`
+    # where the method sets the attributes its keywords name (`FunctionInfo.sets_keywords`)
+    keyword_params: Dict[str, Tuple[str, str]] = field(default_factory=dict)
     # attributes `__init__` sets to an int, float or bool literal (-> "int" / "float" / "bool"), and those of
     # them that `forward` (and the methods it calls as `self.m(...)`) reads: the Python numbers a compiled
     # forward guards on
@@ -167,10 +173,11 @@ class ModuleIndex:
         def calls(sites):
             return [(c.kind, c.target, c.args, c.kwargs, c.constants, c.unpacks) for c in sites]
         return (self.module, self.imports, self.module_instances, self.assigned_calls, calls(self.module_calls),
-                {q: (f.cls, f.decorators, calls(f.calls), f.params, f.instances, f.nested_in, f.compiled)
+                {q: (f.cls, f.decorators, calls(f.calls), f.params, f.instances, f.nested_in, f.compiled,
+                     f.annotations, f.sets_keywords)
                  for q, f in self.functions.items()},
                 {n: (c.bases, c.methods, c.attrs, c.registered, c.scalars, c.reads, c.setters, c.tree_setters,
-                      c.param_attrs)
+                      c.param_attrs, c.keyword_params)
                  for n, c in self.classes.items()},
                 # where a compiled alias is called: other files' findings name these lines
                 {q: [(c.target, c.line) for c in f.calls if c.target in f.compiled]
@@ -470,6 +477,7 @@ class _Indexer(ast.NodeVisitor):
         )
         self.ix.functions[qual] = info
         info.true_if_any = _true_if_any(node)
+        info.sets_keywords = _sets_keywords(node)
         info.annotations = {a.arg: names for a in args.posonlyargs + args.args + args.kwonlyargs
                             if a.annotation is not None for names in [_annotation_names(a.annotation)] if names}
         if cls and len(self.stack) == 1 and cls in self.ix.classes:
@@ -585,6 +593,7 @@ class _Indexer(ast.NodeVisitor):
         site = self._call_site(node, name)
         if name and name.startswith("self."):
             self._class_facts(node, name)
+            self._kept_by_keyword(node, name)
         if site:
             (self.func_stack[-1].calls if self.func_stack else self.ix.module_calls).append(site)
 
@@ -621,6 +630,16 @@ class _Indexer(ast.NodeVisitor):
                 return CallSite("element", f"{base[5:]}.{node.func.attr}", node.lineno, args, kwargs)
         return None
 
+    def _kept_by_keyword(self, node: ast.Call, name: str) -> None:
+        """`self.register(scheduler=scheduler)` in `__init__`, handing it a parameter by keyword: what the class
+        keeps as `self.scheduler` if the method sets the attributes its keywords name."""
+        init, cls = self.func_stack[-1] if self.func_stack else None, self._current_class()
+        if init is None or cls is None or not init.qualname.endswith(".__init__") or name.count(".") != 1:
+            return
+        for k in node.keywords:
+            if k.arg and isinstance(k.value, ast.Name) and k.value.id in init.params:
+                cls.keyword_params[k.arg] = (name[5:], k.value.id)
+
     def _class_facts(self, node: ast.Call, name: str) -> None:
         """What a call on self tells of its class: the items a container attribute holds, registered buffers."""
         if name.count(".") == 2 and name.rsplit(".", 1)[1] in ("append", "extend", "insert") and node.args:
@@ -634,6 +653,25 @@ class _Indexer(ast.NodeVisitor):
             cls = self._current_class()
             if cls:
                 cls.registered.append(node.args[0].value)
+
+
+def _sets_keywords(fn) -> bool:
+    """The method sets on its instance the attributes its `**kwargs` name: `for name, value in kwargs.items():
+    ... setattr(self, name, value)`."""
+    args = fn.args
+    if args.kwarg is None or not (args.posonlyargs + args.args):
+        return False
+    me = (args.posonlyargs + args.args)[0].arg
+    for loop in ast.walk(fn):
+        if not (isinstance(loop, ast.For) and isinstance(loop.iter, ast.Call) and not loop.iter.args and
+                dotted_name(loop.iter.func) == f"{args.kwarg.arg}.items" and isinstance(loop.target, ast.Tuple)
+                and len(loop.target.elts) == 2 and all(isinstance(e, ast.Name) for e in loop.target.elts)):
+            continue
+        key, value = (e.id for e in loop.target.elts)
+        if any(isinstance(c, ast.Call) and dotted_name(c.func) == "setattr" and len(c.args) == 3 and
+               [dotted_name(a) for a in c.args] == [me, key, value] for c in ast.walk(loop)):
+            return True
+    return False
 
 
 def build_index(tree: ast.Module, path: str, module: str, is_package: bool) -> ModuleIndex:

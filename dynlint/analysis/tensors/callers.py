@@ -11,7 +11,7 @@ import libcst as cst
 from dynlint.analysis.held import held_by_name
 from dynlint.analysis.regions import is_module_class
 from dynlint.analysis.tensors.assignments import calls_through, read_file_facts
-from dynlint.analysis.tensors.foreign import compiled_kinds, foreign_kinds, passed_kinds
+from dynlint.analysis.tensors.foreign import compiled_kinds, foreign_kinds, passed_kinds, receiver_kinds
 from dynlint.analysis.tensors.kinds import UNKNOWN, VALUE, combined
 
 
@@ -96,7 +96,7 @@ class CallerKinds:
         if params is None:
             # a method of a class used elsewhere: what the calls of `torch.compile(obj.method)` pass, if any
             params = self._plain_params(fn, cls, shared=True) if cls and method != "forward" else None
-            return _combined(compiled_kinds(self, cls, method, *params)) if params is not None else None
+            return _combined(self._called_outside(cls, method, *params)) if params is not None else None
         positions, plain = params
         foreign = None
         if not cls and (project.imported(f"{ix.module}.{method}") or project.imported(ix.module)):
@@ -105,7 +105,7 @@ class CallerKinds:
                 return None
         callers, holders, names, alias = self._callers_in_file(fn, cls)
         if alias is None and not callers and foreign is None:
-            found = compiled_kinds(self, cls, method, positions, plain) if method != "forward" else None
+            found = self._called_outside(cls, method, positions, plain) if method != "forward" else None
             return _combined(found) if found is not None else {}
         if alias is None and callers and not self._called_only_here(method, cls, holders):
             return None
@@ -119,6 +119,17 @@ class CallerKinds:
         found = _combined(kinds)
         # through an alias or a local instance, what its calls do not tell keeps the parameter's own kind
         return {n: k for n, k in found.items() if k != UNKNOWN} if alias is not None else found
+
+    def _called_outside(self, cls: str, method: str, positions: List[str],
+                        plain: List[str]) -> Optional[Dict[str, List[str]]]:
+        """Parameter -> the kinds passed by the calls of `step = torch.compile(sched.step)` and, for a method, by
+        the calls in other files through what holds an instance (`self.sched.step(out, t, x)`); None when there
+        are none or one cannot be read."""
+        found = [compiled_kinds(self, cls, method, positions, plain)]
+        if cls:
+            found.append(receiver_kinds(self, cls, method, positions, plain))
+        found = [f for f in found if f is not None]
+        return {p: [k for f in found for k in f[p]] for p in plain} if found else None
 
     def _callers_in_file(self, fn: cst.FunctionDef, cls: str):
         """(the functions of this file calling it, the (class, attribute) pairs holding instances of its class,

@@ -9,6 +9,7 @@ from typing import Dict, Iterator, List, Optional, Set, Tuple
 
 import libcst as cst
 
+from dynlint.analysis.tensors.kinds import TENSOR, UNKNOWN, VALUE
 from dynlint.analysis.tensors.syntax import bound_arguments
 
 DEPTH = 2           # callers' callers in other files are judged this many files deep
@@ -53,19 +54,85 @@ def foreign_kinds(tensors, name: str, positions: List[str], plain: List[str]) ->
     return kinds
 
 
+def receiver_kinds(tensors, cls: str, method: str, positions: List[str],
+                   plain: List[str]) -> Optional[Dict[str, List[str]]]:
+    """Parameter -> the kinds of what calls of the method `cls.method` (of this file) pass in the other files
+    that import the class, through an attribute of `self` or a name holding an instance of it (`self.scheduler.
+    step(out, t, x)`): what the project builds into it, else what it is declared to hold (`__init__(self,
+    scheduler: DDIMScheduler)` ... `self.register_modules(scheduler=scheduler)`), as method calls resolve in
+    typed code. None when no such call is found or one of them cannot be read."""
+    ctx = tensors.ctx
+    project, ix = ctx.project, ctx.index
+    depth = getattr(ctx, "foreign_depth", 0)
+    if getattr(project, "sources", None) is None or depth >= DEPTH:
+        return None
+    kinds: Dict[str, List[str]] = {p: [] for p in plain}
+    found = False
+    for rel in sorted({rel for rel, _ in _users(project, f"{ix.module}.{cls}")} - {ix.path}):
+        cix = project.by_path.get(rel)
+        for info in (cix.functions.values() if cix is not None else ()):
+            receivers = {("self." if c.kind == "self" else "") + c.target for c in info.calls
+                         if c.kind in ("self", "name") and c.target.count(".") == 1 and
+                         c.target.endswith("." + method) and _holds(project, cix, info, c, (ix.path, cls))}
+            if not receivers:
+                continue
+            other = _file_analysis(tensors, rel, depth + 1)
+            fdef = other._helper_def(info) if other is not None else None
+            if fdef is None:
+                return None
+            found = True
+            if not passed_kinds(other, fdef, info.cls, _calls_of(fdef, receivers), positions, kinds):
+                return None
+    # many callers, each made its own way (a library's pipelines): one that passes a tensor has Dynamo trace the
+    # method with a tensor whatever the others pass, unless one passes a Python value (then it is traced both ways)
+    return {p: [TENSOR] if TENSOR in ks and VALUE not in ks else ks for p, ks in kinds.items()} if found else None
+
+
+def _holds(project, ix, info, call, ref) -> bool:
+    """The receiver of `call` (`self.<attr>.m(...)` or `<name>.m(...)` in the function `info` of `ix`) holds
+    only instances of the class `ref` (path, name) or of classes with it."""
+    from dynlint.analysis.held import held_by_attribute, held_by_name
+    head = call.target.partition(".")[0]
+    if call.kind == "self":
+        held = held_by_attribute(project, ix, info.cls, head) if info.cls in ix.classes else set()
+    else:
+        held = held_by_name(project, ix, info, head)
+    refs = [project.resolve(ix, q) for q in held]
+    return any(r and r[0] == "class" and (r[1][0], r[1][1].name) == ref for r in refs)
+
+
+def _calls_of(fn: cst.FunctionDef, dotted_names: Set[str]) -> List[cst.Call]:
+    """The calls in `fn` (not in functions nested in it) of one of `dotted_names` as written (`self.sched.step`)."""
+    from dynlint.linter.walker import dotted, walk
+    found: List[cst.Call] = []
+
+    def enter(node: cst.CSTNode) -> bool:
+        if isinstance(node, (cst.FunctionDef, cst.Lambda, cst.ClassDef)) and node is not fn:
+            return False
+        if isinstance(node, cst.Call) and dotted(node.func) in dotted_names:
+            found.append(node)
+        return True
+
+    walk(fn, enter, lambda node: None)
+    return found
+
+
 def passed_kinds(tensors, caller: cst.FunctionDef, cls: str, calls: List[cst.Call], positions: List[str],
                  kinds: Dict[str, List[str]]) -> bool:
     """Add to `kinds` (parameter -> kinds so far) what each of `calls`, made in `caller` (a method of `cls`, or
     "" for a function) and judged by the analysis `tensors` of its file, passes to those parameters; False when
     a call passes `*args` / `**kw` (what goes where is not known)."""
     for call in calls:
-        if any(a.star for a in call.args):
+        if any(a.star == "*" for a in call.args):
             return False
         bound = bound_arguments(call, positions)
+        spread = any(a.star == "**" for a in call.args)     # (binds by keyword what it names: not known)
         with tensors.within(caller, cls):
             for p in kinds:
                 if p in bound:
                     kinds[p].append(tensors.kind(bound[p]))
+                elif spread:
+                    kinds[p].append(UNKNOWN)
     return True
 
 

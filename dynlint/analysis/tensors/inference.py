@@ -14,23 +14,19 @@ from typing import Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
-from dynlint.analysis.names import is_module_base
-from dynlint.analysis.held import held_by_name
 from dynlint.analysis.regions import is_module_class
 from dynlint.analysis.tensors.assignments import ENTRY, Assignments, Where, parse_lines, reaching
+from dynlint.analysis.tensors.attributes import AttributeKinds
 from dynlint.analysis.tensors.callers import CallerKinds
 from dynlint.analysis.tensors.floating import Floating
 from dynlint.analysis.tensors.kinds import TENSOR, TENSORS, UNKNOWN, VALUE, WEAK, combine, combined, merge
 from dynlint.analysis.tensors.syntax import NON_TENSOR_TESTS, int_literal, is_device, keyword_arg, np_sized_draw, \
-    optional_param, tensor_field, type_comment
+    optional_param, type_comment
 from dynlint.analysis.tensors.torch_api import (
     BOOL_CREATORS, BOOL_METHODS, BOOL_TORCH_FUNCS, CONTAINER_BUILTINS, EVIDENCE_METHODS, FULL_REDUCTIONS,
-    INHERITED_PARAMS, INTEGER_DTYPES, LAYOUT_METHODS, NP_ARRAY_CTORS, NP_TRACED_DRAWS, NP_VALUE_FUNCS,
-    PARAMETRISED_LAYERS, SCALAR_MATH, SCALAR_PRESERVING, SEQUENCE_ANNOTATIONS, TENSOR_ANNOTATIONS,
-    TENSOR_CTORS, TENSOR_METHODS,
-    TORCH_OTHER_FUNCS, TORCH_TENSOR_CLASSES, TORCH_TENSOR_PREFIXES, TORCH_VALUE_FUNCS, VALUE_ANNOTATIONS,
-    VALUE_ATTRS, VALUE_BUILTINS, VALUE_METHODS)
-from dynlint.analysis.torch_returns import RETURN_FIELDS
+    INTEGER_DTYPES, LAYOUT_METHODS, NP_TRACED_DRAWS, NP_VALUE_FUNCS, SCALAR_MATH, SCALAR_PRESERVING,
+    SEQUENCE_ANNOTATIONS, TENSOR_ANNOTATIONS, TENSOR_METHODS, TORCH_OTHER_FUNCS, TORCH_TENSOR_CLASSES,
+    TORCH_TENSOR_PREFIXES, TORCH_VALUE_FUNCS, VALUE_ANNOTATIONS, VALUE_BUILTINS, VALUE_METHODS)
 from dynlint.linter.walker import walk
 
 # forward() parameters named like counts, sizes, indices or switches are usually Python values, not tensors
@@ -72,7 +68,7 @@ class PerRun:
         return ctx.project.per_run(cls) if ctx.project is not None else cls()
 
 
-class Tensors(CallerKinds):
+class Tensors(CallerKinds, AttributeKinds):
     """The shared analysis (one per unit, via `Tensors.of(ctx)`)."""
 
     def __init__(self, ctx, strict: bool = False):
@@ -721,70 +717,6 @@ class Tensors(CallerKinds):
             return UNKNOWN if containers or isinstance(whole, (cst.List, cst.Tuple, cst.ListComp)) else VALUE
         return k if k in (TENSOR, WEAK) else UNKNOWN
 
-    def _self_attr_kind(self, attr: str) -> str:
-        return self._class_attr_kind(self._self_class(), attr)
-
-    def _instance_attr_kind(self, name: str, attr: str) -> str:
-        """`sched.timesteps` where the function (or the module) binds `sched` once, to an instance of a class of
-        this file (`sched = Scheduler()`): what the class's methods make `self.timesteps`."""
-        ix = self.ctx.index
-        fn = self._within[-1] if self._within else None         # a caller being judged, else the unit's own
-        here = ix.functions.get(self._qualname_of(fn) if fn is not None else self.ctx.qualname or "") \
-            if ix is not None else None
-        made = ix.built(name, here) if ix is not None else []
-        if len(made) == 1:
-            return self._class_attr_kind(made[0], attr)
-        project = self.ctx.project
-        held = held_by_name(project, ix, here, name) if here is not None and project is not None else ()
-        # a parameter every caller passes an instance of one class to, of this file or another
-        r = project.resolve(ix, next(iter(held))) if len(held) == 1 else None
-        return self._class_attr_kind(r[1][1].name, attr, r[1][0]) if r and r[0] == "class" else UNKNOWN
-
-    def _class_attr_kind(self, cls: str, attr: str, path: str = "") -> str:
-        project, ix = self.ctx.project, self.ctx.index
-        path = path or (ix.path if ix is not None else "")
-        if not (cls and ix and project and cls in project.by_path[path].classes):
-            return UNKNOWN
-        if (path, cls) not in self._self_attrs:
-            found = self._self_attrs[(path, cls)] = set()
-            for p, c in [(path, cls), *project.bases(path, cls)]:
-                info = project.by_path[p].classes.get(c)
-                if not info:
-                    continue
-                found.update(info.registered)
-                for a, ctors in info.attrs.items():
-                    q = [project.by_path[p].qualify(x) for x in ctors]
-                    # the first assignment makes a tensor, or every one a tensor or a NumPy array (which a
-                    # module attribute read in traced code is to Dynamo: `self.timesteps = np.arange(n)` in
-                    # one method, `torch.from_numpy(...)` in another)
-                    if q and (self._makes_tensor(q[0]) or
-                              all(self._makes_tensor(x) or x in NP_ARRAY_CTORS for x in q)):
-                        found.add(a)
-            # a subclass of nn.Linear / nn.Conv2d / nn.LayerNorm ... inherits its parameters
-            for base in project.external_bases(path, cls):
-                head, _, last = base.rpartition(".")
-                if head.startswith("torch.nn") and last in PARAMETRISED_LAYERS:
-                    found.update(INHERITED_PARAMS)
-        return TENSOR if attr in self._self_attrs[(path, cls)] else UNKNOWN
-
-    def _makes_tensor(self, q: str) -> bool:
-        return q in TENSOR_CTORS or (q.startswith("torch.") and self._torch_call(q) == TENSOR)
-
-    def _submodule(self, attr: str) -> bool:
-        project, ix, cls = self.ctx.project, self.ctx.index, self._self_class()
-        if not (cls and ix and project and cls in ix.classes):
-            return False
-        for p, c in [(ix.path, cls), *project.bases(ix.path, cls)]:
-            info = project.by_path[p].classes.get(c)
-            for ctor in (info.attrs.get(attr, []) if info else []):
-                q = project.by_path[p].qualify(ctor)
-                if is_module_base(q):
-                    return True
-                r = project.resolve(project.by_path[p], ctor)
-                if r and r[0] == "class":
-                    return True
-        return False
-
     # ---- expressions -----------------------------------------------------------------------------
     def _kind(self, node: cst.CSTNode) -> str:
         if isinstance(node, cst.Name):
@@ -842,46 +774,6 @@ class Tensors(CallerKinds):
     def _holds_tensors(self, e: cst.BaseElement) -> bool:
         """An element of a list or tuple display that puts only tensors in it: `t`, or `*xs` of tensors."""
         return self._kind(e.value) == (TENSORS if isinstance(e, cst.StarredElement) else TENSOR)
-
-    def _attribute_kind(self, node: cst.Attribute) -> str:
-        attr = node.attr.value
-        if isinstance(node.value, cst.Name) and node.value.value == "self":
-            return VALUE if attr == "training" else self._self_attr_kind(attr)
-        if attr in VALUE_ATTRS:
-            return VALUE
-        q = self.ctx.qualify(node)
-        if q and q.startswith("torch.") and q.split(".")[-1][:1].islower() and q.count(".") >= 1:
-            # torch.float32, torch.pi: constants are values
-            return VALUE
-        if isinstance(node.value, cst.Name):
-            field = self._field_kind(node.value.value, attr)
-            if field is not None:
-                return field
-            if self._instance_attr_kind(node.value.value, attr) == TENSOR:
-                return TENSOR
-        base = self._kind(node.value)
-        if attr in ("T", "mT", "H", "mH", "data", "grad", "real", "imag") and base in (TENSOR, WEAK):
-            return base
-        if attr in RETURN_FIELDS and (base == TENSORS or base == TENSOR and isinstance(node.value, cst.Call)):
-            return TENSOR           # a field of a named tuple torch returns: `x.topk(k).values`, `x.max(1).indices`
-        return UNKNOWN if base != VALUE else VALUE
-
-    def _field_kind(self, name: str, attr: str) -> Optional[str]:
-        """`batch.tokens` where `batch` is a parameter annotated with a class of this file (a dataclass, a
-        NamedTuple, any class) that annotates `tokens: torch.Tensor` in its body: a tensor. None otherwise."""
-        fn = self._within[-1] if self._within else \
-            next((f for f in reversed(self.ctx.functions) if isinstance(f, cst.FunctionDef)), None)
-        if fn is None or self.ctx.index is None:
-            return None
-        params = list(fn.params.posonly_params) + list(fn.params.params) + list(fn.params.kwonly_params)
-        p = next((p for p in params if p.name.value == name and p.annotation is not None), None)
-        entry = self._env_of(fn).get(name) if p is not None else None
-        if p is None or (isinstance(entry, list) and entry):
-            return None                 # (rebound in the body: not only the parameter any more)
-        cls = (self.ctx.qualify(p.annotation.annotation) or "").rpartition(".")[2]
-        if cls not in self.ctx.index.classes:
-            return None
-        return TENSOR if tensor_field(self.ctx.source or "", cls, attr, TENSOR_ANNOTATIONS) else None
 
     def _call_kind(self, node: cst.Call) -> str:
         kind = self._method_call_kind(node, node.func) if isinstance(node.func, cst.Attribute) else \
