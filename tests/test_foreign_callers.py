@@ -197,10 +197,18 @@ def test_a_method_compiled_elsewhere_takes_what_the_compiled_alias_is_called_wit
 
 
 TYPED_BASE = '''
+from tqdm.auto import tqdm
+
+
 class Pipeline:
     def register_modules(self, **kwargs):
         for name, module in kwargs.items():
             setattr(self, name, module)
+
+    def progress_bar(self, iterable=None, total=None):
+        if iterable is not None:
+            return tqdm(iterable, disable=True)
+        return tqdm(total=total, disable=True)
 '''
 
 TYPED_SCHEDULER = '''
@@ -238,11 +246,25 @@ class Pipe(Pipeline):
 
     def __call__(self, x, steps: int = 10):
         self.sched.set_timesteps(steps)
-        timesteps = {timesteps}
-        for i, t in enumerate(timesteps):
+        {loop}
             x = self.sched.step(x * 0.5, t, x, **{{}})
         return x
+
+
+def retrieve_timesteps(scheduler, steps):
+    scheduler.set_timesteps(steps)
+    timesteps = scheduler.timesteps
+    return timesteps, len(timesteps)
 '''
+
+LOOPS = {
+    "attribute": "for i, t in enumerate(self.sched.timesteps):",
+    "ints": "for i, t in enumerate(self.sched.timesteps.tolist()):",
+    # iterating a progress bar over it (a method of the base returning `tqdm(iterable)`)
+    "progress bar": "for t in self.progress_bar(self.sched.timesteps):",
+    # handed to a helper of the file, which reads the attribute of what it is handed
+    "helper": "timesteps, n = retrieve_timesteps(self.sched, steps)\n        for i, t in enumerate(timesteps):",
+}
 
 TYPED_RUN = '''
 import torch
@@ -258,8 +280,7 @@ def main():
 '''
 
 
-def _typed_project(tmp_path, annotation=": Sched", keep="self.register_modules(sched=sched)",
-                   timesteps="self.sched.timesteps"):
+def _typed_project(tmp_path, annotation=": Sched", keep="self.register_modules(sched=sched)", loop="attribute"):
     pkg = tmp_path / "pkg"
     pkg.mkdir(exist_ok=True)
     # the scheduler's `step` is compiled from outside (a user's script, the zoo): declared in the settings
@@ -267,17 +288,23 @@ def _typed_project(tmp_path, annotation=": Sched", keep="self.register_modules(s
     (pkg / "__init__.py").write_text("")
     (pkg / "base.py").write_text(TYPED_BASE)
     (pkg / "sched.py").write_text(TYPED_SCHEDULER)
-    (pkg / "pipe.py").write_text(TYPED_PIPELINE.format(annotation=annotation, keep=keep, timesteps=timesteps))
+    (pkg / "pipe.py").write_text(TYPED_PIPELINE.format(annotation=annotation, keep=keep, loop=LOOPS[loop]))
     (tmp_path / "run.py").write_text(TYPED_RUN)
     return pkg
 
 
-@pytest.mark.parametrize("keep", ["self.register_modules(sched=sched)", "self.sched = sched"])
-def test_a_method_called_through_a_declared_attribute_takes_what_the_calls_pass(cli, tmp_path, monkeypatch, keep):
+@pytest.mark.parametrize("keep, loop", [
+    ("self.register_modules(sched=sched)", "attribute"),
+    ("self.sched = sched", "attribute"),
+    ("self.register_modules(sched=sched)", "progress bar"),
+    ("self.register_modules(sched=sched)", "helper"),
+])
+def test_a_method_called_through_a_declared_attribute_takes_what_the_calls_pass(cli, tmp_path, monkeypatch, keep,
+                                                                                 loop):
     # a pipeline keeps the scheduler it is handed (`sched: Sched`, kept by a method that sets the attributes its
     # keywords name, or assigned) and calls `self.sched.step(out, t, x)` with `t` from the scheduler's tensor of
     # timesteps: Dynamo traces `timestep: int` as the 0-d tensor it is, and `prev >= 0` breaks
-    pkg = _typed_project(tmp_path, keep=keep)
+    pkg = _typed_project(tmp_path, keep=keep, loop=loop)
     assert _found(cli, tmp_path) == {("pkg/sched.py", 18, "DYN101")}
     obs = _observe(tmp_path, monkeypatch, pkg / "sched.py", "__import__('run').main()")
     assert 18 in obs.break_lines(str(pkg / "sched.py"))
@@ -286,7 +313,7 @@ def test_a_method_called_through_a_declared_attribute_takes_what_the_calls_pass(
 def test_a_declared_attribute_called_with_ints_or_undeclared_keeps_the_parameter_a_number(cli, tmp_path,
                                                                                           monkeypatch):
     # the timesteps as Python ints: Dynamo traces ints, no break
-    pkg = _typed_project(tmp_path, timesteps="self.sched.timesteps.tolist()")
+    pkg = _typed_project(tmp_path, loop="ints")
     assert _found(cli, tmp_path) == set()
     obs = _observe(tmp_path, monkeypatch, pkg / "sched.py", "__import__('run').main()")
     assert obs.break_lines(str(pkg / "sched.py")) == {}

@@ -26,6 +26,7 @@ def passed_constructions(project: Project, ix: ModuleIndex, fn: FunctionInfo,
     memo = project.per_run(_passed)
     key = (ix.path, fn.qualname, param)
     if key not in memo:
+        memo[key] = None                # (a chain of parameters and attributes back to itself: not known)
         memo[key] = _search(project, ix, fn, param)
     return memo[key]
 
@@ -64,11 +65,21 @@ def _search(project: Project, ix: ModuleIndex, fn: FunctionInfo,
                 if c.constants.get(k) == "None":
                     continue                    # (None holds no instance: where it is passed, nothing is called)
                 arg = c.args[k] if k < len(c.args) else ""
-                made = [arg[:-2]] if arg.endswith("()") and "(" not in arg[:-2] else held.get(arg, ())
+                made = [arg[:-2]] if arg.endswith("()") and "(" not in arg[:-2] else held.get(arg, ()) or \
+                    _attribute_passed(project, cix, caller, arg)
                 if not made:
                     return None                 # something else passed: not known
                 found += [(cix, m) for m in made if (cix, m) not in found]
     return found
+
+
+def _attribute_passed(project: Project, ix: ModuleIndex, caller: Optional[FunctionInfo], arg: str) -> List[str]:
+    """What a method passes from an attribute of its own (`retrieve_timesteps(self.scheduler, n)`): what
+    `self.scheduler` holds (`held_by_attribute`), qualified; empty when not known."""
+    if caller is None or not caller.cls or caller.cls not in ix.classes or not arg.startswith("self.") or \
+            arg.count(".") != 1:
+        return []
+    return sorted(held_by_attribute(project, ix, caller.cls, arg[5:]))
 
 
 def _call_target(project: Project, ix: ModuleIndex, caller: Optional[FunctionInfo], calls, held, c: CallSite,

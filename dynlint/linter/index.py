@@ -110,6 +110,9 @@ class FunctionInfo:
     # `def register(self, **kwargs): for name, value in kwargs.items(): setattr(self, name, value)`: a call of it
     # sets the attributes its keywords name
     sets_keywords: bool = False
+    # the parameter whose elements iterating what it returns yields: `return tqdm(iterable, **cfg)` (a progress
+    # bar over it), `return iter(xs)`, `return xs`; "" when none
+    iterates: str = ""
 
 
 @dataclass
@@ -174,7 +177,7 @@ class ModuleIndex:
             return [(c.kind, c.target, c.args, c.kwargs, c.constants, c.unpacks) for c in sites]
         return (self.module, self.imports, self.module_instances, self.assigned_calls, calls(self.module_calls),
                 {q: (f.cls, f.decorators, calls(f.calls), f.params, f.instances, f.nested_in, f.compiled,
-                     f.annotations, f.sets_keywords)
+                     f.annotations, f.sets_keywords, f.iterates)
                  for q, f in self.functions.items()},
                 {n: (c.bases, c.methods, c.attrs, c.registered, c.scalars, c.reads, c.setters, c.tree_setters,
                       c.param_attrs, c.keyword_params)
@@ -201,6 +204,9 @@ class ModuleIndex:
 
 
 DYNAMO_CONFIG = "torch._dynamo.config"
+# progress bars: iterating `tqdm(xs)` yields the elements of `xs`
+ITERATOR_WRAPPERS = frozenset({"tqdm.tqdm", "tqdm.auto.tqdm", "tqdm.notebook.tqdm", "tqdm.rich.tqdm",
+                               "tqdm.std.tqdm", "tqdm.autonotebook.tqdm"})
 # methods whose result is the same kind of thing as their receiver: a module's `.to()`/`.eval()` return it, a
 # tensor's give a tensor
 KEEPS_KIND = frozenset({"to", "cuda", "cpu", "eval", "train", "requires_grad_", "float", "double", "half", "long",
@@ -478,6 +484,7 @@ class _Indexer(ast.NodeVisitor):
         self.ix.functions[qual] = info
         info.true_if_any = _true_if_any(node)
         info.sets_keywords = _sets_keywords(node)
+        info.iterates = self._iterates(node, params)
         info.annotations = {a.arg: names for a in args.posonlyargs + args.args + args.kwonlyargs
                             if a.annotation is not None for names in [_annotation_names(a.annotation)] if names}
         if cls and len(self.stack) == 1 and cls in self.ix.classes:
@@ -491,6 +498,21 @@ class _Indexer(ast.NodeVisitor):
         self.stack.pop()
 
     visit_AsyncFunctionDef = visit_FunctionDef
+
+    def _iterates(self, fn, params: List[str]) -> str:
+        """FunctionInfo.iterates of one `def`: every `return` gives the same parameter, itself, as `iter(p)` or
+        wrapped in a progress bar (`tqdm(p, ...)`), or such a bar with no iterable (`tqdm(total=n)`)."""
+        found: Set[str] = set()
+        for r in _own_returns(fn):
+            wraps = isinstance(r, ast.Call) and (dotted_name(r.func) == "iter" or
+                                                 self.ix.qualify(dotted_name(r.func) or "") in ITERATOR_WRAPPERS)
+            inner = (r.args[0] if r.args else None) if wraps else r
+            if wraps and inner is None and not any(isinstance(a, ast.Starred) for a in r.args):
+                continue
+            if not (isinstance(inner, ast.Name) and inner.id in params):
+                return ""
+            found.add(inner.id)
+        return found.pop() if len(found) == 1 else ""
 
     # ---- calls, bindings ----
     def visit_For(self, node: ast.For) -> None:
@@ -653,6 +675,20 @@ class _Indexer(ast.NodeVisitor):
             cls = self._current_class()
             if cls:
                 cls.registered.append(node.args[0].value)
+
+
+def _own_returns(fn) -> List[Optional[ast.expr]]:
+    """The values of the `return` statements of `fn` (not of functions or classes nested in it)."""
+    out: List[Optional[ast.expr]] = []
+    stack = list(fn.body)
+    while stack:
+        n = stack.pop()
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        if isinstance(n, ast.Return):
+            out.append(n.value)
+        stack.extend(ast.iter_child_nodes(n))
+    return out
 
 
 def _sets_keywords(fn) -> bool:

@@ -20,13 +20,14 @@ from dynlint.analysis.tensors.attributes import AttributeKinds
 from dynlint.analysis.tensors.callers import CallerKinds
 from dynlint.analysis.tensors.floating import Floating
 from dynlint.analysis.tensors.kinds import TENSOR, TENSORS, UNKNOWN, VALUE, WEAK, combine, combined, merge
-from dynlint.analysis.tensors.syntax import NON_TENSOR_TESTS, int_literal, is_device, keyword_arg, np_sized_draw, \
-    optional_param, type_comment
+from dynlint.analysis.tensors.syntax import NON_TENSOR_TESTS, bound_arguments, int_literal, is_device, keyword_arg, \
+    np_sized_draw, optional_param, type_comment
 from dynlint.analysis.tensors.torch_api import (
     BOOL_CREATORS, BOOL_METHODS, BOOL_TORCH_FUNCS, CONTAINER_BUILTINS, EVIDENCE_METHODS, FULL_REDUCTIONS,
     INTEGER_DTYPES, LAYOUT_METHODS, NP_TRACED_DRAWS, NP_VALUE_FUNCS, SCALAR_MATH, SCALAR_PRESERVING,
     SEQUENCE_ANNOTATIONS, TENSOR_ANNOTATIONS, TENSOR_METHODS, TORCH_OTHER_FUNCS, TORCH_TENSOR_CLASSES,
     TORCH_TENSOR_PREFIXES, TORCH_VALUE_FUNCS, VALUE_ANNOTATIONS, VALUE_BUILTINS, VALUE_METHODS)
+from dynlint.linter.index import ITERATOR_WRAPPERS
 from dynlint.linter.walker import walk
 
 # forward() parameters named like counts, sizes, indices or switches are usually Python values, not tensors
@@ -703,6 +704,9 @@ class Tensors(CallerKinds, AttributeKinds):
         when the whole is a parameter only guessed to be a tensor."""
         if isinstance(whole, cst.Name) and whole.value in self._env().get(" guessed", ()):
             return UNKNOWN
+        wrapped = self._iterated(whole)
+        if wrapped is not None:
+            return self._unpacked(wrapped)
         k = self._kind(whole)
         if k == TENSORS:
             return TENSOR
@@ -716,6 +720,31 @@ class Tensors(CallerKinds, AttributeKinds):
                 return VALUE
             return UNKNOWN if containers or isinstance(whole, (cst.List, cst.Tuple, cst.ListComp)) else VALUE
         return k if k in (TENSOR, WEAK) else UNKNOWN
+
+    def _iterated(self, whole: cst.CSTNode) -> Optional[cst.BaseExpression]:
+        """What iterating `whole` iterates over, where it is a progress bar over it: `tqdm(xs)`, or a call of a
+        function or method of the project that returns one over its parameter (`self.progress_bar(xs)`,
+        `FunctionInfo.iterates`); None otherwise."""
+        if not isinstance(whole, cst.Call):
+            return None
+        func, project, ix = whole.func, self.ctx.project, self.ctx.index
+        positional = [a for a in whole.args if a.keyword is None and not a.star]
+        if (self.ctx.qualify(func) or "") in ITERATOR_WRAPPERS:
+            return positional[0].value if positional and positional[0] is whole.args[0] else None
+        if project is None or ix is None:
+            return None
+        ref = None
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self" and \
+                self._self_class() in ix.classes:
+            ref = project.method(ix.path, self._self_class(), func.attr.value)
+        elif isinstance(func, cst.Name):
+            r = project.resolve(ix, func.value)
+            ref = r[1] if r and r[0] == "function" else None
+        info = project.function(ref) if ref else None
+        if info is None or not info.iterates or any(a.star for a in whole.args):
+            return None
+        params = [p for p in info.params if p not in ("self", "cls")] if info.cls else list(info.params)
+        return bound_arguments(whole, params).get(info.iterates)
 
     # ---- expressions -----------------------------------------------------------------------------
     def _kind(self, node: cst.CSTNode) -> str:
