@@ -425,6 +425,14 @@ class TensorUsedAsPythonInt(TorchRule):
                     x = x * 0.5
                 return x
         """, "repeat_steps(torch.ones(4), torch.tensor([1.0, 2.0]))"),
+        Example("""
+            import torch
+
+            @torch.compile
+            def next_timestep(timesteps, t):
+                index = (timesteps == t).nonzero(as_tuple=True)[0][0]     # an element of a 1-d tensor: 0-d
+                return timesteps[index + 1]
+        """, "next_timestep(torch.arange(10, 0, -1), torch.tensor(5))"),
     ]
     VALID = [Example("""
         import torch

@@ -200,6 +200,29 @@ class Tensors(CallerKinds, AttributeKinds):
             if not isinstance(entry, list) or not entry:
                 return False
             return all(not isinstance(v, (str, tuple)) and self.is_scalar(v, depth + 1) for v in entry)
+        if isinstance(node, cst.Subscript) and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index):
+            # an element of a 1-d tensor computed from data: `(ts == t).nonzero(as_tuple=True)[0][0]`
+            return int_literal(node.slice[0].slice.value) and self._one_dim(node.value)
+        return False
+
+    def _one_dim(self, node: cst.CSTNode) -> bool:
+        """A 1-d tensor computed from data: an element of what `nonzero(as_tuple=True)` or the one-argument
+        `torch.where(cond)` give (one 1-d tensor per dimension)."""
+        if not (isinstance(node, cst.Subscript) and len(node.slice) == 1 and
+                isinstance(node.slice[0].slice, cst.Index) and int_literal(node.slice[0].slice.value)):
+            return False
+        call = node.value
+        if not isinstance(call, cst.Call):
+            return False
+        q = self.ctx.qualify(call.func) or ""
+        as_tuple = keyword_arg(call, "as_tuple")
+        if isinstance(call.func, cst.Attribute) and call.func.attr.value == "nonzero" and not q.startswith("torch."):
+            return isinstance(as_tuple, cst.Name) and as_tuple.value == "True" and \
+                self.kind(call.func.value) in (TENSOR, WEAK)
+        if q in ("torch.nonzero", "torch.where"):
+            positional = [a for a in call.args if not a.keyword and not a.star]
+            return len(positional) == 1 and len(call.args) == (1 if q == "torch.where" else 2) and \
+                (q == "torch.where" or isinstance(as_tuple, cst.Name) and as_tuple.value == "True")
         return False
 
     def _scalar_call(self, node: cst.Call, depth: int) -> bool:
