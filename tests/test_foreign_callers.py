@@ -303,11 +303,14 @@ def test_a_method_called_through_a_declared_attribute_takes_what_the_calls_pass(
                                                                                  loop):
     # a pipeline keeps the scheduler it is handed (`sched: Sched`, kept by a method that sets the attributes its
     # keywords name, or assigned) and calls `self.sched.step(out, t, x)` with `t` from the scheduler's tensor of
-    # timesteps: Dynamo traces `timestep: int` as the 0-d tensor it is, and `prev >= 0` breaks
+    # timesteps: Dynamo traces `timestep: int` as the 0-d tensor it is, and `prev >= 0` breaks; each subscript by
+    # it (or by `prev`, made from it) reads it as an int and guards on its value: every new `t` recompiles (DYN501)
     pkg = _typed_project(tmp_path, keep=keep, loop=loop)
-    assert _found(cli, tmp_path) == {("pkg/sched.py", 18, "DYN101")}
+    assert _found(cli, tmp_path) == {("pkg/sched.py", 18, "DYN101"), ("pkg/sched.py", 17, "DYN501"),
+                                     ("pkg/sched.py", 18, "DYN501")}
     obs = _observe(tmp_path, monkeypatch, pkg / "sched.py", "__import__('run').main()")
     assert 18 in obs.break_lines(str(pkg / "sched.py"))
+    assert {17, 18} <= set().union(*obs.guard_lines(str(pkg / "sched.py")))
 
 
 def test_a_declared_attribute_called_with_ints_or_undeclared_keeps_the_parameter_a_number(cli, tmp_path,

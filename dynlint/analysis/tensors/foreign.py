@@ -61,13 +61,28 @@ def receiver_kinds(tensors, cls: str, method: str, positions: List[str],
     step(out, t, x)`): what the project builds into it, else what it is declared to hold (`__init__(self,
     scheduler: DDIMScheduler)` ... `self.register_modules(scheduler=scheduler)`), as method calls resolve in
     typed code. None when no such call is found or one of them cannot be read."""
+    callers = receiver_calls(tensors, cls, method)
+    if not callers:
+        return None
+    kinds: Dict[str, List[str]] = {p: [] for p in plain}
+    for other, fdef, caller_cls, calls, _ in callers:
+        if not passed_kinds(other, fdef, caller_cls, calls, positions, kinds):
+            return None
+    # many callers, each made its own way (a library's pipelines): one that passes a tensor has Dynamo trace the
+    # method with a tensor whatever the others pass, unless one passes a Python value (then it is traced both ways)
+    return {p: [TENSOR] if TENSOR in ks and VALUE not in ks else ks for p, ks in kinds.items()}
+
+
+def receiver_calls(tensors, cls: str, method: str) -> Optional[List[tuple]]:
+    """[(the analysis of a file, a function's def, its class, its calls of `cls.method` through what holds an
+    instance, the function's index entry)] for the other files importing the class (`receiver_kinds`); None when
+    none is found or one of them cannot be read."""
     ctx = tensors.ctx
     project, ix = ctx.project, ctx.index
     depth = getattr(ctx, "foreign_depth", 0)
     if getattr(project, "sources", None) is None or depth >= DEPTH:
         return None
-    kinds: Dict[str, List[str]] = {p: [] for p in plain}
-    found = False
+    found = []
     for rel in sorted({rel for rel, _ in _users(project, f"{ix.module}.{cls}")} - {ix.path}):
         cix = project.by_path.get(rel)
         for info in (cix.functions.values() if cix is not None else ()):
@@ -80,12 +95,37 @@ def receiver_kinds(tensors, cls: str, method: str, positions: List[str],
             fdef = other._helper_def(info) if other is not None else None
             if fdef is None:
                 return None
-            found = True
-            if not passed_kinds(other, fdef, info.cls, _calls_of(fdef, receivers), positions, kinds):
+            found.append((other, fdef, info.cls, _calls_of(fdef, receivers), info))
+    return found or None
+
+
+def passed_rows(tensors, cls: str, method: str, positions: List[str],
+                param: str) -> Optional[List[Tuple[str, int, str]]]:
+    """Where every tensor the calls through what holds an instance (`receiver_calls`) pass as `param` is an element
+    of a tensor a Python loop iterates (`for t in self.scheduler.timesteps: ... self.scheduler.step(out, t, x)`):
+    [(file, line of the call, the loop variable)]; None when one of them passes anything else known (a Python
+    value, another tensor) or none passes such an element."""
+    found: List[Tuple[str, int, str]] = []
+    for other, fdef, caller_cls, calls, info in receiver_calls(tensors, cls, method) or ():
+        for call in calls:
+            arg = bound_arguments(call, positions).get(param)
+            if arg is None:
+                continue
+            with other.within(fdef, caller_cls):
+                kind, row = other.kind(arg), other.iterated_element(arg)
+            if kind == VALUE or (kind == TENSOR and not row):
                 return None
-    # many callers, each made its own way (a library's pipelines): one that passes a tensor has Dynamo trace the
-    # method with a tensor whatever the others pass, unless one passes a Python value (then it is traced both ways)
-    return {p: [TENSOR] if TENSOR in ks and VALUE not in ks else ks for p, ks in kinds.items()} if found else None
+            if row:
+                found.append((other.ctx.index.path, _line_in(other.ctx.source or "", info, call), arg.value))
+    return found or None
+
+
+def _line_in(source: str, info, node: cst.CSTNode) -> int:
+    """The line of `node` (of the function `info`, parsed on its own) in the file: where its first line's text
+    first stands in the function."""
+    first = cst.Module([]).code_for_node(node).strip().splitlines()[0]
+    lines = source.splitlines()
+    return next((i + 1 for i in range(info.start - 1, min(info.end, len(lines))) if first in lines[i]), info.def_line)
 
 
 def _holds(project, ix, info, call, ref) -> bool:

@@ -744,6 +744,24 @@ class Tensors(CallerKinds, AttributeKinds):
             return UNKNOWN if containers or isinstance(whole, (cst.List, cst.Tuple, cst.ListComp)) else VALUE
         return k if k in (TENSOR, WEAK) else UNKNOWN
 
+    def iterated_element(self, node: cst.CSTNode) -> bool:
+        """`node` is a name every binding of which that reaches it is the target of a Python loop over a tensor
+        (`for t in timesteps`, `enumerate(...)`, a progress bar over it): an element of that tensor."""
+        if not isinstance(node, cst.Name):
+            return False
+        entry, _ = self._reaching(self._env(), node.value, node)
+        if not isinstance(entry, list) or not entry:
+            return False
+        for value in entry:
+            if not (isinstance(value, tuple) and value[0] == "iter"):
+                return False
+            whole = value[1]
+            while self._iterated(whole) is not None:
+                whole = self._iterated(whole)
+            if self.kind(whole) != TENSOR:
+                return False
+        return True
+
     def _iterated(self, whole: cst.CSTNode) -> Optional[cst.BaseExpression]:
         """What iterating `whole` iterates over, where it is a progress bar over it: `tqdm(xs)`, or a call of a
         function or method of the project that returns one over its parameter (`self.progress_bar(xs)`,

@@ -16,6 +16,7 @@ from dynlint.analysis.tensors import TENSOR
 from dynlint.linter.rule import Example, register
 from dynlint.linter.walker import children
 from dynlint.rules.common import TorchRule, call_args, source_of
+from dynlint.rules.recompiles.rows import row_index_guards
 from dynlint.rules.recompiles.tensor_args import tensor_rank
 from dynlint.rules.recompiles.common import (GRAD_OFF, SiteBookkeeping, bound_parameter, call_bindings, defaults_of,
                                              float_expr, forwarded_keywords, literal_kind, literal_value,
@@ -299,6 +300,17 @@ class VaryingScalarArgument(SiteBookkeeping):
             classes = [c for c in made if c in ix.classes]
         q = f"{classes[0]}.{f.attr.value}" if len(classes) == 1 else ""
         return q if q in ix.functions and f.attr.value in compiled_methods(ix) else None
+
+    def finish(self, findings) -> None:
+        """The elements of a tensor that calls in other files iterate and pass to a method of this unit compiled
+        as an entry, which indexes a tensor with them (`rows.py`)."""
+        for qual, index, span, rows in row_index_guards(self.ctx, self.tensors):
+            path, line, var = rows[0]
+            self.ctx.report(self, None, self.format_message(
+                callee=qual, var=var, kind=f"a 0-d tensor, the index of `{index}`",
+                effect=effect("0-d tensor index argument")), at=span,
+                related=[(p, ln, 0, f"`{v}` changes here, an element of a tensor a loop iterates") for p, ln, v in rows],
+                pattern="0-d tensor index")
 
     def visit_Call(self, node: cst.Call) -> None:
         method = self._compiled_method(node)

@@ -1,0 +1,115 @@
+"""DYN501 across files: a method compiled as an entry (`compiled = [...]` in the settings, or `@torch.compile`)
+that indexes a tensor with a parameter (`self.alphas_cumprod[timestep]`), where every tensor the calls through
+what holds an instance pass to it is an element of a tensor a Python loop iterates (`for t in self.scheduler.
+timesteps: ... self.scheduler.step(out, t, x)`, `analysis.tensors.foreign.passed_rows`): a 0-d tensor, which
+Dynamo turns into a Python int at the subscript and guards on by value (`timestep.item() == 900`). A name made
+from it by adding or subtracting (`prev_timestep = timestep - ratio`) is guarded at its own subscript."""
+from __future__ import annotations
+
+import ast
+from typing import Iterator, List, Optional, Tuple
+
+import libcst as cst
+
+from dynlint.analysis import guard_lines
+from dynlint.analysis.tensors import TENSOR
+from dynlint.analysis.tensors.foreign import passed_rows
+from dynlint.linter.walker import walk
+
+Span = Tuple[int, int, int, int]
+
+
+def row_index_guards(ctx, tensors) -> Iterator[Tuple[str, str, Span, List[Tuple[str, int, str]]]]:
+    """(the method, the subscript's text, its span, [(file, line, loop variable) of the calls]) for each guard of
+    a method of the unit that is compiled as an entry."""
+    ix, source, unit = ctx.index, ctx.source or "", ctx.unit
+    if ix is None or ctx.project is None:
+        return
+    first, last = unit.line_offset + 1, unit.line_offset + unit.text.count("\n") + 1
+    for qual, info in ix.functions.items():
+        if not (first <= info.def_line <= last) or info.nested_in or not info.cls or \
+                qual.endswith(".forward") or ctx.regions.get(qual) != (qual,):
+            continue
+        fn, fdef = guard_lines.function_at(source, info.def_line), tensors._helper_def(info)
+        params = [p for p in info.params if p not in ("self", "cls")]
+        for param in params if fn is not None and fdef is not None else ():
+            rows = None
+            for index in _indexes(ctx, tensors, info, fn, fdef, param):
+                rows = rows or passed_rows(tensors, info.cls, qual.rpartition(".")[2], params, param)
+                if not rows:
+                    break
+                yield qual, ast.unparse(index), guard_lines.span_of(source, index), rows
+
+
+def _indexes(ctx, tensors, info, fn: ast.AST, fdef: cst.FunctionDef, param: str) -> Iterator[ast.Subscript]:
+    """The subscripts of tensors by `param` or by a name made from it (`_offsets_of`), in the method and in the
+    methods of its class it hands them to (`self._get_variance(timestep, prev_timestep)`: Dynamo inlines the call,
+    and the same 0-d tensor is guarded at each subscript by it)."""
+    names = [param, *_offsets_of(fn, param)]
+    if _rebinds(fn, param):
+        return          # (which value a subscript reads is not known without the flow: not followed)
+    for name in names:
+        index = _tensor_index(tensors, fdef, info.cls, fn, name)
+        if index is not None:
+            yield index
+    for call in (n for n in ast.walk(fn) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and
+                 isinstance(n.func.value, ast.Name) and n.func.value.id == "self"):
+        callee = ctx.index.functions.get(f"{info.cls}.{call.func.attr}")
+        if callee is None or callee is info:
+            continue
+        cparams = [p for p in callee.params if p not in ("self", "cls")]
+        bound = [(cparams[i], a.id) for i, a in enumerate(call.args) if i < len(cparams) and isinstance(a, ast.Name)]
+        bound += [(k.arg, k.value.id) for k in call.keywords if k.arg in cparams and isinstance(k.value, ast.Name)]
+        cfn = guard_lines.function_at(ctx.source or "", callee.def_line)
+        cdef = tensors._helper_def(callee)
+        for cparam, arg in bound if cfn is not None and cdef is not None else ():
+            if arg in names:
+                index = _tensor_index(tensors, cdef, info.cls, cfn, cparam)
+                if index is not None:
+                    yield index
+
+
+def _rebinds(fn: ast.AST, name: str) -> bool:
+    return any(isinstance(t, ast.Name) and t.id == name for n in ast.walk(fn)
+               for t in (n.targets if isinstance(n, ast.Assign) else [n.target] if isinstance(n, ast.AugAssign)
+                         else []))
+
+
+def _offsets_of(fn: ast.AST, param: str) -> List[str]:
+    """The names the function binds once to the parameter (`t = timestep`) or to one of them plus or minus
+    something (`prev = t - ratio`), in turn."""
+    bound: dict = {}
+    for n in ast.walk(fn):
+        for t in (n.targets if isinstance(n, ast.Assign) else [n.target] if isinstance(n, ast.AugAssign) else []):
+            if isinstance(t, ast.Name):
+                bound[t.id] = None if t.id in bound or not isinstance(n, ast.Assign) else n.value
+    names = [param]
+    while True:
+        more = sorted(name for name, v in bound.items() if name not in names and (
+            isinstance(v, ast.Name) and v.id in names or isinstance(v, ast.BinOp) and
+            isinstance(v.op, (ast.Add, ast.Sub)) and isinstance(v.left, ast.Name) and v.left.id in names))
+        if not more:
+            return names[1:]
+        names += more
+
+
+def _tensor_index(tensors, fdef: cst.FunctionDef, cls: str, fn: ast.AST, name: str) -> Optional[ast.Subscript]:
+    """The first subscript of a tensor by `name` alone in the function (`self.alphas_cumprod[t]`), as `ast`
+    gives it (for its place in the file); None when there is none."""
+    found: List[str] = []
+
+    def enter(node: cst.CSTNode) -> bool:
+        if isinstance(node, (cst.FunctionDef, cst.Lambda, cst.ClassDef)) and node is not fdef:
+            return False
+        if isinstance(node, cst.Subscript) and len(node.slice) == 1 and \
+                isinstance(node.slice[0].slice, cst.Index) and isinstance(node.slice[0].slice.value, cst.Name) and \
+                node.slice[0].slice.value.value == name:
+            with tensors.within(fdef, cls):
+                if tensors.kind(node.value) == TENSOR:
+                    found.append(cst.Module([]).code_for_node(node.value))
+        return True
+
+    walk(fdef, enter, lambda node: None)
+    subscripts = sorted((n for n in ast.walk(fn) if isinstance(n, ast.Subscript) and isinstance(n.slice, ast.Name)
+                         and n.slice.id == name), key=lambda n: (n.lineno, n.col_offset))
+    return next((n for n in subscripts if found and ast.unparse(n.value) in found), None)
