@@ -180,7 +180,8 @@ def main():
 
 def test_a_method_compiled_elsewhere_takes_what_the_compiled_alias_is_called_with(cli, tmp_path, monkeypatch):
     # `step_fn = torch.compile(scheduler.step)` handed to a sampling loop over the scheduler's tensor of
-    # timesteps: `t: int` is a 0-d tensor, in `step` and in the method it calls with it
+    # timesteps: `t: int` is a 0-d tensor, in `step` and in the method it calls with it; each subscript by it (or
+    # by `prev`, made from it) is guarded on its value, there and in `_previous` it is handed to (DYN501)
     pkg = tmp_path / "pkg"
     pkg.mkdir()
     (tmp_path / "pyproject.toml").write_text("[tool.dynlint]\n")
@@ -188,9 +189,12 @@ def test_a_method_compiled_elsewhere_takes_what_the_compiled_alias_is_called_wit
     (pkg / "scheduler.py").write_text(SCHEDULER)
     (pkg / "run.py").write_text(SAMPLER.format(timesteps="timesteps"))
     found = _found(cli, tmp_path)
-    assert found == {("pkg/scheduler.py", 17, "DYN101"), ("pkg/scheduler.py", 22, "DYN101")}
+    assert found == {("pkg/scheduler.py", 17, "DYN101"), ("pkg/scheduler.py", 22, "DYN101"),
+                     ("pkg/scheduler.py", 17, "DYN501"), ("pkg/scheduler.py", 21, "DYN501"),
+                     ("pkg/scheduler.py", 22, "DYN501")}
     obs = _observe(tmp_path, monkeypatch, pkg / "scheduler.py", "__import__('pkg.run').run.main()")
     assert {17, 22} <= set(obs.break_lines(str(pkg / "scheduler.py")))
+    assert {17, 21, 22} <= set().union(*obs.guard_lines(str(pkg / "scheduler.py")))
     # the loop over a list of ints instead: Python ints, no tensor, no warning
     (pkg / "run.py").write_text(SAMPLER.format(timesteps="timesteps.tolist()"))
     assert _found(cli, tmp_path) == set()

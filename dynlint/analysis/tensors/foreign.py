@@ -101,12 +101,15 @@ def receiver_calls(tensors, cls: str, method: str) -> Optional[List[tuple]]:
 
 def passed_rows(tensors, cls: str, method: str, positions: List[str],
                 param: str) -> Optional[List[Tuple[str, int, str]]]:
-    """Where every tensor the calls through what holds an instance (`receiver_calls`) pass as `param` is an element
+    """Where every tensor the calls of a compiled alias (`alias_calls`) and those through what holds an instance
+    (`receiver_calls`) pass as `param` is an element
     of a tensor a Python loop iterates (`for t in self.scheduler.timesteps: ... self.scheduler.step(out, t, x)`):
     [(file, line of the call, the loop variable)]; None when one of them passes anything else known (a Python
     value, another tensor) or none passes such an element."""
     found: List[Tuple[str, int, str]] = []
-    for other, fdef, caller_cls, calls, info in receiver_calls(tensors, cls, method) or ():
+    callers = [(o, f, c, calls, _info_of(o.ctx.index, f, c)) for o, f, c, calls in
+               alias_calls(tensors, cls, method) or ()] + (receiver_calls(tensors, cls, method) or [])
+    for other, fdef, caller_cls, calls, info in callers:
         for call in calls:
             arg = bound_arguments(call, positions).get(param)
             if arg is None:
@@ -115,17 +118,25 @@ def passed_rows(tensors, cls: str, method: str, positions: List[str],
                 kind, row = other.kind(arg), other.iterated_element(arg)
             if kind == VALUE or (kind == TENSOR and not row):
                 return None
-            if row:
-                found.append((other.ctx.index.path, _line_in(other.ctx.source or "", info, call), arg.value))
+            where = (other.ctx.index.path, _line_in(other.ctx.source or "", info, call), arg.value) if row else None
+            if where and where not in found:
+                found.append(where)
     return found or None
+
+
+def _info_of(ix, fdef: cst.FunctionDef, cls: str):
+    """The index's entry of a def of the file (its name, in the class `cls` or not in one); None when not known."""
+    return next((f for f in ix.functions.values() if f.cls == cls and f.qualname.rpartition(".")[2] ==
+                 fdef.name.value), None)
 
 
 def _line_in(source: str, info, node: cst.CSTNode) -> int:
     """The line of `node` (of the function `info`, parsed on its own) in the file: where its first line's text
-    first stands in the function."""
+    first stands in the function (in the file, without `info`)."""
     first = cst.Module([]).code_for_node(node).strip().splitlines()[0]
     lines = source.splitlines()
-    return next((i + 1 for i in range(info.start - 1, min(info.end, len(lines))) if first in lines[i]), info.def_line)
+    start, end = (info.start, min(info.end, len(lines))) if info is not None else (1, len(lines))
+    return next((i + 1 for i in range(start - 1, end) if first in lines[i]), start)
 
 
 def _holds(project, ix, info, call, ref) -> bool:
@@ -267,14 +278,26 @@ def compiled_kinds(tensors, cls: str, method: str, positions: List[str],
     calls of `step` in the function that binds it, and in a function it is handed to (`sample(unet, sched,
     step)` ... `step(out, t, x)`). None when it is compiled nowhere so, or some use of such an alias cannot be
     read."""
+    uses = alias_calls(tensors, cls, method)
+    if uses is None:
+        return None
+    kinds: Dict[str, List[str]] = {p: [] for p in plain}
+    for other, caller, caller_cls, calls in uses:
+        if not passed_kinds(other, caller, caller_cls, calls, positions, kinds):
+            return None
+    return kinds
+
+
+def alias_calls(tensors, cls: str, method: str) -> Optional[List[tuple]]:
+    """[(the analysis of a file, a function's def, its class, its calls of a compiled alias of `cls.method`)]
+    (`compiled_kinds`); None when it is compiled nowhere so, or some use of such an alias cannot be read."""
     from dynlint.analysis.regions import targets_of_value
     ctx = tensors.ctx
     project, ix = ctx.project, ctx.index
     depth = getattr(ctx, "foreign_depth", 0)
     if getattr(project, "sources", None) is None or depth >= DEPTH:
         return None
-    ref, found = (ix.path, f"{cls}.{method}" if cls else method), False
-    kinds: Dict[str, List[str]] = {p: [] for p in plain}
+    ref, found = (ix.path, f"{cls}.{method}" if cls else method), []
     rels = {ix.path} | set(project.facts.importers.get(f"{ix.module}.{cls or method}", ())) | \
         set(project.facts.importers.get(ix.module, ()))
     for rel in sorted(rels):
@@ -283,14 +306,11 @@ def compiled_kinds(tensors, cls: str, method: str, positions: List[str],
             for alias, what in info.compiled.items():
                 if what.rpartition(".")[2] != method or ref not in targets_of_value(project, cix, info, what):
                     continue
-                found = True
                 uses = _alias_uses(tensors, rel, depth, q, alias)
                 if uses is None:
                     return None
-                for other, caller, caller_cls, calls in uses:
-                    if not passed_kinds(other, caller, caller_cls, calls, positions, kinds):
-                        return None
-    return kinds if found else None
+                found += uses
+    return found or None
 
 
 def _alias_uses(tensors, rel: str, depth: int, q: str, alias: str):
