@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from dynlint.analysis.tensors import Tensors
 from dynlint.analysis.tensors.kinds import FLOAT_IF_TENSOR, TENSOR, VALUE, WEAK
 from dynlint.linter.rule import Example, FixExample, register
 from dynlint.fixes.common import atom
@@ -392,19 +393,21 @@ class MathFunctionOnTensor(TorchRule):
 
 @register
 class TensorUsedAsPythonInt(TorchRule):
-    """Checks for tensor values used where Python needs an `int`: `range(t)`, and indexing with a 0-d tensor
-    computed from data (`x[scores.argmax()]`)."""
+    """Checks for tensor values used where Python needs an `int`: `range(t)`, indexing with a 0-d tensor
+    computed from data (`x[scores.argmax()]`), and indexing a Python list, tuple or string with a tensor
+    (`LABELS[i]` for `i` in a tensor of ids)."""
     code = "DYN206"
     name = "tensor-used-as-python-int"
     message = "`{expr}` is a tensor used as a Python int ({where}): Dynamo needs its value and breaks the graph"
     fix = ("Keep indices as tensors (`x.index_select(0, scores.argmax(0, keepdim=True))`, `torch.gather`), "
            "or loop over a bound derived from shapes")
-    gb_types = (DATA_OP, BUILTIN)
+    gb_types = (DATA_OP, BUILTIN, ITEM)
     why = """
         `range()` and integer indexing need a real `int`, so the tensor is converted with `__index__`, which
         reads its value. Dynamo cannot do that with a symbolic tensor and breaks the graph (`Failed to trace
-        builtin operator` for `range`, `Data dependent operator` for a 0-d index tensor). Indexing with a
-        1-d index tensor is a gather and is fine.
+        builtin operator` for `range`, `Data dependent operator` for a 0-d index tensor, `Tensor.item()` for the
+        index of a Python list, tuple or string, which only a one-element tensor can be). Indexing a tensor with
+        a 1-d index tensor is a gather and is fine.
     """
     INVALID = [
         Example("""
@@ -425,6 +428,15 @@ class TensorUsedAsPythonInt(TorchRule):
                     x = x * 0.5
                 return x
         """, "repeat_steps(torch.ones(4), torch.tensor([1.0, 2.0]))"),
+        Example("""
+            import torch
+
+            LABELS = ("-", "a", "b", "c")
+
+            @torch.compile
+            def decode(ids: torch.Tensor):
+                return [LABELS[i] for i in ids]        # each `i` a 0-d tensor
+        """, "decode(torch.tensor([1, 2]))"),
         Example("""
             import torch
 
@@ -457,6 +469,11 @@ class TensorUsedAsPythonInt(TorchRule):
             sl = element.slice
             if isinstance(sl, cst.Index) and self.tensors.is_scalar(sl.value):
                 self.report(sl.value, expr=source_of(sl.value), where="0-d index")
+                return
+            # (not by the guess that `forward`'s parameters are tensors: `LABELS[label]` reads an int as often)
+            if isinstance(sl, cst.Index) and len(node.slice) == 1 and \
+                    Tensors.strict_of(self.ctx).kind(sl.value) == TENSOR and self.tensors.is_sequence(node.value):
+                self.report(sl.value, expr=source_of(sl.value), where="index of a Python list, tuple or string")
                 return
 
 

@@ -5,6 +5,7 @@ assignments (`assignments`) agree on, each judged by what torch's API returns (`
 """
 from __future__ import annotations
 
+import ast
 import collections
 import functools
 import io
@@ -743,6 +744,26 @@ class Tensors(CallerKinds, AttributeKinds):
                 return VALUE
             return UNKNOWN if containers or isinstance(whole, (cst.List, cst.Tuple, cst.ListComp)) else VALUE
         return k if k in (TENSOR, WEAK) else UNKNOWN
+
+    def is_sequence(self, node: cst.CSTNode) -> bool:
+        """`node` is a Python list, tuple or string: a display or a literal, a list of tensors, a local every
+        binding of which is one, or a constant the module binds once to one (`LABELS = ("a", "b")`)."""
+        if isinstance(node, (cst.List, cst.Tuple, cst.ListComp, cst.SimpleString)) or self.kind(node) == TENSORS:
+            return True
+        if not isinstance(node, cst.Name):
+            return False
+        entry, _ = self._reaching(self._env(), node.value, node)
+        if isinstance(entry, list):
+            return bool(entry) and all(isinstance(v, (cst.List, cst.Tuple, cst.ListComp, cst.SimpleString))
+                                       for v in entry)
+        if entry is not None:
+            return False
+        from dynlint.analysis.guard_lines import parsed      # (the module's own constants)
+        tree = parsed(self.ctx.source or "")
+        values = [n.value for n in (tree.body if tree is not None else ()) if isinstance(n, ast.Assign)
+                  for t in n.targets if isinstance(t, ast.Name) and t.id == node.value]
+        return len(values) == 1 and (isinstance(values[0], (ast.List, ast.Tuple)) or
+                                     isinstance(values[0], ast.Constant) and isinstance(values[0].value, str))
 
     def iterated_element(self, node: cst.CSTNode) -> bool:
         """`node` is a name every binding of which that reaches it is the target of a Python loop over a tensor
