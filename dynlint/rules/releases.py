@@ -30,7 +30,8 @@ BEHAVIOUR = {
     },
     ('DYN205', ''): {'2.11-2.15': ('break', ('Data dependent operator',))},
     ('DYN206', ''): {
-        '2.11-2.13': ('break', ('Data dependent operator', 'Failed to trace builtin operator')),
+        '2.11': ('break', ('Data dependent operator', 'Failed to trace builtin operator', 'Indexing list with non-scalar tensor')),
+        '2.12-2.13': ('break', ('Data dependent operator', 'Failed to trace builtin operator', 'Unsupported Tensor.item() call with capture_scalar_outputs=False')),
         '2.14-2.15': ('break', ('Data dependent operator', 'Unsupported Tensor.item() call with capture_scalar_outputs=False')),
     },
     ('DYN207', ''): {'2.11-2.15': ('break', ('Unsupported Tensor.item() call with capture_scalar_outputs=False',))},
@@ -281,7 +282,8 @@ SETTINGS = {
         ('DYN202', ''): {'2.11-2.15': ('nothing', ())},
         ('DYN205', ''): {'2.11-2.15': ('nothing', ())},
         ('DYN206', ''): {
-            '2.11-2.13': ('break', ('Failed to trace builtin operator',)),
+            '2.11': ('break', ('Failed to trace builtin operator', 'Indexing list with non-scalar tensor')),
+            '2.12-2.13': ('break', ('Failed to trace builtin operator',)),
             '2.14-2.15': ('break', ('Unsupported python_type() call',)),
         },
         ('DYN207', ''): {'2.11-2.15': ('nothing', ())},
