@@ -327,3 +327,7 @@ def test_a_declared_attribute_called_with_ints_or_undeclared_keeps_the_parameter
     # no declared type, and what the pipeline keeps is not built where the project shows it: its calls are not read
     _typed_project(tmp_path, annotation="")
     assert _found(cli, tmp_path) == set()
+    # a method handed the scheduler by keyword that does not set the attributes its keywords name keeps nothing
+    pkg = _typed_project(tmp_path)
+    (pkg / "base.py").write_text(TYPED_BASE.replace("setattr(self, name, module)", "print(name, module)"))
+    assert _found(cli, tmp_path) == set()

@@ -49,7 +49,7 @@ def foreign_kinds(tensors, name: str, positions: List[str], plain: List[str]) ->
             caller = other._helper_def(info)
             if caller is None:
                 return None
-            if not passed_kinds(other, caller, info.cls, _calls(caller, cix, callee), positions, kinds):
+            if not passed_kinds(other, caller, info.cls, _calls(caller, lambda d: cix.qualify(d) == callee), positions, kinds):
                 return None
     return kinds
 
@@ -95,20 +95,19 @@ def receiver_calls(tensors, cls: str, method: str) -> Optional[List[tuple]]:
             fdef = other._helper_def(info) if other is not None else None
             if fdef is None:
                 return None
-            found.append((other, fdef, info.cls, _calls_of(fdef, receivers), info))
+            found.append((other, fdef, info.cls, _calls(fdef, receivers.__contains__), info))
     return found or None
 
 
 def passed_rows(tensors, cls: str, method: str, positions: List[str],
                 param: str) -> Optional[List[Tuple[str, int, str]]]:
-    """Where every tensor the calls of a compiled alias (`alias_calls`) and those through what holds an instance
-    (`receiver_calls`) pass as `param` is an element
-    of a tensor a Python loop iterates (`for t in self.scheduler.timesteps: ... self.scheduler.step(out, t, x)`):
-    [(file, line of the call, the loop variable)]; None when one of them passes anything else known (a Python
-    value, another tensor) or none passes such an element."""
+    """Where every tensor that the calls of a compiled alias (`alias_calls`) and those through what holds an
+    instance (`receiver_calls`) pass as `param` is an element of a tensor a Python loop iterates (`for t in
+    self.scheduler.timesteps: ... self.scheduler.step(out, t, x)`): [(file, line of the call, the loop
+    variable)]; None when one of them passes anything else known (a Python value, another tensor) or none passes
+    such an element."""
     found: List[Tuple[str, int, str]] = []
-    callers = [(o, f, c, calls, _info_of(o.ctx.index, f, c)) for o, f, c, calls in
-               alias_calls(tensors, cls, method) or ()] + (receiver_calls(tensors, cls, method) or [])
+    callers = (alias_calls(tensors, cls, method) or []) + (receiver_calls(tensors, cls, method) or [])
     for other, fdef, caller_cls, calls, info in callers:
         for call in calls:
             arg = bound_arguments(call, positions).get(param)
@@ -124,24 +123,18 @@ def passed_rows(tensors, cls: str, method: str, positions: List[str],
     return found or None
 
 
-def _info_of(ix, fdef: cst.FunctionDef, cls: str):
-    """The index's entry of a def of the file (its name, in the class `cls` or not in one); None when not known."""
-    return next((f for f in ix.functions.values() if f.cls == cls and f.qualname.rpartition(".")[2] ==
-                 fdef.name.value), None)
-
-
 def _line_in(source: str, info, node: cst.CSTNode) -> int:
     """The line of `node` (of the function `info`, parsed on its own) in the file: where its first line's text
-    first stands in the function (in the file, without `info`)."""
+    first stands in the function."""
     first = cst.Module([]).code_for_node(node).strip().splitlines()[0]
     lines = source.splitlines()
-    start, end = (info.start, min(info.end, len(lines))) if info is not None else (1, len(lines))
-    return next((i + 1 for i in range(start - 1, end) if first in lines[i]), start)
+    return next((i + 1 for i in range(info.start - 1, min(info.end, len(lines))) if first in lines[i]),
+                info.def_line)
 
 
 def _holds(project, ix, info, call, ref) -> bool:
-    """The receiver of `call` (`self.<attr>.m(...)` or `<name>.m(...)` in the function `info` of `ix`) holds
-    only instances of the class `ref` (path, name) or of classes with it."""
+    """The receiver of `call` (`self.<attr>.m(...)` or `<name>.m(...)` in the function `info` of `ix`) may hold
+    an instance of the class `ref` (path, name): one of the classes it holds, or is declared to (`Union[A, B]`)."""
     from dynlint.analysis.held import held_by_attribute, held_by_name
     head = call.target.partition(".")[0]
     if call.kind == "self":
@@ -150,22 +143,6 @@ def _holds(project, ix, info, call, ref) -> bool:
         held = held_by_name(project, ix, info, head)
     refs = [project.resolve(ix, q) for q in held]
     return any(r and r[0] == "class" and (r[1][0], r[1][1].name) == ref for r in refs)
-
-
-def _calls_of(fn: cst.FunctionDef, dotted_names: Set[str]) -> List[cst.Call]:
-    """The calls in `fn` (not in functions nested in it) of one of `dotted_names` as written (`self.sched.step`)."""
-    from dynlint.linter.walker import dotted, walk
-    found: List[cst.Call] = []
-
-    def enter(node: cst.CSTNode) -> bool:
-        if isinstance(node, (cst.FunctionDef, cst.Lambda, cst.ClassDef)) and node is not fn:
-            return False
-        if isinstance(node, cst.Call) and dotted(node.func) in dotted_names:
-            found.append(node)
-        return True
-
-    walk(fn, enter, lambda node: None)
-    return found
 
 
 def passed_kinds(tensors, caller: cst.FunctionDef, cls: str, calls: List[cst.Call], positions: List[str],
@@ -252,9 +229,9 @@ def _calls_in(project, rel: str, callee: str) -> bool:
         any(_targets(ix, c.target, callee) for f in ix.functions.values() for c in f.calls)
 
 
-def _calls(fn: cst.FunctionDef, ix, callee: str) -> List[cst.Call]:
-    """The calls in `fn` (not in functions nested in it) whose callee, a name or a dotted one, qualifies to
-    `callee` through the file's imports."""
+def _calls(fn: cst.FunctionDef, match) -> List[cst.Call]:
+    """The calls in `fn` (not in functions nested in it) whose callee, written as a name or a dotted one,
+    `match` accepts (`helpers.gate`, `self.sched.step`)."""
     from dynlint.linter.walker import dotted, walk
     found: List[cst.Call] = []
 
@@ -263,7 +240,7 @@ def _calls(fn: cst.FunctionDef, ix, callee: str) -> List[cst.Call]:
             return False
         if isinstance(node, cst.Call):
             d = dotted(node.func)
-            if d and ix.qualify(d) == callee:
+            if d and match(d):
                 found.append(node)
         return True
 
@@ -282,15 +259,15 @@ def compiled_kinds(tensors, cls: str, method: str, positions: List[str],
     if uses is None:
         return None
     kinds: Dict[str, List[str]] = {p: [] for p in plain}
-    for other, caller, caller_cls, calls in uses:
+    for other, caller, caller_cls, calls, _ in uses:
         if not passed_kinds(other, caller, caller_cls, calls, positions, kinds):
             return None
     return kinds
 
 
 def alias_calls(tensors, cls: str, method: str) -> Optional[List[tuple]]:
-    """[(the analysis of a file, a function's def, its class, its calls of a compiled alias of `cls.method`)]
-    (`compiled_kinds`); None when it is compiled nowhere so, or some use of such an alias cannot be read."""
+    """[(the analysis of a file, a function's def, its class, its calls of a compiled alias of `cls.method`, the
+    function's index entry)] (`compiled_kinds`); None when it is compiled nowhere so, or some use of such an alias cannot be read."""
     from dynlint.analysis.regions import targets_of_value
     ctx = tensors.ctx
     project, ix = ctx.project, ctx.index
@@ -314,9 +291,9 @@ def alias_calls(tensors, cls: str, method: str) -> Optional[List[tuple]]:
 
 
 def _alias_uses(tensors, rel: str, depth: int, q: str, alias: str):
-    """[(the analysis of a file, a function's def, its class, the calls in it that run the compiled alias)]: in
-    `q`, which binds `alias`, and in the functions `q` hands it to by position or keyword; None when `alias` is
-    used otherwise (stored, returned, handed to what cannot be resolved)."""
+    """[(the analysis of a file, a function's def, its class, the calls in it that run the compiled alias, its
+    index entry)]: in `q`, which binds `alias`, and in the functions `q` hands it to by position or keyword; None
+    when `alias` is used otherwise (stored, returned, handed to what cannot be resolved)."""
     project = tensors.ctx.project
     other = _file_analysis(tensors, rel, depth + 1)
     info = other.ctx.index.functions[q] if other is not None else None
@@ -326,7 +303,7 @@ def _alias_uses(tensors, rel: str, depth: int, q: str, alias: str):
     calls, passed = _name_uses(fdef, alias)
     if calls is None:
         return None
-    out = [(other, fdef, info.cls, calls)]
+    out = [(other, fdef, info.cls, calls, info)]
     for call, key in passed:
         from dynlint.linter.walker import dotted
         r = project.resolve(other.ctx.index, dotted(call.func) or "", q)
@@ -341,7 +318,7 @@ def _alias_uses(tensors, rel: str, depth: int, q: str, alias: str):
         gcalls = _name_uses(gdef, param)[0] if gdef is not None else None
         if gcalls is None or _name_uses(gdef, param)[1]:
             return None
-        out.append((gother, gdef, g.cls, gcalls))
+        out.append((gother, gdef, g.cls, gcalls, g))
     return out
 
 

@@ -15,6 +15,7 @@ from typing import Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
+from dynlint.analysis.guard_lines import parsed
 from dynlint.analysis.regions import is_module_class
 from dynlint.analysis.tensors.assignments import ENTRY, Assignments, Where, parse_lines, reaching
 from dynlint.analysis.tensors.attributes import AttributeKinds
@@ -758,8 +759,7 @@ class Tensors(CallerKinds, AttributeKinds):
                                        for v in entry)
         if entry is not None:
             return False
-        from dynlint.analysis.guard_lines import parsed      # (the module's own constants)
-        tree = parsed(self.ctx.source or "")
+        tree = parsed(self.ctx.source or "")                # (the module's own constants)
         values = [n.value for n in (tree.body if tree is not None else ()) if isinstance(n, ast.Assign)
                   for t in n.targets if isinstance(t, ast.Name) and t.id == node.value]
         return len(values) == 1 and (isinstance(values[0], (ast.List, ast.Tuple)) or
@@ -776,9 +776,9 @@ class Tensors(CallerKinds, AttributeKinds):
         for value in entry:
             if not (isinstance(value, tuple) and value[0] == "iter"):
                 return False
-            whole = value[1]
-            while self._iterated(whole) is not None:
-                whole = self._iterated(whole)
+            whole, inner = value[1], self._iterated(value[1])
+            while inner is not None:                # (a progress bar over it: what it wraps)
+                whole, inner = inner, self._iterated(inner)
             if self.kind(whole) != TENSOR:
                 return False
         return True

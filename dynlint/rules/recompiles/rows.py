@@ -1,9 +1,10 @@
 """DYN501 across files: a method compiled as an entry (`compiled = [...]` in the settings, or `@torch.compile`)
-that indexes a tensor with a parameter (`self.alphas_cumprod[timestep]`), where every tensor the calls through
-what holds an instance pass to it is an element of a tensor a Python loop iterates (`for t in self.scheduler.
-timesteps: ... self.scheduler.step(out, t, x)`, `analysis.tensors.foreign.passed_rows`): a 0-d tensor, which
-Dynamo turns into a Python int at the subscript and guards on by value (`timestep.item() == 900`). A name made
-from it by adding or subtracting (`prev_timestep = timestep - ratio`) is guarded at its own subscript."""
+that indexes a tensor with a parameter (`self.alphas_cumprod[timestep]`), where every tensor that the calls of a
+compiled alias or through what holds an instance pass to it is an element of a tensor a Python loop iterates
+(`for t in self.scheduler.timesteps: ... self.scheduler.step(out, t, x)`, `analysis.tensors.foreign.
+passed_rows`): a 0-d tensor, which Dynamo turns into a Python int at the subscript and guards on by value
+(`timestep.item() == 900`). A name made from it by adding or subtracting (`prev_timestep = timestep - ratio`) is
+guarded at its own subscript."""
 from __future__ import annotations
 
 import ast
@@ -42,12 +43,10 @@ def row_index_guards(ctx, tensors) -> Iterator[Tuple[str, str, Span, List[Tuple[
 
 
 def _indexes(ctx, tensors, info, fn: ast.AST, fdef: cst.FunctionDef, param: str) -> Iterator[ast.Subscript]:
-    """The subscripts of tensors by `param` or by a name made from it (`_offsets_of`), in the method and in the
+    """The subscripts of tensors by `param` or by a name made from it (`_row_names`), in the method and in the
     methods of its class it hands them to (`self._get_variance(timestep, prev_timestep)`: Dynamo inlines the call,
     and the same 0-d tensor is guarded at each subscript by it)."""
-    names = [param, *_offsets_of(fn, param)]
-    if _rebinds(fn, param):
-        return          # (which value a subscript reads is not known without the flow: not followed)
+    names = _row_names(fn, [param])
     for name in names:
         index = _tensor_index(tensors, fdef, info.cls, fn, name)
         if index is not None:
@@ -58,38 +57,35 @@ def _indexes(ctx, tensors, info, fn: ast.AST, fdef: cst.FunctionDef, param: str)
         if callee is None or callee is info:
             continue
         cparams = [p for p in callee.params if p not in ("self", "cls")]
-        bound = [(cparams[i], a.id) for i, a in enumerate(call.args) if i < len(cparams) and isinstance(a, ast.Name)]
-        bound += [(k.arg, k.value.id) for k in call.keywords if k.arg in cparams and isinstance(k.value, ast.Name)]
+        handed = [(cparams[i], a.id) for i, a in enumerate(call.args) if i < len(cparams) and isinstance(a, ast.Name)]
+        handed += [(k.arg, k.value.id) for k in call.keywords if k.arg in cparams and isinstance(k.value, ast.Name)]
         cfn = guard_lines.function_at(ctx.source or "", callee.def_line)
         cdef = tensors._helper_def(callee)
-        for cparam, arg in bound if cfn is not None and cdef is not None else ():
-            if arg in names:
-                index = _tensor_index(tensors, cdef, info.cls, cfn, cparam)
-                if index is not None:
-                    yield index
+        if cfn is None or cdef is None:
+            continue
+        for name in _row_names(cfn, [cparam for cparam, arg in handed if arg in names]):
+            index = _tensor_index(tensors, cdef, info.cls, cfn, name)
+            if index is not None:
+                yield index
 
 
-def _rebinds(fn: ast.AST, name: str) -> bool:
-    return any(isinstance(t, ast.Name) and t.id == name for n in ast.walk(fn)
-               for t in (n.targets if isinstance(n, ast.Assign) else [n.target] if isinstance(n, ast.AugAssign)
-                         else []))
-
-
-def _offsets_of(fn: ast.AST, param: str) -> List[str]:
-    """The names the function binds once to the parameter (`t = timestep`) or to one of them plus or minus
-    something (`prev = t - ratio`), in turn."""
+def _row_names(fn: ast.AST, seeds: List[str]) -> List[str]:
+    """The names holding what the parameters `seeds` are handed, in turn: a seed the function does not rebind,
+    and a name (a seed too) it binds once to one of them (`t = timestep`) or to one plus or minus something (`prev
+    = t - ratio`; `if prev is None: prev = t - 1`). A seed rebound otherwise is not followed: which value a
+    subscript reads is not known without the flow."""
     bound: dict = {}
     for n in ast.walk(fn):
         for t in (n.targets if isinstance(n, ast.Assign) else [n.target] if isinstance(n, ast.AugAssign) else []):
             if isinstance(t, ast.Name):
                 bound[t.id] = None if t.id in bound or not isinstance(n, ast.Assign) else n.value
-    names = [param]
+    names = [s for s in seeds if s not in bound]
     while True:
         more = sorted(name for name, v in bound.items() if name not in names and (
             isinstance(v, ast.Name) and v.id in names or isinstance(v, ast.BinOp) and
             isinstance(v.op, (ast.Add, ast.Sub)) and isinstance(v.left, ast.Name) and v.left.id in names))
         if not more:
-            return names[1:]
+            return names
         names += more
 
 
