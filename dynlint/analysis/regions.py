@@ -463,20 +463,36 @@ def find_frames(project: Project, regions: Iterable[FuncRef], text: Callable[[st
 
 
 def compiled_in(ix: ModuleIndex) -> Set[str]:
-    """The local names of one file that hold compiled callables (decorated functions, `x = torch.compile(...)`)."""
+    """The local names of one file that hold compiled callables (decorated functions, `x = torch.compile(...)`,
+    instances of a class whose forward is compiled, a method rebound to its compiled self)."""
     names = {q for q, f in ix.functions.items() if "." not in q and any(_is_compile(ix, d) for d in f.decorators)}
     # a compiled function nested in another (a closure): called by its own name inside that function
     names |= {q.rsplit(".", 1)[1] for q, f in ix.functions.items()
               if f.nested_in and not f.cls and any(_is_compile(ix, d) for d in f.decorators)}
     names |= {n for n, callee in ix.assigned_calls.items() if _is_compile(ix, callee)}
+    compiled_forward = _compiled_forward(ix)
+    names |= {n for n, ctors in ix.module_instances.items() if set(ctors) & compiled_forward}
     for fn in ix.functions.values():
-        names |= {n for n, ctors in fn.instances.items() if any(_is_compile(ix, c) for c in ctors)}
+        names |= {n for n, ctors in fn.instances.items()
+                  if any(_is_compile(ix, c) for c in ctors) or set(ctors) & compiled_forward}
+        # an instance's method rebound to its compiled self (`model.forward = torch.compile(model.forward)`)
+        names |= {n for n, what in fn.compiled.items() if what in (n, f"{n}.forward")}
     # a module compiled in place, `model.compile()` (nn.Module.compile): its calls from then on are compiled
     for c in list(ix.module_calls) + [c for f in ix.functions.values() for c in f.calls]:
         head, _, last = c.target.partition(".")
         if c.kind == "name" and last == "compile" and head not in ix.imports and not c.args:
             names.add(head)
     return names
+
+
+def _compiled_forward(ix: ModuleIndex) -> Set[str]:
+    """The classes of one file whose `forward` is compiled (`@torch.compile def forward`, `self.forward =
+    torch.compile(self.forward)`): calling one of their instances runs the compiled forward."""
+    def compiled(ctors) -> bool:
+        return any(_is_compile(ix, c) for c in ctors)
+    return {c for c, info in ix.classes.items()
+            if compiled(getattr(ix.functions.get(f"{c}.forward"), "decorators", ())) or
+            compiled(info.attrs.get("forward", ()))}
 
 
 def compiled_methods(ix: Optional[ModuleIndex]) -> Set[str]:

@@ -97,7 +97,9 @@ class FunctionInfo:
     params: List[str] = field(default_factory=list)
     # local name -> dotted constructor, for `m = Model(...)` (used to resolve `torch.compile(m)`)
     instances: Dict[str, List[str]] = field(default_factory=dict)
-    # local name -> what it compiles, for `fl = torch.compile(losses.focal_loss, ...)` (its calls are that one's)
+    # local name -> what it compiles, for `fl = torch.compile(losses.focal_loss, ...)` (its calls are that one's);
+    # `model.forward = torch.compile(model.forward)` gives "model" -> "model.forward", and `agent.act =
+    # torch.compile(agent.act)` "agent.act" -> "agent.act" (the instance's attribute holds the compiled method)
     compiled: Dict[str, str] = field(default_factory=dict)
     nested_in: str = ""  # qualname of the enclosing function, if nested
     # The calls whose truth the function returns (`return a() or b()`, `t = a() or b(); ...; t |= c(); return t`;
@@ -562,25 +564,35 @@ class _Indexer(ast.NodeVisitor):
                 if cls and name and name.startswith("self.") and name.count(".") == 1:
                     cls.param_attrs[name[5:]] = value.id
         if isinstance(value, ast.Call):
-            ctors = self._constructed(value)
-            callee = dotted_name(value.func)
             for t in targets:
                 name = dotted_name(t)
-                if not name:
-                    continue
-                if name.startswith("self.") and name.count(".") == 1 and ctors:
-                    cls = self._current_class()
-                    if cls:
-                        cls.attrs.setdefault(name[5:], []).extend(ctors)
-                elif "." not in name:
-                    scope = self.func_stack[-1].instances if self.func_stack else self.ix.module_instances
-                    if self.func_stack and callee and self.ix.qualify(callee) == "torch.compile" and \
-                            value.args and dotted_name(value.args[0]):
-                        self.func_stack[-1].compiled[name] = dotted_name(value.args[0])
-                    if ctors:
-                        scope.setdefault(name, []).extend(c for c in ctors if c not in scope.get(name, []))
-                    if not self.func_stack and callee:
-                        self.ix.assigned_calls[name] = callee
+                if name:
+                    self._bind_call(name, value)
+
+    def _bind_call(self, name: str, value: ast.Call) -> None:
+        """`name = <call>`: a construction held by `self.attr` or a local name, a compiled alias (`fl =
+        torch.compile(f)`), or a method rebound to its compiled self (`model.forward = torch.compile(model.forward)`:
+        the instance's own attribute holds the compiled method, and `nn.Module.__call__` looks `forward` up on the
+        instance, so `model(x)` runs it too)."""
+        ctors, callee = self._constructed(value), dotted_name(value.func)
+        compiles = bool(callee and self.ix.qualify(callee) == "torch.compile" and value.args and
+                        dotted_name(value.args[0]))
+        if name.startswith("self.") and name.count(".") == 1 and ctors:
+            cls = self._current_class()
+            if cls:
+                cls.attrs.setdefault(name[5:], []).extend(ctors)
+        elif name.count(".") == 1 and self.func_stack and compiles and dotted_name(value.args[0]) == name and \
+                not name.startswith("self."):
+            head, _, attr = name.partition(".")
+            self.func_stack[-1].compiled[head if attr == "forward" else name] = name
+        elif "." not in name:
+            scope = self.func_stack[-1].instances if self.func_stack else self.ix.module_instances
+            if self.func_stack and compiles:
+                self.func_stack[-1].compiled[name] = dotted_name(value.args[0])
+            if ctors:
+                scope.setdefault(name, []).extend(c for c in ctors if c not in scope.get(name, []))
+            if not self.func_stack and callee:
+                self.ix.assigned_calls[name] = callee
 
     def _current_class(self) -> Optional[ClassInfo]:
         """The top-level class whose method we are in (only those are indexed)."""

@@ -518,6 +518,31 @@ class StateSetBetweenCalls(SiteBookkeeping):
             model(x)
             model.cfg.depth = 3                     # through the module's
             return model(x)
+    """, "run(torch.ones(2, 4))"), Example("""
+        import torch
+
+        USE_FAST = False
+
+        def configure(fast: bool):
+            global USE_FAST
+            USE_FAST = fast
+
+        class Net(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = torch.nn.Linear(4, 4)
+
+            def forward(self, x):
+                if USE_FAST:
+                    return self.fc(x)
+                return self.fc(x).relu()
+
+        def run(x):
+            model = Net()
+            model.forward = torch.compile(model.forward)    # `model(x)` runs the instance's compiled forward
+            model(x)
+            configure(True)
+            return model(x)
     """, "run(torch.ones(2, 4))")]
     VALID = [Example("""
         import torch

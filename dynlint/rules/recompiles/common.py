@@ -215,12 +215,18 @@ def bound_parameter(info, call: cst.Call, arg: cst.Arg) -> Optional[str]:
 def compiled_from(source: str, name: str, within: Optional[ast.AST] = None) -> Optional[ast.Call]:
     """The `torch.compile(...)` call (or `compile(...)` imported from torch) assigned to `name` (`fast =
     torch.compile(smooth, dynamic=False)`): in the function `within` when it assigns one there (a name such as
-    `opt` is reused from function to function), else anywhere in the file; None when none is."""
+    `opt` is reused from function to function), else anywhere in the file; None when none is. A method rebound
+    to its compiled self counts (`agent.act = torch.compile(agent.act)` for `agent.act`, `model.forward = ...`
+    for `model`, whose calls run it)."""
     tree = guard_lines.parsed(source)
+    names = (name, f"{name}.forward")
     for scope in ([within] if within is not None else []) + ([tree] if tree is not None else []):
         for node in ast.walk(scope):
             if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and \
-                    any(isinstance(t, ast.Name) and t.id == name for t in node.targets) and \
+                    any(isinstance(t, ast.Name) and t.id == name or isinstance(t, ast.Attribute) and
+                        guard_lines.dotted(t) in names and not name.startswith("self") and node.value.args and
+                        guard_lines.dotted(node.value.args[0]) == guard_lines.dotted(t)
+                        for t in node.targets) and \
                     (guard_lines.dotted(node.value.func) or "").split(".")[-1] == "compile":
                 return node.value
     return None

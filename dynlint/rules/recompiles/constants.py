@@ -1,0 +1,283 @@
+"""Call sites that pass different constants for the same parameter of a compiled function (DYN508): each
+constant is a value Dynamo guards on where the compiled code first reads it."""
+from __future__ import annotations
+
+import ast
+from typing import List, Optional, Tuple
+
+import libcst as cst
+
+from dynlint.analysis import guard_lines
+from dynlint.analysis.guards import effect, recompiles
+from dynlint.analysis.regions import compiled_elsewhere
+from dynlint.linter.rule import Example, register
+from dynlint.rules.recompiles.common import (SiteBookkeeping, bound_parameter, call_bindings, defaults_of,
+                                             forwarded_keywords, literal_value)
+from dynlint.rules.recompiles.scalars import SYMBOLIC, enum_classes
+
+
+class EnumMember(str):
+    """A member of an Enum class of the file, `Reduction.MEAN`, as its dotted name."""
+
+    def __repr__(self) -> str:
+        return str(self)
+
+
+@register
+class ScalarArgumentDiffersBetweenCallSites(SiteBookkeeping):
+    """Checks for a compiled function of the file that its call sites pass different int, float, string or
+    bool constants for the same parameter (`temperature=0.7` here, `temperature=1.0` there; `act(x, "gelu")`
+    and `act(x)` with the default `"relu"`)."""
+    code = "DYN508"
+    name = "scalar-argument-differs-between-call-sites"
+    message = ("compiled `{callee}` gets `{param}={value}` at line {line} and `{param}={other}` at line "
+               "{other_line}: {kind} argument is guarded on its value, so {effect}")
+    fix = ("Pass the value as a tensor (`torch.tensor(0.7)`) when it changes, or compile one function per "
+           "setting (`functools.partial` before `torch.compile`)")
+    recompiles = True
+    severity = "note"
+    why = """
+        Dynamo guards on the value of an int, float, string or bool argument (`temperature == 0.7`), at the
+        first line of the compiled function that reads it. Call sites that pass different constants make the
+        second one fail the guard and compile again: an int or a float then becomes a graph input (one
+        recompile), a string or a bool compiles one graph per value. The finding stands at the guard, the
+        line Dynamo's recompile log names; the calls are its related locations, in this file or in another
+        that compiles the function (`fl = torch.compile(losses.focal_loss)` in a script). Constants reach it
+        through the calling function too: a parameter handed on, or `**sampling` handed on (each keyword its
+        callers pass, or leave to the compiled function's default).
+    """
+    INVALID = [Example("""
+        import torch
+
+        class Resampler(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.proj = torch.nn.Linear(4, 4)
+
+            @torch.compile
+            def forward(self, x, rate: int):          # calling an instance runs the compiled forward
+                return self.proj(x) * rate
+
+        def augment(x):
+            resample = Resampler()
+            return resample(x, 16000), resample(x, 8000)
+    """, "augment(torch.ones(2, 4))"), Example("""
+        import torch
+
+        @torch.compile
+        def sample(logits, temperature=1.0):
+            return torch.softmax(logits / temperature, dim=-1)
+
+        def generate(logits):
+            greedy = sample(logits, temperature=0.1)
+            creative = sample(logits, temperature=1.3)
+            return greedy, creative
+    """, "generate(torch.ones(4))"), Example("""
+        import torch
+
+        @torch.compile
+        def shift(x, n):
+            return x + n
+
+        def run(x):
+            return shift(x, 1), shift(x, 2)
+    """, "run(torch.ones(4))"), Example("""
+        import torch
+
+        @torch.compile
+        def pool(x, reduce="max"):
+            y = x * 2
+            return y.amax(-1) if reduce == "max" else y.mean(-1)
+
+        def summarize(x):
+            return pool(x), pool(x, "mean")
+    """, "summarize(torch.ones(2, 4))"), Example("""
+        import torch
+
+        class Critic:
+            def __init__(self):
+                self.q = torch.nn.Linear(4, 2)
+
+            def target(self, reward, obs, gamma=0.99):
+                return reward + gamma * self.q(obs).amax(-1)
+
+        def train(reward, obs):
+            critic = Critic()
+            td = torch.compile(critic.target)       # a method, bound to an instance built here
+            return td(reward, obs), td(reward, obs, 0.9)
+    """, "train(torch.ones(3), torch.ones(3, 4))"), Example("""
+        import torch
+
+        class Sampler:
+            def step(self, x, eta=0.0):
+                return x + eta * torch.randn_like(x)
+
+        def denoise(sampler, x, eta):
+            step = torch.compile(sampler.step)      # a method of what every caller passes
+            return step(x, eta=eta)
+
+        def main():
+            sampler = Sampler()
+            return denoise(sampler, torch.ones(3), 0.0), denoise(sampler, torch.ones(3), 0.5)
+    """, "main()"), Example("""
+        import torch
+
+        @torch.compile
+        def sample(logits, temperature=1.0, top_k=0):
+            if top_k > 0:
+                logits = logits.topk(top_k).values
+            return torch.softmax(logits / temperature, dim=-1)
+
+        def generate(logits, **sampling):
+            return sample(logits, **sampling)       # each keyword of generate's callers reaches `sample`
+
+        def main():
+            return generate(torch.randn(8)), generate(torch.randn(8), top_k=3)
+    """, "main()")]
+    VALID = [Example("""
+        import torch
+
+        @torch.compile
+        def sample(logits, temperature=1.0):
+            return torch.softmax(logits / temperature, dim=-1)
+
+        def generate(logits):
+            greedy = sample(logits, temperature=torch.tensor(0.1))
+            creative = sample(logits, temperature=torch.tensor(1.3))
+            return greedy, creative
+    """, "generate(torch.ones(4))"), Example("""
+        import torch
+
+        @torch.compile
+        def pool(x, reduce="max"):
+            return x.amax(-1) if reduce == "max" else x.mean(-1)
+
+        def summarize(x):
+            return pool(x), pool(x, "max"), pool(x, reduce="max")   # the same value, however it is passed
+    """, "summarize(torch.ones(2, 4))")]
+
+    KINDS = {int: ("an int", "int argument"), float: ("a float", "float argument"),
+             str: ("a string", "str argument"), bool: ("a bool", "bool argument"),
+             tuple: ("a tuple", "tuple argument"), EnumMember: ("an Enum member", "enum argument")}
+
+    def visit_Call(self, node: cst.Call) -> None:
+        compared = self.calls_compared(node, _constant_arguments, self.compiled_names())
+        if compared is None:
+            return
+        callee, entry, here, mine, calls = compared
+        for param, value in mine.items():
+            earlier = [(ln, col, b[param]) for ln, col, b in calls if (ln, col) < here and param in b]
+            if self._differs(node, callee, entry, param, (*here, value), earlier):
+                return
+        # an argument that is a parameter of the calling function: the constants that function's callers pass
+        # flow through it (`run(batch, "nhwc")`, `run(batch, "nchw")` -> `preprocess(batch, layout)`)
+        info = self.ctx.index.functions.get(entry or "") if self.ctx.index is not None else None
+        caller = self.ctx.qualname if self.ctx.qualname in (self.ctx.index.functions if self.ctx.index else {}) \
+            else None
+        if info is None or caller is None or "." in caller:
+            return
+        for arg in node.args:
+            param = bound_parameter(info, node, arg)
+            if not (isinstance(arg.value, cst.Name) and param):
+                continue
+            passed = [(ln, col, b[arg.value.value]) for ln, col, b in
+                      self.ctx.analysis(_constant_arguments, caller, caller) if arg.value.value in b]
+            if len(passed) > 1 and self._differs(node, callee, entry, param, passed[-1], passed[:-1]):
+                return
+        # `**sampling` of the calling function handed on: each keyword its callers pass (or leave to the
+        # compiled function's default) reaches the parameter of that name, each guarded at its own first read
+        for param, passed in forwarded_keywords(self.ctx, caller, info, node).items():
+            if len(passed) > 1:
+                self._differs(node, callee, entry, param, passed[-1], passed[:-1])
+
+    def finish(self, findings) -> None:
+        """A function of this unit compiled in another file (`fl = torch.compile(losses.focal_loss)` in a
+        script): the constants that the calls of `fl` there pass, or leave to the defaults here, are guarded
+        here, at the first read."""
+        ix, project, unit = self.ctx.index, self.ctx.project, self.ctx.unit
+        if ix is None or project is None:
+            return
+        first, last = unit.line_offset + 1, unit.line_offset + unit.text.count("\n") + 1
+        for qual, info in ix.functions.items():
+            if first <= info.def_line <= last and not info.nested_in:
+                self._compiled_elsewhere(qual, info)
+
+    def _compiled_elsewhere(self, qual: str, info) -> None:
+        fn = guard_lines.function_at(self.ctx.source or "", info.def_line)
+        params = [p for p in info.params if p not in ("self", "cls")] if info.cls else list(info.params)
+        for path, alias, calls in compiled_elsewhere(self.ctx.project, (self.ctx.path, qual)) if fn else ():
+            bound = [(c.line, _bound_constants(c, params, fn)) for c in calls if path != self.ctx.path and
+                     not c.unpacks]
+            for param in params:
+                seen = [(line, b[param]) for line, b in bound if param in b]
+                other = next(((ln, v) for ln, v in seen if v != seen[0][1] or type(v) is not type(seen[0][1])),
+                             None)
+                kind = self.KINDS.get(type(other[1])) if other else None
+                span = self.guard_span(qual, param, at_entry=False) if kind and recompiles(kind[1]) else None
+                if span is None:
+                    continue
+                (line, value), (other_line, changed) = seen[0], other
+                self.ctx.report(self, None, self.format_message(
+                    callee=alias, param=param, value=repr(changed), line=f"{other_line} of {path}",
+                    other=repr(value), other_line=f"{line} of {path}", kind=kind[0], effect=effect(kind[1])),
+                    at=span, related=[(path, other_line, 0, f"`{param}={changed!r}` is passed to `{alias}` here"),
+                                      (path, line, 0, f"`{param}={value!r}` is passed here")])
+
+    def _differs(self, node, callee: str, entry: str, param: str, this: tuple, earlier: list) -> bool:
+        """Report when an earlier call passed `param` another constant than `this` (line, column, value)."""
+        line, col, value = this
+        kind = self.KINDS.get(type(value))
+        if kind is None or not recompiles(kind[1]) or not self.reads(entry, param) or \
+                (kind[1] in SYMBOLIC and self.compiled_dynamic(callee)):
+            return False
+        other = next(((ln, c, v) for ln, c, v in earlier if v != value or type(v) is not type(value)), None)
+        if other is None:
+            return False
+        other_line, other_col, other_value = other
+        also = [(other_line, other_col, f"`{param}={other_value!r}` is passed here")]
+        if (line, col) != self.ctx.position(node)[:2]:      # passed through the calling function's parameter
+            also.insert(0, (line, col, f"`{param}={value!r}` is passed here"))
+        self.report_at_guard(node, entry, param, f"`{param}` is passed to `{callee}` here", also=also,
+                             callee=callee, param=param, value=repr(value), line=line, other=repr(other_value),
+                             other_line=other_line, kind=kind[0], effect=effect(kind[1]))
+        return True
+
+
+
+def _bound_constants(call, params: List[str], fn: ast.AST) -> dict:
+    """{parameter: value} for the constants a call (an index `CallSite`) passes by position or keyword, and the
+    literal defaults of the parameters it leaves out."""
+    out = {}
+    for i, text in call.constants.items():
+        if i < len(params):
+            out[params[i]] = text
+    out.update({k: v for k, v in call.kwargs.items() if k in params})
+    given = set(out) | {params[i] for i in range(min(len(call.args), len(params)))}
+    for p, d in defaults_of(fn.args).items():
+        if p not in given and p in params and isinstance(d, ast.Constant):
+            out[p] = repr(d.value)
+    values = {}
+    for p, text in out.items():
+        try:
+            values[p] = ast.literal_eval(text)
+        except (ValueError, SyntaxError):
+            pass
+    return values
+
+
+def _constant_arguments(ctx, callee: str, entry: str, span=None) -> List[Tuple[int, int, dict]]:
+    """An analysis: each call `callee(...)` of the file (line, column, {parameter: constant}), the constants
+    bound by position or keyword (members of the file's Enum classes too), and the literal defaults of the
+    parameters a call leaves out."""
+    enums = enum_classes(ctx.source or "")
+    out = []
+    for line, col, given in call_bindings(ctx, callee, entry, span):
+        bound = {p: literal_value(e) for p, (e, _) in given.items()}
+        bound.update({p: enum_member(e, enums) for p, (e, _) in given.items() if bound[p] is None})
+        out.append((line, col, {p: v for p, v in bound.items() if v is not None}))
+    return out
+
+
+def enum_member(node: Optional[ast.expr], enums: frozenset) -> Optional[EnumMember]:
+    name = guard_lines.dotted(node) if isinstance(node, ast.Attribute) else None
+    return EnumMember(name) if name and name.count(".") == 1 and name.split(".")[0] in enums else None
