@@ -34,6 +34,21 @@ CASES = {
             split(x, 2)
             split(x, 4)
     ''', "DYN508"),
+    # `torch.is_tensor(t)` is answered from the kind of value, with no guard on it: the guard is at the next read
+    "type test first": ('''
+        import torch
+
+        @torch.compile
+        def embed(x, t):
+            if not torch.is_tensor(t):
+                t = torch.tensor([t]) * 1.0
+            return x * t
+
+        def main():
+            x = torch.ones(2)
+            embed(x, 999)
+            embed(x, 666)
+    ''', "DYN508"),
     # bound to other names first: guarded where an item is used, not at the unpacking
     "unpacked first": ('''
         import torch

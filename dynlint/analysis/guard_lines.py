@@ -131,10 +131,12 @@ def _own_expressions(stmt: ast.stmt) -> Iterator[ast.AST]:
 
 def _reads(node: ast.AST, names: Set[str]) -> Iterator[ast.AST]:
     """Loads of `names` (plain or dotted) inside `node`, in source order."""
-    found = []
+    found, unread = [], {id(a) for n in ast.walk(node) if isinstance(n, ast.Call) and len(n.args) == 1 and
+                         (dotted(n.func) or "").rpartition(".")[2] == "is_tensor" for a in n.args}
     for n in ast.walk(node):
+        # `torch.is_tensor(t)` answers from what kind of value `t` is, without installing a guard on its value
         if isinstance(n, (ast.Name, ast.Attribute)) and isinstance(getattr(n, "ctx", None), ast.Load) \
-                and dotted(n) in names:
+                and dotted(n) in names and id(n) not in unread:
             found.append(n)
     found.sort(key=lambda n: (n.lineno, n.col_offset))
     # a dotted read `self.step` also holds its prefix `self`: keep the outermost match only

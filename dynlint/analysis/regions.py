@@ -515,4 +515,16 @@ def site_lines(ix: ModuleIndex) -> Set[int]:
     return {c.line for c in calls
             if c.kind == "name" and (ix.qualify(strip_call(c.target)) in COMPILE or c.target in compiled or
                                      ("." in c.target and c.target.rsplit(".", 1)[1] in methods)) or
-            c.kind == "self" and c.target in methods}
+            c.kind == "self" and c.target in methods} | _handed_compiled_lines(ix, compiled, calls)
+
+
+def _handed_compiled_lines(ix: ModuleIndex, compiled: Set[str], calls) -> Set[int]:
+    """Lines of calls of a parameter that a call of its function in the file passes a compiled callable
+    (`sample(compiled_unet, ...)`, `def sample(unet, ...)`: `unet(x, t)`)."""
+    handed = {(c.target, i) for c in calls if c.kind == "name" for i, a in enumerate(c.args) if a in compiled}
+    out = set()
+    for q, f in ix.functions.items():
+        params = [p for p in f.params if p not in ("self", "cls")] if f.cls else f.params
+        held = {params[i] for i in range(len(params)) if (q, i) in handed}
+        out |= {c.line for c in f.calls if c.kind == "name" and c.target in held}
+    return out

@@ -18,6 +18,15 @@ from dynlint.rules.common import TorchRule
 GRAD_OFF = frozenset({"torch.no_grad", "torch.inference_mode"})        # what turns grad mode off for its block
 
 
+def _handed_elements(ctx, loop: cst.For, name: str) -> Optional[str]:
+    """The kind of what `for <name> in <parameter>:` binds, from the literal lists every caller passes."""
+    from dynlint.rules.recompiles.handed import passed_elements_kind
+    if isinstance(loop, cst.For) and isinstance(loop.target, cst.Name) and loop.target.value == name and \
+            isinstance(loop.iter, cst.Name):
+        return passed_elements_kind(ctx, loop.iter.value)
+    return None
+
+
 def loop_scalar_kind(loop: cst.For, name: str) -> Optional[str]:
     """'int', 'str', 'float', 'bool' when `for <name> in ...` binds Python scalars, else None."""
     target, it = loop.target, loop.iter
@@ -81,7 +90,7 @@ def varying(ctx, value: cst.BaseExpression, loops) -> Optional[Tuple[str, str]]:
     names = {value.value} if isinstance(value, cst.Name) else names_in(value)
     for var in sorted(names):
         for loop in reversed(loops):
-            kind = loop_scalar_kind(loop, var)
+            kind = loop_scalar_kind(loop, var) or _handed_elements(ctx, loop, var)
             if kind:
                 return var, kind
     fn = next((f for f in reversed(ctx.functions) if isinstance(f, cst.FunctionDef)), None)
@@ -232,10 +241,11 @@ def compiled_from(source: str, name: str, within: Optional[ast.AST] = None) -> O
     return None
 
 
-def compile_call(ctx, name: str) -> Optional[ast.Call]:
-    """`compiled_from` for a name read in the function the rule is visiting (its own assignment first)."""
+def compile_call(ctx, name: str, scope: Optional[str] = None) -> Optional[ast.Call]:
+    """`compiled_from` for a name read in the function the rule is visiting, or in the function `scope` (a
+    qualname) when given (its own assignment first)."""
     ix = ctx.index
-    here = ix.functions.get(ctx.qualname or "") if ix is not None else None
+    here = ix.functions.get(scope or ctx.qualname or "") if ix is not None else None
     scope = guard_lines.function_at(ctx.source or "", here.def_line) if here is not None else None
     return compiled_from(ctx.source or "", name, scope)
 
@@ -325,16 +335,18 @@ class SiteBookkeeping(TorchRule):
         fn = guard_lines.function_at(self.ctx.source or "", info.def_line) if info is not None else None
         return fn is not None and any(dynamic(d) for d in fn.decorator_list)
 
-    def compiled_entry(self, name: str) -> Optional[str]:
-        """The qualname, in this file, of the function Dynamo compiles as the frame when `name` is called: a
-        compiled function of the file, or the `forward` of the file's module class `name` was built from."""
+    def compiled_entry(self, name: str, scope: Optional[str] = None) -> Optional[str]:
+        """The qualname, in this file, of the function Dynamo compiles as the frame when `name` is called (in the
+        function the rule visits, or in the function `scope` when given): a compiled function of the file, or the
+        `forward` of the file's module class `name` was built from."""
         ix = self.ctx.index
         if ix is None:
             return None
         if name in ix.functions and not ix.functions[name].cls:
             return name
-        here = ix.functions.get(self.ctx.qualname or "")
-        wrapped = compile_call(self.ctx, name)
+        scope = scope or self.ctx.qualname or ""
+        here = ix.functions.get(scope)
+        wrapped = compile_call(self.ctx, name, scope)
         if wrapped is not None and wrapped.args:
             arg = wrapped.args[0]
             while isinstance(arg, ast.Call) and isinstance(arg.func, ast.Attribute):
@@ -342,7 +354,7 @@ class SiteBookkeeping(TorchRule):
             inner = guard_lines.dotted(arg.func if isinstance(arg, ast.Call) else arg)
             # a function defined in the calling function (`def fn(...)` ... `opt = torch.compile(fn)`), else one
             # of the file's top level
-            local = f"{self.ctx.qualname}.{inner}" if here is not None and not here.cls else None
+            local = f"{scope}.{inner}" if here is not None and not here.cls else None
             for q in (local, inner):
                 if q in ix.functions and not ix.functions[q].cls:
                     return q

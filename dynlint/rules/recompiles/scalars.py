@@ -16,6 +16,7 @@ from dynlint.analysis.tensors import TENSOR
 from dynlint.linter.rule import Example, register
 from dynlint.linter.walker import children
 from dynlint.rules.common import TorchRule, call_args, source_of
+from dynlint.rules.recompiles.handed import compiled_parameter, handed_arguments
 from dynlint.rules.recompiles.rows import row_index_guards
 from dynlint.rules.recompiles.tensor_args import tensor_rank
 from dynlint.rules.recompiles.common import (GRAD_OFF, SiteBookkeeping, bound_parameter, float_expr, literal_kind,
@@ -206,6 +207,47 @@ class VaryingScalarArgument(SiteBookkeeping):
                     obs = agent.act(obs, step % 2 == 0)
                 return obs
         """, "rollout(torch.ones(4))"),
+        Example("""
+            import torch
+
+            class Buffer:
+                def __init__(self):
+                    self.prios = torch.rand(16)
+
+                def sample(self, n, beta):
+                    return self.prios[:n] ** -beta
+
+            def learn(sample_fn, n, beta):
+                return sample_fn(n, beta).sum()     # hands its own parameters on to the compiled call
+
+            def train():
+                buffer = Buffer()
+                sample_fn = torch.compile(buffer.sample)
+                for it in range(3):
+                    beta = 0.4 + 0.2 * it
+                    learn(sample_fn, 8, beta)
+        """, "train()"),
+        Example("""
+            import torch
+
+            class Denoiser(torch.nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.proj = torch.nn.Linear(4, 4)
+
+                def forward(self, x, t):
+                    return self.proj(x) * (t / 1000)
+
+            def sample(model, timesteps):           # every caller passes a compiled module and a list of ints
+                x = torch.randn(2, 4)
+                for t in timesteps:
+                    x = model(x, t)
+                return x
+
+            def main():
+                denoiser = torch.compile(Denoiser())
+                sample(denoiser, [999, 666, 333])
+        """, "main()"),
     ]
     VALID = [Example("""
         import torch
@@ -278,14 +320,13 @@ class VaryingScalarArgument(SiteBookkeeping):
              "None or tensor": "None or tensor argument", "dtype": "dtype argument", "dict": "dict argument",
              "tuple": "tuple argument"}
 
-    def _int_use(self, callee: Optional[str], call: cst.Call, arg: cst.Arg) -> str:
-        """How the compiled function `callee` (a qualname of this file) uses the int parameter that `arg` binds:
+    def _int_use(self, callee: Optional[str], param: Optional[str]) -> str:
+        """How the compiled function `callee` (a qualname of this file) uses its int parameter `param`:
         "int argument in range" (a `range(...)` bound), "int argument in condition" (an `if` / `while` test reads
         it) or "int argument"."""
         ix = self.ctx.index
         info = ix.functions.get(callee) if ix is not None and callee else None
-        param = bound_parameter(info, call, arg) if info is not None else None
-        if param is None:
+        if info is None or param is None:
             return "int argument"
         text = "\n".join((self.ctx.source or "").splitlines()[info.def_line - 1:info.end])
         name = re.escape(param)
@@ -327,13 +368,17 @@ class VaryingScalarArgument(SiteBookkeeping):
 
     def visit_Call(self, node: cst.Call) -> None:
         method = self._compiled_method(node)
-        if method is None and (not isinstance(node.func, cst.Name) or node.func.value not in self.compiled_names()):
-            return
         loops = [b for b in self.ctx.blocks if isinstance(b, cst.For)]
+        held = compiled_parameter(self, node.func.value) if method is None and isinstance(node.func, cst.Name) and \
+            node.func.value not in self.compiled_names() else None
+        if method is None and held is None and \
+                (not isinstance(node.func, cst.Name) or node.func.value not in self.compiled_names()):
+            self._handed_on(node, loops)
+            return
         if method is None and loops and self._comes_back_with_grad(node):
             return
         callee = f"{node.func.value.value}.{node.func.attr.value}" if method else node.func.value
-        entry = method or self.compiled_entry(callee)
+        entry = method or held or self.compiled_entry(callee)
         for arg in node.args:
             value = arg.value
             if arg.star or isinstance(value, (cst.Integer, cst.Float, cst.SimpleString)):
@@ -345,9 +390,20 @@ class VaryingScalarArgument(SiteBookkeeping):
                 continue
             self._scalar_argument(node, arg, callee, entry, loops)
 
-    def _scalar_argument(self, node: cst.Call, arg: cst.Arg, callee: str, entry: Optional[str], loops) -> bool:
+    def _handed_on(self, node: cst.Call, loops) -> None:
+        """A call of a function of the file that hands its parameter on to a compiled call: each argument it hands
+        on is checked as an argument of that compiled call (`handed.handed_arguments`)."""
+        line, col = self.ctx.position(node)[:2]
+        for arg, entry, param, inner in handed_arguments(self, node) if loops else ():
+            if self.tensors.kind(arg.value) != TENSOR:
+                self._scalar_argument(node, arg, inner, entry, loops, param=param,
+                                      also=[(line, col, f"`{source_of(node.func)}(...)` hands it to `{inner}` here")])
+
+    def _scalar_argument(self, node: cst.Call, arg: cst.Arg, callee: str, entry: Optional[str], loops,
+                         param: Optional[str] = None, also=()) -> bool:
         """Report `arg` of the call where it changes between calls and the compiled code reads it (each such
-        argument: Dynamo guards each at its own first read); True when reported."""
+        argument: Dynamo guards each at its own first read; `param`, when given, is the entry's parameter it
+        reaches through a function that hands it on); True when reported."""
         value = _bound_in_loop(self.ctx, arg.value, loops, node) or arg.value
         read = _changing_number(self.ctx, arg.value, node)
         found = read or varying(self.ctx, value, loops) or _loop_origin(self.ctx, value, loops, node)
@@ -358,17 +414,17 @@ class VaryingScalarArgument(SiteBookkeeping):
             self._returned_number(value)
         if kind is None:
             return False            # built from the loop variable in a way not known here (`batches[i]`)
+        info = self.ctx.index.functions.get(entry or "") if self.ctx.index is not None else None
+        param = param or (bound_parameter(info, node, arg) if info else None)
         guard = self.GUARD.get(kind)
         if guard == "int argument":
-            guard = self._int_use(entry, node, arg)
+            guard = self._int_use(entry, param)
         if guard and not recompiles(guard) or (guard in SYMBOLIC and self.compiled_dynamic(callee)):
             return False            # (numbers are symbolic from the start under `dynamic=True`)
-        info = self.ctx.index.functions.get(entry or "") if self.ctx.index is not None else None
-        param = bound_parameter(info, node, arg) if info else None
         if not self.reads(entry, param):
             return False            # an argument the compiled function never reads is not guarded
-        self.report_at_guard(value, entry, param, f"`{var}` changes here", callee=callee, var=var, kind=kind,
-                             effect=effect(guard) if guard else "new values recompile")
+        self.report_at_guard(value, entry, param, f"`{var}` changes here", also=also, callee=callee, var=var,
+                             kind=kind, effect=effect(guard) if guard else "new values recompile")
         return True
 
     def _returned_number(self, value: cst.BaseExpression) -> Optional[str]:

@@ -1,0 +1,194 @@
+"""Compiled callables and values handed through a function of the file, for the site rules.
+
+A parameter that every call of its function passes a compiled callable holds that callable: `unet(x, t)` in
+`def sample(unet, timesteps)`, called as `sample(torch.compile(unet), ...)` or with a compiled alias, is a call
+of the compiled frame (`compiled_parameter`). A call of a function that hands one of its own parameters, unchanged,
+to a compiled call passes that argument to the compiled code (`learner.learn(buffer, sample_fn, 8, beta)` where
+`learn` calls `sample_fn(batch_size, beta)`): the caller's value is what Dynamo guards (`handed_arguments`).
+Both read the file's syntax (`ast`) and index; calls that unpack arguments are not followed.
+"""
+from __future__ import annotations
+
+import ast
+from typing import Dict, Iterator, List, Optional, Tuple
+
+import libcst as cst
+
+from dynlint.analysis import guard_lines
+
+
+def _own_nodes(fn: ast.AST) -> Iterator[ast.AST]:
+    """The nodes of a def's body, nested defs and classes left out (they are functions of their own)."""
+    stack = list(ast.iter_child_nodes(fn))
+    while stack:
+        n = stack.pop()
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        yield n
+        stack.extend(ast.iter_child_nodes(n))
+
+
+def _params(info) -> List[str]:
+    return [p for p in info.params if p not in ("self", "cls")] if info.cls else list(info.params)
+
+
+def _bind(call: ast.Call, params: List[str]) -> Optional[Dict[str, ast.expr]]:
+    """{parameter: expression} a call passes by position or keyword; None when it unpacks arguments."""
+    if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+        return None
+    out = {params[i]: a for i, a in enumerate(call.args) if i < len(params)}
+    out.update({k.arg: k.value for k in call.keywords if k.arg in params})
+    return out
+
+
+def _rebound(fn: ast.AST, name: str) -> bool:
+    """The def assigns `name` somewhere in its body (then what it hands on is not the caller's value)."""
+    for n in _own_nodes(fn):
+        targets = n.targets if isinstance(n, ast.Assign) else [n.target] \
+            if isinstance(n, (ast.AugAssign, ast.AnnAssign, ast.For)) else []
+        if any(isinstance(x, ast.Name) and x.id == name for t in targets for x in ast.walk(t)):
+            return True
+    return False
+
+
+def _def_of(ctx, qualname: str) -> Optional[ast.AST]:
+    ix = ctx.index
+    info = ix.functions.get(qualname) if ix is not None else None
+    return guard_lines.function_at(ctx.source or "", info.def_line) if info is not None else None
+
+
+def _calls_of(ctx, qualname: str) -> Optional[List[Tuple[str, ast.Call]]]:
+    """(the caller's qualname, the call) for each call of the file's function `qualname` in a function of the file:
+    `f(...)`, `self.m(...)` in a method of its class, `obj.m(...)` where the caller builds `obj` from its class.
+    None when the function's name is used otherwise too (passed, stored: its calls are not all known)."""
+    ix = ctx.index
+    info = ix.functions[qualname]
+    cls, name = info.cls, qualname.rsplit(".", 1)[-1]
+    out, other_uses = [], 0
+    for q, caller in ix.functions.items():
+        fn = _def_of(ctx, q)
+        for n in _own_nodes(fn) if fn is not None else ():
+            if not cls and isinstance(n, ast.Name) and n.id == name and "." not in qualname:
+                other_uses += 1
+            if not isinstance(n, ast.Call):
+                continue
+            f = n.func
+            if not cls and isinstance(f, ast.Name) and f.id == name and "." not in qualname:
+                out.append((q, n))
+            elif cls and isinstance(f, ast.Attribute) and f.attr == name and isinstance(f.value, ast.Name) and (
+                    (f.value.id == "self" and caller.cls == cls) or ix.built(f.value.id, caller) == [cls]):
+                out.append((q, n))
+    if other_uses > len(out):
+        return None
+    return out
+
+
+def compiled_parameter(rule, name: str) -> Optional[str]:
+    """The compiled entry (a qualname of this file) that the parameter `name` of the function the rule visits
+    holds, when every call of that function in the file passes it the same compiled callable (a compiled alias,
+    a compiled module or function of the caller); None otherwise."""
+    ix, here = rule.ctx.index, rule.ctx.qualname or ""
+    info = ix.functions.get(here) if ix is not None else None
+    if info is None or name not in _params(info) or _rebound(_def_of(rule.ctx, here), name):
+        return None
+    calls = _calls_of(rule.ctx, here)
+    entries = set()
+    for caller, call in calls or ():
+        bound = _bind(call, _params(info))
+        value = bound.get(name) if bound is not None else None
+        if not isinstance(value, ast.Name) or not _compiled_in(rule, value.id, caller):
+            return None
+        entries.add(rule.compiled_entry(value.id, scope=caller))
+    return entries.pop() if len(entries) == 1 and None not in entries else None
+
+
+def passed_elements_kind(ctx, name: str) -> Optional[str]:
+    """"int", "float", "str" or "bool" when `name`, a parameter of the function being checked, is given by every
+    call of that function in the file a list or tuple of literals of that one kind, written at the call or bound
+    once to a name there (`timesteps = [999, 666, 333]` ... `run(unet, timesteps)`): what iterating it yields."""
+    ix, here = ctx.index, ctx.qualname or ""
+    info = ix.functions.get(here) if ix is not None else None
+    if info is None or name not in _params(info) or _rebound(_def_of(ctx, here), name):
+        return None
+    kinds = set()
+    for caller, call in _calls_of(ctx, here) or ():
+        bound = _bind(call, _params(info))
+        value = bound.get(name) if bound is not None else None
+        if isinstance(value, ast.Name):
+            value = _bound_once(_def_of(ctx, caller), value.id)
+        if not isinstance(value, (ast.List, ast.Tuple)) or not value.elts:
+            return None
+        kinds |= {_LITERAL_KINDS.get(type(e.value)) if isinstance(e, ast.Constant) else None for e in value.elts}
+    return kinds.pop() if len(kinds) == 1 and None not in kinds else None
+
+
+_LITERAL_KINDS = {int: "int", float: "float", str: "str", bool: "bool"}
+
+
+def _bound_once(fn: Optional[ast.AST], name: str) -> Optional[ast.expr]:
+    """What the def's one assignment to `name` binds (None when it assigns it otherwise, or not once)."""
+    values = [n.value for n in (_own_nodes(fn) if fn is not None else ())
+              if isinstance(n, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in n.targets)]
+    return values[0] if len(values) == 1 and not (fn is not None and _rebound_otherwise(fn, name)) else None
+
+
+def _rebound_otherwise(fn: ast.AST, name: str) -> bool:
+    return any(isinstance(n, (ast.AugAssign, ast.For)) and isinstance(n.target, ast.Name) and n.target.id == name
+               for n in _own_nodes(fn))
+
+
+def _compiled_in(rule, name: str, scope: str) -> bool:
+    from dynlint.rules.recompiles.common import compile_call
+    return name in rule.compiled_names() or compile_call(rule.ctx, name, scope) is not None
+
+
+def callee_of(rule, call: cst.Call) -> Optional[str]:
+    """The qualname of the file's function a call runs: `f(...)`, `self.m(...)` in a method of its class,
+    `obj.m(...)` where the function the rule visits (or the module) builds `obj` from a class of the file."""
+    ix, f = rule.ctx.index, call.func
+    here = ix.functions.get(rule.ctx.qualname or "") if ix is not None else None
+    if ix is None:
+        return None
+    if isinstance(f, cst.Name):
+        q = f.value
+    elif isinstance(f, cst.Attribute) and isinstance(f.value, cst.Name):
+        if f.value.value == "self":
+            made = [here.cls] if here is not None and here.cls else []
+        else:
+            made = [c for c in ix.built(f.value.value, here) if c in ix.classes]
+        q = f"{made[0]}.{f.attr.value}" if len(made) == 1 else ""
+    else:
+        return None
+    return q if q in ix.functions and (ix.functions[q].cls or "." not in q) else None
+
+
+def handed_arguments(rule, call: cst.Call) -> List[Tuple[cst.Arg, str, str, str]]:
+    """(an argument of `call`, the compiled entry it reaches, the entry's parameter it binds, the compiled callee's
+    name) for each argument that the called function of the file hands on unchanged to a compiled call: to a
+    compiled function or alias of the file, or to one of its own parameters that this call passes a compiled
+    callable."""
+    from dynlint.rules.recompiles.common import bound_parameter
+    ix, q = rule.ctx.index, callee_of(rule, call)
+    fn = _def_of(rule.ctx, q) if q else None
+    if fn is None:
+        return []
+    info = ix.functions[q]
+    outer = {bound_parameter(info, call, a): a for a in call.args if not a.star}
+    out = []
+    for n in _own_nodes(fn):
+        if not (isinstance(n, ast.Call) and isinstance(n.func, ast.Name)):
+            continue
+        inner = n.func.id
+        if inner in _params(info):          # a compiled callable this call passes (`sample_fn`)
+            given = outer.get(inner)
+            value = given.value if given is not None else None
+            compiled = isinstance(value, cst.Name) and _compiled_in(rule, value.value, rule.ctx.qualname or "")
+            entry = rule.compiled_entry(value.value) if compiled else None
+        else:
+            entry = rule.compiled_entry(inner) if inner in rule.compiled_names() else None
+        entry_info = ix.functions.get(entry or "")
+        bound = _bind(n, _params(entry_info)) if entry_info is not None else None
+        for param, expr in (bound or {}).items():
+            if isinstance(expr, ast.Name) and expr.id in outer and not _rebound(fn, expr.id):
+                out.append((outer[expr.id], entry, param, inner))
+    return out
