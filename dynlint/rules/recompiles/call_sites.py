@@ -125,7 +125,26 @@ class ArgumentSetChangesBetweenCalls(SiteBookkeeping):
 
         def run(x):
             return weighted(x, ce=1.0), weighted(x, ce=1.0, aux=0.1)
-    """, "run(torch.ones(4))")]
+    """, "run(torch.ones(4))"), Example("""
+        import torch
+
+        def step(x, callback=None):
+            y = x * 2
+            if callback is not None:
+                callback(y)
+            return y
+
+        def sample(step_fn, x, callback=None):  # hands `callback` on to the compiled step its callers pass
+            for _ in range(2):
+                x = step_fn(x, callback=callback)
+            return x
+
+        def main():
+            seen = []
+            fast = torch.compile(step)
+            sample(fast, torch.ones(2))
+            sample(fast, torch.ones(2), callback=seen.append)
+    """, "main()")]
     VALID = [Example("""
         import torch
 
@@ -157,23 +176,37 @@ class ArgumentSetChangesBetweenCalls(SiteBookkeeping):
         if compared is None:
             return
         callee, entry, here, mine, calls = compared
-        line = here[0]
         for param, this in mine.items():
             other = next(((ln, col, b[param]) for ln, col, b in calls
                           if (ln, col) < here and param in b and _differ(b[param], this)), None)
-            if other is None or not self.reads(entry, param):
-                continue
-            other_line, other_col, that = other
-            what = next(w for k, w in self.WHAT.items() if k in this or k in that)
-            # compiled for a value first (a tensor), Dynamo guards on its type, a guard with no source line
-            # (the function's first line); compiled for `None` first, at the read that tests it
-            # (the `**kwargs` dict the frame builds is guarded on its length there too)
-            guarded = None if that == "a value" or param == self._kwargs_of(entry) else param
-            self.report_at_guard(node, entry, guarded, f"{this} is passed for `{param}` here",
-                                 also=[(other_line, other_col, f"{that} is passed for `{param}` here")],
-                                 callee=callee, this=this, param=param, line=line, other=that,
-                                 other_line=other_line, what=what)
-            return
+            if other is not None and self._report(node, callee, entry, param, (*here, this), other):
+                return
+        # a parameter of the calling function handed on: what that function's callers pass flows through it
+        # (the first call compiles; the first that differs from it recompiles)
+        for param, passed in self.through_caller(node, entry, _structures):
+            later = next((c for c in passed[1:] if _differ(c[2], passed[0][2])), None)
+            if later is not None and self._report(node, callee, entry, param, later, passed[0]):
+                return
+
+    def _report(self, node: cst.Call, callee: str, entry: Optional[str], param: str, this_call, other_call) -> bool:
+        """Report the two structures passed for `param` (each as (line, column, structure)) at the guard."""
+        line, col, this = this_call
+        other_line, other_col, that = other_call
+        if not self.reads(entry, param):
+            return False
+        what = next(w for k, w in self.WHAT.items() if k in this or k in that)
+        # compiled for a value first (a tensor), Dynamo guards on its type, a guard with no source line
+        # (the function's first line); compiled for `None` first, at the read that tests it
+        # (the `**kwargs` dict the frame builds is guarded on its length there too)
+        guarded = None if that == "a value" or param == self._kwargs_of(entry) else param
+        also = [(other_line, other_col, f"{that} is passed for `{param}` here")]
+        if (line, col) != self.ctx.position(node)[:2]:      # through the calling function's parameter
+            also.insert(0, (line, col, f"{this} is passed for `{param}` here"))
+        self.report_at_guard(node, entry, guarded, f"`{param}` is handed to `{callee}` here"
+                             if len(also) > 1 else f"{this} is passed for `{param}` here", also=also,
+                             callee=callee, this=this, param=param, line=line, other=that,
+                             other_line=other_line, what=what)
+        return True
 
 
     def _kwargs_of(self, entry: str) -> Optional[str]:

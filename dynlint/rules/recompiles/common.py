@@ -402,15 +402,40 @@ class SiteBookkeeping(TorchRule):
         default): (f, the qualname of the function it runs, the call's (line, column), what `analysis` (an
         analysis of `call_bindings`' shape) found at this call, and at every call of f in the file, in order).
         None for any other call."""
-        if not isinstance(node, cst.Call) or not isinstance(node.func, cst.Name) or \
-                node.func.value not in (self.compiled_here() if names is None else names):
+        from dynlint.rules.recompiles.handed import compiled_parameter
+        if not isinstance(node, cst.Call) or not isinstance(node.func, cst.Name):
             return None
         callee = node.func.value
-        entry = self.compiled_entry(callee)
+        if callee in (self.compiled_here() if names is None else names):
+            entry = self.compiled_entry(callee)
+        else:
+            entry = compiled_parameter(self, callee)     # a compiled callable every caller hands in
+            if entry is None:
+                return None
         calls = self.ctx.analysis(analysis, callee, entry, self._local_span(callee)) if entry else []
         here = self.ctx.position(node)[:2]
         mine = next((found for ln, col, found in calls if (ln, col) == here), None)
         return callee, entry, here, mine or {}, calls
+
+    def through_caller(self, node: cst.Call, entry: Optional[str], analysis):
+        """(the entry's parameter, what `analysis` found for it at each call of the calling function, in order)
+        for each argument of the compiled call `node` that is a parameter of the calling function (a top-level
+        function of the file) handed on unchanged: the values its callers pass flow through it (`run(batch,
+        "nhwc")`, `run(batch, "nchw")` -> `preprocess(batch, layout)`)."""
+        from dynlint.rules.recompiles.handed import rebound_in
+        ix = self.ctx.index
+        info = ix.functions.get(entry or "") if ix is not None else None
+        caller = self.ctx.qualname if ix is not None and self.ctx.qualname in ix.functions else None
+        if info is None or caller is None or "." in caller:
+            return
+        for arg in node.args:
+            param = bound_parameter(info, node, arg)
+            if not (isinstance(arg.value, cst.Name) and param) or arg.value.value in rebound_in(self.ctx, caller):
+                continue
+            passed = [(ln, col, b[arg.value.value]) for ln, col, b in
+                      self.ctx.analysis(analysis, caller, caller) if arg.value.value in b]
+            if len(passed) > 1:
+                yield param, passed
 
     def _local_span(self, name: str) -> Optional[Tuple[int, int]]:
         """The lines of the function being visited when it binds `name` to a compiled function itself (`opt =

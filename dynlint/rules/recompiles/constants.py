@@ -11,7 +11,7 @@ from dynlint.analysis import guard_lines
 from dynlint.analysis.guards import effect, recompiles
 from dynlint.analysis.regions import compiled_elsewhere
 from dynlint.linter.rule import Example, register
-from dynlint.rules.recompiles.common import (SiteBookkeeping, bound_parameter, call_bindings, defaults_of,
+from dynlint.rules.recompiles.common import (SiteBookkeeping, call_bindings, defaults_of,
                                              forwarded_keywords, literal_value)
 from dynlint.rules.recompiles.scalars import SYMBOLIC, enum_classes
 
@@ -171,19 +171,14 @@ class ScalarArgumentDiffersBetweenCallSites(SiteBookkeeping):
                 return
         # an argument that is a parameter of the calling function: the constants that function's callers pass
         # flow through it (`run(batch, "nhwc")`, `run(batch, "nchw")` -> `preprocess(batch, layout)`)
+        for param, passed in self.through_caller(node, entry, _constant_arguments):
+            if self._differs(node, callee, entry, param, passed[-1], passed[:-1]):
+                return
         info = self.ctx.index.functions.get(entry or "") if self.ctx.index is not None else None
         caller = self.ctx.qualname if self.ctx.qualname in (self.ctx.index.functions if self.ctx.index else {}) \
             else None
         if info is None or caller is None or "." in caller:
             return
-        for arg in node.args:
-            param = bound_parameter(info, node, arg)
-            if not (isinstance(arg.value, cst.Name) and param):
-                continue
-            passed = [(ln, col, b[arg.value.value]) for ln, col, b in
-                      self.ctx.analysis(_constant_arguments, caller, caller) if arg.value.value in b]
-            if len(passed) > 1 and self._differs(node, callee, entry, param, passed[-1], passed[:-1]):
-                return
         # `**sampling` of the calling function handed on: each keyword its callers pass (or leave to the
         # compiled function's default) reaches the parameter of that name, each guarded at its own first read
         for param, passed in forwarded_keywords(self.ctx, caller, info, node).items():

@@ -10,7 +10,7 @@ Both read the file's syntax (`ast`) and index; calls that unpack arguments are n
 from __future__ import annotations
 
 import ast
-from typing import Dict, Iterator, List, Optional, Tuple
+from typing import Dict, Iterator, List, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -49,6 +49,18 @@ def _rebound(fn: ast.AST, name: str) -> bool:
         if any(isinstance(x, ast.Name) and x.id == name for t in targets for x in ast.walk(t)):
             return True
     return False
+
+
+def rebound_in(ctx, qualname: str) -> Set[str]:
+    """The names the file's function `qualname` assigns in its own body (a parameter among them no longer holds
+    what its callers pass)."""
+    fn = _def_of(ctx, qualname)
+    out: Set[str] = set()
+    for n in _own_nodes(fn) if fn is not None else ():
+        targets = n.targets if isinstance(n, ast.Assign) else [n.target] \
+            if isinstance(n, (ast.AugAssign, ast.AnnAssign, ast.For)) else []
+        out |= {x.id for t in targets for x in ast.walk(t) if isinstance(x, ast.Name)}
+    return out
 
 
 def _def_of(ctx, qualname: str) -> Optional[ast.AST]:
