@@ -318,7 +318,8 @@ class SiteBookkeeping(TorchRule):
             return False
         line = self.ctx.position(node)[0]
         lines = [c.line for c in info.calls if c.kind == "name" and c.target in compiled]
-        in_loop = any(isinstance(b, (cst.For, cst.While)) for b in self.ctx.blocks)
+        loops = [self.ctx.position(b) for b in self.ctx.blocks if isinstance(b, (cst.For, cst.While))]
+        in_loop = any(start <= ln <= end for start, _, end, _ in loops for ln in lines)
         if constant:
             return not in_loop and bool(lines) and min(lines) < line < max(lines)
         return bool(lines) and (in_loop or min(lines) < line < max(lines))

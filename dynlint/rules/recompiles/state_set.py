@@ -1,0 +1,561 @@
+"""State that set-up code changes between two calls of a compiled function and the compiled code reads
+(DYN514): a global, a closure cell, an attribute or item of a module-level object (a config), an attribute of an
+object a compiled module keeps or whose bound method is compiled, directly or through a setter."""
+from __future__ import annotations
+
+import ast
+import re
+from typing import List, Optional, Set, Tuple
+
+import libcst as cst
+
+from dynlint.analysis import guard_lines
+from dynlint.analysis.guards import effect, recompiles
+from dynlint.analysis.regions import is_module_class
+from dynlint.linter.rule import Example, register
+from dynlint.linter.walker import descendants
+from dynlint.rules.common import source_of
+from dynlint.rules.recompiles.call_sites import binds
+from dynlint.rules.recompiles.common import SiteBookkeeping, float_expr, parameter_names
+
+
+def traced_reads(ctx, name: str) -> List[str]:
+    """The traced functions of the unit's file whose source reads `name` (`SCALE`, `cfg.scale`)."""
+    ix, lines = ctx.index, (ctx.source or "").splitlines()
+    pattern = re.compile(rf"(?<![\w.]){re.escape(name)}(?![\w])(?!\s*(=(?!=)|[-+*/]=))")
+    out = []
+    for q in sorted(ctx.regions):
+        info = ix.functions.get(q) if ix is not None else None
+        if info and any(pattern.search(line) for line in lines[info.def_line:info.end]):
+            out.append(q)
+    return out
+
+
+@register
+class StateSetBetweenCalls(SiteBookkeeping):
+    """Checks for set-up code that changes, between calls, a global, a closure cell or an attribute of a
+    module-level object (a config) that compiled code reads: `global SCALE; SCALE = 0.5 + i`, `cfg.scale = 0.5 + i`, `CONFIG["scale"] = 0.5 + i` before each
+    call. Dynamo guards on the value it read, so the next call with a new value compiles again."""
+    code = "DYN514"
+    name = "state-set-between-calls"
+    message = ("`{expr}` changes `{name}`, which the compiled `{func}` reads: Dynamo guards on its value, so "
+               "{effect}")
+    fix = ("Pass the value to the compiled function as an argument (a float becomes a graph input after one "
+           "recompile), or keep it in a tensor updated in place")
+    recompiles = True
+    severity = "note"
+    why = """
+        A global or an attribute of a module-level object that compiled code reads is a constant of its
+        graph, guarded (`SCALE == 1.5`). Set-up code that assigns a new value before a call (a schedule
+        written into a config, a global set by a training loop) fails the guard: a float recompiles once and
+        is then a graph input, an int recompiles on every new value until `recompile_limit` (8) (docs/
+        guards.md, "global" and "object attribute"); an item of a module-level dict or list is guarded the
+        same way, where the compiled code first looks its key up (`G['CONFIG']['scale'] == 1.0`). The change can also be a call, between two calls, of a
+        function of the file that assigns such state (a setter: `set_fast_path(True)` with `global
+        _USE_FAST_PATH` inside), including an attribute of a compiled module. Module attributes set directly
+        are DYN506's; state that the compiled code itself changes is DYN305's and DYN306's. Only values whose
+        kind the source shows (float arithmetic, an int loop counter, a bool flag set between two calls) are
+        reported. The finding stands at the read that installs the guard; the change is its related location.
+    """
+    INVALID = [Example("""
+        import torch
+
+        SCALE = 1.0
+
+
+        @torch.compile
+        def scaled(x):
+            return x * SCALE
+
+
+        def run(x):
+            global SCALE
+            for step in range(4):
+                SCALE = 0.5 + step
+                x = scaled(x)
+            return x
+    """, "run(torch.ones(3))"), Example("""
+        import torch
+
+
+        class Config:
+            scale = 1.0
+
+
+        cfg = Config()
+
+
+        @torch.compile
+        def scaled(x):
+            return x * cfg.scale
+
+
+        def run(x):
+            for step in range(4):
+                cfg.scale = 0.5 + step
+                x = scaled(x)
+            return x
+    """, "run(torch.ones(3))"), Example("""
+        import torch
+
+        CONFIG = {"scale": 1.0, "shift": 1}
+
+
+        @torch.compile
+        def scaled(x):
+            return x * CONFIG["scale"] + CONFIG["shift"]
+
+
+        def run(x):
+            for step in range(4):
+                CONFIG["scale"] = 0.5 + step
+                x = scaled(x)
+            return x
+    """, "run(torch.ones(3))"), Example("""
+        import torch
+
+
+        def make_stepper():
+            count = 0
+
+            @torch.compile
+            def body(x):
+                return x + count
+
+            def step(x):
+                nonlocal count
+                out = body(x)
+                count += 1
+                return out
+
+            return step
+
+
+        def run(x):
+            step = make_stepper()
+            for _ in range(3):
+                x = step(x)
+            return x
+    """, "run(torch.zeros(3))"), Example("""
+        import torch
+
+        class Config:
+            def __init__(self):
+                self.act = "relu"
+                self.depth = 2
+
+        class Net(torch.nn.Module):
+            def __init__(self, cfg):
+                super().__init__()
+                self.cfg = cfg                      # the module keeps the object it was built with
+                self.fc = torch.nn.Linear(4, 4)
+
+            def forward(self, x):
+                h = self.fc(x)
+                if self.cfg.act == "relu":
+                    h = h.relu()
+                for _ in range(self.cfg.depth):
+                    h = h * 2
+                return h
+
+        def run(x):
+            cfg = Config()
+            model = torch.compile(Net(cfg))
+            model(x)
+            cfg.act = "gelu"                        # through the caller's name: guarded as `self.cfg.act`
+            model(x)
+            model.cfg.depth = 3                     # through the module's
+            return model(x)
+    """, "run(torch.ones(2, 4))"), Example("""
+        import torch
+
+        USE_FAST = False
+
+        def configure(fast: bool):
+            global USE_FAST
+            USE_FAST = fast
+
+        class Net(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = torch.nn.Linear(4, 4)
+
+            def forward(self, x):
+                if USE_FAST:
+                    return self.fc(x)
+                return self.fc(x).relu()
+
+        def run(x):
+            model = Net()
+            model.forward = torch.compile(model.forward)    # `model(x)` runs the instance's compiled forward
+            model(x)
+            configure(True)
+            return model(x)
+    """, "run(torch.ones(2, 4))"), Example("""
+        import torch
+
+        class Ema:
+            def __init__(self, decay):
+                self.decay = decay
+                self.skip_buffers = False
+                self.shadow = torch.zeros(4)
+
+            def update(self, value):
+                if self.skip_buffers:
+                    return self.shadow
+                return self.shadow.mul_(self.decay).add_(value, alpha=1 - self.decay)
+
+        def train():
+            ema = Ema(0.99)
+            update = torch.compile(ema.update)      # a bound method: guarded as `fn.__self__.skip_buffers`
+            update(torch.ones(4))
+            ema.skip_buffers = True
+            return update(torch.ones(4))
+    """, "train()"), Example("""
+        import torch
+
+        class Buffer:
+            def __init__(self, capacity):
+                self.capacity = capacity
+                self.prios = torch.rand(capacity)
+                self.size = 0
+
+            def add(self, prio):
+                self.prios[self.size % self.capacity] = prio
+                self.size = min(self.size + 1, self.capacity)
+
+            def sample(self, n):
+                return torch.multinomial(self.prios[: self.size], n, replacement=True)
+
+        def main():
+            buf = Buffer(64)
+            for _ in range(8):
+                buf.add(0.5)
+            sample = torch.compile(buf.sample)
+            sample(4)
+            buf.add(1.0)                            # a method of the object sets what the compiled one reads
+            return sample(4)
+    """, "main()")]
+    VALID = [Example("""
+        import torch
+
+
+        @torch.compile
+        def scaled(x, scale):
+            return x * scale
+
+
+        def run(x):
+            for step in range(4):
+                x = scaled(x, torch.tensor(0.5 + step))
+            return x
+    """, "run(torch.ones(3))"), Example("""
+        import torch
+
+        CONFIG = {"scale": 1.0}
+
+
+        @torch.compile
+        def scaled(x):
+            return x * CONFIG["scale"]
+
+
+        def run(x):
+            CONFIG["scale"] = 2.0
+            for _ in range(4):
+                x = scaled(x)
+            return x
+    """, "run(torch.ones(3))")]
+
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self.declared: Set[Tuple[int, str]] = set()    # (id of the function, name) declared `global`
+        self.cells: Set[Tuple[int, str]] = set()       # ... declared `nonlocal`
+
+    def visit_Global(self, node: cst.Global) -> None:
+        fn = next((f for f in reversed(self.ctx.functions) if isinstance(f, cst.FunctionDef)), None)
+        for n in node.names:
+            self.declared.add((id(fn), n.name.value))
+
+    def visit_Nonlocal(self, node: cst.Nonlocal) -> None:
+        """A closure cell the function changes (`nonlocal count; count += 1` after calling a compiled function
+        of the same closure that reads `count`): Dynamo guards on the cell's value."""
+        fn = next((f for f in reversed(self.ctx.functions) if isinstance(f, cst.FunctionDef)), None)
+        for n in node.names:
+            self.cells.add((id(fn), n.name.value))
+
+    def _kind(self, node, fn: cst.FunctionDef, target) -> Optional[str]:
+        """float, int, bool or None (not known) for what an assignment makes. A bool constant changes the value
+        only between two calls of compiled code (it is set once otherwise); a parameter of the function (a
+        setter, `set_debug(on)`) changes it whenever that is called, with the kind of the global's first value."""
+        value = node.value
+        if float_expr(value):
+            return "float"
+        if isinstance(node, cst.AugAssign) and isinstance(value, cst.Integer):
+            return "int"
+        if isinstance(node, cst.AugAssign):
+            return None
+        if isinstance(value, cst.Name) and value.value in ("True", "False"):
+            return "bool" if self.between_calls(node, constant=True) else None
+        if isinstance(node, cst.Assign) and isinstance(value, (cst.SimpleString, cst.Integer)):
+            # a constant set between two calls: the guarded value differs from the one before
+            return ("str" if isinstance(value, cst.SimpleString) else "int") \
+                if self.between_calls(node, constant=True) else None
+        if isinstance(value, (cst.Comparison, cst.BooleanOperation)) or \
+                (isinstance(value, cst.UnaryOperation) and isinstance(value.operator, cst.Not)):
+            return "bool"
+        if isinstance(value, cst.Name) and value.value in parameter_names(fn) and isinstance(target, cst.Name):
+            return _first_value_kind(self.ctx.source or "", target.value)
+        return None
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._check(node, node.target)
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        super().visit_Assign(node)
+        if len(node.targets) == 1:
+            self._check(node, node.targets[0].target)
+
+    def _check(self, node, target) -> None:
+        fn = next((f for f in reversed(self.ctx.functions) if isinstance(f, cst.FunctionDef)), None)
+        kind = self._kind(node, fn, target) if fn is not None else None
+        if kind is None:
+            return
+        ix = self.ctx.index
+        if isinstance(target, cst.Name) and (id(fn), target.value) in self.declared:
+            name, what = target.value, f"global {kind}"
+        elif isinstance(target, cst.Name) and (id(fn), target.value) in self.cells and kind == "int":
+            name, what = target.value, "closure int"
+        elif isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and ix is not None and \
+                target.value.value in ix.module_instances and not any(
+                    is_module_class(self.ctx.project, p, c.name) for p, c in self.module_classes(target.value.value)):
+            name, what = f"{target.value.value}.{target.attr.value}", f"object {kind} attribute set between calls"
+        elif isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and ix is not None and \
+                target.value.value in ix.imports and kind in ("bool", "float", "int"):
+            # an imported module's attribute (`settings.DEBUG = True`): guarded as a global is
+            name, what = f"{target.value.value}.{target.attr.value}", f"global {kind}"
+        elif isinstance(target, cst.Subscript):
+            self._check_item(node, fn, target, kind)
+            return
+        elif isinstance(target, cst.Attribute) and (self._held_by_module(fn, target) or
+                                                    self._bound_reader(target)) is not None:
+            reader, read = self._held_by_module(fn, target) or self._bound_reader(target)
+            what = f"object {kind} attribute set between calls"
+            if recompiles(what):
+                self.report_at_guard(node, reader, read, f"`{source_of(target)}` changes here", at_entry=False,
+                                     expr=source_of(node), name=read, func=reader, effect=effect(what))
+            return
+        else:
+            return
+        readers = traced_reads(self.ctx, name)
+        if readers and recompiles(what):
+            self.report_at_guard(node, readers[0], name, f"`{name}` changes here", at_entry=False,
+                                 expr=source_of(node), name=name, func=readers[0], effect=effect(what))
+
+    def _held_by_module(self, fn: cst.FunctionDef, target: cst.Attribute) -> Optional[Tuple[str, str]]:
+        """(the compiled forward, `self.<holder>.<attr>`) when `target` is an attribute of an object that a
+        compiled module of this file keeps and its forward reads: `model.cfg.activation`, or `cfg.activation`
+        where `cfg` was handed to the module's constructor, which keeps it (`self.cfg = cfg`). Dynamo guards
+        the attribute by the path the traced code reads it through, whatever name changes it."""
+        ix, attr = self.ctx.index, target.attr.value
+        if ix is None:
+            return None
+        inner = target.value
+        if isinstance(inner, cst.Attribute) and isinstance(inner.value, cst.Name):
+            holders = [(inner.value.value, inner.attr.value)]          # `model.cfg.activation`
+        elif isinstance(inner, cst.Name):
+            holders = _handed_to(fn, inner.value, ix)                 # `cfg.activation`, `model = Net(cfg)`
+        else:
+            return None
+        for instance, holder in holders:
+            entry = self.compiled_entry(instance) if instance in self.compiled_names() else None
+            cls = entry.split(".")[0] if entry and entry.endswith(".forward") else None
+            if cls is None or holder == "self":
+                continue
+            info = ix.classes.get(cls)
+            if info is not None and (holder in info.param_attrs or holder in info.attrs) and \
+                    self.guard_span(entry, f"self.{holder}.{attr}", at_entry=False) is not None:
+                return entry, f"self.{holder}.{attr}"
+        return None
+
+    def _bound_reader(self, target: cst.Attribute) -> Optional[Tuple[str, str]]:
+        """(the compiled method, `self.<attr>`) when `target` is `obj.<attr>` and the function being checked
+        compiles a method of `obj` (`update = torch.compile(ema.update)`, `agent.act = torch.compile(agent.act)`),
+        `obj` built there from a class of the file, and that method reads the attribute: Dynamo guards it as
+        `fn.__self__.<attr>`, at that read."""
+        ix = self.ctx.index
+        here = ix.functions.get(self.ctx.qualname or "") if ix is not None else None
+        if here is None or not isinstance(target.value, cst.Name) or target.value.value == "self":
+            return None
+        obj = target.value.value
+        made = [c for c in ix.built(obj, here) if c in ix.classes]
+        for what in here.compiled.values():
+            head, _, method = what.partition(".")
+            entry = f"{made[0]}.{method}" if len(made) == 1 and head == obj else None
+            if entry in ix.functions and self.guard_span(entry, f"self.{target.attr.value}", at_entry=False):
+                return entry, f"self.{target.attr.value}"
+        return None
+
+    def _bound_setter(self, node: cst.Call, func: cst.Attribute) -> None:
+        """`buffer.add(...)` between two calls of a compiled method of `buffer` (`sample = torch.compile(
+        buffer.sample)`), where `add`, a method of its class, assigns a Python number to an attribute that the
+        compiled method reads (`self.size = min(self.size + 1, self.capacity)`): guarded at that read."""
+        ix = self.ctx.index
+        made = [c for c in ix.built(func.value.value, ix.functions.get(self.ctx.qualname or ""))
+                if c in ix.classes] if isinstance(func.value, cst.Name) and ix is not None else []
+        setter = ix.functions.get(f"{made[0]}.{func.attr.value}") if len(made) == 1 else None
+        fdef = guard_lines.function_at(self.ctx.source or "", setter.def_line) if setter is not None else None
+        info = ix.classes.get(made[0]) if made else None
+        for attr in _numbers_assigned(fdef) if fdef is not None else ():
+            if info is not None and attr in info.scalars and attr in info.reads and \
+                    is_module_class(self.ctx.project, self.ctx.path, info.name):
+                continue                # a literal number a compiled module's forward reads: DYN506's
+            found = self._bound_reader(cst.Attribute(value=func.value, attr=cst.Name(attr)))
+            if found is not None and found[0] != f"{made[0]}.{func.attr.value}":
+                reader, read = found
+                self.report_at_guard(node, reader, read, f"`{source_of(node)}` changes `{read}` here",
+                                     at_entry=False, expr=source_of(node), name=read, func=reader,
+                                     effect="the next call compiles again")
+                return
+
+    def _check_item(self, node, fn: cst.FunctionDef, target: cst.Subscript, kind: str) -> None:
+        """An item of a module-level dict or list (`CONFIG["scale"] = 0.5 + step`) set between two calls:
+        Dynamo guards the item it read as it guards a global (`G['CONFIG']['scale'] == 1.0`), where the
+        compiled code first looks it up."""
+        key = _constant_key(target)
+        if key is None or not isinstance(target.value, cst.Name) or not self.between_calls(node):
+            return
+        name = target.value.value
+        if name in parameter_names(fn) or name not in _module_level_names(self.ctx.source or "") or \
+                binds(fn, name):
+            return
+        what = f"global {kind}"
+        source = self.ctx.source or ""
+        ix = self.ctx.index
+        for reader in traced_reads(self.ctx, name):
+            info = ix.functions.get(reader) if ix is not None else None
+            tree = guard_lines.function_at(source, info.def_line) if info is not None else None
+            span = guard_lines.key_read(source, tree, name, key) if tree is not None else None
+            if span is not None and recompiles(what):
+                line, col = self.ctx.position(node)[:2]
+                label = f"{name}[{key!r}]"
+                self.ctx.report(self, node, self.format_message(
+                    expr=source_of(node), name=label, func=reader, effect=effect(what)), at=span,
+                    related=[(line, col, f"`{label}` changes here")])
+                return
+
+    def visit_Call(self, node: cst.Call) -> None:
+        """`set_fast_path(True)` between two calls, where the file's `set_fast_path` assigns a global (or an
+        attribute of a module-level object) that compiled code reads: the state changes there."""
+        func = node.func
+        if isinstance(func, cst.Attribute) and self.between_calls(node):
+            self._bound_setter(node, func)
+            return
+        if not isinstance(func, cst.Name) or func.value in self.compiled_names() or func.value in self.ctx.regions \
+                or not self.between_calls(node):
+            return                      # (state that compiled code changes itself is DYN305's and DYN306's)
+        setter = guard_lines.top_function(guard_lines.parsed(self.ctx.source or ""), func.value)
+        for name, kind in _state_set_by(self.ctx.source or "", setter) if setter is not None else ():
+            obj, _, attr = name.partition(".")
+            entry = self.compiled_entry(obj) if attr else None
+            if entry is not None:               # `scaler.temperature = t` on a compiled module: forward reads it
+                reader, read = entry, f"self.{attr}"
+            else:
+                readers = traced_reads(self.ctx, name)
+                reader, read = (readers[0], name) if readers else (None, None)
+            what = f"global {kind}" if kind and not attr else None
+            if reader is None or (what and not recompiles(what)) or \
+                    self.guard_span(reader, read, at_entry=False) is None:
+                continue
+            self.report_at_guard(node, reader, read, f"`{func.value}(...)` changes `{name}` here", at_entry=False,
+                                 expr=source_of(node), name=name, func=reader.split(".")[0],
+                                 effect=effect(what) if what else "the next call compiles again")
+            return
+
+
+def _numbers_assigned(fn: ast.AST) -> List[str]:
+    """The attributes of `self` a method assigns a Python number to: a constant, a parameter, arithmetic,
+    `min`/`max`/`len`/`int`/`float`/`round` of such (`self.size = min(self.size + 1, self.capacity)`,
+    `self.step += 1`); not what a call of anything else makes (a tensor, a list)."""
+    def number(e) -> bool:
+        if isinstance(e, (ast.Constant, ast.Name, ast.Attribute)):
+            return not isinstance(e, ast.Constant) or type(e.value) in (int, float, bool)
+        if isinstance(e, ast.BinOp):
+            return number(e.left) and number(e.right)
+        if isinstance(e, ast.UnaryOp):
+            return number(e.operand)
+        return isinstance(e, ast.Call) and isinstance(e.func, ast.Name) and \
+            e.func.id in ("min", "max", "len", "int", "float", "round", "abs") and all(number(a) for a in e.args)
+    out = []
+    for n in ast.walk(fn):
+        targets = n.targets if isinstance(n, ast.Assign) else [n.target] if isinstance(n, ast.AugAssign) else []
+        for t in targets:
+            if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self" and \
+                    number(n.value) and t.attr not in out:
+                out.append(t.attr)
+    return out
+
+
+def _state_set_by(source: str, fn: ast.FunctionDef) -> List[Tuple[str, Optional[str]]]:
+    """(name, kind of its first value) of the module state a function assigns: the globals it declares and
+    assigns, and attributes of module-level names (`scaler.temperature = t`)."""
+    declared = {n for st in ast.walk(fn) if isinstance(st, ast.Global) for n in st.names}
+    local = {a.arg for a in fn.args.args} | {t.id for st in ast.walk(fn) if isinstance(st, ast.Assign)
+                                             for t in st.targets if isinstance(t, ast.Name)} - declared
+    out = []
+    for st in ast.walk(fn):
+        for t in st.targets if isinstance(st, ast.Assign) else [st.target] if isinstance(st, ast.AugAssign) else []:
+            if isinstance(t, ast.Name) and t.id in declared:
+                out.append((t.id, _first_value_kind(source, t.id)))
+            elif isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id not in local:
+                out.append((f"{t.value.id}.{t.attr}", None))
+    return out
+
+
+def _handed_to(fn: cst.FunctionDef, name: str, ix) -> List[Tuple[str, str]]:
+    """(instance, attribute) for each `instance = Cls(..., name, ...)` in `fn` where `Cls`, a class of the file,
+    keeps that argument of its `__init__` as `self.<attribute>`."""
+    out = []
+    for n in descendants(fn):
+        if not (isinstance(n, cst.Assign) and len(n.targets) == 1 and isinstance(n.targets[0].target, cst.Name) and
+                isinstance(n.value, cst.Call) and isinstance(n.value.func, cst.Name)):
+            continue
+        cls = ix.classes.get(n.value.func.value)
+        init = ix.functions.get(f"{cls.name}.__init__") if cls is not None else None
+        if init is None:
+            continue
+        params = init.params[1:]
+        for i, arg in enumerate(a for a in n.value.args if not a.star):
+            if isinstance(arg.value, cst.Name) and arg.value.value == name:
+                param = arg.keyword.value if arg.keyword else params[i] if i < len(params) else None
+                out += [(n.targets[0].target.value, attr) for attr, p in cls.param_attrs.items() if p == param]
+    return out
+
+
+def _constant_key(target: cst.Subscript) -> object:
+    """The constant key of `d["k"]` / `d[0]` (None for a slice, a computed key, several)."""
+    if len(target.slice) != 1 or not isinstance(target.slice[0].slice, cst.Index):
+        return None
+    value = target.slice[0].slice.value
+    if isinstance(value, cst.SimpleString):
+        return value.evaluated_value
+    if isinstance(value, cst.Integer):
+        return int(value.value, 0)
+    return None
+
+
+def _module_level_names(source: str) -> Set[str]:
+    """Names a module binds at its top level with a plain assignment."""
+    tree = guard_lines.parsed(source)
+    return {t.id for st in (tree.body if tree is not None else ()) if isinstance(st, ast.Assign)
+            for t in st.targets if isinstance(t, ast.Name)}
+
+
+def _first_value_kind(source: str, name: str) -> Optional[str]:
+    """"bool", "int" or "float" for a global whose module-level assignment is a literal of that type."""
+    tree = guard_lines.parsed(source)
+    for stmt in tree.body if tree is not None else ():
+        if isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in stmt.targets) \
+                and isinstance(stmt.value, ast.Constant):
+            return {bool: "bool", int: "int", float: "float"}.get(type(stmt.value.value))
+    return None
