@@ -331,3 +331,58 @@ def test_a_declared_attribute_called_with_ints_or_undeclared_keeps_the_parameter
     pkg = _typed_project(tmp_path)
     (pkg / "base.py").write_text(TYPED_BASE.replace("setattr(self, name, module)", "print(name, module)"))
     assert _found(cli, tmp_path) == set()
+
+
+LOOP_MODULE = '''
+import torch
+
+
+class Classifier(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(4, 2)
+
+    def training_step(self, batch, batch_idx):
+        loss = self.fc(batch).pow(2).mean()
+        if batch_idx == 0:
+            loss = loss * 2
+        return loss
+'''
+
+LOOP_TRAINER = '''
+import torch
+
+from pkg.module import Classifier
+
+
+class Trainer:
+    def __init__(self, compile_step=True):
+        self.compile_step = compile_step
+
+    def fit(self, module, batches):
+        step = torch.compile(module.training_step) if self.compile_step else module.training_step
+        for batch_idx, batch in enumerate(batches):
+            step(batch, batch_idx)
+
+
+def main():
+    trainer = Trainer()
+    trainer.fit(Classifier(), [torch.ones(2, 4)] * 3)
+'''
+
+
+def test_a_loop_in_another_file_passes_its_counter_to_a_compiled_method(cli, tmp_path, monkeypatch):
+    # `step = torch.compile(module.training_step) if ... else ...` (compiled on one branch) called in another
+    # file's loop with `enumerate`'s count: an int Dynamo guards where the method first reads it (DYN501)
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (tmp_path / "pyproject.toml").write_text("[tool.dynlint]\n")
+    (pkg / "__init__.py").write_text("")
+    (pkg / "module.py").write_text(LOOP_MODULE)
+    (pkg / "trainer.py").write_text(LOOP_TRAINER)
+    assert ("pkg/module.py", 12, "DYN501") in _found(cli, tmp_path)
+    obs = _observe(tmp_path, monkeypatch, pkg / "module.py", "__import__('pkg.trainer').trainer.main()")
+    assert 12 in set().union(*obs.guard_lines(str(pkg / "module.py")))
+    # the same value on every call: nothing to guard anew
+    (pkg / "trainer.py").write_text(LOOP_TRAINER.replace("step(batch, batch_idx)", "step(batch, 1)"))
+    assert ("pkg/module.py", 12, "DYN501") not in _found(cli, tmp_path)

@@ -563,6 +563,9 @@ class _Indexer(ast.NodeVisitor):
                 name = dotted_name(t)
                 if cls and name and name.startswith("self.") and name.count(".") == 1:
                     cls.param_attrs[name[5:]] = value.id
+        if isinstance(value, ast.IfExp):      # `step = torch.compile(f) if cfg.compile else f`: compiled when so
+            value = next((v for v in (value.body, value.orelse) if isinstance(v, ast.Call) and
+                          self.ix.qualify(dotted_name(v.func) or "") == "torch.compile"), value)
         if isinstance(value, ast.Call):
             for t in targets:
                 name = dotted_name(t)

@@ -345,7 +345,10 @@ def _name_uses(fn: cst.FunctionDef, name: str):
                 return False
         if isinstance(node, cst.Name) and node.value == name and stack:
             parent = stack[-1]
-            if isinstance(parent, cst.Call) and parent.func is node:
+            if isinstance(parent, cst.Attribute) and parent.attr is node or \
+                    isinstance(parent, cst.Arg) and parent.keyword is node:
+                pass                    # `module.training_step`, `f(training_step=...)`: another name
+            elif isinstance(parent, cst.Call) and parent.func is node:
                 calls.append(parent)
             elif isinstance(parent, cst.Arg) and len(stack) > 1 and isinstance(stack[-2], cst.Call) and \
                     parent.star == "":

@@ -231,6 +231,9 @@ def compiled_from(source: str, name: str, within: Optional[ast.AST] = None) -> O
     names = (name, f"{name}.forward")
     for scope in ([within] if within is not None else []) + ([tree] if tree is not None else []):
         for node in ast.walk(scope):
+            value = _compiled_branch(node.value) if isinstance(node, ast.Assign) else None
+            if value is not None:       # `step = torch.compile(f) if compile_step else f`: compiled when so
+                node = ast.Assign(targets=node.targets, value=value)
             if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and \
                     any(isinstance(t, ast.Name) and t.id == name or isinstance(t, ast.Attribute) and
                         guard_lines.dotted(t) in names and not name.startswith("self") and node.value.args and
@@ -239,6 +242,14 @@ def compiled_from(source: str, name: str, within: Optional[ast.AST] = None) -> O
                     (guard_lines.dotted(node.value.func) or "").split(".")[-1] == "compile":
                 return node.value
     return None
+
+
+def _compiled_branch(value: ast.expr) -> Optional[ast.Call]:
+    """The `...compile(...)` call one branch of a conditional expression makes, if any."""
+    if not isinstance(value, ast.IfExp):
+        return None
+    return next((v for v in (value.body, value.orelse) if isinstance(v, ast.Call) and
+                 (guard_lines.dotted(v.func) or "").split(".")[-1] == "compile"), None)
 
 
 def compile_call(ctx, name: str, scope: Optional[str] = None) -> Optional[ast.Call]:

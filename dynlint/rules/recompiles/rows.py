@@ -4,7 +4,9 @@ compiled alias or through what holds an instance pass to it is an element of a t
 (`for t in self.scheduler.timesteps: ... self.scheduler.step(out, t, x)`, `analysis.tensors.foreign.
 passed_rows`): a 0-d tensor, which Dynamo turns into a Python int at the subscript and guards on by value
 (`timestep.item() == 900`). A name made from it by adding or subtracting (`prev_timestep = timestep - ratio`) is
-guarded at its own subscript."""
+guarded at its own subscript. And a Python number or string a loop of another file passes (`for batch_idx, batch in
+enumerate(batches): training_step(batch, batch_idx)` with `training_step = torch.compile(module.training_step)`):
+guarded at the method's first read of it (`loop_values`)."""
 from __future__ import annotations
 
 import ast
@@ -14,7 +16,8 @@ import libcst as cst
 
 from dynlint.analysis import guard_lines
 from dynlint.analysis.tensors import TENSOR
-from dynlint.analysis.tensors.foreign import passed_rows
+from dynlint.analysis.tensors.foreign import alias_calls, passed_rows, receiver_calls
+from dynlint.analysis.tensors.syntax import bound_arguments
 from dynlint.linter.walker import walk
 
 Span = Tuple[int, int, int, int]
@@ -40,6 +43,67 @@ def row_index_guards(ctx, tensors) -> Iterator[Tuple[str, str, Span, List[Tuple[
                 if not rows:
                     break
                 yield qual, ast.unparse(index), guard_lines.span_of(source, index), rows
+
+
+def loop_values(ctx, tensors) -> Iterator[Tuple[str, str, str, List[Tuple[str, int, str]]]]:
+    """(the method, its parameter, the kind of value, [(file, line, loop variable) of the calls]) for each
+    parameter of a method of the unit compiled as an entry that calls in other files (through a compiled alias or
+    what holds an instance) pass the variable of a loop around them binding Python scalars (`range`,
+    `enumerate`'s count, a list of literals)."""
+    from dynlint.rules.recompiles.common import loop_scalar_kind
+    ix, unit = ctx.index, ctx.unit
+    if ix is None or ctx.project is None:
+        return
+    first, last = unit.line_offset + 1, unit.line_offset + unit.text.count("\n") + 1
+    for qual, info in ix.functions.items():
+        if not (first <= info.def_line <= last) or info.nested_in or not info.cls or \
+                qual.endswith(".forward") or ctx.regions.get(qual) != (qual,):
+            continue
+        method, params = qual.rpartition(".")[2], [p for p in info.params if p not in ("self", "cls")]
+        callers = None
+        for param in params:
+            callers = callers if callers is not None else \
+                (alias_calls(tensors, info.cls, method) or []) + (receiver_calls(tensors, info.cls, method) or [])
+            found, kinds = [], set()
+            for other, fdef, _, calls, cinfo in callers:
+                for call in calls:
+                    arg = bound_arguments(call, params).get(param)
+                    loop = _loop_binding(fdef, call, arg.value) if isinstance(arg, cst.Name) else None
+                    kind = loop_scalar_kind(loop, arg.value) if loop is not None else None
+                    if kind:
+                        kinds.add(kind)
+                        found.append((other.ctx.index.path, _call_line(other, cinfo, call), arg.value))
+            if len(kinds) == 1:
+                yield qual, param, kinds.pop(), found
+
+
+def _call_line(other, info, call: cst.Call) -> int:
+    from dynlint.analysis.tensors.foreign import _line_in
+    return _line_in(other.ctx.source or "", info, call)
+
+
+def _loop_binding(fdef: cst.FunctionDef, call: cst.Call, name: str) -> Optional[cst.For]:
+    """The innermost `for` loop of `fdef` around `call` whose target binds `name`."""
+    stack: List[cst.CSTNode] = []
+    found: List[cst.For] = []
+
+    def enter(node: cst.CSTNode) -> bool:
+        if node is call:
+            found.extend(n for n in reversed(stack) if isinstance(n, cst.For) and _binds_target(n.target, name))
+            return False
+        stack.append(node)
+        return not found
+
+    walk(fdef, enter, lambda node: stack.pop() if stack and stack[-1] is node else None)
+    return found[0] if found else None
+
+
+def _binds_target(target: cst.BaseExpression, name: str) -> bool:
+    if isinstance(target, cst.Name):
+        return target.value == name
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return any(_binds_target(e.value, name) for e in target.elements)
+    return False
 
 
 def _indexes(ctx, tensors, info, fn: ast.AST, fdef: cst.FunctionDef, param: str) -> Iterator[ast.Subscript]:

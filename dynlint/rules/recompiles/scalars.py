@@ -17,10 +17,11 @@ from dynlint.linter.rule import Example, register
 from dynlint.linter.walker import children
 from dynlint.rules.common import TorchRule, call_args, source_of
 from dynlint.rules.recompiles.handed import compiled_parameter, handed_arguments
-from dynlint.rules.recompiles.rows import row_index_guards
+from dynlint.rules.recompiles.rows import loop_values, row_index_guards
 from dynlint.rules.recompiles.tensor_args import tensor_rank
-from dynlint.rules.recompiles.common import (GRAD_OFF, SiteBookkeeping, bound_parameter, float_expr, literal_kind,
-                                             loop_changed, names_in, number_read, parameter_names, varying)
+from dynlint.rules.recompiles.common import (GRAD_OFF, SiteBookkeeping, bound_parameter, compile_call, float_expr,
+                                             literal_kind, loop_changed, names_in, number_read, parameter_names,
+                                             varying)
 
 
 # argument kinds that `torch.compile(dynamic=True)` makes symbolic from the first call: a new value recompiles
@@ -365,6 +366,15 @@ class VaryingScalarArgument(SiteBookkeeping):
                 effect=effect("0-d tensor index argument")), at=span,
                 related=[(p, ln, 0, f"`{v}` changes here, an element of a tensor a loop iterates") for p, ln, v in rows],
                 pattern="0-d tensor index")
+        for qual, param, kind, calls in loop_values(self.ctx, self.tensors):
+            guard = self.GUARD.get(kind)
+            guard = self._int_use(qual, param) if guard == "int argument" else guard
+            span = self.guard_span(qual, param, at_entry=False)
+            if span is None or (guard and not recompiles(guard)):
+                continue
+            self.ctx.report(self, None, self.format_message(
+                callee=qual, var=calls[0][2], kind=kind, effect=effect(guard) if guard else "new values recompile"),
+                at=span, related=[(p, ln, 0, f"`{v}` changes here") for p, ln, v in calls])
 
     def visit_Call(self, node: cst.Call) -> None:
         method = self._compiled_method(node)
@@ -390,6 +400,18 @@ class VaryingScalarArgument(SiteBookkeeping):
                 continue
             self._scalar_argument(node, arg, callee, entry, loops)
 
+    def _method_elsewhere(self, callee: str) -> bool:
+        """`callee` is compiled from a method of a class in another file of the project (`step =
+        torch.compile(module.training_step)`): the method's file reports what its calls pass, at the guard."""
+        from dynlint.analysis.regions import targets_of_value
+        wrapped, ix, project = compile_call(self.ctx, callee), self.ctx.index, self.ctx.project
+        value = guard_lines.dotted(wrapped.args[0]) if wrapped is not None and wrapped.args else None
+        if not value or project is None:
+            return False
+        here = ix.functions.get(self.ctx.qualname or "")
+        return any(path != self.ctx.path and "." in qual
+                   for path, qual in targets_of_value(project, ix, here, value))
+
     def _handed_on(self, node: cst.Call, loops) -> None:
         """A call of a function of the file that hands its parameter on to a compiled call: each argument it hands
         on is checked as an argument of that compiled call (`handed.handed_arguments`)."""
@@ -414,6 +436,8 @@ class VaryingScalarArgument(SiteBookkeeping):
             self._returned_number(value)
         if kind is None:
             return False            # built from the loop variable in a way not known here (`batches[i]`)
+        if entry is None and self._method_elsewhere(callee):
+            return False            # reported at its guard, in the method's file (`rows.loop_values`)
         info = self.ctx.index.functions.get(entry or "") if self.ctx.index is not None else None
         param = param or (bound_parameter(info, node, arg) if info else None)
         guard = self.GUARD.get(kind)
