@@ -142,7 +142,23 @@ class ArgumentSetChangesBetweenCalls(SiteBookkeeping):
             fast = torch.compile(step)
             sample(fast, torch.ones(2))
             sample(fast, torch.ones(2), callback=seen.append)
-    """, "main()")]
+    """, "main()"), Example("""
+        import torch
+
+        def test_optional_mask():
+            @torch.compile
+            def scores(q, k, mask=None):            # compiled where it is defined, inside the test
+                s = q @ k.t()
+                if mask is not None:
+                    s = s.masked_fill(~mask, 0.0)
+                return s
+
+            q = torch.randn(3, 4)
+            mask = torch.ones(3, 3, dtype=torch.bool)
+            scores(q, q)
+            scores(q, q, mask)
+            scores(q, q, mask=None)                 # compiled for `None` already: that graph is reused
+    """, "test_optional_mask()")]
     VALID = [Example("""
         import torch
 
@@ -175,8 +191,10 @@ class ArgumentSetChangesBetweenCalls(SiteBookkeeping):
             return
         callee, entry, here, mine, calls = compared
         for param, this in mine.items():
-            other = next(((ln, col, b[param]) for ln, col, b in calls
-                          if (ln, col) < here and param in b and _differ(b[param], this)), None)
+            earlier = [(ln, col, b[param]) for ln, col, b in calls if (ln, col) < here and param in b]
+            other = next((c for c in earlier if _differ(c[2], this)), None)
+            if any(not _differ(c[2], this) and c[2] == this for c in earlier):
+                continue            # compiled for this structure already: that graph is kept and reused
             if other is not None and self._report(node, callee, entry, param, (*here, this), other):
                 return
         # a parameter of the calling function handed on: what that function's callers pass flows through it

@@ -46,7 +46,19 @@ def loop_scalar_kind(loop: cst.For, name: str) -> Optional[str]:
         if None in kinds:
             return None
         return kinds.pop() if len(kinds) == 1 else "value"
+    if isinstance(it, (cst.List, cst.Tuple)) and isinstance(target, cst.Tuple) and it.elements:
+        return _tuple_rows_kind(target, it, name)
     return None
+
+
+def _tuple_rows_kind(target: cst.Tuple, it, name: str) -> Optional[str]:
+    """`for n, alpha in [(1, 0.5), (2, 0.25)]`: the kind of the literals at the name's place in each tuple."""
+    names = [e.value.value if isinstance(e.value, cst.Name) else None for e in target.elements]
+    rows = [e.value.elements for e in it.elements if isinstance(e.value, cst.Tuple)]
+    if name not in names or len(rows) != len(it.elements) or any(len(r) != len(names) for r in rows):
+        return None
+    kinds = {literal_kind(r[names.index(name)].value) for r in rows}
+    return None if None in kinds else kinds.pop() if len(kinds) == 1 else "value"
 
 
 def literal_kind(node: cst.BaseExpression) -> Optional[str]:
@@ -252,6 +264,13 @@ def _compiled_branch(value: ast.expr) -> Optional[ast.Call]:
                  (guard_lines.dotted(v.func) or "").split(".")[-1] == "compile"), None)
 
 
+def _decorated_compile(ix, qualname: str) -> bool:
+    """The file's function `qualname` is decorated with `torch.compile` (or `torch.compile(...)`)."""
+    info = ix.functions.get(qualname)
+    return info is not None and any(ix.qualify(d[:-2] if d.endswith("()") else d) in COMPILE
+                                    for d in info.decorators)
+
+
 def compile_call(ctx, name: str, scope: Optional[str] = None) -> Optional[ast.Call]:
     """`compiled_from` for a name read in the function the rule is visiting, or in the function `scope` (a
     qualname) when given (its own assignment first)."""
@@ -358,6 +377,8 @@ class SiteBookkeeping(TorchRule):
             return name
         scope = scope or self.ctx.qualname or ""
         here = ix.functions.get(scope)
+        if here is not None and not here.cls and _decorated_compile(ix, f"{scope}.{name}"):
+            return f"{scope}.{name}"        # `@torch.compile def fn(...)` inside a test function
         wrapped = compile_call(self.ctx, name, scope)
         if wrapped is not None and wrapped.args:
             arg = wrapped.args[0]
@@ -418,6 +439,8 @@ class SiteBookkeeping(TorchRule):
         if not isinstance(node, cst.Call) or not isinstance(node.func, cst.Name):
             return None
         callee = node.func.value
+        if self.shadowed(callee):
+            return None
         if callee in (self.compiled_here() if names is None else names):
             entry = self.compiled_entry(callee)
         else:
@@ -428,6 +451,15 @@ class SiteBookkeeping(TorchRule):
         here = self.ctx.position(node)[:2]
         mine = next((found for ln, col, found in calls if (ln, col) == here), None)
         return callee, entry, here, mine or {}, calls
+
+    def shadowed(self, name: str) -> bool:
+        """The function being checked defines `name` as a nested function that is not compiled (a test's own
+        eager `def fn`, while another test's `fn` is compiled): its calls here run that one."""
+        ix = self.ctx.index
+        here = ix.functions.get(self.ctx.qualname or "") if ix is not None else None
+        nested = ix.functions.get(f"{self.ctx.qualname}.{name}") if here is not None else None
+        return nested is not None and not _decorated_compile(ix, f"{self.ctx.qualname}.{name}") and \
+            compile_call(self.ctx, name) is None
 
     def through_caller(self, node: cst.Call, entry: Optional[str], analysis):
         """(the entry's parameter, what `analysis` found for it at each call of the calling function, in order)

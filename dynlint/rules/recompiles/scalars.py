@@ -249,6 +249,19 @@ class VaryingScalarArgument(SiteBookkeeping):
                 denoiser = torch.compile(Denoiser())
                 sample(denoiser, [999, 666, 333])
         """, "main()"),
+        Example("""
+            import torch
+
+            def test_int_and_float_args():
+                def fn(x, alpha):
+                    return x * alpha + 1
+
+                opt_fn = torch.compile(fn)
+                x = torch.zeros(2)
+                for n, alpha in [(1, 0.5), (2, 0.25), (3, 0.75)]:   # each tuple's float
+                    opt_fn(x, alpha)
+                    fn(x, alpha)                    # the test's eager reference: not compiled
+        """, "test_int_and_float_args()"),
     ]
     VALID = [Example("""
         import torch
@@ -377,6 +390,8 @@ class VaryingScalarArgument(SiteBookkeeping):
                 at=span, related=[(p, ln, 0, f"`{v}` changes here") for p, ln, v in calls])
 
     def visit_Call(self, node: cst.Call) -> None:
+        if isinstance(node.func, cst.Name) and self.shadowed(node.func.value):
+            return
         method = self._compiled_method(node)
         loops = [b for b in self.ctx.blocks if isinstance(b, cst.For)]
         held = compiled_parameter(self, node.func.value) if method is None and isinstance(node.func, cst.Name) and \
