@@ -330,6 +330,19 @@ class GradModeToggleAroundCompiledCall(_ModeAroundCompiledCall):
     VALID = [Example("""
         import torch
 
+        def sample(denoiser, x):                    # calls what its callers hand in, in their grad mode
+            for _ in range(2):
+                x = denoiser(x)
+            return x
+
+        def main():
+            denoiser = torch.compile(torch.nn.Linear(4, 4))
+            with torch.inference_mode():
+                sample(denoiser, torch.ones(2, 4))
+                return sample(denoiser, torch.ones(2, 4))
+    """, "main()"), Example("""
+        import torch
+
         @torch.compile
         def score(x):
             return (x * 2).sum()
@@ -404,6 +417,10 @@ def _file_modes(ctx, code: str, default: str) -> List[Tuple[int, str, str]]:
             continue
         around = sorted((b for b in blocks if b.lineno <= call.lineno <= (b.end_lineno or 0)),
                         key=lambda b: b.lineno, reverse=True)
+        fn = next((b for b in around if isinstance(b, ast.FunctionDef)), None)
+        if fn is not None and call.func.id in {a.arg for a in fn.args.args + fn.args.kwonlyargs}:
+            continue        # the function's own parameter (`def sample(denoiser, ...)`): its callers hand it in
+        #                     under their mode, which their hand-off records
         mode = default
         for b in around:
             items = b.decorator_list if isinstance(b, ast.FunctionDef) else [i.context_expr for i in b.items]
