@@ -330,19 +330,6 @@ class GradModeToggleAroundCompiledCall(_ModeAroundCompiledCall):
     VALID = [Example("""
         import torch
 
-        def sample(denoiser, x):                    # calls what its callers hand in, in their grad mode
-            for _ in range(2):
-                x = denoiser(x)
-            return x
-
-        def main():
-            denoiser = torch.compile(torch.nn.Linear(4, 4))
-            with torch.inference_mode():
-                sample(denoiser, torch.ones(2, 4))
-                return sample(denoiser, torch.ones(2, 4))
-    """, "main()"), Example("""
-        import torch
-
         @torch.compile
         def score(x):
             return (x * 2).sum()
@@ -367,7 +354,20 @@ class GradModeToggleAroundCompiledCall(_ModeAroundCompiledCall):
             for epoch in range(2):
                 evaluate(compiled, batches)       # both under no_grad: one graph
                 predict(compiled, batches[0])
-    """, "serve(nn.Linear(4, 2), [torch.ones(3, 4)])")]
+    """, "serve(nn.Linear(4, 2), [torch.ones(3, 4)])"), Example("""
+        import torch
+
+        def sample(denoiser, x):                    # calls what its callers hand in, in their grad mode
+            for _ in range(2):
+                x = denoiser(x)
+            return x
+
+        def main():
+            denoiser = torch.compile(torch.nn.Linear(4, 4))
+            with torch.inference_mode():
+                sample(denoiser, torch.ones(2, 4))
+                return sample(denoiser, torch.ones(2, 4))
+    """, "main()")]
 
     def mode_of_text(self, text: str) -> Optional[str]:
         return _grad_mode_of_text(self.ctx.index, text)
