@@ -10,7 +10,7 @@ import libcst as cst
 
 from dynlint.analysis import guard_lines
 from dynlint.analysis.held import held_by_name
-from dynlint.analysis.names import COMPILE
+from dynlint.analysis.names import COMPILE, strip_call
 from dynlint.linter.walker import children
 from dynlint.rules.common import TorchRule
 
@@ -267,8 +267,7 @@ def _compiled_branch(value: ast.expr) -> Optional[ast.Call]:
 def _decorated_compile(ix, qualname: str) -> bool:
     """The file's function `qualname` is decorated with `torch.compile` (or `torch.compile(...)`)."""
     info = ix.functions.get(qualname)
-    return info is not None and any(ix.qualify(d[:-2] if d.endswith("()") else d) in COMPILE
-                                    for d in info.decorators)
+    return info is not None and any(ix.qualify(strip_call(d)) in COMPILE for d in info.decorators)
 
 
 def compile_call(ctx, name: str, scope: Optional[str] = None) -> Optional[ast.Call]:

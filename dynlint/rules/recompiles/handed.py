@@ -41,26 +41,20 @@ def _bind(call: ast.Call, params: List[str]) -> Optional[Dict[str, ast.expr]]:
     return out
 
 
-def _rebound(fn: ast.AST, name: str) -> bool:
-    """The def assigns `name` somewhere in its body (then what it hands on is not the caller's value)."""
-    for n in _own_nodes(fn):
-        targets = n.targets if isinstance(n, ast.Assign) else [n.target] \
-            if isinstance(n, (ast.AugAssign, ast.AnnAssign, ast.For)) else []
-        if any(isinstance(x, ast.Name) and x.id == name for t in targets for x in ast.walk(t)):
-            return True
-    return False
+def _assigned(fn: Optional[ast.AST], how=(ast.Assign, ast.AugAssign, ast.AnnAssign, ast.For)) -> Set[str]:
+    """The names a def's own body binds by the statements `how` (a parameter among them no longer holds what
+    its callers pass)."""
+    out: Set[str] = set()
+    for n in _own_nodes(fn) if fn is not None else ():
+        if isinstance(n, how):
+            targets = n.targets if isinstance(n, ast.Assign) else [n.target]
+            out |= {x.id for t in targets for x in ast.walk(t) if isinstance(x, ast.Name)}
+    return out
 
 
 def rebound_in(ctx, qualname: str) -> Set[str]:
-    """The names the file's function `qualname` assigns in its own body (a parameter among them no longer holds
-    what its callers pass)."""
-    fn = _def_of(ctx, qualname)
-    out: Set[str] = set()
-    for n in _own_nodes(fn) if fn is not None else ():
-        targets = n.targets if isinstance(n, ast.Assign) else [n.target] \
-            if isinstance(n, (ast.AugAssign, ast.AnnAssign, ast.For)) else []
-        out |= {x.id for t in targets for x in ast.walk(t) if isinstance(x, ast.Name)}
-    return out
+    """The names the file's function `qualname` assigns in its own body."""
+    return _assigned(_def_of(ctx, qualname))
 
 
 def _def_of(ctx, qualname: str) -> Optional[ast.AST]:
@@ -101,7 +95,7 @@ def compiled_parameter(rule, name: str) -> Optional[str]:
     a compiled module or function of the caller); None otherwise."""
     ix, here = rule.ctx.index, rule.ctx.qualname or ""
     info = ix.functions.get(here) if ix is not None else None
-    if info is None or name not in _params(info) or _rebound(_def_of(rule.ctx, here), name):
+    if info is None or name not in _params(info) or name in rebound_in(rule.ctx, here):
         return None
     calls = _calls_of(rule.ctx, here)
     entries = set()
@@ -120,7 +114,7 @@ def passed_elements_kind(ctx, name: str) -> Optional[str]:
     once to a name there (`timesteps = [999, 666, 333]` ... `run(unet, timesteps)`): what iterating it yields."""
     ix, here = ctx.index, ctx.qualname or ""
     info = ix.functions.get(here) if ix is not None else None
-    if info is None or name not in _params(info) or _rebound(_def_of(ctx, here), name):
+    if info is None or name not in _params(info) or name in rebound_in(ctx, here):
         return None
     kinds = set()
     for caller, call in _calls_of(ctx, here) or ():
@@ -141,12 +135,7 @@ def _bound_once(fn: Optional[ast.AST], name: str) -> Optional[ast.expr]:
     """What the def's one assignment to `name` binds (None when it assigns it otherwise, or not once)."""
     values = [n.value for n in (_own_nodes(fn) if fn is not None else ())
               if isinstance(n, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in n.targets)]
-    return values[0] if len(values) == 1 and not (fn is not None and _rebound_otherwise(fn, name)) else None
-
-
-def _rebound_otherwise(fn: ast.AST, name: str) -> bool:
-    return any(isinstance(n, (ast.AugAssign, ast.For)) and isinstance(n.target, ast.Name) and n.target.id == name
-               for n in _own_nodes(fn))
+    return values[0] if len(values) == 1 and name not in _assigned(fn, (ast.AugAssign, ast.For)) else None
 
 
 def _compiled_in(rule, name: str, scope: str) -> bool:
@@ -201,6 +190,6 @@ def handed_arguments(rule, call: cst.Call) -> List[Tuple[cst.Arg, str, str, str]
         entry_info = ix.functions.get(entry or "")
         bound = _bind(n, _params(entry_info)) if entry_info is not None else None
         for param, expr in (bound or {}).items():
-            if isinstance(expr, ast.Name) and expr.id in outer and not _rebound(fn, expr.id):
+            if isinstance(expr, ast.Name) and expr.id in outer and expr.id not in _assigned(fn):
                 out.append((outer[expr.id], entry, param, inner))
     return out
