@@ -3,6 +3,7 @@
     python collect.py            # all probes -> labels.json
     python collect.py p02_nms    # only probes whose name starts with the given prefixes (merged into labels.json)
     DYNLINT_BLIND_SET=suite python collect.py   # another set: probes in suite/, labels in suite.labels.json
+    python collect.py --relabel  # labels again from the raw logs the last run kept in .raw/
 
 Each probe runs in a fresh subprocess (`python collect.py --one NAME OUT.json`).
 Recipe copied from /work/shared/reference/gt_collect.py.
@@ -213,12 +214,14 @@ def match_file(fragment, files):
 
 
 def parse_guard(text, files):
-    """'x == 1  # source line  # file:LINE in fn' -> (guard, source, file, line)."""
+    """'x == 1  # source line  # file:LINE in fn' -> (guard, source, file, line). The location may be followed
+    by a parenthesis, `(HINT: type tuple)` or `(HINT: guard on "k")` (a type check, a closure's variable:
+    torch/_dynamo/guards.py's get_verbose_code_parts); the guard still has its line."""
     parts = text.split("  # ")
     guard = parts[0].strip()
     src, file, line = None, None, None
     if len(parts) >= 3:
-        m = re.match(r"(.+):(\d+) in (\S+)\s*$", parts[-1].strip())
+        m = re.match(r"(.+?):(\d+) in (\S+?)(?:\s+\(.*\))?\s*$", parts[-1].strip())
         if m:
             src = "  # ".join(parts[1:-1]).strip()
             file = match_file(m.group(1), files)
@@ -290,6 +293,12 @@ def label_one(name, raw):
 def main(argv):
     if len(argv) >= 3 and argv[0] == "--one":
         run_one(argv[1], argv[2])
+        return
+    if argv == ["--relabel"]:           # labels again from the raw logs of the last run (.raw/SET/)
+        tmp = os.path.join(HERE, ".raw", SET)
+        labels = {n: label_one(n, json.load(open(os.path.join(tmp, n + ".json")))) for n in list_probes()}
+        with open(LABELS, "w") as f:
+            json.dump(labels, f, indent=1)
         return
     names = list_probes()
     if argv:
