@@ -512,10 +512,25 @@ def site_lines(ix: ModuleIndex) -> Set[int]:
     look there). They depend on nothing but the file's own index."""
     compiled, methods = compiled_in(ix), compiled_methods(ix)
     calls = list(ix.module_calls) + [c for f in ix.functions.values() for c in f.calls]
-    return {c.line for c in calls
-            if c.kind == "name" and (ix.qualify(strip_call(c.target)) in COMPILE or c.target in compiled or
-                                     ("." in c.target and c.target.rsplit(".", 1)[1] in methods)) or
-            c.kind == "self" and c.target in methods} | _handed_compiled_lines(ix, compiled, calls)
+
+    def site(c) -> bool:
+        return c.kind == "name" and (ix.qualify(strip_call(c.target)) in COMPILE or c.target in compiled or
+                                     ("." in c.target and c.target.rsplit(".", 1)[1] in methods)) or \
+            c.kind == "self" and c.target in methods
+    lines = {c.line for c in calls if site(c)} | _handed_compiled_lines(ix, compiled, calls)
+    return lines | _forwarding_lines(ix, lines)
+
+
+def _forwarding_lines(ix: ModuleIndex, lines: Set[int]) -> Set[int]:
+    """Lines of calls of the file's functions that call compiled code themselves (`trainer.train_step(x, lam)`
+    where `train_step` calls `self.compiled_forward(x, lam)`): what such a call passes may reach the compiled
+    frame unchanged."""
+    through = {q for q, f in ix.functions.items() if any(c.line in lines for c in f.calls)}
+    tops = {q for q in through if "." not in q}
+    names = {q.rsplit(".", 1)[1] for q in through if ix.functions[q].cls}
+    return {c.line for f in list(ix.functions.values()) + [None] for c in (f.calls if f else ix.module_calls)
+            if (c.kind == "name" and (c.target in tops or c.target.rsplit(".", 1)[-1] in names and "." in c.target))
+            or (c.kind == "self" and c.target in names)}
 
 
 def _handed_compiled_lines(ix: ModuleIndex, compiled: Set[str], calls) -> Set[int]:

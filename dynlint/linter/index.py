@@ -144,6 +144,9 @@ class ClassInfo:
     # method -> the attributes it sets on the modules of the tree (`for m in self.modules(): m.calibrating =
     # flag`), each as `attr` or, under an `isinstance(m, Cls)` test, `attr:Cls`
     tree_setters: Dict[str, List[str]] = field(default_factory=dict)
+    # self.<attr> -> the method it holds compiled (`self.compiled_forward = torch.compile(self.forward_loss)`):
+    # calling the attribute runs that method as the frame
+    compiled: Dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -582,8 +585,11 @@ class _Indexer(ast.NodeVisitor):
                         dotted_name(value.args[0]))
         if name.startswith("self.") and name.count(".") == 1 and ctors:
             cls = self._current_class()
+            wrapped = dotted_name(value.args[0]) if compiles else None
             if cls:
                 cls.attrs.setdefault(name[5:], []).extend(ctors)
+                if wrapped and wrapped.startswith("self.") and wrapped.count(".") == 1:
+                    cls.compiled[name[5:]] = wrapped[5:]
         elif name.count(".") == 1 and self.func_stack and compiles and dotted_name(value.args[0]) == name and \
                 not name.startswith("self."):
             head, _, attr = name.partition(".")

@@ -143,6 +143,12 @@ def _compiled_in(rule, name: str, scope: str) -> bool:
     return name in rule.compiled_names() or compile_call(rule.ctx, name, scope) is not None
 
 
+def having(ix, made: List[str], attr: str) -> List[str]:
+    """The classes of the file among those an expression builds (`AmpTrainer(ConvNet(), cfg)` builds both) that
+    define the method or compiled attribute `attr`: the one the built object's `.attr` is."""
+    return [c for c in made if c in ix.classes and (f"{c}.{attr}" in ix.functions or attr in ix.classes[c].compiled)]
+
+
 def callee_of(rule, call: cst.Call) -> Optional[str]:
     """The qualname of the file's function a call runs: `f(...)`, `self.m(...)` in a method of its class,
     `obj.m(...)` where the function the rule visits (or the module) builds `obj` from a class of the file."""
@@ -156,11 +162,28 @@ def callee_of(rule, call: cst.Call) -> Optional[str]:
         if f.value.value == "self":
             made = [here.cls] if here is not None and here.cls else []
         else:
-            made = [c for c in ix.built(f.value.value, here) if c in ix.classes]
+            made = having(ix, ix.built(f.value.value, here), f.attr.value)
         q = f"{made[0]}.{f.attr.value}" if len(made) == 1 else ""
     else:
         return None
     return q if q in ix.functions and (ix.functions[q].cls or "." not in q) else None
+
+
+def _attr(func: ast.expr) -> str:
+    return func.attr if isinstance(func, ast.Attribute) else ""
+
+
+def compiled_attribute(ix, cls: str, attr: str) -> Optional[str]:
+    """`Cls.m` when the attribute `attr` of the file's class `cls` holds its method `m` compiled (`self.fwd =
+    torch.compile(self.m)`, or `m` itself rebound or decorated), else None."""
+    info = ix.classes.get(cls)
+    held = info.compiled.get(attr) if info is not None else None
+    q = f"{cls}.{held}" if held else f"{cls}.{attr}"
+    fn = ix.functions.get(q)
+    if fn is None:
+        return None
+    from dynlint.analysis.regions import compiled_methods
+    return q if held or attr in compiled_methods(ix) else None
 
 
 def handed_arguments(rule, call: cst.Call) -> List[Tuple[cst.Arg, str, str, str]]:
@@ -177,15 +200,19 @@ def handed_arguments(rule, call: cst.Call) -> List[Tuple[cst.Arg, str, str, str]
     outer = {bound_parameter(info, call, a): a for a in call.args if not a.star}
     out = []
     for n in _own_nodes(fn):
-        if not (isinstance(n, ast.Call) and isinstance(n.func, ast.Name)):
+        if isinstance(n, ast.Call) and info.cls and guard_lines.dotted(n.func) == f"self.{_attr(n.func)}":
+            inner = f"self.{_attr(n.func)}"     # `self.fwd(...)`: an attribute holding a compiled method
+            entry = compiled_attribute(ix, info.cls, _attr(n.func))
+        elif not (isinstance(n, ast.Call) and isinstance(n.func, ast.Name)):
             continue
-        inner = n.func.id
-        if inner in _params(info):          # a compiled callable this call passes (`sample_fn`)
+        elif n.func.id in _params(info):    # a compiled callable this call passes (`sample_fn`)
+            inner = n.func.id
             given = outer.get(inner)
             value = given.value if given is not None else None
             compiled = isinstance(value, cst.Name) and _compiled_in(rule, value.value, rule.ctx.qualname or "")
             entry = rule.compiled_entry(value.value) if compiled else None
         else:
+            inner = n.func.id
             entry = rule.compiled_entry(inner) if inner in rule.compiled_names() else None
         entry_info = ix.functions.get(entry or "")
         bound = _bind(n, _params(entry_info)) if entry_info is not None else None

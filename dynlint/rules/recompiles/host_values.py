@@ -6,6 +6,7 @@ from typing import Optional, Set
 
 import libcst as cst
 
+from dynlint.analysis.frames import BUILTINS
 from dynlint.analysis.guards import effect
 from dynlint.analysis.regions import AUTOGRAD_FUNCTION
 from dynlint.analysis.tensors import TENSOR, WEAK
@@ -27,15 +28,21 @@ SCALAR_DRAWS = {"beta": 2, "uniform": 2, "normal": 2, "gamma": 2, "binomial": 2,
 
 
 GUARD, HANDED = "guard", "handed"
+# builtins that read what a tensor's shape already fixes (the length of `t.tolist()`), or only the type
+SHAPE_ONLY = frozenset({"len", "type", "id"})
 
 
 def guarded_read(ctx, node: cst.Name, tensor=None) -> bool:
-    """Is this read where the resumed code specialises on the value: an argument of a tensor method or a
-    torch function (`x.split(sizes)`, `torch.arange(n)`), a `range()` bound, the test of an `if`/`while`, an
-    operand of arithmetic with a tensor (`x / (peak + 1e-6)`, when `tensor` is given)?
-    A value returned or handed to another function is guarded where that function uses it (not known
-    here); one on the right of `and`/`or` may never be evaluated. `tensor(receiver)`: whether a local whose
-    method is called is known to be a tensor (without it, any local's method is taken for a tensor's)."""
+    """Is this read where the resumed code specialises on the value? Dynamo guards an input of the resumed
+    frame where it first computes with it (measured): an operand of arithmetic, a comparison or `not`
+    (`w + 1`, `x / (peak + 1e-6)`), the test of an `if`/`while` or the left of `and`/`or`, a subscript, a
+    formatted string, an argument of a builtin, torch function or tensor method (`max(w, 1)`,
+    `isinstance(w, int)`, `torch.arange(n)`, `x.split(sizes)`; not `len(sizes)`, which the tensor's shape
+    fixes), a `range()` bound. Binding it to another name, packing it into a tuple, appending it to a list or
+    returning it installs no guard; a value handed to another function is guarded where that function uses it
+    (not known here); one on the right of `and`/`or` may never be evaluated. `tensor(receiver)`: whether a
+    local whose method is called is known to be a tensor (without it, any local's method is taken for a
+    tensor's)."""
     return read_kind(ctx, node, tensor) == GUARD
 
 
@@ -46,21 +53,23 @@ def read_kind(ctx, node: cst.Name, tensor=None) -> Optional[str]:
     chain = list(ctx.parents) + [node]
     for i in range(len(chain) - 2, -1, -1):
         n, child = chain[i], chain[i + 1]
-        if isinstance(n, cst.BooleanOperation) and child is n.right:
-            return None
-        if isinstance(n, cst.BinaryOperation) and tensor is not None and \
-                tensor(n.right if child is n.left else n.left):
-            return GUARD            # arithmetic with a tensor (`x / (peak + 1e-6)`): a constant of the graph
+        if isinstance(n, cst.BooleanOperation):
+            return GUARD if child is n.left else None
+        if isinstance(n, (cst.BinaryOperation, cst.UnaryOperation, cst.Comparison, cst.Subscript,
+                          cst.FormattedStringExpression)):
+            return GUARD
         if isinstance(n, (cst.If, cst.While)):
             return GUARD if child is n.test else None
         if isinstance(n, cst.Call) and child is not n.func:
             text = dotted(n.func) or ""
             name = ctx.qualify(n.func) or text
-            if name.startswith("torch.") or name == "range" or (    # a method of a local: a tensor's
+            if _project_callable(ctx, text):
+                return HANDED
+            if name in BUILTINS and name not in SHAPE_ONLY or name.startswith("torch.") or (       # a method of a local: a tensor's
                     isinstance(n.func, cst.Attribute) and name == text and not text.startswith("self.") and
                     (tensor is None or tensor(n.func.value))):
-                return GUARD
-            return HANDED if _project_callable(ctx, text) else None
+                return GUARD            # a builtin (`max(w, 1)`), a torch function or a tensor's method
+            return None
         if isinstance(n, (cst.Return, cst.SimpleStatementLine, cst.Lambda, cst.FunctionDef)):
             return None
     return None
@@ -124,7 +133,17 @@ class HostValueGuardedAfterBreak(TorchRule):
         def tempered(logits, temperature):
             t = math.exp(temperature.log())     # a Python float, made where the graph breaks
             return logits / t
-    """, "tempered(torch.randn(3), torch.tensor(2.0))", "tempered(torch.randn(3), torch.tensor(3.0))")]
+    """, "tempered(torch.randn(3), torch.tensor(2.0))", "tempered(torch.randn(3), torch.tensor(3.0))"), Example("""
+        import torch
+        import torch.nn.functional as F
+
+        @torch.compile
+        def paste(mask, box: torch.Tensor):
+            w = int(box[2] - box[0])
+            w = max(w, 1)                       # the first computation with `w`: guarded here
+            return F.interpolate(mask, size=(w, w))
+    """, "paste(torch.rand(1, 1, 4, 4), torch.tensor([0.0, 0.0, 6.0, 6.0]))",
+        "paste(torch.rand(1, 1, 4, 4), torch.tensor([0.0, 0.0, 9.0, 9.0]))")]
     VALID = [Example("""
         import torch
 

@@ -11,12 +11,11 @@ import libcst as cst
 from dynlint.analysis import guard_lines
 from dynlint.analysis.defs import body_nodes
 from dynlint.analysis.guards import effect, recompiles
-from dynlint.analysis.regions import compiled_methods
 from dynlint.analysis.tensors import TENSOR
 from dynlint.linter.rule import Example, register
 from dynlint.linter.walker import children
 from dynlint.rules.common import TorchRule, call_args, source_of
-from dynlint.rules.recompiles.handed import compiled_parameter, handed_arguments
+from dynlint.rules.recompiles.handed import compiled_attribute, compiled_parameter, handed_arguments, having
 from dynlint.rules.recompiles.rows import loop_values, row_index_guards
 from dynlint.rules.recompiles.tensor_args import tensor_rank
 from dynlint.rules.recompiles.common import (GRAD_OFF, SiteBookkeeping, bound_parameter, compile_call, float_expr,
@@ -262,6 +261,37 @@ class VaryingScalarArgument(SiteBookkeeping):
                     opt_fn(x, alpha)
                     fn(x, alpha)                    # the test's eager reference: not compiled
         """, "test_int_and_float_args()"),
+        Example("""
+            import torch
+
+            class Net(torch.nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.fc = torch.nn.Linear(3, 3)
+
+                def forward(self, x):
+                    return self.fc(x)
+
+            class Trainer:
+                def __init__(self, model):
+                    self.model = model
+                    self.compiled_loss = torch.compile(self.loss)   # an attribute holds the compiled method
+
+                def loss(self, x, lam=None):
+                    y = self.model(x)
+                    if lam is not None:
+                        y = y * lam
+                    return y.sum()
+
+                def train_step(self, x, lam=None):
+                    return self.compiled_loss(x, lam)      # hands its parameter on
+
+            def train():
+                trainer = Trainer(Net())
+                for step in range(4):
+                    lam = 0.7 if step % 2 == 1 else None
+                    trainer.train_step(torch.randn(2, 3), lam=lam)
+        """, "train()"),
     ]
     VALID = [Example("""
         import torch
@@ -331,7 +361,9 @@ class VaryingScalarArgument(SiteBookkeeping):
 
     GUARD = {"int": "int argument", "float": "float argument", "bool": "bool argument", "str": "str argument",
              "enum": "enum argument",
-             "None or tensor": "None or tensor argument", "dtype": "dtype argument", "dict": "dict argument",
+             "None or tensor": "None or tensor argument", "None or int": "None or tensor argument",
+             "None or float": "None or tensor argument", "None or str": "None or tensor argument",
+             "None or bool": "None or tensor argument", "dtype": "dtype argument", "dict": "dict argument",
              "tuple": "tuple argument"}
 
     def _int_use(self, callee: Optional[str], param: Optional[str]) -> str:
@@ -353,7 +385,8 @@ class VaryingScalarArgument(SiteBookkeeping):
 
     def _compiled_method(self, node: cst.Call) -> Optional[str]:
         """`Cls.m` for a call of a compiled method (`@torch.compile` on it, or `self.m = torch.compile(self.m)`:
-        `regions.compiled_methods`) of a class `Cls` of this file: `self.m(...)` in a method of `Cls`, or
+        `regions.compiled_methods`; or an attribute holding it, `self.fwd = torch.compile(self.m)`) of a class `Cls`
+        of this file: `self.m(...)` in a method of `Cls`, or
         `buf.m(...)` where `buf = Cls(...)` in the calling function or at the module level (or `buf.m` is rebound
         there to its compiled self)."""
         f, ix = node.func, self.ctx.index
@@ -363,11 +396,11 @@ class VaryingScalarArgument(SiteBookkeeping):
         if f.value.value == "self":
             classes = [here.cls] if here is not None and here.cls else []
         else:
-            made = ix.built(f.value.value, here)
-            classes = [c for c in made if c in ix.classes]
-        q = f"{classes[0]}.{f.attr.value}" if len(classes) == 1 else ""
+            classes = having(ix, ix.built(f.value.value, here), f.attr.value)
+        cls = classes[0] if len(classes) == 1 else ""
+        q = compiled_attribute(ix, cls, f.attr.value) if cls else None
         rebound = f"{f.value.value}.{f.attr.value}" in self.compiled_names()    # `agent.act = torch.compile(...)`
-        return q if q in ix.functions and (f.attr.value in compiled_methods(ix) or rebound) else None
+        return q or (f"{cls}.{f.attr.value}" if rebound and f"{cls}.{f.attr.value}" in ix.functions else None)
 
     def finish(self, findings) -> None:
         """The elements of a tensor that calls in other files iterate and pass to a method of this unit compiled
@@ -720,11 +753,13 @@ def _display_kind(value: cst.BaseExpression, var_kind: str) -> Optional[str]:
 
 
 def _conditional_kind(value: cst.IfExp) -> Optional[str]:
-    """`t if i % 2 else None`: a None or a tensor; `{"clip": 1.0} if i % 2 else {}`: a dict whose key set
+    """`t if i % 2 else None`: a None or a tensor (`0.7 if i % 2 else None`: a None or a float); `{"clip": 1.0} if i % 2 else {}`: a dict whose key set
     changes; `0.1 if step > 1 else 0.0`: one of two numbers (or strings, or bools) of one kind; None for any
     other conditional expression."""
     if any(isinstance(b, cst.Name) and b.value == "None" for b in (value.body, value.orelse)):
-        return "None or tensor"
+        other = literal_kind(value.orelse if isinstance(value.body, cst.Name) and value.body.value == "None"
+                             else value.body)
+        return f"None or {other}" if other in ("int", "float", "str", "bool") else "None or tensor"
     arms = {literal_kind(value.body), literal_kind(value.orelse)}
     if len(arms) == 1 and None not in arms:
         return arms.pop()
