@@ -13,6 +13,7 @@ from dynlint.analysis.held import held_by_name
 from dynlint.analysis.names import COMPILE, strip_call
 from dynlint.linter.walker import children
 from dynlint.rules.common import TorchRule
+from dynlint.rules.recompiles.handed import having
 
 
 GRAD_OFF = frozenset({"torch.no_grad", "torch.inference_mode"})        # what turns grad mode off for its block
@@ -411,7 +412,8 @@ class SiteBookkeeping(TorchRule):
         made = ix.built(head, here)
         if not made and here is not None and head in here.params and project is not None:
             held = held_by_name(project, ix, here, head)
-            made = [c for c in ix.classes if ix.qualify(c) in held] if len(held) == 1 else []
+            made = [c for c in ix.classes if ix.qualify(c) in held]
+        made = having(ix, made, attr)       # `DDIMScheduler(DDIMConfig())` builds both; one has the method
         cls = made[0] if len(made) == 1 else ""
         return f"{cls}.{attr}" if cls in ix.classes and f"{cls}.{attr}" in ix.functions and "." not in attr \
             else None

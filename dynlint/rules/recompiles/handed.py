@@ -73,7 +73,9 @@ def _calls_of(ctx, qualname: str) -> Optional[List[Tuple[str, ast.Call]]]:
     out, other_uses = [], 0
     for q, caller in ix.functions.items():
         fn = _def_of(ctx, q)
-        for n in _own_nodes(fn) if fn is not None else ():
+        if fn is None or (not cls and (name in caller.params or name in _assigned(fn))):
+            continue            # (a local `sample` of another function is not this one)
+        for n in _own_nodes(fn):
             if not cls and isinstance(n, ast.Name) and n.id == name and "." not in qualname:
                 other_uses += 1
             if not isinstance(n, ast.Call):
@@ -106,6 +108,15 @@ def compiled_parameter(rule, name: str) -> Optional[str]:
             return None
         entries.add(rule.compiled_entry(value.id, scope=caller))
     return entries.pop() if len(entries) == 1 and None not in entries else None
+
+
+def passed_values(ctx, qualname: str, name: str) -> List[Optional[ast.expr]]:
+    """What each call of the file's function `qualname` in the file passes its parameter `name` (None where a
+    call leaves it out); empty when its calls are not all known or one unpacks its arguments."""
+    info = ctx.index.functions.get(qualname) if ctx.index is not None else None
+    calls = _calls_of(ctx, qualname) if info is not None else None
+    bound = [_bind(call, _params(info)) for _, call in calls or ()]
+    return [] if None in bound else [b.get(name) for b in bound]
 
 
 def passed_elements_kind(ctx, name: str) -> Optional[str]:

@@ -11,12 +11,14 @@ import libcst as cst
 
 from dynlint.analysis import guard_lines
 from dynlint.analysis.guards import effect, recompiles
+from dynlint.analysis.held import held_by_name
 from dynlint.analysis.regions import is_module_class
 from dynlint.linter.rule import Example, register
 from dynlint.linter.walker import descendants
 from dynlint.rules.common import source_of
 from dynlint.rules.recompiles.call_sites import binds
 from dynlint.rules.recompiles.common import SiteBookkeeping, float_expr, parameter_names
+from dynlint.rules.recompiles.handed import compiled_parameter, having, passed_values
 
 
 def traced_reads(ctx, name: str) -> List[str]:
@@ -235,6 +237,37 @@ class StateSetBetweenCalls(SiteBookkeeping):
             sample(4)
             buf.add(1.0)                            # a method of the object sets what the compiled one reads
             return sample(4)
+    """, "main()"), Example("""
+        import torch
+
+        class Scheduler:
+            def __init__(self, num_train_timesteps=1000):
+                self.num_train_timesteps = num_train_timesteps
+                self.num_inference_steps = None
+                self.timesteps = None
+
+            def set_timesteps(self, n):
+                self.num_inference_steps = n
+                self.timesteps = torch.arange(n).flip(0) * (self.num_train_timesteps // n)
+
+            def step(self, eps, t, x):
+                prev_t = t - self.num_train_timesteps // self.num_inference_steps
+                return x - 0.1 * eps + 0.001 * prev_t
+
+        def sample(model, scheduler, step_fn, steps):
+            scheduler.set_timesteps(steps)          # each run of the sampler sets what the compiled step reads
+            x = torch.randn(2, 4)
+            for t in scheduler.timesteps:
+                x = step_fn(model(x), t, x)
+            return x
+
+        def main():
+            scheduler = Scheduler()
+            model = torch.nn.Linear(4, 4)
+            step_fn = torch.compile(scheduler.step)
+            with torch.no_grad():
+                sample(model, scheduler, step_fn, 3)
+                sample(model, scheduler, step_fn, 4)
     """, "main()")]
     VALID = [Example("""
         import torch
@@ -265,7 +298,34 @@ class StateSetBetweenCalls(SiteBookkeeping):
             for _ in range(4):
                 x = scaled(x)
             return x
-    """, "run(torch.ones(3))")]
+    """, "run(torch.ones(3))"), Example("""
+        import torch
+
+        class Scheduler:
+            def __init__(self):
+                self.num_inference_steps = None
+
+            def set_timesteps(self, n):
+                self.num_inference_steps = n
+
+            def step(self, eps, x):
+                return x - eps / self.num_inference_steps
+
+        def sample(model, scheduler, step_fn, steps):
+            scheduler.set_timesteps(steps)          # every run asks for as many steps: the same value
+            x = torch.randn(2, 4)
+            for _ in range(steps):
+                x = step_fn(model(x), x)
+            return x
+
+        def main():
+            scheduler = Scheduler()
+            model = torch.nn.Linear(4, 4)
+            step_fn = torch.compile(scheduler.step)
+            with torch.no_grad():
+                sample(model, scheduler, step_fn, 4)
+                sample(model, scheduler, step_fn, 4)
+    """, "main()")]
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
@@ -388,21 +448,43 @@ class StateSetBetweenCalls(SiteBookkeeping):
         if here is None or not isinstance(target.value, cst.Name) or target.value.value == "self":
             return None
         obj = target.value.value
-        made = [c for c in ix.built(obj, here) if c in ix.classes]
+        read = f"self.{target.attr.value}"
         for what in here.compiled.values():
             head, _, method = what.partition(".")
-            entry = f"{made[0]}.{method}" if len(made) == 1 and head == obj else None
-            if entry in ix.functions and self.guard_span(entry, f"self.{target.attr.value}", at_entry=False):
-                return entry, f"self.{target.attr.value}"
+            made = self._classes_of(obj, here, method) if head == obj else []
+            entry = f"{made[0]}.{method}" if len(made) == 1 else None
+            if entry in ix.functions and self.guard_span(entry, read, at_entry=False):
+                return entry, read
+        for entry in self._handed_entries(here):    # `step_fn(...)`: a parameter holding `obj.step` compiled
+            cls, _, method = entry.partition(".")
+            if self._classes_of(obj, here, method) == [cls] and self.guard_span(entry, read, at_entry=False):
+                return entry, read
         return None
+
+    def _classes_of(self, obj: str, here, method: str) -> List[str]:
+        """The file's classes with a method `method` that `obj` is built from in the function `here` (or at the
+        top level), or that the callers pass it as an instance of, when it is a parameter (`sample(model,
+        scheduler, ...)`)."""
+        ix, project = self.ctx.index, self.ctx.project
+        made = [c for c in ix.built(obj, here) if c in ix.classes]
+        if not made and here is not None and obj in here.params and project is not None:
+            held = held_by_name(project, ix, here, obj)     # (`DDIMScheduler(DDIMConfig())` holds both)
+            made = [c for c in ix.classes if ix.qualify(c) in held]
+        return having(ix, made, method)
+
+    def _handed_entries(self, here) -> List[str]:
+        """The compiled entries that the parameters of the function `here` which it calls hold (every caller
+        passes the same compiled callable: `handed.compiled_parameter`)."""
+        return [e for c in here.calls if c.kind == "name" and c.target in here.params
+                for e in [compiled_parameter(self, c.target)] if e]
 
     def _bound_setter(self, node: cst.Call, func: cst.Attribute) -> None:
         """`buffer.add(...)` between two calls of a compiled method of `buffer` (`sample = torch.compile(
         buffer.sample)`), where `add`, a method of its class, assigns a Python number to an attribute that the
         compiled method reads (`self.size = min(self.size + 1, self.capacity)`): guarded at that read."""
         ix = self.ctx.index
-        made = [c for c in ix.built(func.value.value, ix.functions.get(self.ctx.qualname or ""))
-                if c in ix.classes] if isinstance(func.value, cst.Name) and ix is not None else []
+        made = self._classes_of(func.value.value, ix.functions.get(self.ctx.qualname or ""), func.attr.value) \
+            if isinstance(func.value, cst.Name) and ix is not None else []
         setter = ix.functions.get(f"{made[0]}.{func.attr.value}") if len(made) == 1 else None
         fdef = guard_lines.function_at(self.ctx.source or "", setter.def_line) if setter is not None else None
         info = ix.classes.get(made[0]) if made else None
@@ -417,6 +499,25 @@ class StateSetBetweenCalls(SiteBookkeeping):
                                      at_entry=False, expr=source_of(node), name=read, func=reader,
                                      effect="the next call compiles again")
                 return
+
+    def _set_for_each_run(self, node: cst.Call) -> bool:
+        """`scheduler.set_timesteps(steps)` in a function that then calls compiled code, where `steps` is a
+        parameter that the file's calls of that function give different values (`sample(..., 3)`,
+        `sample(..., 4)`): each run of the function changes the state before its compiled calls."""
+        ix = self.ctx.index
+        here = ix.functions.get(self.ctx.qualname or "") if ix is not None else None
+        if here is None or not self.ctx.qualname:
+            return False
+        line = self.ctx.position(node)[0]
+        compiled = self.compiled_names()
+        if not any(c.line > line and c.kind == "name" and (c.target in compiled or (
+                c.target in here.params and compiled_parameter(self, c.target))) for c in here.calls):
+            return False
+        for p in {a.value.value for a in node.args if isinstance(a.value, cst.Name)} & set(here.params):
+            given = passed_values(self.ctx, self.ctx.qualname, p)
+            if len({ast.dump(g) if g is not None else "" for g in given}) > 1:
+                return True
+        return False
 
     def _check_item(self, node, fn: cst.FunctionDef, target: cst.Subscript, kind: str) -> None:
         """An item of a module-level dict or list (`CONFIG["scale"] = 0.5 + step`) set between two calls:
@@ -448,7 +549,7 @@ class StateSetBetweenCalls(SiteBookkeeping):
         """`set_fast_path(True)` between two calls, where the file's `set_fast_path` assigns a global (or an
         attribute of a module-level object) that compiled code reads: the state changes there."""
         func = node.func
-        if isinstance(func, cst.Attribute) and self.between_calls(node):
+        if isinstance(func, cst.Attribute) and (self.between_calls(node) or self._set_for_each_run(node)):
             self._bound_setter(node, func)
             return
         if not isinstance(func, cst.Name) or func.value in self.compiled_names() or func.value in self.ctx.regions \
