@@ -482,6 +482,23 @@ PROBES: List[Probe] = [
         def run(i):
             m(torch.ones(2, 3))
     """, distinct=1, model="module lazy submodule"),
+    Probe("module attribute", "an attribute set by forward on its first call, tested for None", MOD + """
+
+        class M(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.scales = None
+
+            def forward(self, x):
+                if self.scales is None:
+                    self.scales = [0.5, 0.25]
+                return x * self.scales[0]
+
+        m = torch.compile(M())
+
+        def run(i):
+            m(torch.ones(2, 3))
+    """, distinct=1, model="lazily set attribute"),
     Probe("module training", "`model.train()` / `model.eval()` alternating", MOD + """
 
         model = nn.Sequential(nn.Linear(3, 3), nn.Dropout(0.1))

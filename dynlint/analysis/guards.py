@@ -26,6 +26,7 @@ BEHAVIOUR = {
     "module attribute reset each call": NEVER,  # `self.mult = 1` before `self.mult *= 2`
     "module dict cache": ONCE,                 # `self.cache[key] = ...` in forward: once per new key
     "module lazy submodule": ONCE,             # `self.proj = nn.Linear(...)` on the first forward
+    "lazily set attribute": ONCE,              # `if self.scales is None: self.scales = ...`: set by the first call
     "object int attribute": ONCE,              # a plain object's counter: a sampler's `self.step_index += 1`
     "object list attribute": EVERY_CHANGE,     # appended to in a compiled method
     "global int": EVERY_CHANGE,                # `global n; n += 1`
@@ -102,6 +103,7 @@ KIND_EFFECT = {
     "frame value attribute per instance": "each distinct value compiles the frame again",
     "values after a break": "the first new values recompile the resumed code, then they are dynamic",
     "module lazy submodule": "the call that creates it recompiles once",
+    "lazily set attribute": "the call after the one that sets it compiles again, once",
     "flag set by compiled code": "once: then both values have a graph",
     "wrapper around frames": "each wrapped function compiles it again, up to the recompile limit",
     "frame item flag it sets": "every layer's entry compiles the frame again, up to the recompile limit, after "

@@ -182,7 +182,8 @@ class ModulePythonStateMutation(TorchRule):
     code = "DYN306"
     name = "module-python-state-mutation"
     message = "`{expr}` changes a Python attribute of the {owner}: Dynamo guards on it, so {effect}"
-    fix = "Keep counters in a registered buffer (`self.register_buffer('steps', torch.tensor(0), persistent=False)`) or outside the module"
+    fix = ("Keep counters in a registered buffer (`self.register_buffer('steps', torch.tensor(0), persistent=False)`) "
+           "or outside the module; make a lazily set value in `__init__` or before the first compiled call")
     recompiles = True
     fix_safety = "unsafe"
     fix_title = "Keep an integer counter in a non-persistent buffer, registered in `__init__`"
@@ -203,8 +204,10 @@ class ModulePythonStateMutation(TorchRule):
         through a local: `tot = self.count + n` ... `self.count = tot`). Not
         reported: an attribute that `forward` or a method it calls sets afresh (`self.mult = 1`) before changing
         it. A float attribute recompiles once, then is a graph input; a bool, one graph per value; an int
-        attribute of a plain object (a sampler's step index), once, then it is dynamic. Measured per
-        kind of value in docs/guards.md.
+        attribute of a plain object (a sampler's step index), once, then it is dynamic. An attribute
+        `__init__` leaves None and the compiled code sets on its first call (`if self.scales is None:
+        self.setup_scales(...)`) is guarded at the test (`self.scales is None`): the next call compiles
+        again, once. Measured per kind of value in docs/guards.md.
     """
     INVALID = [
         Example("""
@@ -335,6 +338,24 @@ class ModulePythonStateMutation(TorchRule):
                 for _ in range(3):
                     step(0.01)
         """, "simulate()"),
+        Example("""
+            import torch
+
+            class Pool(torch.nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.scales = None
+
+                def setup_scales(self, x):
+                    self.scales = [1.0 / x.shape[-1], 0.5 / x.shape[-1]]
+
+                def forward(self, x):
+                    if self.scales is None:         # set on the first call: guarded here
+                        self.setup_scales(x)
+                    return x * self.scales[0]
+
+            model = torch.compile(Pool())
+        """, "for _ in range(3): model(torch.ones(2, 4))"),
     ]
     FIX_EXAMPLES = [FixExample("""
         import torch
@@ -569,6 +590,52 @@ class ModulePythonStateMutation(TorchRule):
                 self._report(node, self._kind(attr, node.value))
                 return
 
+    def visit_If(self, node: cst.If) -> None:
+        """A lazily set attribute: `if self.scales is None:` whose None branch sets `self.scales` (directly, or
+        through a method of the class it calls), or `if self.pe is not None and ...: return` before code that
+        sets it, `__init__` having set it to None. The first call sets it; the next fails the guard Dynamo
+        installed at the test (`self.scales is None`) and compiles again, once."""
+        if self.ctx.class_name is None or not isinstance(self.ctx.function, cst.FunctionDef):
+            return
+        for test, attr, is_none in _none_tests(node.test):
+            if not self._init_sets(attr, _NONE):
+                continue
+            if is_none:
+                where = self._sets(node.body, attr)
+            else:
+                where = self._sets(node.orelse, attr) if node.orelse is not None else None
+                if where is None and _returns(node.body):       # (the code after an early return sets it)
+                    end = self.ctx.position(node)[2]
+                    where = next((n for n in self._setters(self.ctx.function.body, attr)
+                                  if self.ctx.position(n)[0] > end), None)
+            if where is not None and not (isinstance(where, cst.Assign) and isinstance(where.value, cst.Call) and
+                                          self._builds_module(where.value)):   # (a lazy submodule: its own case)
+                line, col = self.ctx.position(where)[:2]
+                message = (f"`self.{attr}` is None until the compiled code sets it (line {line}): Dynamo guards "
+                           f"`{source_of(test)}` here, so {effect('lazily set attribute')}")
+                self.ctx.report(self, test, message, related=[(line, col, f"`self.{attr}` is set here")])
+                return
+
+    def _sets(self, block, attr: str):
+        """The first statement of `block` that sets `self.<attr>` to something other than None: an assignment,
+        or a call of a method of the class that assigns it (`self.setup_scales(...)`)."""
+        return next(iter(self._setters(block, attr)), None)
+
+    def _setters(self, block, attr: str) -> list:
+        ix, cls, lines = self.ctx.index, self.ctx.class_name, (self.ctx.source or "").splitlines()
+        assigned = re.compile(rf"\bself\.{re.escape(attr)}\s*(?::[^=]+)?=(?!=)\s*(?!None\b)\S")
+        out = []
+        for n in descendants(block):
+            if isinstance(n, cst.Assign) and any(isinstance(t.target, cst.Attribute) and
+                                                 t.target.attr.value == attr and _is_self(t.target.value)
+                                                 for t in n.targets) and not _none(n.value):
+                out.append(n)
+            elif isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) and _is_self(n.func.value):
+                info = ix.functions.get(f"{cls}.{n.func.attr.value}") if ix is not None else None
+                if info is not None and any(assigned.search(ln) for ln in lines[info.def_line:info.end]):
+                    out.append(n)
+        return out
+
     def _local_reads_attr(self, node: cst.Assign, attr: str) -> bool:
         """`self.count = tot` where the function's one binding of `tot`, before it, reads `self.count`
         (`tot = self.count + n`): the new value is made from the old one, as `self.count += n` makes it."""
@@ -601,6 +668,36 @@ def _reads_attr(node: cst.CSTNode, attr: str) -> bool:
 
 
 _DICT = re.compile(r"\{\}|dict\(\)|(collections\.)?OrderedDict\(\)")
+_NONE = re.compile(r"None")
+
+
+def _none_tests(test: cst.BaseExpression):
+    """(comparison, attribute, is-None) for each `self.<attr> is None` / `is not None` that an `if` tests, alone
+    or as an operand of `and`/`or`."""
+    stack = [test]
+    while stack:
+        e = stack.pop()
+        if isinstance(e, cst.BooleanOperation):
+            stack += [e.right, e.left]
+        elif isinstance(e, cst.Comparison) and len(e.comparisons) == 1 and isinstance(e.left, cst.Attribute) and \
+                _is_self(e.left.value) and _none(e.comparisons[0].comparator) and \
+                isinstance(e.comparisons[0].operator, (cst.Is, cst.IsNot)):
+            yield e, e.left.attr.value, isinstance(e.comparisons[0].operator, cst.Is)
+
+
+def _is_self(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.Name) and node.value == "self"
+
+
+def _none(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.Name) and node.value == "None"
+
+
+def _returns(block) -> bool:
+    """The block only returns (`if ...: return`)."""
+    body = block.body if isinstance(block, cst.IndentedBlock) else [block]
+    return len(body) == 1 and isinstance(body[0], cst.SimpleStatementLine) and \
+        isinstance(body[0].body[0], cst.Return)
 
 
 def _conditional(line: str) -> bool:
