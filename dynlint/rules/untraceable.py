@@ -5,6 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from dynlint.analysis.dynamo_skips import NOT_SKIPPED_ON, SKIPPED_TORCH_FUNCTIONS
+from dynlint.analysis.held import held_by_attribute, held_by_name
 from dynlint.analysis.names import DISABLE, SKIPS_FRAME, strip_call
 from dynlint.analysis.regions import is_disabled
 from dynlint.analysis.tensors.kinds import TENSOR, WEAK
@@ -454,7 +455,8 @@ class RecurrentModuleCall(TorchRule):
 @register
 class UnsupportedContextManager(TorchRule):
     """Checks for `with` blocks over context managers Dynamo cannot trace: locks (`threading.Lock()`, a
-    `self.lock` built from one), `contextlib.redirect_stdout`, `tempfile.TemporaryDirectory()`."""
+    `self.lock` built from one), `contextlib.redirect_stdout`, `tempfile.TemporaryDirectory()`, and objects of
+    the project's own context-manager classes made before the traced code runs (`with self.timer:`)."""
     code = "DYN607"
     name = "unsupported-context-manager"
     message = "`with {ctx}` is a context manager Dynamo cannot trace: it " + SKIPS_FRAME
@@ -464,7 +466,10 @@ class UnsupportedContextManager(TorchRule):
         Dynamo only traces context managers it models (grad modes, autocast, `nullcontext`, user
         `@contextmanager` generators without breaks). Entering any other one fails (`Unsupported context
         manager`), and because a break inside a `with` block cannot be resumed, Dynamo gives up on the whole
-        function: it runs eagerly, with no graph at all.
+        function: it runs eagerly, with no graph at all. An object of a class of your own with `__enter__`
+        and `__exit__` (a timer, a profiling scope) is traced when the compiled code makes it (`with
+        Scope("attn"):`), but not when it existed before the call: a module-level or closure object, an
+        argument, `self.timer` built in `__init__` (measured on torch 2.13).
     """
     INVALID = [
         Example("""
@@ -491,6 +496,32 @@ class UnsupportedContextManager(TorchRule):
                     y = x * 2
                 return y + 1
         """, "guarded(torch.ones(4))"),
+        Example("""
+            import time
+
+            import torch
+
+            class Timer:
+                def __enter__(self):
+                    self.start = time.perf_counter()
+                    return self
+
+                def __exit__(self, *exc):
+                    self.elapsed = time.perf_counter() - self.start
+                    return False
+
+            class Block(torch.nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.timer = Timer()            # made before any call: Dynamo cannot enter it
+
+                def forward(self, x):
+                    with self.timer:
+                        y = x * 2
+                    return y + 1
+
+            model = torch.compile(Block())
+        """, "model(torch.ones(4))"),
     ]
     VALID = [Example("""
         import contextlib
@@ -503,6 +534,24 @@ class UnsupportedContextManager(TorchRule):
                 y = x * 2
             with contextlib.nullcontext():
                 return y + 1
+    """, "guarded(torch.ones(4))"), Example("""
+        import torch
+
+        class Scope:
+            def __init__(self, name):
+                self.name = name
+
+            def __enter__(self):
+                return self
+
+            def __exit__(self, *exc):
+                return False
+
+        @torch.compile
+        def guarded(x):
+            with Scope("double"):                   # made by the compiled code: traced
+                y = x * 2
+            return y + 1
     """, "guarded(torch.ones(4))")]
 
     CTORS = frozenset({"threading.Lock", "threading.RLock", "threading.Condition", "threading.Semaphore",
@@ -526,11 +575,36 @@ class UnsupportedContextManager(TorchRule):
                         return True
         return False
 
+    def _user_manager(self, item: cst.BaseExpression) -> bool:
+        """An instance of a project class with `__enter__` (a timer, a profiler scope) made before the traced
+        code runs: a module-level or closure object, a parameter's argument, `self.<attr>` built in
+        `__init__`. Dynamo traces `with Scope(...)` over one made in the traced code, but entering one that
+        already existed fails (measured, torch 2.13: `Unsupported context manager`)."""
+        ix, project = self.ctx.index, self.ctx.project
+        if ix is None or project is None:
+            return False
+        here = ix.functions.get(self.ctx.qualname or "")
+        if isinstance(item, cst.Name):
+            name = item.value
+            if here is not None and (name in here.instances or (self.is_local(name) and name not in here.params)):
+                return False            # made by the traced code itself
+            held = held_by_name(project, ix, here, name)
+        elif isinstance(item, cst.Attribute) and isinstance(item.value, cst.Name) and item.value.value == "self" \
+                and self.ctx.class_name:
+            held = held_by_attribute(project, ix, self.ctx.class_name, item.attr.value)
+        else:
+            return False
+        for ctor in held:
+            found = project.resolve(ix, ctor)
+            if found and found[0] == "class" and project.method(found[1][0], found[1][1].name, "__enter__"):
+                return True
+        return False
+
     def visit_WithItem(self, node: cst.WithItem) -> None:
         item = node.item
         if isinstance(item, cst.Call) and (self.call_name(item) or "") in self.CTORS:
             self.report(item, ctx=source_of(item))
-        elif self._lock_name(item):
+        elif self._lock_name(item) or self._user_manager(item):
             self.report(item, ctx=source_of(item))
 
 
