@@ -5,7 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from dynlint.analysis.regions import is_module_class
-from dynlint.analysis.tensors.kinds import TENSOR, WEAK
+from dynlint.analysis.tensors.kinds import TENSOR, VALUE
 from dynlint.analysis.tensors.syntax import keyword_arg
 from dynlint.linter.rule import Example, FixExample, register
 from dynlint.fixes.common import SAFE, Autofix, expr
@@ -369,6 +369,20 @@ class AutogradCallInCompiledCode(TorchRule):
                 (g,) = torch.autograd.grad(loss, w)
                 return g
         """, "input_grad(torch.ones(3), torch.ones(3, requires_grad=True))"),
+        Example("""
+            import torch
+
+            class Trainer:
+                def __init__(self, model, loss_fn):
+                    self.model, self.loss_fn = model, loss_fn
+                    self.training_step = torch.compile(self._training_step)
+
+                def _training_step(self, x, y):
+                    loss = self.loss_fn(self.model(x), y)   # a callable the trainer keeps
+                    loss.backward()
+                    return loss.detach()
+        """, "Trainer(torch.nn.Linear(3, 2), torch.nn.functional.mse_loss).training_step(torch.ones(4, 3), "
+             "torch.zeros(4, 2))"),
     ]
     VALID = [Example("""
         import torch
@@ -387,8 +401,16 @@ class AutogradCallInCompiledCode(TorchRule):
         name = self.call_name(node) or ""
         if name in AUTOGRAD_CALLS:
             self.report(node, call=f"{name}()")
-        elif self.method_name(node) == "backward" and self.tensors.kind(self.receiver(node)) in (TENSOR, WEAK):
+        elif self.method_name(node) == "backward" and self._tensor_receiver(self.receiver(node)):
             self.report(node, call=".backward()")
+
+    def _tensor_receiver(self, receiver) -> bool:
+        """`.backward()` is a tensor's method in traced code whatever the receiver's inferred kind (a loss from
+        a callable the object keeps, `self.loss_fn(...)`; nn.Module has none), unless the receiver is known
+        to be a Python value, is `self`, or names a class (`MyFunction.backward(ctx, g)`)."""
+        if receiver is None or self.tensors.kind(receiver) == VALUE:
+            return False
+        return not (isinstance(receiver, cst.Name) and (receiver.value == "self" or receiver.value[:1].isupper()))
 
 
 AUTOGRAD_CALLS = frozenset({"torch.autograd.grad", "torch.autograd.backward"})     # DYN315's by name
