@@ -9,6 +9,7 @@ import libcst as cst
 
 from dynlint.analysis import guard_lines
 from dynlint.analysis.guards import effect, module_int, recompiles
+from dynlint.analysis.held import held_by_attribute
 from dynlint.analysis.regions import is_module_class
 from dynlint.analysis.tensors.kinds import TENSOR, TENSORS, VALUE
 from dynlint.linter.rule import Example, FixExample, register
@@ -356,6 +357,25 @@ class ModulePythonStateMutation(TorchRule):
 
             model = torch.compile(Pool())
         """, "for _ in range(3): model(torch.ones(2, 4))"),
+        Example("""
+            import dataclasses
+
+            import torch
+
+            @dataclasses.dataclass
+            class TrainerState:
+                micro_step: int = 0
+
+            class Trainer:
+                def __init__(self):
+                    self.state = TrainerState()
+                    self.step = torch.compile(self._step)
+
+                def _step(self, x):
+                    loss = (x * 2).sum()
+                    self.state.micro_step += 1      # an attribute of an object the trainer keeps
+                    return loss
+        """, "trainer = Trainer()\nfor _ in range(3): trainer.step(torch.ones(3))"),
     ]
     FIX_EXAMPLES = [FixExample("""
         import torch
@@ -435,8 +455,22 @@ class ModulePythonStateMutation(TorchRule):
     def _in_module(self) -> bool:
         return self.ctx.analysis(in_module_class)
 
+    def _held_attr(self, node: cst.CSTNode) -> Optional[str]:
+        """`self.<holder>.<attr>`, a Python attribute of a plain object the traced object keeps (a trainer's
+        `self.state.micro_step`), not of a tensor or a submodule: `holder.attr`."""
+        ix, project, cls = self.ctx.index, self.ctx.project, self.ctx.class_name
+        if not (isinstance(node, cst.Attribute) and isinstance(node.value, cst.Attribute) and
+                _is_self(node.value.value)) or ix is None or project is None or not cls or cls not in ix.classes:
+            return None
+        holder = node.value.attr.value
+        found = [project.resolve(ix, c) for c in held_by_attribute(project, ix, cls, holder)]
+        if not found or not all(f and f[0] == "class" and not is_module_class(project, f[1][0], f[1][1].name)
+                                for f in found):
+            return None             # (a submodule's attribute, or what it holds is not known)
+        return f"{holder}.{node.attr.value}"
+
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
-        attr = self._module_attr(node.target)
+        attr = self._module_attr(node.target) or self._held_attr(node.target)
         if attr and self.tensors.kind(node.value) in (VALUE, TENSORS):     # `self.n += 1`, `self.outs += [t]`
             self._report(node, self._kind(attr, node.value))
 
@@ -471,12 +505,14 @@ class ModulePythonStateMutation(TorchRule):
             node.targets[0].target if isinstance(node, cst.Assign) and len(node.targets) == 1 else None
         if not isinstance(target, cst.Attribute) or not isinstance(self.ctx.function, cst.FunctionDef):
             return None
-        attr, line = target.attr.value, self.ctx.position(node)[0]
+        line = self.ctx.position(node)[0]
+        attr = source_of(target)[len("self."):]
         names = {attr} | self._properties_of(attr)
+        reads, last = {f"self.{n}" for n in names}, {n.rsplit(".", 1)[-1] for n in names}
         first = None
         for n in descendants(self.ctx.function.body):
-            if isinstance(n, cst.Attribute) and isinstance(n.value, cst.Name) and n.value.value == "self" and \
-                    n.attr.value in names and n is not target:
+            if isinstance(n, cst.Attribute) and n.attr.value in last and n is not target and \
+                    source_of(n) in reads:
                 at = self.ctx.position(n)[0]
                 if at < line and (first is None or at < first[0]):
                     first = (at, n)
