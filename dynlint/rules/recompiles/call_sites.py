@@ -15,7 +15,7 @@ from dynlint.linter.rule import Example, register
 from dynlint.linter.walker import children, descendants
 from dynlint.rules.common import source_of
 from dynlint.analysis import guard_lines
-from dynlint.rules.recompiles.common import SiteBookkeeping, bound_parameter, call_bindings
+from dynlint.rules.recompiles.common import SiteBookkeeping, bound_parameter, call_bindings, names_in
 
 
 def _constant(node: cst.BaseExpression) -> bool:
@@ -158,7 +158,27 @@ class ArgumentSetChangesBetweenCalls(SiteBookkeeping):
             scores(q, q)
             scores(q, q, mask)
             scores(q, q, mask=None)                 # compiled for `None` already: that graph is reused
-    """, "test_optional_mask()")]
+    """, "test_optional_mask()"), Example("""
+        import torch
+
+        class Cell(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.rnn = torch.nn.GRUCell(4, 4)
+
+            def forward(self, x, h=None):
+                if h is None:
+                    h = torch.zeros(x.shape[0], 4)
+                h = self.rnn(x, h)
+                return h * 2, h
+
+        def stream(chunks):
+            model = torch.compile(Cell())
+            h = None                                # the state the loop carries: None at the first call
+            for x in chunks:
+                out, h = model(x, h)
+            return out
+    """, "stream([torch.ones(2, 4)] * 3)")]
     VALID = [Example("""
         import torch
 
@@ -181,7 +201,26 @@ class ArgumentSetChangesBetweenCalls(SiteBookkeeping):
 
         def run(x, y):
             return stack_all([x, y]), stack_all([y, x])       # two items each time
-    """, "run(torch.ones(4), torch.zeros(4))")]
+    """, "run(torch.ones(4), torch.zeros(4))"), Example("""
+        import torch
+
+        class Cell(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.rnn = torch.nn.GRUCell(4, 4)
+
+            def forward(self, x, h):
+                h = self.rnn(x, h)
+                return h * 2, h
+
+        def stream(chunks):
+            model = torch.compile(Cell())
+            h = torch.zeros(2, 4)                   # a tensor from the first call on
+            with torch.no_grad():
+                for x in chunks:
+                    out, h = model(x, h)
+            return out
+    """, "stream([torch.ones(2, 4)] * 3)")]
 
     WHAT = {"`None`": "whether it is `None`", "list": "the length of a list", "dict": "the keys of a dict"}
 
@@ -203,6 +242,11 @@ class ArgumentSetChangesBetweenCalls(SiteBookkeeping):
             later = next((c for c in passed[1:] if _differ(c[2], passed[0][2])), None)
             if later is not None and self._report(node, callee, entry, param, later, passed[0]):
                 return
+        loops = [b for b in self.ctx.blocks if isinstance(b, (cst.For, cst.While))]
+        for arg in node.args if loops else ():
+            if not arg.star and self._none_then_carried(node, arg, callee, entry, loops[-1]):
+                return
+
 
     def _report(self, node: cst.Call, callee: str, entry: Optional[str], param: str, this_call, other_call) -> bool:
         """Report the two structures passed for `param` (each as (line, column, structure)) at the guard."""
@@ -224,6 +268,33 @@ class ArgumentSetChangesBetweenCalls(SiteBookkeeping):
                              other_line=other_line, what=what)
         return True
 
+
+    def _none_then_carried(self, node: cst.Call, arg: cst.Arg, callee: str, entry: Optional[str], loop) -> bool:
+        """A loop-carried state that starts as None: `h = None` before the loop, `out, h = model(x, h)` (or any
+        other value) in it. The first call gets None, the next a value: Dynamo guarded `h is None` where the
+        compiled code first reads it, and compiles again, once (measured, torch 2.13: an RNN cell's hidden
+        state, a decoder's cache). True when reported."""
+        value = arg.value
+        fn = next((f for f in reversed(self.ctx.functions) if isinstance(f, cst.FunctionDef)), None)
+        if not isinstance(value, cst.Name) or fn is None or entry is None:
+            return False
+        name, start = value.value, self.ctx.position(loop)[0]
+        before = [n for n in descendants(fn.body) if isinstance(n, cst.Assign) and self.ctx.position(n)[0] < start
+                  and any(isinstance(t.target, cst.Name) and t.target.value == name for t in n.targets)]
+        inside = [n for n in descendants(loop.body) if isinstance(n, cst.Assign) and
+                  any(name in names_in(t.target) for t in n.targets)]
+        if not before or not _is_none(before[-1].value) or not inside or any(_is_none(n.value) for n in inside):
+            return False
+        info = self.ctx.index.functions.get(entry) if self.ctx.index is not None else None
+        param = bound_parameter(info, node, arg) if info is not None else None
+        if param is None or not self.reads(entry, param):
+            return False
+        line = self.ctx.position(inside[0])[0]
+        self.report_at_guard(value, entry, param, f"`{name}` is None at the first call, then what line {line} "
+                                                  f"assigns", message=(
+            f"compiled `{callee}` gets `{name}`, `None` at the loop's first call and a value at the next ones (the "
+            f"loop carries it): Dynamo guards on whether it is `None`, so the second call compiles again"))
+        return True
 
     def _kwargs_of(self, entry: str) -> Optional[str]:
         """The name of the `**kwargs` parameter of the file's function `entry`, if it has one."""
@@ -530,3 +601,7 @@ def binds(node: cst.CSTNode, name: str) -> bool:
     local)."""
     return any(isinstance(n, cst.Assign) and any(isinstance(t.target, cst.Name) and t.target.value == name
                                                  for t in n.targets) for n in descendants(node))
+
+
+def _is_none(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.Name) and node.value == "None"
