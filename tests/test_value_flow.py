@@ -882,3 +882,36 @@ def main():
     assert sorted((f.line, f.code) for f in api.check_source(src).findings) == [(6, "DYN207"), (7, "DYN207")]
     assert {6, 7} <= broken_lines(tmp_path, src, "main()")
     assert 8 not in broken_lines(tmp_path, src, "main()")
+
+
+PYTHON_AFTER_BREAK = '''import torch
+
+
+@torch.compile
+def accuracy(pred, labels):
+    correct = int((pred == labels).sum())
+    return 100.0 * correct / len(labels)
+
+
+def run():
+    accuracy(torch.tensor([1, 2, 3]), torch.tensor([1, 2, 0]))
+    accuracy(torch.tensor([1, 2, 3]), torch.tensor([1, 0, 0]))
+'''
+
+
+@pytest.mark.dynamo
+def test_a_value_made_at_a_break_is_not_guarded_where_the_resumed_code_does_no_tensor_work(tmp_path):
+    """Dynamo keeps the frame it resumes after a break, and its guards, only where that frame has a graph: a
+    resumed `return 100.0 * correct / n` is Python alone, so the new `correct` of the second call recompiles
+    nothing (DYN510 stays silent); one tensor operation after the break (`* pred.float().mean()`) makes a
+    graph, and the value is guarded at its first computation."""
+    from dynlint.compiler import harness
+    for src, guarded in ((PYTHON_AFTER_BREAK, set()), (PYTHON_AFTER_BREAK.replace(
+            "/ len(labels)", "/ len(labels) * pred.float().mean()"), {7})):
+        path = tmp_path / "m.py"
+        path.write_text(src)
+        obs = harness.observe(str(path), ["run()"])
+        assert obs.error is None, obs.error
+        assert {f.line for r in obs.recompiles for f in r.failures[:1]} == guarded
+        found = {f.line for f in api.check_source(src).findings if f.code == "DYN510"}
+        assert found == guarded

@@ -634,7 +634,7 @@ class ModulePythonStateMutation(TorchRule):
         if self.ctx.class_name is None or not isinstance(self.ctx.function, cst.FunctionDef):
             return
         for test, attr, is_none in _none_tests(node.test):
-            if not self._init_sets(attr, _NONE):
+            if not self._init_sets(attr, _NONE) or self._init_fills(attr):
                 continue
             if is_none:
                 where = self._sets(node.body, attr)
@@ -644,13 +644,28 @@ class ModulePythonStateMutation(TorchRule):
                     end = self.ctx.position(node)[2]
                     where = next((n for n in self._setters(self.ctx.function.body, attr)
                                   if self.ctx.position(n)[0] > end), None)
-            if where is not None and not (isinstance(where, cst.Assign) and isinstance(where.value, cst.Call) and
-                                          self._builds_module(where.value)):   # (a lazy submodule: its own case)
+            if where is not None and not (isinstance(where, cst.Assign) and isinstance(where.value, cst.Call) and (
+                    self._builds_module(where.value) or self.call_name(where.value) == "torch.nn.Parameter")):
+                # (a lazy submodule or parameter: Dynamo guards the module's own state, at no line)
                 line, col = self.ctx.position(where)[:2]
                 message = (f"`self.{attr}` is None until the compiled code sets it (line {line}): Dynamo guards "
                            f"`{source_of(test)}` here, so {effect('lazily set attribute')}")
                 self.ctx.report(self, test, message, related=[(line, col, f"`self.{attr}` is set here")])
                 return
+
+    def _init_fills(self, attr: str) -> bool:
+        """`__init__` sets `self.<attr>` to a value after all: it calls a method of the class that does
+        (`self.pe = None` then `self.extend_pe(...)`), or assigns it again."""
+        ix, cls = self.ctx.index, self.ctx.class_name
+        info = ix.functions.get(f"{cls}.__init__") if ix is not None and cls else None
+        if info is None:
+            return False
+        lines = (self.ctx.source or "").splitlines()
+        setters = {q.rsplit(".", 1)[1] for q, f in ix.functions.items() if f.cls == cls and q != f"{cls}.__init__"
+                   and any(_setting(attr).search(ln) for ln in lines[f.def_line:f.end])}
+        body = lines[info.def_line:info.end]
+        return any(_setting(attr).search(ln) for ln in body) or \
+            any(f"self.{m}(" in ln for m in setters for ln in body)
 
     def _sets(self, block, attr: str):
         """The first statement of `block` that sets `self.<attr>` to something other than None: an assignment,
@@ -659,7 +674,7 @@ class ModulePythonStateMutation(TorchRule):
 
     def _setters(self, block, attr: str) -> list:
         ix, cls, lines = self.ctx.index, self.ctx.class_name, (self.ctx.source or "").splitlines()
-        assigned = re.compile(rf"\bself\.{re.escape(attr)}\s*(?::[^=]+)?=(?!=)\s*(?!None\b)\S")
+        assigned = _setting(attr)
         out = []
         for n in descendants(block):
             if isinstance(n, cst.Assign) and any(isinstance(t.target, cst.Attribute) and
@@ -705,6 +720,11 @@ def _reads_attr(node: cst.CSTNode, attr: str) -> bool:
 
 _DICT = re.compile(r"\{\}|dict\(\)|(collections\.)?OrderedDict\(\)")
 _NONE = re.compile(r"None")
+
+
+def _setting(attr: str) -> "re.Pattern":
+    """`self.<attr> = <something other than None>` on a line."""
+    return re.compile(rf"\bself\.{re.escape(attr)}\s*(?::[^=]+)?=(?!=)\s*(?!None\b)\S")
 
 
 def _none_tests(test: cst.BaseExpression):
