@@ -915,3 +915,33 @@ def test_a_value_made_at_a_break_is_not_guarded_where_the_resumed_code_does_no_t
         assert {f.line for r in obs.recompiles for f in r.failures[:1]} == guarded
         found = {f.line for f in api.check_source(src).findings if f.code == "DYN510"}
         assert found == guarded
+
+
+BREAK_IN_A_LOOP = '''import torch
+
+
+@torch.compile
+def scaled(x, counts):
+    for c in counts:
+        n = int(c)
+        x = x * (n + 1)
+    return x
+
+
+def run():
+    scaled(torch.ones(3), torch.tensor([1, 2]))
+    scaled(torch.ones(3), torch.tensor([3, 4]))
+'''
+
+
+@pytest.mark.dynamo
+def test_a_value_made_at_a_break_in_a_loop_is_not_guarded(tmp_path):
+    """A break inside a loop makes Dynamo skip the whole frame, which then runs eagerly: the values made
+    there are guarded nowhere (the second call's new counts recompile nothing) and DYN510 stays silent."""
+    from dynlint.compiler import harness
+    path = tmp_path / "m.py"
+    path.write_text(BREAK_IN_A_LOOP)
+    obs = harness.observe(str(path), ["run()"])
+    assert obs.error is None, obs.error
+    assert obs.recompiles == [] and {b.reported_line for b in obs.breaks} == {7}
+    assert [f.line for f in api.check_source(BREAK_IN_A_LOOP).findings if f.code == "DYN510"] == []

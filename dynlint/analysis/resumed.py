@@ -38,7 +38,7 @@ def resumed_guards(findings: Sequence[Finding], breaks: Sequence[Finding],
             continue
         lines = sorted({ln for ln in by_path[f.path] if fn.lineno < ln <= (fn.end_lineno or 0)})
         for line in (ln for ln in lines if ln >= f.line):      # (a break in the guarded statement too)
-            if not all(_resumes_after(fn, later) for later in lines if later >= line):
+            if not all(resumes_after(fn, later) for later in lines if later >= line):
                 break           # (a break in a loop further down skips the resumed frame: no guards at all)
             read = guard_lines.guard_read(source, fn, f.guard[1], after=line)
             if read is not None and read[0] != f.line:
@@ -51,7 +51,7 @@ def resumed_guards(findings: Sequence[Finding], breaks: Sequence[Finding],
     return out
 
 
-def _resumes_after(fn: ast.AST, line: int) -> bool:
+def resumes_after(fn: ast.AST, line: int) -> bool:
     """Does a break at `line` of `fn` leave code for Dynamo to resume in `fn`'s frame: the line is in `fn`'s own
     statements, not in a loop of it nor in a function or class nested in it?"""
     def inside(node: ast.AST) -> bool:

@@ -6,9 +6,11 @@ from typing import Optional, Set
 
 import libcst as cst
 
+from dynlint.analysis import guard_lines
 from dynlint.analysis.frames import BUILTINS
 from dynlint.analysis.guards import effect
 from dynlint.analysis.regions import AUTOGRAD_FUNCTION
+from dynlint.analysis.resumed import resumes_after
 from dynlint.analysis.tensors import TENSOR, WEAK
 from dynlint.analysis.tensors.kinds import TENSORS
 from dynlint.linter.rule import Example, register
@@ -187,6 +189,14 @@ class HostValueGuardedAfterBreak(ResumedWork):
         self.made: dict = {}        # (function, name) -> line of `name = <host value>`
         self.read: dict = {}        # (function, name) -> the first later read
 
+    def _resumed(self, qualname: str, line: int) -> bool:
+        """Dynamo resumes the function after a break at `line`: not one in a loop of it (a break in a loop
+        skips the whole frame, which then runs eagerly with no guards), `analysis.resumed`."""
+        ix = self.ctx.index
+        info = ix.functions.get(qualname) if ix is not None else None
+        fn = guard_lines.function_at(self.ctx.source or "", info.def_line) if info is not None else None
+        return fn is None or resumes_after(fn, line)
+
     def _resumable(self) -> bool:
         """Dynamo resumes after a break in the frame it compiles, but not inside an `autograd.Function`'s
         `forward`: a break there runs the whole `apply` eagerly, and nothing after it is traced."""
@@ -230,7 +240,8 @@ class HostValueGuardedAfterBreak(ResumedWork):
     def finish(self, findings) -> None:
         breaks = {f.line for f in findings if f.code in HOST_VALUES + NUMBER_BREAKS}
         for key, node in self.read.items():
-            if node is not None and self.made[key] in breaks and self.works_after(key[0], self.made[key]):
+            if node is not None and self.made[key] in breaks and self.works_after(key[0], self.made[key]) and \
+                    self._resumed(key[0], self.made[key]):
                 self.ctx.report(self, node, self.format_message(name=key[1], line=self.made[key],
                                                                 effect=effect("values after a break")), ())
 
