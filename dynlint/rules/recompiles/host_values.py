@@ -97,10 +97,14 @@ class ResumedWork(TorchRule):
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
-        self.work: dict = {}        # function -> lines with tensor work
+        self.made: dict = {}        # (function, name) -> line of `name = <host value>`
+        self.work: dict = {}        # function -> lines with tensor work after its first host value
 
     def _work(self, node) -> None:
-        if self.tensors.kind(node) in (TENSOR, WEAK, TENSORS):
+        # (asked only where a host value was made above: the kinds of every traced node would cost more than
+        # the rest of the pass)
+        if self.made and any(k[0] == self.ctx.qualname for k in self.made) and \
+                self.tensors.kind(node) in (TENSOR, WEAK, TENSORS):
             self.work.setdefault(self.ctx.qualname, set()).add(self.ctx.position(node)[0])
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -186,7 +190,6 @@ class HostValueGuardedAfterBreak(ResumedWork):
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
-        self.made: dict = {}        # (function, name) -> line of `name = <host value>`
         self.read: dict = {}        # (function, name) -> the first later read
 
     def _resumed(self, qualname: str, line: int) -> bool:
