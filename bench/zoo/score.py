@@ -4,6 +4,7 @@
     python bench/zoo/score.py --library timm     # one library (--results FILE: any results files)
     python bench/zoo/score.py --list misses      # also list each missed break site (or: false-alarms, all)
     python bench/zoo/score.py --write docs/accuracy.md
+    python bench/zoo/score.py --findings DIR     # score reports already made (DIR/<library>.json)
 
 Needs no torch: the labels come from the results files of bench/zoo/collect.py (the newest of each library),
 the sources from the wheel of the same release (`pip download --no-deps`, unpacked once into bench/.data/),
@@ -461,7 +462,8 @@ def main():
     ap.add_argument("--results", action="append", help="a zoo results file (repeatable; default: the newest of "
                     "each library under bench/zoo/results/)")
     ap.add_argument("--library", help="score this library only")
-    ap.add_argument("--findings", help="a dynlint JSON report to score instead of running dynlint (one library)")
+    ap.add_argument("--findings", help="a dynlint JSON report to score instead of running dynlint (one library), "
+                    "or a folder of them, LIBRARY.json each")
     ap.add_argument("--list", choices=("misses", "false-alarms", "all"), help="also list these")
     ap.add_argument("--write", metavar="DOC", help="put the tables in this markdown file (between zoo markers)")
     args = ap.parse_args()
@@ -471,7 +473,8 @@ def main():
         header, _, library = read_results(path)
         trees[library] = tree = ensure_tree(library, header[library])
         if args.findings:
-            report = json.loads(Path(args.findings).read_text())
+            given = Path(args.findings)
+            report = json.loads((given / f"{library}.json" if given.is_dir() else given).read_text())
         else:
             with tempfile.TemporaryDirectory() as tmp:
                 report = run_dynlint(tree, library, Path(tmp) / "report.json")
