@@ -81,3 +81,66 @@ def test_a_break_in_the_statement_that_reads_it_first(tmp_path):
     assert obs.error is None
     guarded = {g.line for r in obs.recompiles for g in r.failures if g.guard == "i == 0"}
     assert guarded == {first, again}
+
+
+PYTHON_AFTER_BREAK = '''import torch
+
+
+@torch.compile
+def accuracy(pred, labels):
+    correct = int((pred == labels).sum())
+    return 100.0 * correct / len(labels)
+
+
+def run():
+    accuracy(torch.tensor([1, 2, 3]), torch.tensor([1, 2, 0]))
+    accuracy(torch.tensor([1, 2, 3]), torch.tensor([1, 0, 0]))
+'''
+
+
+@pytest.mark.dynamo
+def test_a_value_made_at_a_break_is_not_guarded_where_the_resumed_code_does_no_tensor_work(tmp_path):
+    """Dynamo keeps the frame it resumes after a break, and its guards, only where that frame has a graph: a
+    resumed `return 100.0 * correct / n` is Python alone, so the new `correct` of the second call recompiles
+    nothing (DYN510 stays silent); one tensor operation after the break (`* pred.float().mean()`) makes a
+    graph, and the value is guarded at its first computation."""
+    from dynlint.compiler import harness
+    for src, guarded in ((PYTHON_AFTER_BREAK, set()), (PYTHON_AFTER_BREAK.replace(
+            "/ len(labels)", "/ len(labels) * pred.float().mean()"), {7})):
+        path = tmp_path / "m.py"
+        path.write_text(src)
+        obs = harness.observe(str(path), ["run()"])
+        assert obs.error is None, obs.error
+        assert {f.line for r in obs.recompiles for f in r.failures[:1]} == guarded
+        found = {f.line for f in check_source(src).findings if f.code == "DYN510"}
+        assert found == guarded
+
+
+BREAK_IN_A_LOOP = '''import torch
+
+
+@torch.compile
+def scaled(x, counts):
+    for c in counts:
+        n = int(c)
+        x = x * (n + 1)
+    return x
+
+
+def run():
+    scaled(torch.ones(3), torch.tensor([1, 2]))
+    scaled(torch.ones(3), torch.tensor([3, 4]))
+'''
+
+
+@pytest.mark.dynamo
+def test_a_value_made_at_a_break_in_a_loop_is_not_guarded(tmp_path):
+    """A break inside a loop makes Dynamo skip the whole frame, which then runs eagerly: the values made
+    there are guarded nowhere (the second call's new counts recompile nothing) and DYN510 stays silent."""
+    from dynlint.compiler import harness
+    path = tmp_path / "m.py"
+    path.write_text(BREAK_IN_A_LOOP)
+    obs = harness.observe(str(path), ["run()"])
+    assert obs.error is None, obs.error
+    assert obs.recompiles == [] and {b.reported_line for b in obs.breaks} == {7}
+    assert [f.line for f in check_source(BREAK_IN_A_LOOP).findings if f.code == "DYN510"] == []

@@ -396,6 +396,8 @@ class SiteBookkeeping(TorchRule):
                 return method
             if isinstance(arg, ast.Call) and inner in ix.classes and f"{inner}.forward" in ix.functions:
                 return f"{inner}.forward"       # `torch.compile(Model(cfg))`
+            if isinstance(arg, ast.Call) and inner in ix.classes and f"{inner}.__call__" in ix.functions:
+                return f"{inner}.__call__"      # a callable object (not a module): its `__call__` is the frame
             name = inner or name
         for path, info in self.module_classes(name):
             if path == self.ctx.path and f"{info.name}.forward" in ix.functions:

@@ -14,7 +14,7 @@ from dynlint.analysis.guards import effect, recompiles
 from dynlint.analysis.held import held_by_name
 from dynlint.analysis.regions import is_module_class
 from dynlint.linter.rule import Example, register
-from dynlint.linter.walker import descendants
+from dynlint.linter.walker import descendants, dotted
 from dynlint.rules.common import source_of
 from dynlint.rules.recompiles.call_sites import binds
 from dynlint.rules.recompiles.common import SiteBookkeeping, float_expr, parameter_names
@@ -429,7 +429,7 @@ class StateSetBetweenCalls(SiteBookkeeping):
             return None
         for instance, holder in holders:
             entry = self.compiled_entry(instance) if instance in self.compiled_names() else None
-            cls = entry.split(".")[0] if entry and entry.endswith(".forward") else None
+            cls = entry.split(".")[0] if entry and entry.endswith((".forward", ".__call__")) else None
             if cls is None or holder == "self":
                 continue
             info = ix.classes.get(cls)
@@ -618,15 +618,20 @@ def _handed_to(fn: cst.FunctionDef, name: str, ix) -> List[Tuple[str, str]]:
     keeps that argument of its `__init__` as `self.<attribute>`."""
     out = []
     for n in descendants(fn):
-        if not (isinstance(n, cst.Assign) and len(n.targets) == 1 and isinstance(n.targets[0].target, cst.Name) and
-                isinstance(n.value, cst.Call) and isinstance(n.value.func, cst.Name)):
+        if not (isinstance(n, cst.Assign) and len(n.targets) == 1 and isinstance(n.targets[0].target, cst.Name)):
             continue
-        cls = ix.classes.get(n.value.func.value)
+        value = n.value
+        if isinstance(value, cst.Call) and value.args and isinstance(value.args[0].value, cst.Call) and \
+                ix.qualify(dotted(value.func) or "") == "torch.compile":
+            value = value.args[0].value         # `post = torch.compile(PostProcessor(cfg))`
+        if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Name)):
+            continue
+        cls = ix.classes.get(value.func.value)
         init = ix.functions.get(f"{cls.name}.__init__") if cls is not None else None
         if init is None:
             continue
         params = init.params[1:]
-        for i, arg in enumerate(a for a in n.value.args if not a.star):
+        for i, arg in enumerate(a for a in value.args if not a.star):
             if isinstance(arg.value, cst.Name) and arg.value.value == name:
                 param = arg.keyword.value if arg.keyword else params[i] if i < len(params) else None
                 out += [(n.targets[0].target.value, attr) for attr, p in cls.param_attrs.items() if p == param]

@@ -1,0 +1,46 @@
+"""Callables compiled in the forms users write, and the state they read, under real Dynamo: the finding
+stands at the line the guard that fails names."""
+import pytest
+
+from dynlint.api import check_source
+
+CALLABLE_OBJECT = '''import torch
+
+
+class Config:
+    def __init__(self):
+        self.threshold = 0.0
+
+
+class PostProcessor:
+    def __init__(self, cfg):
+        self.cfg = cfg
+
+    def __call__(self, logits):
+        labels = logits.argmax(1)
+        if self.cfg.threshold > 0:
+            labels = torch.where(logits.max(1).values >= self.cfg.threshold, labels, -1)
+        return labels
+
+
+def main():
+    cfg = Config()
+    post = torch.compile(PostProcessor(cfg))
+    for step in range(3):
+        post(torch.randn(2, 3, 4))
+        cfg.threshold = 0.1 + step
+'''
+
+
+@pytest.mark.dynamo
+def test_a_compiled_callable_object_guards_the_config_it_keeps(tmp_path):
+    """`torch.compile(PostProcessor(cfg))` compiles the object's `__call__` (not an nn.Module: no `forward`);
+    it keeps `cfg`, and the loop's `cfg.threshold = ...` fails the guard at the read in `__call__`."""
+    from dynlint.compiler import harness
+    path = tmp_path / "m.py"
+    path.write_text(CALLABLE_OBJECT)
+    obs = harness.observe(str(path), ["main()"])
+    assert obs.error is None, obs.error
+    assert {f.line for r in obs.recompiles for f in r.failures[:1]} == {15}
+    found = [(f.line, f.code, f.related[0][1]) for f in check_source(CALLABLE_OBJECT).findings]
+    assert found == [(15, "DYN514", 25)]
