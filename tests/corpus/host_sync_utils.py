@@ -48,7 +48,7 @@ class Normalizer(nn.Module):
         scale = 1.0 / math.sqrt(n)  # ok
         total = float(x.sum())  # expect: DYN202
         self.count += n  # ok
-        return x * scale / (abs(total) + 1.0), n
+        return x * scale / (abs(total) + 1.0), n  # expect: DYN510
 
 
 def __dynlint_calls__():
@@ -59,3 +59,4 @@ def __dynlint_calls__():
     torch.compile(InputChecks())(torch.randn(3), torch.tensor([1, 0, 1]))
     norm = torch.compile(Normalizer())
     norm(torch.randn(3))
+    norm(torch.randn(3) + 1.0)          # another total: the resumed code's guard fails

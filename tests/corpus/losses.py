@@ -45,7 +45,7 @@ class FocalLoss(nn.Module):
         p_t = p * target + (1 - p) * (1 - target)
         loss = ce * (1 - p_t) ** self.gamma
         n_pos = int(target.sum())  # expect: DYN202
-        return loss.sum() / max(n_pos, 1)
+        return loss.sum() / max(n_pos, 1)  # expect: DYN510
 
 
 def contrastive_loss(a, b, temperature: float = 0.1):
@@ -67,5 +67,7 @@ def __dynlint_calls__():
     labels = torch.tensor([1, -100, 3, 0, -100, 2])
     torch.compile(MaskedCrossEntropy(smoothing=0.1))(logits, labels)
     torch.compile(FilteredCrossEntropy())(logits, labels)
-    torch.compile(FocalLoss())(torch.randn(4), torch.tensor([1.0, 0.0, 1.0, 0.0]))
+    focal = torch.compile(FocalLoss())
+    focal(torch.randn(4), torch.tensor([1.0, 0.0, 1.0, 0.0]))
+    focal(torch.randn(4), torch.tensor([1.0, 1.0, 1.0, 0.0]))  # another count of positives
     compiled_contrastive(torch.randn(4, 8), torch.randn(4, 8))

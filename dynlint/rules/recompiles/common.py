@@ -265,6 +265,13 @@ def _compiled_branch(value: ast.expr) -> Optional[ast.Call]:
                  (guard_lines.dotted(v.func) or "").split(".")[-1] == "compile"), None)
 
 
+def _called_method(ix, cls: Optional[str]) -> Optional[str]:
+    """The method that calling an instance of the file's class `cls` runs as the compiled frame: its `forward`
+    (an nn.Module), else its `__call__` (a callable object compiled whole)."""
+    return next((f"{cls}.{m}" for m in ("forward", "__call__") if cls in ix.classes and f"{cls}.{m}" in ix.functions),
+                None)
+
+
 def _decorated_compile(ix, qualname: str) -> bool:
     """The file's function `qualname` is decorated with `torch.compile` (or `torch.compile(...)`)."""
     info = ix.functions.get(qualname)
@@ -394,10 +401,9 @@ class SiteBookkeeping(TorchRule):
             method = self._bound_method(here, inner or "")
             if method is not None:
                 return method
-            if isinstance(arg, ast.Call) and inner in ix.classes and f"{inner}.forward" in ix.functions:
-                return f"{inner}.forward"       # `torch.compile(Model(cfg))`
-            if isinstance(arg, ast.Call) and inner in ix.classes and f"{inner}.__call__" in ix.functions:
-                return f"{inner}.__call__"      # a callable object (not a module): its `__call__` is the frame
+            called = _called_method(ix, inner) if isinstance(arg, ast.Call) else None
+            if called is not None:
+                return called                   # `torch.compile(Model(cfg))`, a callable object's `__call__`
             name = inner or name
         for path, info in self.module_classes(name):
             if path == self.ctx.path and f"{info.name}.forward" in ix.functions:

@@ -634,7 +634,7 @@ class ModulePythonStateMutation(TorchRule):
         if self.ctx.class_name is None or not isinstance(self.ctx.function, cst.FunctionDef):
             return
         for test, attr, is_none in _none_tests(node.test):
-            if not self._init_sets(attr, _NONE) or self._init_fills(attr):
+            if not self._init_sets(attr, _NONE) or self._init_fills(attr) or self._counted(attr):
                 continue
             if is_none:
                 where = self._sets(node.body, attr)
@@ -652,6 +652,13 @@ class ModulePythonStateMutation(TorchRule):
                            f"`{source_of(test)}` here, so {effect('lazily set attribute')}")
                 self.ctx.report(self, test, message, related=[(line, col, f"`self.{attr}` is set here")])
                 return
+
+    def _counted(self, attr: str) -> bool:
+        """The function also changes `self.<attr>` from its old value (`self.index += 1`): the counter's
+        finding stands at this same first read."""
+        return any(isinstance(n, cst.AugAssign) and isinstance(n.target, cst.Attribute) and
+                   n.target.attr.value == attr and _is_self(n.target.value)
+                   for n in descendants(self.ctx.function.body))
 
     def _init_fills(self, attr: str) -> bool:
         """`__init__` sets `self.<attr>` to a value after all: it calls a method of the class that does
