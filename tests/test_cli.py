@@ -601,8 +601,11 @@ def test_watch_checks_again_when_a_file_changes_until_ctrl_c(tmp_path):
     import queue
     import threading
 
+    # (SIGINT at its default in the child: a test run started as a background job inherits it ignored, and a
+    # Python started so never turns Ctrl-C into KeyboardInterrupt)
     proc = subprocess.Popen([sys.executable, "-m", "dynlint", "check", ".", "--watch", "-q"], cwd=tmp_path,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     lines: "queue.Queue[str]" = queue.Queue()
     threading.Thread(target=lambda: [lines.put(line) for line in proc.stdout], daemon=True).start()
     seen = []
