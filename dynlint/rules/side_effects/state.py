@@ -498,6 +498,22 @@ class ModulePythonStateMutation(TorchRule):
         self.report(node, expr=source_of(node), effect=effect(kind),
                     owner="object" if kind.startswith("object") else "module")
 
+    def _report_cache(self, node: cst.Assign, cache: cst.Attribute) -> None:
+        """`self._cache[key] = y`, a dict `__init__` made, filled by the compiled method: Dynamo guards the dict's
+        keys at the method's first read of it (`if key in self._cache:`; the store itself when nothing reads it
+        before), and the next call, which finds the new key, fails that guard (measured)."""
+        ix = self.ctx.index
+        info = ix.functions.get(self.ctx.qualname) if ix is not None else None
+        fn = guard_lines.function_at(self.ctx.source or "", info.def_line) if info is not None else None
+        span = guard_lines.guard_read(self.ctx.source or "", fn, source_of(cache)) if fn is not None else None
+        line, col = self.ctx.position(node)[:2]
+        if span is None or span[0] == line or self.in_untraced_function() or self.dead_under_dynamo(node):
+            self._report(node, "module dict cache")
+            return
+        message = (f"`{source_of(cache)}` is filled at line {line} (`{source_of(node)}`) and Dynamo guards its keys "
+                   f"here, where the compiled code first reads it: {effect('module dict cache')}")
+        self.ctx.report(self, node, message, at=span, related=[(line, col, f"`{source_of(cache)}` gains a key here")])
+
     def _read_before(self, node) -> Optional[cst.Attribute]:
         """The first read of the changed `self.<attr>` in the compiled method, before the change (directly, or
         through a property of the class that returns it: a sampler's `self.step_index`)."""
@@ -612,7 +628,7 @@ class ModulePythonStateMutation(TorchRule):
             target = t.target
             if isinstance(target, cst.Subscript) and self._module_attr(target.value) and \
                     self._init_sets(target.value.attr.value, _DICT):
-                self._report(node, "module dict cache")        # a cache filled by forward: once per new key
+                self._report_cache(node, target.value)          # a cache filled by forward: once per new key
                 return
             if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and \
                     target.value.value == "self" and self._in_module() and isinstance(node.value, cst.Call) and \
