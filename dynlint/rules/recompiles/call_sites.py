@@ -15,6 +15,7 @@ from dynlint.linter.rule import Example, register
 from dynlint.linter.walker import children, descendants
 from dynlint.rules.common import source_of
 from dynlint.analysis import guard_lines
+from dynlint.rules.recompiles.caches import ANY, key_of, key_reads
 from dynlint.rules.recompiles.common import SiteBookkeeping, bound_parameter, call_bindings, names_in
 
 
@@ -46,6 +47,32 @@ def _differ(a: str, b: str) -> bool:
     constants are compared by DYN508."""
     kinds = {a, b}
     return a != b and ("`None`" in kinds or not kinds & {"a value", "a constant"})
+
+
+def _keys(structure: str) -> frozenset:
+    """The keys a `_structure` of a dict display names (none for anything else)."""
+    if structure.startswith("a dict with keys "):
+        try:
+            return frozenset(ast.literal_eval(f"({structure[len('a dict with keys '):]},)"))
+        except (ValueError, SyntaxError):
+            return frozenset()
+    return frozenset()
+
+
+def _loop_rows(fn: ast.AST, name: str, line: int) -> List[ast.expr]:
+    """The rows of the innermost `for name in <display>` around `line` in `fn` (a list or tuple display, or a
+    name `fn` binds once to one); none when the loop runs over anything else."""
+    loops = [n for n in ast.walk(fn) if isinstance(n, ast.For) and isinstance(n.target, ast.Name) and
+             n.target.id == name and n.lineno <= line <= (n.end_lineno or n.lineno)]
+    if not loops:
+        return []
+    it = max(loops, key=lambda n: n.lineno).iter
+    if isinstance(it, ast.Name):
+        bound = [n.value for n in ast.walk(fn) if isinstance(n, ast.Assign) and
+                 any(isinstance(t, ast.Name) and t.id == it.id for t in n.targets)]
+        it = bound[0] if len(bound) == 1 else None
+    return list(it.elts) if isinstance(it, (ast.List, ast.Tuple)) and \
+        not any(isinstance(e, ast.Starred) for e in it.elts) else []
 
 
 def _structures(ctx, callee: str, entry: str, span=None) -> List[Tuple[int, int, dict]]:
@@ -246,6 +273,32 @@ class ArgumentSetChangesBetweenCalls(SiteBookkeeping):
         for arg in node.args if loops else ():
             if not arg.star and self._none_then_carried(node, arg, callee, entry, loops[-1]):
                 return
+        for arg in node.args if loops else ():
+            if not arg.star and self._rows_differ(node, arg, callee, entry):
+                return
+
+    def _rows_differ(self, node: cst.Call, arg: cst.Arg, callee: str, entry: Optional[str]) -> bool:
+        """The argument is the variable of a loop over a display of rows (`for inputs in [{"x": x}, {"x": x,
+        "mask": m}]`, or a name the function binds to one): each call gets the next row, so rows of two
+        structures (dict keys, list lengths, None or not) fail each other's guards, as two call sites would.
+        True when reported."""
+        info = self.ctx.index.functions.get(self.ctx.qualname) if self.ctx.index is not None else None
+        fn = guard_lines.function_at(self.ctx.source or "", info.def_line) if info is not None else None
+        entry_info = self.ctx.index.functions.get(entry or "") if self.ctx.index is not None else None
+        param = bound_parameter(entry_info, node, arg) if entry_info is not None else None
+        if fn is None or param is None or not isinstance(arg.value, cst.Name):
+            return False
+        rows = _loop_rows(fn, arg.value.value, self.ctx.position(node)[0])
+        found = [(e, _structure(e)) for e in rows]
+        if not found or any(s is None for _, s in found):
+            return False
+        first, kind = found[0]
+        other = next(((e, s) for e, s in found[1:] if _differ(s, kind)), None)
+        if other is None:
+            return False
+        lines = (self.ctx.source or "").splitlines()
+        at = lambda e: (e.lineno, guard_lines.column(lines, e.lineno, e.col_offset))   # noqa: E731
+        return self._report(node, callee, entry, param, (*at(other[0]), other[1]), (*at(first), kind))
 
 
     def _report(self, node: cst.Call, callee: str, entry: Optional[str], param: str, this_call, other_call) -> bool:
@@ -262,11 +315,28 @@ class ArgumentSetChangesBetweenCalls(SiteBookkeeping):
         also = [(other_line, other_col, f"{that} is passed for `{param}` here")]
         if (line, col) != self.ctx.position(node)[:2]:      # through the calling function's parameter
             also.insert(0, (line, col, f"{this} is passed for `{param}` here"))
-        self.report_at_guard(node, entry, guarded, f"`{param}` is handed to `{callee}` here"
-                             if len(also) > 1 else f"{this} is passed for `{param}` here", also=also,
-                             callee=callee, this=this, param=param, line=line, other=that,
-                             other_line=other_line, what=what)
+        changed = f"`{param}` is handed to `{callee}` here" if len(also) > 1 else f"{this} is passed for `{param}` here"
+        fmt = dict(callee=callee, this=this, param=param, line=line, other=that, other_line=other_line, what=what)
+        span = self._key_read(entry, param, _keys(this) ^ _keys(that)) if guarded else None
+        if span is not None:        # the first read of a key one dict has and the other lacks
+            here = self.ctx.position(node)[:2]
+            self.ctx.report(self, node, self.format_message(**fmt), at=span, related=[(*here, changed), *also])
+            return True
+        self.report_at_guard(node, entry, guarded, changed, also=also, **fmt)
         return True
+
+    def _key_read(self, entry: Optional[str], param: str, keys: frozenset):
+        """Where Dynamo guards a dict argument whose key sets differ by `keys` between calls: the compiled
+        function's first read that asks for one of those keys (`"mask" in inputs`, `inputs.get("mask")`) or
+        for all of them (`len(inputs)`, iteration); a read of a key both dicts have (`inputs["x"]`) guards
+        only that key (measured). None when not known here."""
+        info = self.ctx.index.functions.get(entry or "") if self.ctx.index is not None and keys else None
+        fn = guard_lines.function_at(self.ctx.source or "", info.def_line) if info is not None else None
+        for read in key_reads(fn, param) if fn is not None else ():
+            key = key_of(read)
+            if key is None or key is ANY or key in keys:
+                return guard_lines.span_of(self.ctx.source or "", read)
+        return None
 
 
     def _none_then_carried(self, node: cst.Call, arg: cst.Arg, callee: str, entry: Optional[str], loop) -> bool:
