@@ -526,7 +526,12 @@ def _forwarding_lines(ix: ModuleIndex, lines: Set[int]) -> Set[int]:
     where `train_step` calls `self.compiled_forward(x, lam)`): what such a call passes may reach the compiled
     frame unchanged."""
     through = {q for q, f in ix.functions.items() if any(c.line in lines for c in f.calls)}
-    tops = {q for q in through if "." not in q}
+    # a factory of compiled closures (`def make(factor): @torch.compile def scale(x): ... factor ...`): what
+    # its calls pass is what the closures it makes read
+    through |= {q.rsplit(".", 1)[0] for q, f in ix.functions.items() if "." in q and q.rsplit(".", 1)[0] in
+                ix.functions and not f.cls and any(ix.qualify(strip_call(d)) in COMPILE for d in f.decorators)}
+    tops = {q for q in through if "." not in q} | {q.rsplit(".", 1)[1] for q in through
+                                                    if "." in q and not ix.functions[q].cls}
     names = {q.rsplit(".", 1)[1] for q in through if ix.functions[q].cls}
     return {c.line for f in list(ix.functions.values()) + [None] for c in (f.calls if f else ix.module_calls)
             if (c.kind == "name" and (c.target in tops or c.target.rsplit(".", 1)[-1] in names and "." in c.target))

@@ -15,6 +15,7 @@ from typing import Dict, Iterator, List, Optional, Set, Tuple
 import libcst as cst
 
 from dynlint.analysis import guard_lines
+from dynlint.analysis.names import COMPILE
 
 
 def _own_nodes(fn: ast.AST) -> Iterator[ast.AST]:
@@ -163,12 +164,13 @@ def having(ix, made: List[str], attr: str) -> List[str]:
 def callee_of(rule, call: cst.Call) -> Optional[str]:
     """The qualname of the file's function a call runs: `f(...)`, `self.m(...)` in a method of its class,
     `obj.m(...)` where the function the rule visits (or the module) builds `obj` from a class of the file."""
-    ix, f = rule.ctx.index, call.func
+    ix, f, nested = rule.ctx.index, call.func, None
     here = ix.functions.get(rule.ctx.qualname or "") if ix is not None else None
     if ix is None:
         return None
     if isinstance(f, cst.Name):
-        q = f.value
+        nested = f"{rule.ctx.qualname}.{f.value}"          # a function the calling function defines
+        q = nested if rule.ctx.qualname and nested in ix.functions and not ix.functions[nested].cls else f.value
     elif isinstance(f, cst.Attribute) and isinstance(f.value, cst.Name):
         if f.value.value == "self":
             made = [here.cls] if here is not None and here.cls else []
@@ -177,7 +179,7 @@ def callee_of(rule, call: cst.Call) -> Optional[str]:
         q = f"{made[0]}.{f.attr.value}" if len(made) == 1 else ""
     else:
         return None
-    return q if q in ix.functions and (ix.functions[q].cls or "." not in q) else None
+    return q if q in ix.functions and (ix.functions[q].cls or "." not in q or q == nested) else None
 
 
 def _attr(func: ast.expr) -> str:
@@ -230,4 +232,25 @@ def handed_arguments(rule, call: cst.Call) -> List[Tuple[cst.Arg, str, str, str]
         for param, expr in (bound or {}).items():
             if isinstance(expr, ast.Name) and expr.id in outer and expr.id not in _assigned(fn):
                 out.append((outer[expr.id], entry, param, inner))
+    for inner, free in _compiled_closures(rule, q, fn):
+        out.extend((outer[p], f"{q}.{inner}", p, inner) for p in free if p in outer)
     return out
+
+
+def _compiled_closures(rule, q: str, fn: ast.AST) -> Iterator[Tuple[str, List[str]]]:
+    """(name, the parameters of `fn` it reads as free variables) for each function `fn` defines and compiles
+    (`@torch.compile def scale(x): return x * factor`, or `torch.compile(scale)` in `fn`): every closure a
+    call of `fn` makes shares one code object, so Dynamo guards each cell's value at its first read, and a
+    closure made with a new value compiles again there (measured)."""
+    from dynlint.rules.recompiles.common import _decorated_compile
+    ix = rule.ctx.index
+    wrapped = {n.args[0].id for n in _own_nodes(fn) if isinstance(n, ast.Call) and n.args and
+               isinstance(n.args[0], ast.Name) and ix.qualify(guard_lines.dotted(n.func) or "") in COMPILE}
+    outer = set(_params(ix.functions[q])) - _assigned(fn)
+    for inner in (n for n in ast.iter_child_nodes(fn) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))):
+        if not (_decorated_compile(ix, f"{q}.{inner.name}") or inner.name in wrapped):
+            continue
+        own = {a.arg for a in inner.args.args + inner.args.kwonlyargs} | _assigned(inner)
+        free = [p for p in sorted(outer - own) if guard_lines.guard_read(rule.ctx.source or "", inner, p)]
+        if free:
+            yield inner.name, free

@@ -423,10 +423,11 @@ class VaryingScalarArgument(SiteBookkeeping):
                 at=span, related=[(p, ln, 0, f"`{v}` changes here") for p, ln, v in calls])
 
     def visit_Call(self, node: cst.Call) -> None:
+        loops = [b for b in self.ctx.blocks if isinstance(b, cst.For)]
         if isinstance(node.func, cst.Name) and self.shadowed(node.func.value):
+            self._handed_on(node, loops)        # the calling function's own function (a factory of closures)
             return
         method = self._compiled_method(node)
-        loops = [b for b in self.ctx.blocks if isinstance(b, cst.For)]
         held = compiled_parameter(self, node.func.value) if method is None and isinstance(node.func, cst.Name) and \
             node.func.value not in self.compiled_names() else None
         if method is None and held is None and \

@@ -459,6 +459,14 @@ class StateSetBetweenCalls(SiteBookkeeping):
             cls, _, method = entry.partition(".")
             if self._classes_of(obj, here, method) == [cls] and self.guard_span(entry, read, at_entry=False):
                 return entry, read
+        for name in self.compiled_names():          # `norm(x)` in a compiled function that closes over `norm`
+            for method in _methods_called(self.ctx.source or "", ix.functions.get(self.compiled_entry(name) or ""),
+                                          obj):
+                made = self._classes_of(obj, here, method)
+                entry = f"{made[0]}.{method}" if len(made) == 1 else None
+                if entry in ix.functions and self.guard_span(entry, read, at_entry=False) and \
+                        not is_module_class(self.ctx.project, self.ctx.path, made[0]):
+                    return entry, read
         return None
 
     def _classes_of(self, obj: str, here, method: str) -> List[str]:
@@ -572,6 +580,24 @@ class StateSetBetweenCalls(SiteBookkeeping):
                                  expr=source_of(node), name=name, func=reader.split(".")[0],
                                  effect=effect(what) if what else "the next call compiles again")
             return
+
+
+def _methods_called(source: str, info, obj: str) -> List[str]:
+    """The methods of `obj` that the function `info` calls on it, `obj` being none of its own names (a closure
+    cell or a global, read by the compiled code as it is when called): `obj(x)` calls `__call__`, `obj.m(x)`
+    calls `m`. (A module's attributes are DYN506's.)"""
+    fn = guard_lines.function_at(source, info.def_line) if info is not None else None
+    if fn is None or obj in {a.arg for a in fn.args.args} or any(
+            isinstance(n, ast.Name) and n.id == obj and isinstance(n.ctx, ast.Store) for n in ast.walk(fn)):
+        return []
+    out = []
+    for call in (n for n in ast.walk(fn) if isinstance(n, ast.Call)):
+        if isinstance(call.func, ast.Name) and call.func.id == obj:
+            out.append("__call__")
+        elif isinstance(call.func, ast.Attribute) and isinstance(call.func.value, ast.Name) and \
+                call.func.value.id == obj:
+            out.append(call.func.attr)
+    return list(dict.fromkeys(out))
 
 
 def _numbers_assigned(fn: ast.AST) -> List[str]:
