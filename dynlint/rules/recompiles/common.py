@@ -45,11 +45,36 @@ def loop_scalar_kind(loop: cst.For, name: str) -> Optional[str]:
             and it.elements:
         kinds = {literal_kind(e.value) for e in it.elements}
         if None in kinds:
-            return None
+            return _tuple_literals_kind(it) or _dtypes_kind(it)
         return kinds.pop() if len(kinds) == 1 else "value"
     if isinstance(it, (cst.List, cst.Tuple)) and isinstance(target, cst.Tuple) and it.elements:
         return _tuple_rows_kind(target, it, name)
     return None
+
+
+DTYPES = frozenset({"float32", "float64", "float16", "bfloat16", "half", "float", "double", "int8", "int16",
+                    "int32", "int64", "long", "int", "uint8", "bool", "complex64", "complex128"})
+
+
+def _dtypes_kind(it) -> Optional[str]:
+    """`for dtype in (torch.float32, torch.float64)`: "dtype" when every element is a torch dtype, not all the
+    same."""
+    def dtype(e) -> bool:
+        return isinstance(e, cst.Attribute) and isinstance(e.value, cst.Name) and e.value.value == "torch" and \
+            e.attr.value in DTYPES
+    names = {e.value.attr.value for e in it.elements if dtype(e.value)}
+    return "dtype" if len(names) > 1 and all(dtype(e.value) for e in it.elements) else None
+
+
+def _tuple_literals_kind(it) -> Optional[str]:
+    """`for size in [(4, 4), (6, 3)]`: "tuple" when every element is a tuple of number literals, of one length,
+    and they are not all alike (Dynamo guards each item it reads)."""
+    rows = [e.value for e in it.elements]
+    if not all(isinstance(r, cst.Tuple) and r.elements and
+               all(literal_kind(x.value) in ("int", "float") for x in r.elements) for r in rows):
+        return None
+    shown = {tuple(cst.Module([]).code_for_node(x.value) for x in r.elements) for r in rows}
+    return "tuple" if len({len(t) for t in shown}) == 1 and len(shown) > 1 else None
 
 
 def _tuple_rows_kind(target: cst.Tuple, it, name: str) -> Optional[str]:

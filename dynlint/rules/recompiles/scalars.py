@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import Optional, Tuple
+from typing import List, Optional, Tuple
 
 import libcst as cst
 
@@ -13,7 +13,7 @@ from dynlint.analysis.defs import body_nodes
 from dynlint.analysis.guards import effect, recompiles
 from dynlint.analysis.tensors import TENSOR
 from dynlint.linter.rule import Example, register
-from dynlint.linter.walker import children
+from dynlint.linter.walker import children, descendants
 from dynlint.rules.common import TorchRule, call_args, source_of
 from dynlint.rules.recompiles.handed import compiled_attribute, compiled_parameter, handed_arguments, having
 from dynlint.rules.recompiles.rows import loop_values, row_index_guards
@@ -477,7 +477,8 @@ class VaryingScalarArgument(SiteBookkeeping):
         reaches through a function that hands it on); True when reported."""
         value = _bound_in_loop(self.ctx, arg.value, loops, node) or arg.value
         read = _changing_number(self.ctx, arg.value, node)
-        found = read or varying(self.ctx, value, loops) or _loop_origin(self.ctx, value, loops, node)
+        found = read or varying(self.ctx, value, loops) or _loop_origin(self.ctx, value, loops, node) or \
+            _carried_number(self.ctx, arg.value, loops)
         if found is None:
             return False
         var, var_kind = found
@@ -684,6 +685,48 @@ def _loop_origin(ctx, value: cst.BaseExpression, loops, call: cst.Call, depth: i
         if found:
             return found
     return None
+
+
+def _carried_number(ctx, value: cst.BaseExpression, loops) -> Optional[Tuple[str, str]]:
+    """(name, "int" | "float") for a Python number the innermost loop around the call carries from one
+    iteration to the next: set to a number literal before the loop and updated in it by arithmetic on itself
+    and number literals only (`step += 1`, `eps *= 10`, `lr = lr * 0.9`). Each call gets a new value."""
+    if not isinstance(value, cst.Name) or not loops:
+        return None
+    name, loop = value.value, loops[-1]
+    fn = next((f for f in reversed(ctx.functions) if isinstance(f, cst.FunctionDef)), None)
+    updates = [n for n in descendants(loop.body) if isinstance(n, (cst.Assign, cst.AugAssign, cst.AnnAssign, cst.For))
+               and name in set().union(*(names_in(t) for t in _targets(n)))]
+    if fn is None or len(updates) != 1 or not _number_update(updates[0], name):
+        return None
+    start = ctx.position(loop)[0]
+    before = [n for n in descendants(fn.body) if isinstance(n, cst.Assign) and ctx.position(n)[0] < start and
+              any(isinstance(t.target, cst.Name) and t.target.value == name for t in n.targets)]
+    first = before[-1].value if before else None
+    first = first.expression if isinstance(first, cst.UnaryOperation) else first
+    kind = "float" if isinstance(first, cst.Float) or (isinstance(updates[0], cst.AugAssign) and isinstance(
+        updates[0].operator, cst.DivideAssign)) else "int" if isinstance(first, cst.Integer) else None
+    return (name, kind) if kind else None
+
+
+def _targets(n: cst.CSTNode) -> List[cst.CSTNode]:
+    return [t.target for t in n.targets] if isinstance(n, cst.Assign) else [n.target]
+
+
+def _number_update(n: cst.CSTNode, name: str) -> bool:
+    """`name += 1`, `name *= 0.5`, `name = name * 0.9 + 1`: arithmetic on the name itself and number literals."""
+    def numeric(e: cst.BaseExpression) -> bool:
+        if isinstance(e, (cst.Integer, cst.Float)):
+            return True
+        if isinstance(e, cst.UnaryOperation):
+            return numeric(e.expression)
+        if isinstance(e, cst.BinaryOperation):
+            return numeric(e.left) and numeric(e.right)
+        return isinstance(e, cst.Name) and e.value == name
+    if isinstance(n, cst.AugAssign):
+        return isinstance(n.target, cst.Name) and numeric(n.value) and not isinstance(n.value, cst.Name)
+    return isinstance(n, cst.Assign) and len(n.targets) == 1 and isinstance(n.targets[0].target, cst.Name) and \
+        isinstance(n.value, cst.BinaryOperation) and numeric(n.value) and name in names_in(n.value)
 
 
 def _bound_in_loop(ctx, value: cst.BaseExpression, loops, call: cst.Call) -> Optional[cst.BaseExpression]:
