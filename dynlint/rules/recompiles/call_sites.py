@@ -36,6 +36,8 @@ def _structure(node: Optional[ast.expr]) -> Optional[str]:
         return "a constant"             # its value against another constant's is DYN508's
     if isinstance(node, ast.List) and not any(isinstance(e, ast.Starred) for e in node.elts):
         return f"a list of {len(node.elts)}"
+    if isinstance(node, ast.Tuple) and not any(isinstance(e, ast.Starred) for e in node.elts):
+        return f"a tuple of {len(node.elts)}"
     if isinstance(node, ast.Dict) and all(isinstance(k, ast.Constant) for k in node.keys):
         return "a dict with keys " + ", ".join(repr(k.value) for k in node.keys) if node.keys else "an empty dict"
     return "a value"
@@ -249,7 +251,8 @@ class ArgumentSetChangesBetweenCalls(SiteBookkeeping):
             return out
     """, "stream([torch.ones(2, 4)] * 3)")]
 
-    WHAT = {"`None`": "whether it is `None`", "list": "the length of a list", "dict": "the keys of a dict"}
+    WHAT = {"`None`": "whether it is `None`", "list": "the length of a list", "tuple": "the length of a tuple",
+            "dict": "the keys of a dict"}
 
     def visit_Call(self, node: cst.Call) -> None:
         compared = self.calls_compared(node, _structures)
@@ -617,6 +620,19 @@ class GrowingListArgument(SiteBookkeeping):
         super().__init__(ctx)
         self._grown = {}            # list name -> (the growing call, the loop it is in or None)
 
+    def visit_Assign(self, node: cst.Assign) -> None:
+        super().visit_Assign(node)
+        name = _concatenated(node)
+        if name is not None:
+            loops = [b for b in self.ctx.blocks if isinstance(b, (cst.For, cst.While))]
+            self._grown[name] = ("+", loops[-1] if loops else None)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        name = _concatenated(node)
+        if name is not None:
+            loops = [b for b in self.ctx.blocks if isinstance(b, (cst.For, cst.While))]
+            self._grown[name] = ("+=", loops[-1] if loops else None)
+
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
         if isinstance(func, cst.Attribute) and func.attr.value in self.GROW and isinstance(func.value, cst.Name):
@@ -638,8 +654,10 @@ class GrowingListArgument(SiteBookkeeping):
             if name in self._grown and self._grows_between_calls(name) and \
                     self.reads(self.compiled_entry(func.value), param):
                 grow, _ = self._grown[name]
+                shown = f"{name} = {name} + [...]" if grow == "+" else f"{name} += [...]" if grow == "+=" else \
+                    f"{name}.{grow}()"
                 self.report_at_guard(arg.value, self.compiled_entry(func.value), param, f"`{name}` is passed here",
-                                     name=name, grow=f"{name}.{grow}()", callee=func.value)
+                                     name=name, grow=shown, callee=func.value)
                 return
 
     def _grows_between_calls(self, name: str) -> bool:
@@ -651,26 +669,43 @@ class GrowingListArgument(SiteBookkeeping):
             return loop is not None and loop in self.ctx.blocks
         if not self.tensors.bound_in(fn, name) or name in (p.name.value for p in fn.params.params):
             return True
-        return loop is not None and loop in self.ctx.blocks and not binds(loop, name)
+        return loop is not None and loop in self.ctx.blocks and not binds(loop, name, concatenated=True)
 
 
 def _grown_in(loop: cst.CSTNode, name: str, grow: frozenset) -> Optional[str]:
-    """The method that grows list `name` somewhere inside `loop` (`name.append(...)`), if any."""
+    """How list `name` grows somewhere inside `loop` (`name.append(...)`: "append"; `name = name + [x]`: "+"),
+    if it does."""
     stack = [loop]
     while stack:
         n = stack.pop()
         if isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) and n.func.attr.value in grow and \
                 isinstance(n.func.value, cst.Name) and n.func.value.value == name:
             return n.func.attr.value
+        if _concatenated(n) == name:
+            return "+=" if isinstance(n, cst.AugAssign) else "+"
         stack.extend(children(n))
     return None
 
 
-def binds(node: cst.CSTNode, name: str) -> bool:
+def binds(node: cst.CSTNode, name: str, concatenated: bool = False) -> bool:
     """`name = ...` somewhere inside `node` (a loop: a list made afresh on each iteration; a function: its
-    local)."""
+    local); with `concatenated`, not `name = name + [...]`, which grows the list the loop had."""
     return any(isinstance(n, cst.Assign) and any(isinstance(t.target, cst.Name) and t.target.value == name
-                                                 for t in n.targets) for n in descendants(node))
+                                                 for t in n.targets) and not (concatenated and _concatenated(n))
+               for n in descendants(node))
+
+
+def _concatenated(node: cst.CSTNode) -> Optional[str]:
+    """The name a statement grows by concatenating a list display to it (`ws = ws + [w]`, `ws += [w]`)."""
+    if isinstance(node, cst.AugAssign) and isinstance(node.operator, cst.AddAssign) and \
+            isinstance(node.target, cst.Name) and isinstance(node.value, cst.List):
+        return node.target.value
+    if isinstance(node, cst.Assign) and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
+        name, v = node.targets[0].target.value, node.value
+        if isinstance(v, cst.BinaryOperation) and isinstance(v.operator, cst.Add) and \
+                isinstance(v.left, cst.Name) and v.left.value == name and isinstance(v.right, cst.List):
+            return name
+    return None
 
 
 def _is_none(node: cst.BaseExpression) -> bool:
