@@ -17,7 +17,7 @@ from dynlint.linter.rule import Example, register
 from dynlint.linter.walker import descendants, dotted
 from dynlint.rules.common import source_of
 from dynlint.rules.recompiles.call_sites import binds
-from dynlint.rules.recompiles.common import SiteBookkeeping, float_expr, parameter_names
+from dynlint.rules.recompiles.common import SiteBookkeeping, call_bindings, float_expr, parameter_names
 from dynlint.rules.recompiles.handed import compiled_parameter, having, passed_values
 
 
@@ -387,6 +387,13 @@ class StateSetBetweenCalls(SiteBookkeeping):
         elif isinstance(target, cst.Name) and (id(fn), target.value) in self.cells and kind == "int":
             name, what = target.value, "closure int"
         elif isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and ix is not None and \
+                target.value.value in ix.classes and fn is not None and target.value.value not in parameter_names(fn) \
+                and not self.tensors.bound_in(fn, target.value.value) and not is_module_class(
+                    self.ctx.project, self.ctx.path, target.value.value):
+            # a class of the file used as a namespace of settings (`Cfg.temperature = 0.7`): guarded as a
+            # global's attribute is
+            name, what = f"{target.value.value}.{target.attr.value}", f"object {kind} attribute set between calls"
+        elif isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and ix is not None and \
                 target.value.value in ix.module_instances and not any(
                     is_module_class(self.ctx.project, p, c.name) for p, c in self.module_classes(target.value.value)):
             name, what = f"{target.value.value}.{target.attr.value}", f"object {kind} attribute set between calls"
@@ -459,6 +466,9 @@ class StateSetBetweenCalls(SiteBookkeeping):
             cls, _, method = entry.partition(".")
             if self._classes_of(obj, here, method) == [cls] and self.guard_span(entry, read, at_entry=False):
                 return entry, read
+        for entry, param in self._passed_to_compiled(here, obj):     # `opt(x, sched)`: the function reads `sched.t`
+            if self.guard_span(entry, f"{param}.{target.attr.value}", at_entry=False):
+                return entry, f"{param}.{target.attr.value}"
         for name in self.compiled_names():          # `norm(x)` in a compiled function that closes over `norm`
             for method in _methods_called(self.ctx.source or "", ix.functions.get(self.compiled_entry(name) or ""),
                                           obj):
@@ -468,6 +478,19 @@ class StateSetBetweenCalls(SiteBookkeeping):
                         not is_module_class(self.ctx.project, self.ctx.path, made[0]):
                     return entry, read
         return None
+
+    def _passed_to_compiled(self, here, obj: str) -> List[Tuple[str, str]]:
+        """(compiled entry, its parameter) for each call of a compiled function of this file, in the function
+        `here`, that passes the object `obj` (`opt(x, sched)`): Dynamo guards the attributes of that parameter
+        it reads."""
+        out = []
+        for name in self.compiled_names():
+            entry = self.compiled_entry(name)
+            span = (here.start, here.end) if here is not None else None
+            for _, _, bound in call_bindings(self.ctx, name, entry, span) if entry else ():
+                out.extend((entry, p) for p, (e, passed) in bound.items()
+                           if passed and isinstance(e, ast.Name) and e.id == obj)
+        return list(dict.fromkeys(out))
 
     def _classes_of(self, obj: str, here, method: str) -> List[str]:
         """The file's classes with a method `method` that `obj` is built from in the function `here` (or at the

@@ -1,0 +1,200 @@
+"""Values that change between calls of a compiled function in the ways a training or sampling loop changes them,
+under real Dynamo: a number the loop carries (`step += 1`, `eps *= 10`; DYN501), rows of tuples of numbers
+(`for size in [(4, 4), (6, 3)]`; DYN501), a list grown by concatenation (`ws = ws + [w]`; DYN507), an attribute of
+a class used as a namespace of settings (`Cfg.temperature = 0.7`; DYN514), an object handed to the compiled
+function whose method advances an attribute it reads (`sched.step()`; DYN514), tuples of another length for one
+parameter (DYN505), tensors made with each dtype of a loop over dtypes (DYN501, at the `def`: a guard on a
+tensor's dtype has no line of its own). Each finding stands at the line
+Dynamo's recompile log names, and the same code with the value held fixed recompiles nothing and gets none."""
+import pytest
+
+from dynlint.api import check_source
+
+CARRIED_INT = '''import torch
+
+
+def train_step(x, step):
+    return x * min(1.0, step / 4)
+
+
+def main():
+    opt = torch.compile(train_step, backend="eager")
+    x = torch.randn(4)
+    step = 0
+    for _ in range(3):
+        opt(x, step)
+        step += 1
+'''
+
+CARRIED_FLOAT = '''import torch
+
+
+def norm(x, eps):
+    return x / (x.norm() + eps)
+
+
+def main():
+    opt = torch.compile(norm, backend="eager")
+    x = torch.randn(4)
+    eps = 1e-6
+    for _ in range(3):
+        opt(x, eps)
+        eps *= 10
+'''
+
+TUPLE_ROWS = '''import torch
+
+
+def resize(x, size):
+    h, w = size
+    return torch.nn.functional.interpolate(x, size=(h, w)) * (h / w)
+
+
+def main():
+    opt = torch.compile(resize, backend="eager")
+    x = torch.randn(1, 1, 8, 8)
+    for size in [(4, 4), (6, 3), (5, 5)]:
+        opt(x, size)
+'''
+
+CONCATENATED = '''import torch
+
+
+def forward(x, layers):
+    for w in layers:
+        x = x @ w
+    return x
+
+
+def main():
+    opt = torch.compile(forward, backend="eager")
+    x = torch.randn(2, 4)
+    ws = [torch.randn(4, 4)]
+    for _ in range(3):
+        opt(x, ws)
+        ws = ws + [torch.randn(4, 4)]
+'''
+
+NAMESPACE = '''import torch
+
+
+class Cfg:
+    temperature = 1.0
+
+
+def sample(logits):
+    return (logits / Cfg.temperature).softmax(-1)
+
+
+def main():
+    opt = torch.compile(sample, backend="eager")
+    x = torch.randn(4)
+    opt(x)
+    Cfg.temperature = 0.7
+    opt(x)
+'''
+
+
+ADVANCED = '''import torch
+
+
+class Sched:
+    def __init__(self):
+        self.t = 0
+
+    def step(self):
+        self.t += 1
+
+
+def f(x, sched):
+    return x * (0.9 ** sched.t)
+
+
+def main():
+    opt = torch.compile(f, backend="eager")
+    s = Sched()
+    x = torch.randn(3)
+    for _ in range(3):
+        opt(x, s)
+        s.step()
+'''
+
+HOOKS = '''import torch
+import torch.nn as nn
+
+
+class M(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+
+    def forward(self, x, hooks=()):
+        y = self.lin(x)
+        for h in hooks:
+            y = h(y)
+        return y
+
+
+def main():
+    m = torch.compile(M(), backend="eager")
+    x = torch.randn(2, 4)
+    m(x)
+    m(x, hooks=(torch.relu,))
+    m(x, hooks=(torch.relu, torch.tanh))
+'''
+
+DTYPES = '''import torch
+
+
+def f(x, y):
+    return x + y
+
+
+def main():
+    opt = torch.compile(f, backend="eager")
+    for dtype in (torch.float32, torch.float64):
+        opt(torch.ones(3, dtype=dtype), torch.ones(3, dtype=dtype))
+'''
+
+
+def _line(source: str, text: str) -> int:
+    return next(n for n, line in enumerate(source.splitlines(), 1) if text in line)
+
+
+def _guards(tmp_path, source: str) -> list:
+    from dynlint.compiler import harness
+    path = tmp_path / "probe.py"
+    path.write_text(source)
+    obs = harness.observe(str(path), ["main()"])
+    assert obs.error is None
+    return sorted(set().union(*obs.guard_lines(str(path))))      # (a guard with no line: the frame's first)
+
+
+CASES = [
+    (CARRIED_INT, "DYN501", "return x * min(1.0, step / 4)", ("        step += 1\n", "")),
+    (CARRIED_FLOAT, "DYN501", "return x / (x.norm() + eps)", ("        eps *= 10\n", "")),
+    (TUPLE_ROWS, "DYN501", "return torch.nn.functional.interpolate", ("(6, 3), (5, 5)", "(4, 4), (4, 4)")),
+    (CONCATENATED, "DYN507", "for w in layers:", ("        ws = ws + [torch.randn(4, 4)]\n", "")),
+    (NAMESPACE, "DYN514", "return (logits / Cfg.temperature)", ("    Cfg.temperature = 0.7\n", "")),
+    (DTYPES, "DYN501", "def f(x, y):", ("(torch.float32, torch.float64)", "(torch.float32, torch.float32)")),
+    (ADVANCED, "DYN514", "return x * (0.9 ** sched.t)", ("        s.step()\n", "")),
+    (HOOKS, "DYN505", "for h in hooks:", ("    m(x, hooks=(torch.relu,))\n    m(x, hooks=(torch.relu, torch.tanh))\n",
+                                          "    m(x)\n")),
+]
+
+
+@pytest.mark.parametrize("source, code, guard, fixed", CASES)
+def test_a_value_the_loop_changes_is_reported_at_the_guard(tmp_path, source, code, guard, fixed):
+    pytest.importorskip("torch")
+    found = [f.line for f in check_source(source, filename="probe.py").findings if f.code == code]
+    assert found == [_line(source, guard)]
+    assert _guards(tmp_path, source) == [_line(source, guard)]
+
+
+@pytest.mark.parametrize("source, code, guard, fixed", CASES)
+def test_the_same_code_with_the_value_fixed_is_silent(tmp_path, source, code, guard, fixed):
+    pytest.importorskip("torch")
+    same = source.replace(*fixed)
+    assert same != source
+    assert not [f for f in check_source(same, filename="probe.py").findings if f.code == code]
+    assert _guards(tmp_path, same) == []
