@@ -381,43 +381,46 @@ class StateSetBetweenCalls(SiteBookkeeping):
         kind = self._kind(node, fn, target) if fn is not None else None
         if kind is None:
             return
-        ix = self.ctx.index
-        if isinstance(target, cst.Name) and (id(fn), target.value) in self.declared:
-            name, what = target.value, f"global {kind}"
-        elif isinstance(target, cst.Name) and (id(fn), target.value) in self.cells and kind == "int":
-            name, what = target.value, "closure int"
-        elif isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and ix is not None and \
-                target.value.value in ix.classes and fn is not None and target.value.value not in parameter_names(fn) \
-                and not self.tensors.bound_in(fn, target.value.value) and not is_module_class(
-                    self.ctx.project, self.ctx.path, target.value.value):
-            # a class of the file used as a namespace of settings (`Cfg.temperature = 0.7`): guarded as a
-            # global's attribute is
-            name, what = f"{target.value.value}.{target.attr.value}", f"object {kind} attribute set between calls"
-        elif isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and ix is not None and \
-                target.value.value in ix.module_instances and not any(
-                    is_module_class(self.ctx.project, p, c.name) for p, c in self.module_classes(target.value.value)):
-            name, what = f"{target.value.value}.{target.attr.value}", f"object {kind} attribute set between calls"
-        elif isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and ix is not None and \
-                target.value.value in ix.imports and kind in ("bool", "float", "int"):
-            # an imported module's attribute (`settings.DEBUG = True`): guarded as a global is
-            name, what = f"{target.value.value}.{target.attr.value}", f"global {kind}"
-        elif isinstance(target, cst.Subscript):
+        if isinstance(target, cst.Subscript):
             self._check_item(node, fn, target, kind)
             return
-        elif isinstance(target, cst.Attribute) and (self._held_by_module(fn, target) or
-                                                    self._bound_reader(target)) is not None:
-            reader, read = self._held_by_module(fn, target) or self._bound_reader(target)
-            what = f"object {kind} attribute set between calls"
-            if recompiles(what):
-                self.report_at_guard(node, reader, read, f"`{source_of(target)}` changes here", at_entry=False,
-                                     expr=source_of(node), name=read, func=reader, effect=effect(what))
+        found = self._module_state(fn, target, kind)
+        if found is not None:
+            name, what = found
+            readers = traced_reads(self.ctx, name)
+            if readers and recompiles(what):
+                self.report_at_guard(node, readers[0], name, f"`{name}` changes here", at_entry=False,
+                                     expr=source_of(node), name=name, func=readers[0], effect=effect(what))
             return
-        else:
-            return
-        readers = traced_reads(self.ctx, name)
-        if readers and recompiles(what):
-            self.report_at_guard(node, readers[0], name, f"`{name}` changes here", at_entry=False,
-                                 expr=source_of(node), name=name, func=readers[0], effect=effect(what))
+        held = self._held_by_module(fn, target) or self._bound_reader(target) \
+            if isinstance(target, cst.Attribute) else None
+        what = f"object {kind} attribute set between calls"
+        if held is not None and recompiles(what):
+            reader, read = held
+            self.report_at_guard(node, reader, read, f"`{source_of(target)}` changes here", at_entry=False,
+                                 expr=source_of(node), name=read, func=reader, effect=effect(what))
+
+    def _module_state(self, fn: cst.FunctionDef, target, kind: str) -> Optional[Tuple[str, str]]:
+        """(name, guard-model kind) when the assignment's target is state every call reads by name: a global
+        the function declares, a closure cell, an attribute of a class of the file used as a namespace of
+        settings (`Cfg.temperature`), of a module-level object, or of an imported module (`settings.DEBUG`)."""
+        ix = self.ctx.index
+        if isinstance(target, cst.Name) and (id(fn), target.value) in self.declared:
+            return target.value, f"global {kind}"
+        if isinstance(target, cst.Name) and (id(fn), target.value) in self.cells and kind == "int":
+            return target.value, "closure int"
+        if not (isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name)) or ix is None:
+            return None
+        obj, name = target.value.value, f"{target.value.value}.{target.attr.value}"
+        if obj in ix.classes and obj not in parameter_names(fn) and not self.tensors.bound_in(fn, obj) and \
+                not is_module_class(self.ctx.project, self.ctx.path, obj):
+            return name, f"object {kind} attribute set between calls"     # guarded as a global's attribute is
+        if obj in ix.module_instances and not any(is_module_class(self.ctx.project, p, c.name)
+                                                  for p, c in self.module_classes(obj)):
+            return name, f"object {kind} attribute set between calls"
+        if obj in ix.imports and kind in ("bool", "float", "int"):
+            return name, f"global {kind}"                                   # guarded as a global is
+        return None
 
     def _held_by_module(self, fn: cst.FunctionDef, target: cst.Attribute) -> Optional[Tuple[str, str]]:
         """(the compiled forward, `self.<holder>.<attr>`) when `target` is an attribute of an object that a
