@@ -4,7 +4,7 @@ under real Dynamo: a number the loop carries (`step += 1`, `eps *= 10`; DYN501),
 a class used as a namespace of settings (`Cfg.temperature = 0.7`; DYN514), an object handed to the compiled
 function whose method advances an attribute it reads (`sched.step()`; DYN514), tuples of another length for one
 parameter (DYN505), tensors made with each dtype of a loop over dtypes (DYN501, at the `def`: a guard on a
-tensor's dtype has no line of its own). Each finding stands at the line
+tensor's dtype has no line of its own), a number drawn from Python's random generator for each call (DYN501). Each finding stands at the line
 Dynamo's recompile log names, and the same code with the value held fixed recompiles nothing and gets none."""
 import pytest
 
@@ -156,6 +156,22 @@ def main():
         opt(torch.ones(3, dtype=dtype), torch.ones(3, dtype=dtype))
 '''
 
+DRAWN = '''import random
+
+import torch
+
+
+def augment(x, scale):
+    return x * scale
+
+
+def main():
+    opt = torch.compile(augment, backend="eager")
+    x = torch.randn(4)
+    for _ in range(3):
+        opt(x, random.uniform(0.5, 1.5))
+'''
+
 
 def _line(source: str, text: str) -> int:
     return next(n for n, line in enumerate(source.splitlines(), 1) if text in line)
@@ -176,6 +192,7 @@ CASES = [
     (TUPLE_ROWS, "DYN501", "return torch.nn.functional.interpolate", ("(6, 3), (5, 5)", "(4, 4), (4, 4)")),
     (CONCATENATED, "DYN507", "for w in layers:", ("        ws = ws + [torch.randn(4, 4)]\n", "")),
     (NAMESPACE, "DYN514", "return (logits / Cfg.temperature)", ("    Cfg.temperature = 0.7\n", "")),
+    (DRAWN, "DYN501", "return x * scale", ("random.uniform(0.5, 1.5)", "1.0")),
     (DTYPES, "DYN501", "def f(x, y):", ("(torch.float32, torch.float64)", "(torch.float32, torch.float32)")),
     (ADVANCED, "DYN514", "return x * (0.9 ** sched.t)", ("        s.step()\n", "")),
     (HOOKS, "DYN505", "for h in hooks:", ("    m(x, hooks=(torch.relu,))\n    m(x, hooks=(torch.relu, torch.tanh))\n",

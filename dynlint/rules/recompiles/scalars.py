@@ -36,7 +36,7 @@ class VaryingScalarArgument(SiteBookkeeping):
     `x` requires grad from the second call on."""
     code = "DYN501"
     name = "varying-scalar-argument"
-    message = "compiled `{callee}` gets the loop variable `{var}` ({kind}): {effect}"
+    message = "compiled `{callee}` gets `{var}`, a new value at each call in the loop ({kind}): {effect}"
     fix = "Pass varying numbers as tensors (`torch.tensor(step)`), or mark them dynamic; map strings to a small fixed set of modes or to separate compiled functions"
     recompiles = True
     scope = "site"
@@ -476,7 +476,7 @@ class VaryingScalarArgument(SiteBookkeeping):
         argument: Dynamo guards each at its own first read; `param`, when given, is the entry's parameter it
         reaches through a function that hands it on); True when reported."""
         value = _bound_in_loop(self.ctx, arg.value, loops, node) or arg.value
-        read = _changing_number(self.ctx, arg.value, node)
+        read = _changing_number(self.ctx, arg.value, node) or _drawn_number(self.ctx, arg.value, loops)
         found = read or varying(self.ctx, value, loops) or _loop_origin(self.ctx, value, loops, node) or \
             _carried_number(self.ctx, arg.value, loops)
         if found is None:
@@ -707,6 +707,28 @@ def _carried_number(ctx, value: cst.BaseExpression, loops) -> Optional[Tuple[str
     kind = "float" if isinstance(first, cst.Float) or (isinstance(updates[0], cst.AugAssign) and isinstance(
         updates[0].operator, cst.DivideAssign)) else "int" if isinstance(first, cst.Integer) else None
     return (name, kind) if kind else None
+
+
+# Python's and NumPy's draws of one number (NumPy's with no `size`), by the kind of number they give
+DRAWS = {**{f"random.{d}": "float" for d in ("random", "uniform", "gauss", "normalvariate", "lognormvariate",
+                                              "betavariate", "expovariate", "gammavariate", "triangular",
+                                              "vonmisesvariate", "paretovariate", "weibullvariate")},
+         "random.randint": "int", "random.randrange": "int",
+         **{f"numpy.random.{d}": "float" for d in ("rand", "randn", "random", "uniform", "normal", "beta",
+                                                    "gamma", "exponential", "standard_normal", "random_sample")}}
+
+
+def _drawn_number(ctx, value: cst.BaseExpression, loops) -> Optional[Tuple[str, str]]:
+    """(the draw, "float" | "int") for an argument drawn afresh from Python's or NumPy's random generator at
+    each call in a loop (`opt(x, random.uniform(0.5, 1.5))`): a new number at every call."""
+    if not loops or not isinstance(value, cst.Call) or any(a.keyword and a.keyword.value == "size"
+                                                            for a in value.args):
+        return None
+    name = ctx.qualify(value.func) or ""
+    kind = DRAWS.get(name)
+    if kind is None or name.startswith("numpy.") and name.rsplit(".", 1)[1] in ("rand", "randn") and value.args:
+        return None                 # (`np.random.rand(3)`: an array)
+    return f"{source_of(value.func)}()", kind
 
 
 def _targets(n: cst.CSTNode) -> List[cst.CSTNode]:
