@@ -144,3 +144,44 @@ def test_a_value_made_at_a_break_in_a_loop_is_not_guarded(tmp_path):
     assert obs.error is None, obs.error
     assert obs.recompiles == [] and {b.reported_line for b in obs.breaks} == {7}
     assert [f.line for f in check_source(BREAK_IN_A_LOOP).findings if f.code == "DYN510"] == []
+
+
+HANDED = '''
+import torch
+import torch.nn as nn
+
+
+class Gate(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+
+    def scale(self, x, n):
+        return x * (n + 1)
+
+    def forward(self, x):
+        n = int((x > 0).sum())
+        y = self.lin(x)
+        return self.scale(y, n)
+
+
+def main():
+    m = torch.compile(Gate(), backend="eager")
+    m(torch.tensor([[1.0, -1.0, 1.0, 1.0]]))
+    m(torch.tensor([[1.0, -1.0, -1.0, 1.0]]))
+'''
+
+
+def test_a_value_made_at_a_break_and_handed_to_a_method_is_guarded_where_the_method_uses_it(tmp_path):
+    """Dynamo inlines `self.scale(y, n)` into the frame it resumes after the break and guards `n` at the first
+    computation with it there."""
+    pytest.importorskip("torch")
+    from dynlint.compiler import harness
+    path = tmp_path / "handed.py"
+    path.write_text(HANDED)
+    guard = _line(HANDED, "return x * (n + 1)")
+    found = [f.line for f in check_source(HANDED, filename="handed.py").findings if f.code == "DYN510"]
+    assert found == [guard]
+    obs = harness.observe(str(path), ["main()"])
+    assert obs.error is None
+    assert sorted(set().union(*obs.guard_lines(str(path)))) == [guard]

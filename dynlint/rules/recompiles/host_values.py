@@ -238,15 +238,44 @@ class HostValueGuardedAfterBreak(ResumedWork):
             return
         kind = read_kind(self.ctx, node, lambda recv: self.tensors.kind(recv) in (TENSOR, WEAK))
         if kind is not None:            # handed on first: guarded in the function it goes to, not here
-            self.read[key] = node if kind == GUARD else None
+            self.read[key] = node if kind == GUARD else self._handed_guard(node)
+
+    def _handed_guard(self, node: cst.Name):
+        """(the span, the callee) where a function of this file that the value is handed to first computes
+        with it (`self.scale(y, n)`, `def scale(self, x, n): return x * (n + 1)`): Dynamo inlines the callee
+        into the resumed frame and guards the value there (measured). None when not known here."""
+        call = next((p for p in reversed(self.ctx.parents) if isinstance(p, cst.Call)), None)
+        arg = next((a for a in call.args if a.value is node), None) if call is not None else None
+        text, ix = dotted(call.func) if call is not None else None, self.ctx.index
+        if arg is None or arg.star or not text or ix is None:
+            return None
+        cls = self.ctx.class_name
+        q = f"{cls}.{text[5:]}" if text.startswith("self.") and cls and "." not in text[5:] else text
+        info = ix.functions.get(q)
+        fn = guard_lines.function_at(self.ctx.source or "", info.def_line) if info is not None else None
+        if fn is None:
+            return None
+        params = [a.arg for a in fn.args.posonlyargs + fn.args.args][1 if info.cls else 0:]
+        positional = [a for a in call.args if a.keyword is None]
+        param = arg.keyword.value if arg.keyword is not None else \
+            params[positional.index(arg)] if positional.index(arg) < len(params) else None
+        span = guard_lines.guard_read(self.ctx.source or "", fn, param) if param else None
+        return (span, q) if span is not None else None
 
     def finish(self, findings) -> None:
         breaks = {f.line for f in findings if f.code in HOST_VALUES + NUMBER_BREAKS}
-        for key, node in self.read.items():
-            if node is not None and self.made[key] in breaks and self.works_after(key[0], self.made[key]) and \
-                    self._resumed(key[0], self.made[key]):
-                self.ctx.report(self, node, self.format_message(name=key[1], line=self.made[key],
-                                                                effect=effect("values after a break")), ())
+        for key, read in self.read.items():
+            if read is None or self.made[key] not in breaks or not self.works_after(key[0], self.made[key]) or \
+                    not self._resumed(key[0], self.made[key]):
+                continue
+            message = self.format_message(name=key[1], line=self.made[key], effect=effect("values after a break"))
+            if isinstance(read, tuple):     # handed to a function of this file: guarded at its first use there
+                (span, callee), line = read, self.made[key]
+                self.ctx.report(self, None, message.replace(" is read by the code", f" is handed to `{callee}` by "
+                                                             "the code", 1), at=span,
+                                related=[(line, 0, f"`{key[1]}` is made here, at the break")])
+            else:
+                self.ctx.report(self, read, message, ())
 
 
 @register
