@@ -1,5 +1,5 @@
 """Values that change between calls of a compiled function in the ways a training or sampling loop changes them,
-under real Dynamo: a number the loop carries (`step += 1`, `eps *= 10`; DYN501), rows of tuples of numbers
+under real Dynamo: a number the loop carries (`step += 1`, `eps *= 10`, `eps = max(0.05, eps * 0.5)`; DYN501), rows of tuples of numbers
 (`for size in [(4, 4), (6, 3)]`; DYN501), a list grown by concatenation (`ws = ws + [w]`; DYN507), an attribute of
 a class used as a namespace of settings (`Cfg.temperature = 0.7`; DYN514), an object handed to the compiled
 function whose method advances an attribute it reads (`sched.step()`; DYN514), tuples of another length for one
@@ -172,6 +172,25 @@ def main():
         opt(x, random.uniform(0.5, 1.5))
 '''
 
+DECAYED = '''import torch
+
+
+def act(q, eps):
+    greedy = q.argmax(-1)
+    random_a = torch.randint(0, q.shape[-1], greedy.shape)
+    explore = torch.rand(greedy.shape) < eps
+    return torch.where(explore, random_a, greedy)
+
+
+def main():
+    opt = torch.compile(act, backend="eager")
+    q = torch.randn(4, 3)
+    eps = 1.0
+    for _ in range(3):
+        opt(q, eps)
+        eps = max(0.05, eps * 0.5)
+'''
+
 
 def _line(source: str, text: str) -> int:
     return next(n for n, line in enumerate(source.splitlines(), 1) if text in line)
@@ -192,6 +211,7 @@ CASES = [
     (TUPLE_ROWS, "DYN501", "return torch.nn.functional.interpolate", ("(6, 3), (5, 5)", "(4, 4), (4, 4)")),
     (CONCATENATED, "DYN507", "for w in layers:", ("        ws = ws + [torch.randn(4, 4)]\n", "")),
     (NAMESPACE, "DYN514", "return (logits / Cfg.temperature)", ("    Cfg.temperature = 0.7\n", "")),
+    (DECAYED, "DYN501", "explore = torch.rand(greedy.shape) < eps", ("        eps = max(0.05, eps * 0.5)\n", "")),
     (DRAWN, "DYN501", "return x * scale", ("random.uniform(0.5, 1.5)", "1.0")),
     (DTYPES, "DYN501", "def f(x, y):", ("(torch.float32, torch.float64)", "(torch.float32, torch.float32)")),
     (ADVANCED, "DYN514", "return x * (0.9 ** sched.t)", ("        s.step()\n", "")),

@@ -736,7 +736,8 @@ def _targets(n: cst.CSTNode) -> List[cst.CSTNode]:
 
 
 def _number_update(n: cst.CSTNode, name: str) -> bool:
-    """`name += 1`, `name *= 0.5`, `name = name * 0.9 + 1`: arithmetic on the name itself and number literals."""
+    """`name += 1`, `name *= 0.5`, `name = name * 0.9 + 1`, `name = max(0.05, name * 0.99)`: arithmetic on the
+    name itself and number literals (`min`, `max`, `abs`, `round` of such included)."""
     def numeric(e: cst.BaseExpression) -> bool:
         if isinstance(e, (cst.Integer, cst.Float)):
             return True
@@ -744,11 +745,13 @@ def _number_update(n: cst.CSTNode, name: str) -> bool:
             return numeric(e.expression)
         if isinstance(e, cst.BinaryOperation):
             return numeric(e.left) and numeric(e.right)
+        if isinstance(e, cst.Call) and isinstance(e.func, cst.Name) and e.func.value in ("min", "max", "abs", "round"):
+            return bool(e.args) and all(a.keyword is None and not a.star and numeric(a.value) for a in e.args)
         return isinstance(e, cst.Name) and e.value == name
     if isinstance(n, cst.AugAssign):
         return isinstance(n.target, cst.Name) and numeric(n.value) and not isinstance(n.value, cst.Name)
     return isinstance(n, cst.Assign) and len(n.targets) == 1 and isinstance(n.targets[0].target, cst.Name) and \
-        isinstance(n.value, cst.BinaryOperation) and numeric(n.value) and name in names_in(n.value)
+        isinstance(n.value, (cst.BinaryOperation, cst.Call)) and numeric(n.value) and name in names_in(n.value)
 
 
 def _bound_in_loop(ctx, value: cst.BaseExpression, loops, call: cst.Call) -> Optional[cst.BaseExpression]:
