@@ -1,5 +1,5 @@
 """Values that change between calls of a compiled function in the ways a training or sampling loop changes them,
-under real Dynamo: a number the loop carries (`step += 1`, `eps *= 10`, `eps = max(0.05, eps * 0.5)`; DYN501), rows of tuples of numbers
+under real Dynamo: a number the loop carries (`step += 1`, `eps *= 10`, `eps = max(0.05, eps * 0.5)`, `t += dt` in a `while`; DYN501), rows of tuples of numbers
 (`for size in [(4, 4), (6, 3)]`; DYN501), a list grown by concatenation (`ws = ws + [w]`; DYN507), an attribute of
 a class used as a namespace of settings (`Cfg.temperature = 0.7`; DYN514), an object handed to the compiled
 function whose method advances an attribute it reads (`sched.step()`; DYN514), tuples of another length for one
@@ -191,6 +191,22 @@ def main():
         eps = max(0.05, eps * 0.5)
 '''
 
+INTEGRATED = '''import torch
+
+
+def euler(x, t, dt):
+    return x + dt * torch.sin(x * t)
+
+
+def main():
+    opt = torch.compile(euler, backend="eager")
+    x = torch.randn(4)
+    t, dt = 0.0, 0.25
+    while t < 1.0:
+        x = opt(x, t, dt)
+        t += dt
+'''
+
 
 def _line(source: str, text: str) -> int:
     return next(n for n, line in enumerate(source.splitlines(), 1) if text in line)
@@ -212,6 +228,8 @@ CASES = [
     (CONCATENATED, "DYN507", "for w in layers:", ("        ws = ws + [torch.randn(4, 4)]\n", "")),
     (NAMESPACE, "DYN514", "return (logits / Cfg.temperature)", ("    Cfg.temperature = 0.7\n", "")),
     (DECAYED, "DYN501", "explore = torch.rand(greedy.shape) < eps", ("        eps = max(0.05, eps * 0.5)\n", "")),
+    (INTEGRATED, "DYN501", "return x + dt * torch.sin(x * t)", ("    while t < 1.0:\n        x = opt(x, t, dt)\n        t += dt\n",
+                                                                    "    for _ in range(4):\n        x = opt(x, t, dt)\n")),
     (DRAWN, "DYN501", "return x * scale", ("random.uniform(0.5, 1.5)", "1.0")),
     (DTYPES, "DYN501", "def f(x, y):", ("(torch.float32, torch.float64)", "(torch.float32, torch.float32)")),
     (ADVANCED, "DYN514", "return x * (0.9 ** sched.t)", ("        s.step()\n", "")),

@@ -478,7 +478,7 @@ class VaryingScalarArgument(SiteBookkeeping):
         value = _bound_in_loop(self.ctx, arg.value, loops, node) or arg.value
         read = _changing_number(self.ctx, arg.value, node) or _drawn_number(self.ctx, arg.value, loops)
         found = read or varying(self.ctx, value, loops) or _loop_origin(self.ctx, value, loops, node) or \
-            _carried_number(self.ctx, arg.value, loops)
+            _carried_number(self.ctx, arg.value)
         if found is None:
             return False
         var, var_kind = found
@@ -687,10 +687,12 @@ def _loop_origin(ctx, value: cst.BaseExpression, loops, call: cst.Call, depth: i
     return None
 
 
-def _carried_number(ctx, value: cst.BaseExpression, loops) -> Optional[Tuple[str, str]]:
+def _carried_number(ctx, value: cst.BaseExpression) -> Optional[Tuple[str, str]]:
     """(name, "int" | "float") for a Python number the innermost loop around the call carries from one
-    iteration to the next: set to a number literal before the loop and updated in it by arithmetic on itself
-    and number literals only (`step += 1`, `eps *= 10`, `lr = lr * 0.9`). Each call gets a new value."""
+    iteration to the next: set to a number literal before the loop and updated in it by arithmetic on itself,
+    names and number literals (`step += 1`, `t += dt`, `eps *= 10`, `lr = lr * 0.9`). Each call gets a new
+    value."""
+    loops = [b for b in ctx.blocks if isinstance(b, (cst.For, cst.While))]     # (a `while` carries them too)
     if not isinstance(value, cst.Name) or not loops:
         return None
     name, loop = value.value, loops[-1]
@@ -700,9 +702,9 @@ def _carried_number(ctx, value: cst.BaseExpression, loops) -> Optional[Tuple[str
     if fn is None or len(updates) != 1 or not _number_update(updates[0], name):
         return None
     start = ctx.position(loop)[0]
-    before = [n for n in descendants(fn.body) if isinstance(n, cst.Assign) and ctx.position(n)[0] < start and
-              any(isinstance(t.target, cst.Name) and t.target.value == name for t in n.targets)]
-    first = before[-1].value if before else None
+    before = [v for n in descendants(fn.body) if isinstance(n, cst.Assign) and len(n.targets) == 1 and
+              ctx.position(n)[0] < start for v in [_value_of(n.targets[0].target, n.value, name)] if v is not None]
+    first = before[-1] if before else None
     first = first.expression if isinstance(first, cst.UnaryOperation) else first
     kind = "float" if isinstance(first, cst.Float) or (isinstance(updates[0], cst.AugAssign) and isinstance(
         updates[0].operator, cst.DivideAssign)) else "int" if isinstance(first, cst.Integer) else None
@@ -731,13 +733,23 @@ def _drawn_number(ctx, value: cst.BaseExpression, loops) -> Optional[Tuple[str, 
     return f"{source_of(value.func)}()", kind
 
 
+def _value_of(target: cst.BaseExpression, value: cst.BaseExpression, name: str) -> Optional[cst.BaseExpression]:
+    """What `target = value` binds to `name` (`t, dt = 0.0, 0.25` binds 0.0 to `t`)."""
+    if isinstance(target, cst.Name):
+        return value if target.value == name else None
+    if isinstance(target, cst.Tuple) and isinstance(value, cst.Tuple) and len(target.elements) == len(value.elements):
+        return next((v.value for t, v in zip(target.elements, value.elements)
+                     if isinstance(t.value, cst.Name) and t.value.value == name), None)
+    return None
+
+
 def _targets(n: cst.CSTNode) -> List[cst.CSTNode]:
     return [t.target for t in n.targets] if isinstance(n, cst.Assign) else [n.target]
 
 
 def _number_update(n: cst.CSTNode, name: str) -> bool:
-    """`name += 1`, `name *= 0.5`, `name = name * 0.9 + 1`, `name = max(0.05, name * 0.99)`: arithmetic on the
-    name itself and number literals (`min`, `max`, `abs`, `round` of such included)."""
+    """`name += 1`, `t += dt`, `name *= 0.5`, `name = name * 0.9 + 1`, `name = max(0.05, name * 0.99)`:
+    arithmetic on the name itself, other names and number literals (`min`, `max`, `abs`, `round` of such)."""
     def numeric(e: cst.BaseExpression) -> bool:
         if isinstance(e, (cst.Integer, cst.Float)):
             return True
@@ -747,9 +759,9 @@ def _number_update(n: cst.CSTNode, name: str) -> bool:
             return numeric(e.left) and numeric(e.right)
         if isinstance(e, cst.Call) and isinstance(e.func, cst.Name) and e.func.value in ("min", "max", "abs", "round"):
             return bool(e.args) and all(a.keyword is None and not a.star and numeric(a.value) for a in e.args)
-        return isinstance(e, cst.Name) and e.value == name
+        return isinstance(e, cst.Name)      # itself, or another number (`t += dt`)
     if isinstance(n, cst.AugAssign):
-        return isinstance(n.target, cst.Name) and numeric(n.value) and not isinstance(n.value, cst.Name)
+        return isinstance(n.target, cst.Name) and numeric(n.value)
     return isinstance(n, cst.Assign) and len(n.targets) == 1 and isinstance(n.targets[0].target, cst.Name) and \
         isinstance(n.value, (cst.BinaryOperation, cst.Call)) and numeric(n.value) and name in names_in(n.value)
 
