@@ -1,5 +1,5 @@
 """Values that change between calls of a compiled function in the ways a training or sampling loop changes them,
-under real Dynamo: a number the loop carries (`step += 1`, `eps *= 10`, `eps = max(0.05, eps * 0.5)`, `t += dt` in a `while`; DYN501), rows of tuples of numbers
+under real Dynamo: a number the loop carries (`step += 1`, `eps *= 10`, `eps = max(0.05, eps * 0.5)`, `t += dt` in a `while`, a trainer's `self.step += 1`; DYN501), rows of tuples of numbers
 (`for size in [(4, 4), (6, 3)]`; DYN501), a list grown by concatenation (`ws = ws + [w]`; DYN507), an attribute of
 a class used as a namespace of settings (`Cfg.temperature = 0.7`; DYN514), an object handed to the compiled
 function whose method advances an attribute it reads (`sched.step()`; DYN514), tuples of another length for one
@@ -207,6 +207,30 @@ def main():
         t += dt
 '''
 
+COUNTED = '''import torch
+
+
+def train_step(x, step):
+    return x * (0.5 ** step)
+
+
+compiled_step = torch.compile(train_step, backend="eager")
+
+
+class Trainer:
+    def __init__(self):
+        self.step = 0
+
+    def fit(self, batches):
+        for x in batches:
+            compiled_step(x, self.step)
+            self.step += 1
+
+
+def main():
+    Trainer().fit([torch.randn(3)] * 3)
+'''
+
 
 def _line(source: str, text: str) -> int:
     return next(n for n, line in enumerate(source.splitlines(), 1) if text in line)
@@ -230,6 +254,7 @@ CASES = [
     (DECAYED, "DYN501", "explore = torch.rand(greedy.shape) < eps", ("        eps = max(0.05, eps * 0.5)\n", "")),
     (INTEGRATED, "DYN501", "return x + dt * torch.sin(x * t)", ("    while t < 1.0:\n        x = opt(x, t, dt)\n        t += dt\n",
                                                                     "    for _ in range(4):\n        x = opt(x, t, dt)\n")),
+    (COUNTED, "DYN501", "return x * (0.5 ** step)", ("            self.step += 1\n", "")),
     (DRAWN, "DYN501", "return x * scale", ("random.uniform(0.5, 1.5)", "1.0")),
     (DTYPES, "DYN501", "def f(x, y):", ("(torch.float32, torch.float64)", "(torch.float32, torch.float32)")),
     (ADVANCED, "DYN514", "return x * (0.9 ** sched.t)", ("        s.step()\n", "")),

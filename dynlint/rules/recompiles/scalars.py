@@ -13,7 +13,7 @@ from dynlint.analysis.defs import body_nodes
 from dynlint.analysis.guards import effect, recompiles
 from dynlint.analysis.tensors import TENSOR
 from dynlint.linter.rule import Example, register
-from dynlint.linter.walker import children, descendants
+from dynlint.linter.walker import children, descendants, dotted
 from dynlint.rules.common import TorchRule, call_args, source_of
 from dynlint.rules.recompiles.handed import compiled_attribute, compiled_parameter, handed_arguments, having
 from dynlint.rules.recompiles.rows import loop_values, row_index_guards
@@ -482,8 +482,9 @@ class VaryingScalarArgument(SiteBookkeeping):
         if found is None:
             return False
         var, var_kind = found
-        kind = var_kind if read else _value_kind(value, var_kind, enum_classes(self.ctx.source or "")) or \
-            self._returned_number(value)
+        carried = isinstance(value, cst.Attribute) and dotted(value) == var     # (`self.step`, carried)
+        kind = var_kind if read or carried else \
+            _value_kind(value, var_kind, enum_classes(self.ctx.source or "")) or self._returned_number(value)
         if kind is None:
             return False            # built from the loop variable in a way not known here (`batches[i]`)
         if entry is None and self._method_elsewhere(callee):
@@ -689,26 +690,40 @@ def _loop_origin(ctx, value: cst.BaseExpression, loops, call: cst.Call, depth: i
 
 def _carried_number(ctx, value: cst.BaseExpression) -> Optional[Tuple[str, str]]:
     """(name, "int" | "float") for a Python number the innermost loop around the call carries from one
-    iteration to the next: set to a number literal before the loop and updated in it by arithmetic on itself,
-    names and number literals (`step += 1`, `t += dt`, `eps *= 10`, `lr = lr * 0.9`). Each call gets a new
-    value."""
+    iteration to the next: set to a number literal before the loop (an attribute of `self`: in `__init__`) and
+    updated in it by arithmetic on itself, names and number literals (`step += 1`, `t += dt`, `eps *= 10`,
+    `lr = lr * 0.9`, `self.step += 1`). Each call gets a new value."""
     loops = [b for b in ctx.blocks if isinstance(b, (cst.For, cst.While))]     # (a `while` carries them too)
-    if not isinstance(value, cst.Name) or not loops:
-        return None
-    name, loop = value.value, loops[-1]
+    name = dotted(value) if isinstance(value, (cst.Name, cst.Attribute)) else None
     fn = next((f for f in reversed(ctx.functions) if isinstance(f, cst.FunctionDef)), None)
-    updates = [n for n in descendants(loop.body) if isinstance(n, (cst.Assign, cst.AugAssign, cst.AnnAssign, cst.For))
-               and name in set().union(*(names_in(t) for t in _targets(n)))]
-    if fn is None or len(updates) != 1 or not _number_update(updates[0], name):
+    if name is None or not loops or fn is None or "." in name and not name.startswith("self."):
         return None
-    start = ctx.position(loop)[0]
-    before = [v for n in descendants(fn.body) if isinstance(n, cst.Assign) and len(n.targets) == 1 and
+    updates = _bindings(loops[-1].body, name)
+    if len(updates) != 1 or not _number_update(updates[0], name):
+        return None
+    start = ctx.position(loops[-1])[0]
+    before = [v for n in _bindings(fn.body, name) if isinstance(n, cst.Assign) and len(n.targets) == 1 and
               ctx.position(n)[0] < start for v in [_value_of(n.targets[0].target, n.value, name)] if v is not None]
-    first = before[-1] if before else None
+    kind = _first_number_kind(before[-1] if before else None, updates[0])
+    if kind is None and name.startswith("self.") and not before:
+        info = ctx.index.classes.get(ctx.class_name) if ctx.index is not None and ctx.class_name else None
+        kind = info.scalars.get(name[5:]) if info is not None else None     # what `__init__` set it to
+    return (name, kind) if kind in ("int", "float") else None
+
+
+def _bindings(body: cst.CSTNode, name: str) -> List[cst.CSTNode]:
+    """The statements in `body` that bind `name` (a name or `self.attr`)."""
+    return [n for n in descendants(body) if isinstance(n, (cst.Assign, cst.AugAssign, cst.AnnAssign, cst.For))
+            and any(dotted(t) == name or name in names_in(t) for t in _targets(n))]
+
+
+def _first_number_kind(first: Optional[cst.BaseExpression], update: cst.CSTNode) -> Optional[str]:
+    """"float" or "int" from a carried number's first value (a literal) and its update (`/=` makes a float)."""
     first = first.expression if isinstance(first, cst.UnaryOperation) else first
-    kind = "float" if isinstance(first, cst.Float) or (isinstance(updates[0], cst.AugAssign) and isinstance(
-        updates[0].operator, cst.DivideAssign)) else "int" if isinstance(first, cst.Integer) else None
-    return (name, kind) if kind else None
+    if isinstance(first, cst.Float) or isinstance(update, cst.AugAssign) and isinstance(update.operator,
+                                                                                       cst.DivideAssign):
+        return "float"
+    return "int" if isinstance(first, cst.Integer) else None
 
 
 # Python's and NumPy's draws of one number (NumPy's with no `size`), by the kind of number they give
@@ -735,8 +750,8 @@ def _drawn_number(ctx, value: cst.BaseExpression, loops) -> Optional[Tuple[str, 
 
 def _value_of(target: cst.BaseExpression, value: cst.BaseExpression, name: str) -> Optional[cst.BaseExpression]:
     """What `target = value` binds to `name` (`t, dt = 0.0, 0.25` binds 0.0 to `t`)."""
-    if isinstance(target, cst.Name):
-        return value if target.value == name else None
+    if isinstance(target, (cst.Name, cst.Attribute)):
+        return value if dotted(target) == name else None
     if isinstance(target, cst.Tuple) and isinstance(value, cst.Tuple) and len(target.elements) == len(value.elements):
         return next((v.value for t, v in zip(target.elements, value.elements)
                      if isinstance(t.value, cst.Name) and t.value.value == name), None)
@@ -759,11 +774,12 @@ def _number_update(n: cst.CSTNode, name: str) -> bool:
             return numeric(e.left) and numeric(e.right)
         if isinstance(e, cst.Call) and isinstance(e.func, cst.Name) and e.func.value in ("min", "max", "abs", "round"):
             return bool(e.args) and all(a.keyword is None and not a.star and numeric(a.value) for a in e.args)
-        return isinstance(e, cst.Name)      # itself, or another number (`t += dt`)
+        return isinstance(e, cst.Name) or dotted(e) == name      # itself, or another number (`t += dt`)
     if isinstance(n, cst.AugAssign):
-        return isinstance(n.target, cst.Name) and numeric(n.value)
-    return isinstance(n, cst.Assign) and len(n.targets) == 1 and isinstance(n.targets[0].target, cst.Name) and \
-        isinstance(n.value, (cst.BinaryOperation, cst.Call)) and numeric(n.value) and name in names_in(n.value)
+        return dotted(n.target) == name and numeric(n.value)
+    return isinstance(n, cst.Assign) and len(n.targets) == 1 and dotted(n.targets[0].target) == name and \
+        isinstance(n.value, (cst.BinaryOperation, cst.Call)) and numeric(n.value) and \
+        any(dotted(e) == name for e in descendants(n.value) if isinstance(e, (cst.Name, cst.Attribute)))
 
 
 def _bound_in_loop(ctx, value: cst.BaseExpression, loops, call: cst.Call) -> Optional[cst.BaseExpression]:
