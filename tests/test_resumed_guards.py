@@ -185,3 +185,13 @@ def test_a_value_made_at_a_break_and_handed_to_a_method_is_guarded_where_the_met
     obs = harness.observe(str(path), ["main()"])
     assert obs.error is None
     assert sorted(set().union(*obs.guard_lines(str(path)))) == [guard]
+
+
+def test_a_list_handed_on_is_not_reported_where_the_callee_iterates_it():
+    """`for s in sizes` reads the length of `sizes`, which the tensor's shape fixed: not its guard."""
+    source = HANDED.replace("    def scale(self, x, n):\n        return x * (n + 1)\n",
+                            "    def scale(self, x, sizes):\n        for s in sizes:\n            x = x * s\n"
+                            "        return x\n").replace("n = int((x > 0).sum())", "n = (x > 0).sum(0).tolist()")
+    assert "for s in sizes" in source and ".tolist()" in source
+    lines = [f.line for f in check_source(source, filename="handed.py").findings if f.code == "DYN510"]
+    assert _line(source, "for s in sizes:") not in lines

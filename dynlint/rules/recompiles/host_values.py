@@ -2,6 +2,7 @@
 after it, in the same function (DYN510) or in its caller (DYN511)."""
 from __future__ import annotations
 
+import ast
 from typing import Optional, Set
 
 import libcst as cst
@@ -87,6 +88,23 @@ def _project_callable(ctx, text: str) -> bool:
         return False
     found = project.resolve(ix, text) if project is not None else None
     return text in ix.functions or text in ix.classes or bool(found and found[0] in ("function", "class"))
+
+
+def _passed_on(fn, name: str, span) -> bool:
+    """The read of `name` at `span` in `fn` only hands it to another call that is not a builtin's or torch's
+    (`loss_map[loss](outputs, num_boxes)`: where it is guarded is further on, not known here), or iterates it
+    (`for n in sizes`: its length, which the tensor's shape fixed; each item is guarded where it is used)."""
+    if any(isinstance(n, (ast.For, ast.comprehension)) and isinstance(n.iter, ast.Name) and n.iter.id == name and
+           n.iter.lineno == span[0] for n in ast.walk(fn)):
+        return True
+    lines = {}
+    for call in (n for n in ast.walk(fn) if isinstance(n, ast.Call)):
+        for a in list(call.args) + [k.value for k in call.keywords]:
+            if isinstance(a, ast.Name) and a.id == name:
+                lines[(a.lineno, a.col_offset)] = call
+    call = next((c for (ln, _), c in lines.items() if ln == span[0]), None)
+    func = guard_lines.dotted(call.func) if call is not None else None
+    return call is not None and not (func and (func in BUILTINS or func.startswith(("torch.", "math."))))
 
 
 class ResumedWork(TorchRule):
@@ -260,7 +278,7 @@ class HostValueGuardedAfterBreak(ResumedWork):
         param = arg.keyword.value if arg.keyword is not None else \
             params[positional.index(arg)] if positional.index(arg) < len(params) else None
         span = guard_lines.guard_read(self.ctx.source or "", fn, param) if param else None
-        return (span, q) if span is not None else None
+        return (span, q) if span is not None and not _passed_on(fn, param, span) else None
 
     def finish(self, findings) -> None:
         breaks = {f.line for f in findings if f.code in HOST_VALUES + NUMBER_BREAKS}
