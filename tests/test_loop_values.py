@@ -1,5 +1,6 @@
 """Values that change between calls of a compiled function in the ways a training or sampling loop changes them,
-under real Dynamo: a number the loop carries (`step += 1`, `eps *= 10`, `eps = max(0.05, eps * 0.5)`, `t += dt` in a `while`, a trainer's `self.step += 1`; DYN501), rows of tuples of numbers
+under real Dynamo: a number the loop carries (`step += 1`, `eps *= 10`, `eps = max(0.05, eps * 0.5)`, `t += dt` in a `while`, a trainer's `self.step += 1`, also through a
+function or module an attribute holds compiled, `self.policy = torch.compile(Policy())`; DYN501), rows of tuples of numbers
 (`for size in [(4, 4), (6, 3)]`; DYN501), a list grown by concatenation (`ws = ws + [w]`; DYN507), an attribute of
 a class used as a namespace of settings (`Cfg.temperature = 0.7`; DYN514), an object handed to the compiled
 function whose method advances an attribute it reads (`sched.step()`; DYN514), tuples of another length for one
@@ -231,6 +232,59 @@ def main():
     Trainer().fit([torch.randn(3)] * 3)
 '''
 
+HELD_FUNCTION = '''import torch
+
+
+def train_step(x, step):
+    return x * (0.5 ** step)
+
+
+class Trainer:
+    def __init__(self):
+        self.step = 0
+        self.compiled = torch.compile(train_step, backend="eager")
+
+    def fit(self, batches):
+        for x in batches:
+            self.compiled(x, self.step)
+            self.step += 1
+
+
+def main():
+    Trainer().fit([torch.randn(3)] * 3)
+'''
+
+HELD_MODULE = '''import torch
+import torch.nn as nn
+
+
+class Policy(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.q = nn.Linear(4, 3)
+
+    def forward(self, obs, eps):
+        values = self.q(obs)
+        explore = torch.rand(values.shape[0]) < eps
+        return torch.where(explore, torch.zeros_like(values[:, 0]).long(), values.argmax(-1))
+
+
+class Agent:
+    def __init__(self):
+        self.policy = torch.compile(Policy(), backend="eager")
+        self.eps = 1.0
+
+    def run(self, steps):
+        obs = torch.randn(2, 4)
+        for _ in range(steps):
+            self.policy(obs, self.eps)
+            self.eps = max(0.05, self.eps * 0.5)
+
+
+def main():
+    Agent().run(3)
+'''
+
 
 def _line(source: str, text: str) -> int:
     return next(n for n, line in enumerate(source.splitlines(), 1) if text in line)
@@ -255,6 +309,9 @@ CASES = [
     (INTEGRATED, "DYN501", "return x + dt * torch.sin(x * t)", ("    while t < 1.0:\n        x = opt(x, t, dt)\n        t += dt\n",
                                                                     "    for _ in range(4):\n        x = opt(x, t, dt)\n")),
     (COUNTED, "DYN501", "return x * (0.5 ** step)", ("            self.step += 1\n", "")),
+    (HELD_FUNCTION, "DYN501", "return x * (0.5 ** step)", ("            self.step += 1\n", "")),
+    (HELD_MODULE, "DYN501", "explore = torch.rand(values.shape[0]) < eps",
+     ("            self.eps = max(0.05, self.eps * 0.5)\n", "")),
     (DRAWN, "DYN501", "return x * scale", ("random.uniform(0.5, 1.5)", "1.0")),
     (DTYPES, "DYN501", "def f(x, y):", ("(torch.float32, torch.float64)", "(torch.float32, torch.float32)")),
     (ADVANCED, "DYN514", "return x * (0.9 ** sched.t)", ("        s.step()\n", "")),

@@ -147,6 +147,9 @@ class ClassInfo:
     # self.<attr> -> the method it holds compiled (`self.compiled_forward = torch.compile(self.forward_loss)`):
     # calling the attribute runs that method as the frame
     compiled: Dict[str, str] = field(default_factory=dict)
+    # self.<attr> -> the function or class (dotted, as written) it holds compiled, not a method of the class
+    # (`self.step_fn = torch.compile(train_step)`, `self.policy = torch.compile(Policy(...))`)
+    compiled_callables: Dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -575,6 +578,22 @@ class _Indexer(ast.NodeVisitor):
                 if name:
                     self._bind_call(name, value)
 
+    def _bind_attribute(self, attr: str, value: ast.Call, ctors: List[str], compiles: bool) -> None:
+        """`self.<attr> = <call>` in a class: the classes it holds, and what it holds compiled (a method of the
+        class, `torch.compile(self.m)`; a function or a module, `torch.compile(train_step)`,
+        `torch.compile(Policy())`)."""
+        cls = self._current_class()
+        if not cls:
+            return
+        cls.attrs.setdefault(attr, []).extend(ctors)
+        wrapped = dotted_name(value.args[0]) if compiles else None
+        if wrapped and wrapped.startswith("self.") and wrapped.count(".") == 1:
+            cls.compiled[attr] = wrapped[5:]
+        elif self.ix.qualify(dotted_name(value.func) or "") == "torch.compile" and value.args:
+            held = dotted_name(value.args[0].func if isinstance(value.args[0], ast.Call) else value.args[0])
+            if held and not held.startswith("self."):
+                cls.compiled_callables[attr] = held
+
     def _bind_call(self, name: str, value: ast.Call) -> None:
         """`name = <call>`: a construction held by `self.attr` or a local name, a compiled alias (`fl =
         torch.compile(f)`), or a method rebound to its compiled self (`model.forward = torch.compile(model.forward)`:
@@ -584,12 +603,7 @@ class _Indexer(ast.NodeVisitor):
         compiles = bool(callee and self.ix.qualify(callee) == "torch.compile" and value.args and
                         dotted_name(value.args[0]))
         if name.startswith("self.") and name.count(".") == 1 and ctors:
-            cls = self._current_class()
-            wrapped = dotted_name(value.args[0]) if compiles else None
-            if cls:
-                cls.attrs.setdefault(name[5:], []).extend(ctors)
-                if wrapped and wrapped.startswith("self.") and wrapped.count(".") == 1:
-                    cls.compiled[name[5:]] = wrapped[5:]
+            self._bind_attribute(name[5:], value, ctors, compiles)
         elif name.count(".") == 1 and self.func_stack and compiles and dotted_name(value.args[0]) == name and \
                 not name.startswith("self."):
             head, _, attr = name.partition(".")

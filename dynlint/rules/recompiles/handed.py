@@ -186,6 +186,16 @@ def _attr(func: ast.expr) -> str:
     return func.attr if isinstance(func, ast.Attribute) else ""
 
 
+def _compiled_callable(ix, info, attr: str) -> Optional[str]:
+    """The frame a call of `self.<attr>` runs when the attribute holds a function or a module of this file
+    compiled (`self.step_fn = torch.compile(train_step)`: `train_step`; `self.policy =
+    torch.compile(Policy())`: `Policy.forward`)."""
+    held = info.compiled_callables.get(attr) if info is not None else None
+    if held in ix.functions and not ix.functions[held].cls:
+        return held
+    return f"{held}.forward" if held in ix.classes and f"{held}.forward" in ix.functions else None
+
+
 def compiled_attribute(ix, cls: str, attr: str) -> Optional[str]:
     """`Cls.m` when the attribute `attr` of the file's class `cls` holds its method `m` compiled (`self.fwd =
     torch.compile(self.m)`, or `m` itself rebound or decorated), else None."""
@@ -194,7 +204,7 @@ def compiled_attribute(ix, cls: str, attr: str) -> Optional[str]:
     q = f"{cls}.{held}" if held else f"{cls}.{attr}"
     fn = ix.functions.get(q)
     if fn is None:
-        return None
+        return _compiled_callable(ix, info, attr)
     from dynlint.analysis.regions import compiled_methods
     return q if held or attr in compiled_methods(ix) else None
 
