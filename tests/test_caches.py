@@ -109,6 +109,28 @@ def main():
 '''
 
 
+# a plain object the caller keeps and hands in again, whose number the compiled code advances (DYN306)
+COUNTER = '''import torch
+
+
+class Cache:
+    def __init__(self):
+        self.seen = 0
+
+
+def f(x, cache):
+    cache.seen += 1
+    return x * cache.seen
+
+
+def main():
+    opt = torch.compile(f, backend="eager")
+    c = Cache()
+    for _ in range(3):
+        opt(torch.randn(3), c)
+'''
+
+
 def _line(source: str, text: str) -> int:
     return next(n for n, line in enumerate(source.splitlines(), 1) if text in line)
 
@@ -127,6 +149,7 @@ def _guards(tmp_path, source: str) -> list:
     (POPPED, "DYN518", 'if extras is not None and "image" in extras:'),
     (SPLIT, "DYN518", "if state is None or key not in state:"),
     (MODULE, "DYN306", "if n in self._cache:"),
+    (COUNTER, "DYN306", "cache.seen += 1"),
 ])
 def test_a_filled_dict_is_reported_where_dynamo_guards_its_keys(tmp_path, source, code, guard):
     pytest.importorskip("torch")
@@ -166,3 +189,12 @@ def test_a_dict_the_traced_code_makes_is_not_the_callers():
     """A memo the compiled function makes itself and hands to its helpers is new on every call."""
     source = HANDED.replace("def attend(x, cache):\n", "def attend(x, unused):\n    cache = {}\n")
     assert not [f for f in check_source(source, filename="probe.py").findings if f.code == "DYN518"]
+
+
+def test_an_object_made_for_each_call_starts_its_numbers_afresh(tmp_path):
+    pytest.importorskip("torch")
+    source = COUNTER.replace("    c = Cache()\n    for _ in range(3):\n        opt(torch.randn(3), c)\n",
+                             "    for _ in range(3):\n        c = Cache()\n        opt(torch.randn(3), c)\n")
+    assert source != COUNTER
+    assert not [f for f in check_source(source, filename="probe.py").findings if f.code == "DYN306"]
+    assert _guards(tmp_path, source) == []

@@ -304,7 +304,7 @@ class CacheFilledByCompiledCode(TorchRule):
         info = ix.functions.get(self.ctx.qualname) if ix is not None else None
         fn = guard_lines.function_at(source, info.def_line) if info is not None else None
         tree = guard_lines.parsed(source)
-        if fn is None or tree is None or self._rebound(fn, name):
+        if fn is None or tree is None or _rebound(fn, name):
             return
         line = self.ctx.position(node)[0]
         reads = key_reads(fn, name)
@@ -313,7 +313,7 @@ class CacheFilledByCompiledCode(TorchRule):
         file = self.ctx.analysis(_file, tree)
         asked = key_of(reads[0])
         fill = file.fills(fn, name, asked) or self._filled_by_caller(file, fn, name, asked)
-        if fill is None or self._fresh(file, fn, name) or _only_when_present(fn, reads[0], fill):
+        if fill is None or made_per_call(self.ctx, fn, name) or _only_when_present(fn, reads[0], fill):
             return
         fill_line = fill.lineno
         self.report(node, name=name, line=fill_line, related=[(fill_line, fill.col_offset, f"the keys of `{name}` change here")])
@@ -322,12 +322,6 @@ class CacheFilledByCompiledCode(TorchRule):
         if self.in_untraced_function() or self.dead_under_dynamo(node):
             return
         self.ctx.report(self, node, message or self.format_message(**fmt), related=related)
-
-    @staticmethod
-    def _rebound(fn: ast.AST, name: str) -> bool:
-        """`fn` (a def, or a loop) binds `name` itself (`cache = {}`): not the caller's dict."""
-        return any(isinstance(n, (ast.Assign, ast.AnnAssign, ast.AugAssign)) and any(
-            _is(t, name) for t in (n.targets if isinstance(n, ast.Assign) else [n.target])) for n in ast.walk(fn))
 
     def _filled_by_caller(self, file: _File, fn: ast.AST, name: str, asked: object,
                           depth: int = 0) -> Optional[ast.AST]:
@@ -343,53 +337,63 @@ class CacheFilledByCompiledCode(TorchRule):
                     return found
         return None
 
-    def _fresh(self, file: _File, fn: ast.AST, name: str, depth: int = 0) -> bool:
-        """Some call of `fn` in this file hands it a dict made for that call: a display, or a local bound in the
-        loop around the call (or in a traced caller, whose every call makes it again). Followed up through
-        callers that hand on their own parameter."""
-        for caller, call in list(file.callers(fn)) + self._compiled_calls(file, fn):
-            arg = _passed(fn, call, name)
-            if isinstance(arg, ast.Subscript):
-                arg = arg.value
-            if isinstance(arg, (ast.Dict, ast.DictComp)) or isinstance(arg, ast.Call) and _is(arg.func, "dict"):
+
+def made_per_call(ctx, fn: ast.AST, name: str, depth: int = 0) -> bool:
+    """Some call of the def `fn` in this file hands its parameter `name` a value made for that call: a display
+    or a construction (`{}`, `Cache()`), or a local bound in the loop around the call (or by a traced caller,
+    whose every call makes it again). Followed up through callers that hand on their own parameter. A dict or
+    an object made afresh keeps what the compiled code guarded on it from one call to the next."""
+    tree = guard_lines.parsed(ctx.source or "")
+    file = ctx.analysis(_file, tree) if tree is not None else None
+    for caller, call in (list(file.callers(fn)) + _compiled_calls(file, fn)) if file is not None else ():
+        arg = _passed(fn, call, name)
+        if isinstance(arg, ast.Subscript):
+            arg = arg.value
+        if isinstance(arg, (ast.Dict, ast.DictComp, ast.Call)):
+            return True
+        if not isinstance(arg, ast.Name):
+            continue
+        if arg.id in {a.arg for a in caller.args.args}:
+            if depth < DEPTH and made_per_call(ctx, caller, arg.id, depth + 1):
                 return True
-            if not isinstance(arg, ast.Name):
-                continue
-            if arg.id in {a.arg for a in caller.args.args}:
-                if depth < DEPTH and self._fresh(file, caller, arg.id, depth + 1):
-                    return True
-                continue
-            if self._bound_per_call(file, caller, call, arg.id):
-                return True
-        return False
+            continue
+        if _bound_per_call(ctx, file, caller, call, arg.id):
+            return True
+    return False
 
-    def _compiled_calls(self, file: _File, fn: ast.AST) -> List[Tuple[ast.AST, ast.Call]]:
-        """Calls of a name this file compiles `fn` into (`step = torch.compile(attend)` ... `step(x, cache)`)."""
-        names = {t.id for n in ast.walk(file.tree) if isinstance(n, ast.Assign) and isinstance(n.value, ast.Call)
-                 and (guard_lines.dotted(n.value.func) or "").endswith("compile") and n.value.args and
-                 _is(n.value.args[0], fn.name) for t in n.targets if isinstance(t, ast.Name)}
-        out = []
-        for caller in (n for n in ast.walk(file.tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))):
-            out.extend((caller, c) for c in ast.walk(caller) if isinstance(c, ast.Call) and
-                       isinstance(c.func, ast.Name) and c.func.id in names)
-        return out
 
-    def _bound_per_call(self, file: _File, caller: ast.AST, call: ast.Call, name: str) -> bool:
-        """`name` is bound by the caller when that is traced code (each compiled call makes it again), or inside
-        the innermost loop around `call`."""
-        node, loop = call, None
-        while node in file.parents and node is not caller:
-            node = file.parents[node]
-            if isinstance(node, (ast.For, ast.While)) and loop is None:
-                loop = node
-        if self._traced(caller):            # made by the traced code: a new dict on every compiled call
-            return self._rebound(caller, name)
-        return loop is not None and self._rebound(loop, name)
+def _rebound(fn: ast.AST, name: str) -> bool:
+    """`fn` (a def, or a loop) binds `name` itself (`cache = {}`): not the caller's value."""
+    return any(isinstance(n, (ast.Assign, ast.AnnAssign, ast.AugAssign)) and any(
+        _is(t, name) for t in (n.targets if isinstance(n, ast.Assign) else [n.target])) for n in ast.walk(fn))
 
-    def _traced(self, fn: ast.AST) -> bool:
-        ix = self.ctx.index
-        names = [q for q, f in (ix.functions.items() if ix is not None else ()) if f.def_line == fn.lineno]
-        return any(q in self.ctx.regions for q in names)
+
+def _compiled_calls(file: _File, fn: ast.AST) -> List[Tuple[ast.AST, ast.Call]]:
+    """Calls of a name this file compiles `fn` into (`step = torch.compile(attend)` ... `step(x, cache)`)."""
+    names = {t.id for n in ast.walk(file.tree) if isinstance(n, ast.Assign) and isinstance(n.value, ast.Call)
+             and (guard_lines.dotted(n.value.func) or "").endswith("compile") and n.value.args and
+             _is(n.value.args[0], fn.name) for t in n.targets if isinstance(t, ast.Name)}
+    out = []
+    for caller in (n for n in ast.walk(file.tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))):
+        out.extend((caller, c) for c in ast.walk(caller) if isinstance(c, ast.Call) and
+                   isinstance(c.func, ast.Name) and c.func.id in names)
+    return out
+
+
+def _bound_per_call(ctx, file: _File, caller: ast.AST, call: ast.Call, name: str) -> bool:
+    """`name` is bound by the caller when that is traced code (each compiled call makes it again), or inside
+    the innermost loop around `call`."""
+    node, loop = call, None
+    while node in file.parents and node is not caller:
+        node = file.parents[node]
+        if isinstance(node, (ast.For, ast.While)) and loop is None:
+            loop = node
+    ix = ctx.index
+    traced = any(q in ctx.regions for q, f in (ix.functions.items() if ix is not None else ())
+                 if f.def_line == caller.lineno)
+    if traced:                      # made by the traced code: a new value on every compiled call
+        return _rebound(caller, name)
+    return loop is not None and _rebound(loop, name)
 
 
 def _file(ctx, tree: ast.Module) -> _File:

@@ -9,13 +9,14 @@ import libcst as cst
 
 from dynlint.analysis import guard_lines
 from dynlint.analysis.guards import effect, module_int, recompiles
-from dynlint.analysis.held import held_by_attribute
+from dynlint.analysis.held import held_by_attribute, held_by_name
 from dynlint.analysis.regions import is_module_class
 from dynlint.analysis.tensors.kinds import TENSOR, TENSORS, VALUE
 from dynlint.linter.rule import Example, FixExample, register
 from dynlint.linter.walker import descendants, walk
 from dynlint.fixes.buffers import counter_to_buffer
 from dynlint.rules.common import TorchRule, source_of
+from dynlint.rules.recompiles.caches import made_per_call
 
 MUTATORS = frozenset({"append", "extend", "insert", "pop", "popleft", "appendleft", "update", "setdefault",
                       "add", "clear", "remove", "discard", "popitem"})
@@ -473,6 +474,29 @@ class ModulePythonStateMutation(TorchRule):
         attr = self._module_attr(node.target) or self._held_attr(node.target)
         if attr and self.tensors.kind(node.value) in (VALUE, TENSORS):     # `self.n += 1`, `self.outs += [t]`
             self._report(node, self._kind(attr, node.value))
+        elif self._handed_counter(node):                                   # `state.step += 1`, `state` passed in
+            self.report(node, expr=source_of(node), effect=effect("object int attribute"), owner="object")
+
+    def _handed_counter(self, node: cst.AugAssign) -> bool:
+        """`state.step += 1` in traced code, `state` a parameter that every caller passes an instance of a plain
+        class of the project, whose `__init__` sets `step` to a number: the caller keeps the object, so the next
+        call reads the new number, which Dynamo guarded (measured: once, then dynamic)."""
+        target, fn, ix, project = node.target, self.ctx.function, self.ctx.index, self.ctx.project
+        if not (isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and
+                isinstance(node.value, (cst.Integer, cst.Float)) and isinstance(fn, cst.FunctionDef)) or \
+                ix is None or project is None or not self.ctx.in_region:
+            return False
+        name = target.value.value
+        here = ix.functions.get(self.ctx.qualname)
+        if name == "self" or here is None or name not in here.params:
+            return False
+        fdef = guard_lines.function_at(self.ctx.source or "", here.def_line)
+        if fdef is None or made_per_call(self.ctx, fdef, name):
+            return False                # an object made for each call: its numbers start afresh
+        found = [project.resolve(ix, c) for c in held_by_name(project, ix, here, name)]
+        return bool(found) and all(
+            f and f[0] == "class" and not is_module_class(project, f[1][0], f[1][1].name) and
+            f[1][1].scalars.get(target.attr.value) in ("int", "float") for f in found)
 
     def _report(self, node, kind: str) -> None:
         if not recompiles(kind):
