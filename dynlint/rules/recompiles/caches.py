@@ -5,6 +5,7 @@ last one added and compiles again."""
 from __future__ import annotations
 
 import ast
+import functools
 from typing import Iterator, List, Optional, Tuple
 
 import libcst as cst
@@ -142,6 +143,11 @@ class _File:
         self.tree = tree
         self.parents = {c: p for p in ast.walk(tree) for c in ast.iter_child_nodes(p)}
         self.classes = {c.name: c for c in tree.body if isinstance(c, ast.ClassDef)}
+        self.defs = {f.lineno: f for f in ast.walk(tree) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))}
+
+    def own(self, fn: ast.AST) -> ast.AST:
+        """This file's node for a def (another parse of the same source may have made `fn`)."""
+        return self.defs.get(fn.lineno, fn)
 
     def owner(self, node: ast.AST) -> Optional[ast.ClassDef]:
         while node in self.parents:
@@ -306,17 +312,18 @@ class CacheFilledByCompiledCode(TorchRule):
         tree = guard_lines.parsed(source)
         if fn is None or tree is None or _rebound(fn, name):
             return
+        file = _file(source)
+        fn = file.own(fn)
         line = self.ctx.position(node)[0]
         reads = key_reads(fn, name)
         if not reads or reads[0].lineno != line:
             return                      # Dynamo guards the keys at the first read
-        file = self.ctx.analysis(_file, tree)
         asked = key_of(reads[0])
         fill = file.fills(fn, name, asked) or self._filled_by_caller(file, fn, name, asked)
         if fill is None or made_per_call(self.ctx, fn, name) or _only_when_present(fn, reads[0], fill):
             return
-        fill_line = fill.lineno
-        self.report(node, name=name, line=fill_line, related=[(fill_line, fill.col_offset, f"the keys of `{name}` change here")])
+        self.report(node, name=name, line=fill.lineno,
+                    related=[(fill.lineno, fill.col_offset, f"the keys of `{name}` change here")])
 
     def report(self, node, message=None, related=(), **fmt) -> None:
         if self.in_untraced_function() or self.dead_under_dynamo(node):
@@ -344,7 +351,8 @@ def made_per_call(ctx, fn: ast.AST, name: str, depth: int = 0) -> bool:
     whose every call makes it again). Followed up through callers that hand on their own parameter. A dict or
     an object made afresh keeps what the compiled code guarded on it from one call to the next."""
     tree = guard_lines.parsed(ctx.source or "")
-    file = ctx.analysis(_file, tree) if tree is not None else None
+    file = _file(ctx.source or "") if tree is not None else None
+    fn = file.own(fn) if file is not None else fn
     for caller, call in (list(file.callers(fn)) + _compiled_calls(file, fn)) if file is not None else ():
         arg = _passed(fn, call, name)
         if isinstance(arg, ast.Subscript):
@@ -396,5 +404,7 @@ def _bound_per_call(ctx, file: _File, caller: ast.AST, call: ast.Call, name: str
     return loop is not None and _rebound(loop, name)
 
 
-def _file(ctx, tree: ast.Module) -> _File:
-    return _File(tree)
+@functools.lru_cache(maxsize=4)
+def _file(source: str) -> _File:
+    """The file's functions and its parent map, made once per file (every unit of the file asks)."""
+    return _File(guard_lines.parsed(source))
