@@ -137,6 +137,7 @@ BEHAVIOUR = {
     ('DYN515', ''): {'2.11-2.15': ('recompile', ())},
     ('DYN516', ''): {'2.11-2.15': ('recompile', ())},
     ('DYN517', ''): {'2.11-2.15': ('recompile', ())},
+    ('DYN518', ''): {'2.11-2.15': ('recompile', ())},
     ('DYN601', ''): {
         '2.11-2.15': ('break', ('Skip calling `torch.compiler.disable()`d function', 'Skip inlining `torch.compiler.disable()`d function')),
     },
@@ -380,6 +381,7 @@ VALID = {
     ('DYN516', 2): {'2.11-2.15': 'clean'},
     ('DYN517', 0): {'2.11-2.15': 'clean'},
     ('DYN517', 1): {'2.11-2.15': 'clean'},
+    ('DYN518', 0): {'2.11-2.15': 'clean'},
     ('DYN601', 0): {'2.11-2.15': 'clean'},
     ('DYN602', 0): {'2.11-2.15': 'clean'},
     ('DYN603', 0): {'2.11-2.15': 'clean'},
