@@ -158,8 +158,9 @@ class M(nn.Module):
 def test_a_submodule_made_by_forward_and_a_dict_cache_it_fills_recompile_once_each():
     result = api.check_source(textwrap.dedent(COMPILED + LAZY.format(init="{}")), select=("DYN306",))
     said = {f.line: f.message for f in result.findings}
-    assert [n for n in said] == [18, 21]
-    assert "the call that creates it recompiles once" in said[18] and "each new key recompiles once" in said[21]
+    # the cache's finding stands where Dynamo guards its keys, `if n not in self.cache:` (tests/test_caches.py)
+    assert [n for n in said] == [18, 20]
+    assert "the call that creates it recompiles once" in said[18] and "each new key recompiles once" in said[20]
     # not known to be a dict (a tensor buffer indexed in place is traced into the graph): nothing said
     result = api.check_source(textwrap.dedent(COMPILED + LAZY.format(init="torch.zeros(8, 8)")), select=("DYN306",))
     assert [f.line for f in result.findings] == [18]
