@@ -57,3 +57,22 @@ def skip_unless_importable(*sources: str) -> None:
                 top = name.split(".")[0]
                 if importlib.util.find_spec(top) is None:
                     pytest.skip(f"the example imports {top}, which is not installed")
+
+
+def line_of(source: str, text: str) -> int:
+    """The number of the first line of `source` that holds `text`."""
+    return next(n for n, line in enumerate(source.splitlines(), 1) if text in line)
+
+
+def dynamo_guard_lines(tmp_path: Path, source: str, call: str = "main()", lineless: bool = True) -> list:
+    """Run `call` of `source` under real Dynamo; the lines of the guards that failed, over every recompile. A
+    guard with no line of its own (a tensor's dtype or size) counts at the frame's first line, or, with
+    `lineless=False`, not at all (a probe whose tensors grow on purpose)."""
+    from dynlint.compiler import harness
+    path = tmp_path / "probe.py"
+    path.write_text(source)
+    obs = harness.observe(str(path), [call])
+    assert obs.error is None, obs.error
+    if not lineless:
+        return sorted({g.line for r in obs.recompiles for g in r.failures if g.line})
+    return sorted(set().union(*obs.guard_lines(str(path))))

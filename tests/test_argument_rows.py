@@ -4,6 +4,7 @@ where the recompile log names the guard: for dicts, the first read of a key one 
 (a read of a key both have guards only that key)."""
 import pytest
 
+from conftest import dynamo_guard_lines, line_of
 from dynlint.api import check_source
 
 ROWS = '''
@@ -44,25 +45,14 @@ def main():
 '''
 
 
-def _line(source: str, text: str) -> int:
-    return next(n for n, line in enumerate(source.splitlines(), 1) if text in line)
-
-
-def _guards(tmp_path, source: str) -> list:
-    from dynlint.compiler import harness
-    path = tmp_path / "probe.py"
-    path.write_text(source)
-    obs = harness.observe(str(path), ["main()"])
-    assert obs.error is None
-    return sorted({g.line for r in obs.recompiles for g in r.failures if g.line})
 
 
 @pytest.mark.parametrize("source, guard", [(ROWS, 'if "mask" in inputs:'), (NONE_ROWS, "if w is not None:")])
 def test_rows_of_two_structures_are_reported_at_the_guard(tmp_path, source, guard):
     pytest.importorskip("torch")
     found = [f.line for f in check_source(source, filename="probe.py").findings if f.code == "DYN505"]
-    assert found == [_line(source, guard)]
-    assert _guards(tmp_path, source) == [_line(source, guard)]
+    assert found == [line_of(source, guard)]
+    assert dynamo_guard_lines(tmp_path, source) == [line_of(source, guard)]
 
 
 def test_rows_of_one_structure_recompile_nothing_and_are_not_reported(tmp_path):
@@ -70,4 +60,4 @@ def test_rows_of_one_structure_recompile_nothing_and_are_not_reported(tmp_path):
     source = ROWS.replace('[{"x": x}, {"x": x, "mask": x}]', '[{"x": x, "mask": x + 1}, {"x": x * 2, "mask": x - 1}]')
     assert source != ROWS
     assert not [f for f in check_source(source, filename="probe.py").findings if f.code == "DYN505"]
-    assert _guards(tmp_path, source) == []
+    assert dynamo_guard_lines(tmp_path, source) == []

@@ -4,6 +4,7 @@ names, the first read of the dict's keys; a dict made afresh for each call recom
 finding."""
 import pytest
 
+from conftest import dynamo_guard_lines, line_of
 from dynlint.api import check_source
 
 HANDED = '''
@@ -131,17 +132,6 @@ def main():
 '''
 
 
-def _line(source: str, text: str) -> int:
-    return next(n for n, line in enumerate(source.splitlines(), 1) if text in line)
-
-
-def _guards(tmp_path, source: str) -> list:
-    from dynlint.compiler import harness
-    path = tmp_path / "probe.py"
-    path.write_text(source)
-    obs = harness.observe(str(path), ["main()"])
-    assert obs.error is None
-    return sorted({g.line for r in obs.recompiles for g in r.failures if g.line})
 
 
 @pytest.mark.parametrize("source, code, guard", [
@@ -154,8 +144,8 @@ def _guards(tmp_path, source: str) -> list:
 def test_a_filled_dict_is_reported_where_dynamo_guards_its_keys(tmp_path, source, code, guard):
     pytest.importorskip("torch")
     found = [f.line for f in check_source(source, filename="probe.py").findings if f.code == code]
-    assert found == [_line(source, guard)]
-    assert _guards(tmp_path, source) == [_line(source, guard)]
+    assert found == [line_of(source, guard)]
+    assert dynamo_guard_lines(tmp_path, source, lineless=False) == [line_of(source, guard)]
 
 
 @pytest.mark.parametrize("fresh", [
@@ -167,7 +157,7 @@ def test_a_dict_made_for_each_call_recompiles_nothing_and_is_not_reported(tmp_pa
     source = HANDED.replace("    cache = {}\n    for _ in range(3):\n        step(torch.randn(3), cache)\n", fresh)
     assert source != HANDED
     assert not [f for f in check_source(source, filename="probe.py").findings if f.code == "DYN518"]
-    assert _guards(tmp_path, source) == []
+    assert dynamo_guard_lines(tmp_path, source, lineless=False) == []
 
 
 def test_a_key_rewritten_only_when_present_keeps_the_key_set(tmp_path):
@@ -182,7 +172,7 @@ def test_a_key_rewritten_only_when_present_keeps_the_key_set(tmp_path):
 ''').replace("    cache = {}\n", '    cache = {"k": torch.zeros(3)}\n')
     assert source != HANDED and 'cache = {"k"' in source
     assert not [f for f in check_source(source, filename="probe.py").findings if f.code == "DYN518"]
-    assert _guards(tmp_path, source) == []
+    assert dynamo_guard_lines(tmp_path, source, lineless=False) == []
 
 
 def test_a_dict_the_traced_code_makes_is_not_the_callers():
@@ -197,4 +187,4 @@ def test_an_object_made_for_each_call_starts_its_numbers_afresh(tmp_path):
                              "    for _ in range(3):\n        c = Cache()\n        opt(torch.randn(3), c)\n")
     assert source != COUNTER
     assert not [f for f in check_source(source, filename="probe.py").findings if f.code == "DYN306"]
-    assert _guards(tmp_path, source) == []
+    assert dynamo_guard_lines(tmp_path, source, lineless=False) == []

@@ -1,10 +1,11 @@
 """State a compiled function reads without taking it as an argument, changed between its calls, under real
 Dynamo: a closure's cell made by a factory of compiled closures (every closure shares one code object, so
 Dynamo guards the cell's value, DYN501), and an attribute of an object the compiled function closes over and
-calls (`norm(x)` runs `Normalizer.__call__`, which reads `self.std`; DYN514). Each finding stands at the line
+calls (`calib(signal)` runs `Calibration.__call__`, which reads `self.gain`; DYN514). Each finding stands at the line
 Dynamo's recompile log names."""
 import pytest
 
+from conftest import dynamo_guard_lines, line_of
 from dynlint.api import check_source
 
 FACTORY = '''
@@ -31,68 +32,57 @@ CLOSED_OVER = '''
 import torch
 
 
-class Normalizer:
+class Calibration:
     def __init__(self):
-        self.mean = 0.0
-        self.std = 1.0
+        self.offset = 0.0
+        self.gain = 1.0
 
-    def set_stats(self, mean, std):
-        self.mean = mean
-        self.std = std
+    def update(self, offset, gain):
+        self.offset = offset
+        self.gain = gain
 
-    def __call__(self, x):
-        return (x - self.mean) / self.std
+    def __call__(self, signal):
+        return signal * self.gain + self.offset
 
 
 def main():
-    norm = Normalizer()
+    calib = Calibration()
 
     @torch.compile(backend="eager")
-    def fn(x):
-        return norm(x).tanh()
+    def denoise(signal):
+        return calib(signal).clamp(-1, 1)
 
-    x = torch.randn(6)
-    fn(x)
-    norm.set_stats(0.5, 2.0)
-    fn(x)
+    signal = torch.randn(6)
+    denoise(signal)
+    calib.update(0.25, 3.0)
+    denoise(signal)
 '''
 
 
-def _line(source: str, text: str) -> int:
-    return next(n for n, line in enumerate(source.splitlines(), 1) if text in line)
-
-
-def _guards(tmp_path, source: str) -> list:
-    from dynlint.compiler import harness
-    path = tmp_path / "probe.py"
-    path.write_text(source)
-    obs = harness.observe(str(path), ["main()"])
-    assert obs.error is None
-    return sorted({g.line for r in obs.recompiles for g in r.failures if g.line})
 
 
 @pytest.mark.parametrize("source, code, guard", [
     (FACTORY, "DYN501", "return x * factor + math.sqrt(factor)"),
-    (CLOSED_OVER, "DYN514", "return (x - self.mean) / self.std"),
-    (CLOSED_OVER.replace("norm.set_stats(0.5, 2.0)", "norm.std = 2.0"), "DYN514",
-     "return (x - self.mean) / self.std"),
+    (CLOSED_OVER, "DYN514", "return signal * self.gain + self.offset"),
+    (CLOSED_OVER.replace("calib.update(0.25, 3.0)", "calib.gain = 3.0"), "DYN514",
+     "return signal * self.gain + self.offset"),
 ])
 def test_state_read_without_an_argument_is_reported_at_the_guard(tmp_path, source, code, guard):
     pytest.importorskip("torch")
     found = [f.line for f in check_source(source, filename="probe.py").findings if f.code == code]
-    assert found == [_line(source, guard)]
-    assert _guards(tmp_path, source) == [_line(source, guard)]
+    assert found == [line_of(source, guard)]
+    assert dynamo_guard_lines(tmp_path, source) == [line_of(source, guard)]
 
 
 @pytest.mark.parametrize("source, code, same", [
     (FACTORY, "DYN501", FACTORY.replace("(1.0, 4.0, 9.0)", "(1.0, 1.0, 1.0)").replace(
         "for factor in", "for _ in").replace("make_scaler(factor)(x)", "make_scaler(2.0)(x)")),
-    (CLOSED_OVER, "DYN514", CLOSED_OVER.replace("    fn(x)\n    norm.set_stats(0.5, 2.0)\n",
-                                                "    norm.set_stats(0.5, 2.0)\n    fn(x)\n")),
+    (CLOSED_OVER, "DYN514", CLOSED_OVER.replace("    denoise(signal)\n    calib.update(0.25, 3.0)\n",
+                                                "    calib.update(0.25, 3.0)\n    denoise(signal)\n")),
 ])
 def test_state_that_does_not_change_between_calls_is_not_reported(tmp_path, source, code, same):
     """The same number for every closure, a setter called once before the first call: one graph."""
     pytest.importorskip("torch")
     assert same != source
     assert not [f for f in check_source(same, filename="probe.py").findings if f.code == code]
-    assert _guards(tmp_path, same) == []
+    assert dynamo_guard_lines(tmp_path, same) == []

@@ -9,6 +9,7 @@ tensor's dtype has no line of its own), a number drawn from Python's random gene
 Dynamo's recompile log names, and the same code with the value held fixed recompiles nothing and gets none."""
 import pytest
 
+from conftest import dynamo_guard_lines, line_of
 from dynlint.api import check_source
 
 CARRIED_INT = '''import torch
@@ -286,17 +287,6 @@ def main():
 '''
 
 
-def _line(source: str, text: str) -> int:
-    return next(n for n, line in enumerate(source.splitlines(), 1) if text in line)
-
-
-def _guards(tmp_path, source: str) -> list:
-    from dynlint.compiler import harness
-    path = tmp_path / "probe.py"
-    path.write_text(source)
-    obs = harness.observe(str(path), ["main()"])
-    assert obs.error is None
-    return sorted(set().union(*obs.guard_lines(str(path))))      # (a guard with no line: the frame's first)
 
 
 CASES = [
@@ -324,8 +314,8 @@ CASES = [
 def test_a_value_the_loop_changes_is_reported_at_the_guard(tmp_path, source, code, guard, fixed):
     pytest.importorskip("torch")
     found = [f.line for f in check_source(source, filename="probe.py").findings if f.code == code]
-    assert found == [_line(source, guard)]
-    assert _guards(tmp_path, source) == [_line(source, guard)]
+    assert found == [line_of(source, guard)]
+    assert dynamo_guard_lines(tmp_path, source) == [line_of(source, guard)]
 
 
 @pytest.mark.parametrize("source, code, guard, fixed", CASES)
@@ -334,4 +324,4 @@ def test_the_same_code_with_the_value_fixed_is_silent(tmp_path, source, code, gu
     same = source.replace(*fixed)
     assert same != source
     assert not [f for f in check_source(same, filename="probe.py").findings if f.code == code]
-    assert _guards(tmp_path, same) == []
+    assert dynamo_guard_lines(tmp_path, same) == []
