@@ -76,3 +76,22 @@ def dynamo_guard_lines(tmp_path: Path, source: str, call: str = "main()", linele
     if not lineless:
         return sorted({g.line for r in obs.recompiles for g in r.failures if g.line})
     return sorted(set().union(*obs.guard_lines(str(path))))
+
+
+def observe_package(tmp_path: Path, monkeypatch, path: Path, call: str):
+    """Real Dynamo on `call`, run in the namespace of the file `path` of a project under `tmp_path` (its package
+    `pkg`, or its module `run`, imported fresh and forgotten afterwards: other tests import modules of those
+    names); the observation of what Dynamo did in `path`."""
+    from dynlint.compiler import harness
+    monkeypatch.syspath_prepend(str(tmp_path))
+
+    def forget():
+        for name in [m for m in sys.modules if m in ("pkg", "run") or m.startswith("pkg.")]:
+            del sys.modules[name]
+    forget()
+    try:
+        obs = harness.observe(str(path), [call])
+    finally:
+        forget()
+    assert obs.error is None, obs.error
+    return obs

@@ -2,10 +2,11 @@
 Dynamo inlines a call across files as it does within one, and it does not read annotations, so `t: int` handed
 a 0-d tensor is a tensor. Each case is proven under real Dynamo at the finding's line."""
 import json
-import sys
 import textwrap
 
 import pytest
+
+from conftest import observe_package
 
 HELPERS = '''
 import torch
@@ -69,26 +70,8 @@ def _found(cli, tmp_path, *more) -> set:
 
 def _dynamo_breaks(tmp_path, monkeypatch) -> set:
     path = tmp_path / "pkg" / "helpers.py"
-    obs = _observe(tmp_path, monkeypatch, path, "__import__('pkg.main').main.main()")
+    obs = observe_package(tmp_path, monkeypatch, path, "__import__('pkg.main').main.main()")
     return set(obs.break_lines(str(path)))
-
-
-def _observe(tmp_path, monkeypatch, path, call):
-    """Real Dynamo on `call`, with the project's package `pkg` imported fresh and forgotten afterwards (other
-    tests import packages of that name)."""
-    from dynlint.compiler import harness
-    monkeypatch.syspath_prepend(str(tmp_path))
-
-    def forget():
-        for name in [m for m in sys.modules if m in ("pkg", "run") or m.startswith("pkg.")]:
-            del sys.modules[name]
-    forget()
-    try:
-        obs = harness.observe(str(path), [call])
-    finally:
-        forget()
-    assert obs.error is None, obs.error
-    return obs
 
 
 @pytest.mark.parametrize("imports, gate, pick", [
@@ -192,7 +175,7 @@ def test_a_method_compiled_elsewhere_takes_what_the_compiled_alias_is_called_wit
     assert found == {("pkg/scheduler.py", 17, "DYN101"), ("pkg/scheduler.py", 22, "DYN101"),
                      ("pkg/scheduler.py", 17, "DYN501"), ("pkg/scheduler.py", 21, "DYN501"),
                      ("pkg/scheduler.py", 22, "DYN501")}
-    obs = _observe(tmp_path, monkeypatch, pkg / "scheduler.py", "__import__('pkg.run').run.main()")
+    obs = observe_package(tmp_path, monkeypatch, pkg / "scheduler.py", "__import__('pkg.run').run.main()")
     assert {17, 22} <= set(obs.break_lines(str(pkg / "scheduler.py")))
     assert {17, 21, 22} <= set().union(*obs.guard_lines(str(pkg / "scheduler.py")))
     # the loop over a list of ints instead: Python ints, no tensor, no warning
@@ -312,7 +295,7 @@ def test_a_method_called_through_a_declared_attribute_takes_what_the_calls_pass(
     pkg = _typed_project(tmp_path, keep=keep, loop=loop)
     assert _found(cli, tmp_path) == {("pkg/sched.py", 18, "DYN101"), ("pkg/sched.py", 17, "DYN501"),
                                      ("pkg/sched.py", 18, "DYN501")}
-    obs = _observe(tmp_path, monkeypatch, pkg / "sched.py", "__import__('run').main()")
+    obs = observe_package(tmp_path, monkeypatch, pkg / "sched.py", "__import__('run').main()")
     assert 18 in obs.break_lines(str(pkg / "sched.py"))
     assert {17, 18} <= set().union(*obs.guard_lines(str(pkg / "sched.py")))
 
@@ -322,7 +305,7 @@ def test_a_declared_attribute_called_with_ints_or_undeclared_keeps_the_parameter
     # the timesteps as Python ints: Dynamo traces ints, no break
     pkg = _typed_project(tmp_path, loop="ints")
     assert _found(cli, tmp_path) == set()
-    obs = _observe(tmp_path, monkeypatch, pkg / "sched.py", "__import__('run').main()")
+    obs = observe_package(tmp_path, monkeypatch, pkg / "sched.py", "__import__('run').main()")
     assert obs.break_lines(str(pkg / "sched.py")) == {}
     # no declared type, and what the pipeline keeps is not built where the project shows it: its calls are not read
     _typed_project(tmp_path, annotation="")
@@ -381,7 +364,7 @@ def test_a_loop_in_another_file_passes_its_counter_to_a_compiled_method(cli, tmp
     (pkg / "module.py").write_text(LOOP_MODULE)
     (pkg / "trainer.py").write_text(LOOP_TRAINER)
     assert ("pkg/module.py", 12, "DYN501") in _found(cli, tmp_path)
-    obs = _observe(tmp_path, monkeypatch, pkg / "module.py", "__import__('pkg.trainer').trainer.main()")
+    obs = observe_package(tmp_path, monkeypatch, pkg / "module.py", "__import__('pkg.trainer').trainer.main()")
     assert 12 in set().union(*obs.guard_lines(str(pkg / "module.py")))
     # the same value on every call: nothing to guard anew
     (pkg / "trainer.py").write_text(LOOP_TRAINER.replace("step(batch, batch_idx)", "step(batch, 1)"))

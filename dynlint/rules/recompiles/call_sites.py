@@ -77,11 +77,29 @@ def _loop_rows(fn: ast.AST, name: str, line: int) -> List[ast.expr]:
         not any(isinstance(e, ast.Starred) for e in it.elts) else []
 
 
+def _instance(ctx, node: Optional[ast.expr], line: int) -> Optional[str]:
+    """"an instance of `Cls`" for an object of a class of the project: built at the call (`f(Scaled(2.0), x)`),
+    or a name the calling function binds once to one (`op = Scaled(2.0)`). Dynamo guards an object's type where
+    the compiled code first reads it, so instances of two classes fail each other's guard."""
+    ix, project = ctx.index, ctx.project
+    if ix is None or project is None:
+        return None
+    if isinstance(node, ast.Name):
+        here = min((f for f in ix.functions.values() if f.start <= line <= f.end), key=lambda f: f.end - f.start,
+                   default=None)
+        built = ix.built(node.id, here) if here is not None else []
+        dotted = built[0] if len(built) == 1 else None
+    else:
+        dotted = guard_lines.dotted(node.func) if isinstance(node, ast.Call) else None
+    found = project.resolve(ix, dotted) if dotted else None
+    return f"an instance of `{found[1][1].name}`" if found and found[0] == "class" else None
+
+
 def _structures(ctx, callee: str, entry: str, span=None) -> List[Tuple[int, int, dict]]:
     """An analysis: per call of `callee` (line, column, {parameter: structure}), defaults included."""
     out = []
     for line, col, given in call_bindings(ctx, callee, entry, span):
-        found = {p: _structure(e) for p, (e, _) in given.items()}
+        found = {p: _instance(ctx, e, line) or _structure(e) for p, (e, _) in given.items()}
         out.append((line, col, {p: v for p, v in found.items() if v is not None}))
     return out
 
@@ -252,7 +270,7 @@ class ArgumentSetChangesBetweenCalls(SiteBookkeeping):
     """, "stream([torch.ones(2, 4)] * 3)")]
 
     WHAT = {"`None`": "whether it is `None`", "list": "the length of a list", "tuple": "the length of a tuple",
-            "dict": "the keys of a dict"}
+            "dict": "the keys of a dict", "instance": "the type of an object"}
 
     def visit_Call(self, node: cst.Call) -> None:
         compared = self.calls_compared(node, _structures)

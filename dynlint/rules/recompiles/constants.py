@@ -31,7 +31,7 @@ class ScalarArgumentDiffersBetweenCallSites(SiteBookkeeping):
     code = "DYN508"
     name = "scalar-argument-differs-between-call-sites"
     message = ("compiled `{callee}` gets `{param}={value}` at line {line} and `{param}={other}` at line "
-               "{other_line}: {kind} argument is guarded on its value, so {effect}")
+               "{other_line}: {kind} {held} is guarded on its value, so {effect}")
     fix = ("Pass the value as a tensor (`torch.tensor(0.7)`) when it changes, or compile one function per "
            "setting (`functools.partial` before `torch.compile`)")
     recompiles = True
@@ -214,7 +214,8 @@ class ScalarArgumentDiffersBetweenCallSites(SiteBookkeeping):
                 (line, value), (other_line, changed) = seen[0], other
                 self.ctx.report(self, None, self.format_message(
                     callee=alias, param=param, value=repr(changed), line=f"{other_line} of {path}",
-                    other=repr(value), other_line=f"{line} of {path}", kind=kind[0], effect=effect(kind[1])),
+                    other=repr(value), other_line=f"{line} of {path}", kind=kind[0], held="argument",
+                    effect=effect(kind[1])),
                     at=span, related=[(path, other_line, 0, f"`{param}={changed!r}` is passed to `{alias}` here"),
                                       (path, line, 0, f"`{param}={value!r}` is passed here")])
 
@@ -222,7 +223,8 @@ class ScalarArgumentDiffersBetweenCallSites(SiteBookkeeping):
         """Report when an earlier call passed `param` another constant than `this` (line, column, value)."""
         line, col, value = this
         kind = self.KINDS.get(type(value))
-        if kind is None or not recompiles(kind[1]) or not self.reads(entry, param) or \
+        function, read = self._read_of(entry, param) if "." in param else (entry, param)
+        if kind is None or not recompiles(kind[1]) or function is None or not self.reads(function, read) or \
                 (kind[1] in SYMBOLIC and self.compiled_dynamic(callee)):
             return False
         other = next(((ln, c, v) for ln, c, v in earlier if v != value or type(v) is not type(value)), None)
@@ -232,11 +234,32 @@ class ScalarArgumentDiffersBetweenCallSites(SiteBookkeeping):
         also = [(other_line, other_col, f"`{param}={other_value!r}` is passed here")]
         if (line, col) != self.ctx.position(node)[:2]:      # passed through the calling function's parameter
             also.insert(0, (line, col, f"`{param}={value!r}` is passed here"))
-        self.report_at_guard(node, entry, param, f"`{param}` is passed to `{callee}` here", also=also,
+        self.report_at_guard(node, function, read, f"`{param}` is passed to `{callee}` here", also=also,
                              callee=callee, param=param, value=repr(value), line=line, other=repr(other_value),
-                             other_line=other_line, kind=kind[0], effect=effect(kind[1]))
+                             other_line=other_line, kind=kind[0], effect=effect(kind[1]),
+                             held="attribute of an argument" if "." in param else "argument")
         return True
 
+
+    def _read_of(self, entry: str, value: str) -> Tuple[Optional[str], str]:
+        """(function, what it reads) where Dynamo guards `value`, an attribute of a parameter (`op.k`): the
+        compiled function's own read of it, or the first read of `self.k` in a method of a class of the file
+        that the compiled function calls on the parameter (`op.apply(x)`); (None, value) when neither reads it."""
+        if self.reads(entry, value) and self.guard_span(entry, value, at_entry=False) is not None:
+            return entry, value
+        ix, source = self.ctx.index, self.ctx.source or ""
+        info = ix.functions.get(entry) if ix is not None else None
+        fn = guard_lines.function_at(source, info.def_line) if info is not None else None
+        param, _, attr = value.partition(".")
+        for call in sorted((n for n in ast.walk(fn) if isinstance(n, ast.Call)), key=lambda n: (n.lineno, n.col_offset)) \
+                if fn is not None else ():
+            f = call.func
+            if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == param:
+                for q, m in ix.functions.items():
+                    if m.cls and q == f"{m.cls}.{f.attr}" and \
+                            self.guard_span(q, f"self.{attr}", at_entry=False) is not None:
+                        return q, f"self.{attr}"
+        return None, value
 
 
 def _bound_constants(call, params: List[str], fn: ast.AST) -> dict:
@@ -266,11 +289,66 @@ def _constant_arguments(ctx, callee: str, entry: str, span=None) -> List[Tuple[i
     parameters a call leaves out."""
     enums = enum_classes(ctx.source or "")
     out = []
+    tree = guard_lines.parsed(ctx.source or "")
     for line, col, given in call_bindings(ctx, callee, entry, span):
         bound = {p: literal_value(e) for p, (e, _) in given.items()}
         bound.update({p: enum_member(e, enums) for p, (e, _) in given.items() if bound[p] is None})
+        for p, (e, _) in given.items():
+            if bound[p] is None and tree is not None:
+                bound.update({f"{p}.{attr}": v for attr, v in _kept_constants(tree, e, line).items()})
         out.append((line, col, {p: v for p, v in bound.items() if v is not None}))
     return out
+
+
+def _kept_constants(tree: ast.Module, node: Optional[ast.expr], line: int) -> dict:
+    """{attribute: constant} for an object of a class of the file built with constants it keeps as attributes:
+    `Scale(2.0)` whose `__init__` does `self.k = k`, a dataclass's fields, the defaults of what the call leaves
+    out; at the call or through a name the calling function binds once (`op = Scale(2.0)`). Dynamo guards a
+    Python number on an object where the compiled code first reads it, as it guards an argument's."""
+    if isinstance(node, ast.Name):
+        here = min((f for f in ast.walk(tree) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)) and
+                    f.lineno <= line <= (f.end_lineno or f.lineno)), key=lambda f: f.end_lineno - f.lineno,
+                   default=None)
+        bound = [n.value for n in ast.walk(here) if isinstance(n, ast.Assign) and
+                 any(isinstance(t, ast.Name) and t.id == node.id for t in n.targets)] if here is not None else []
+        node = bound[0] if len(bound) == 1 else None
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)):
+        return {}
+    cls = next((c for c in tree.body if isinstance(c, ast.ClassDef) and c.name == node.func.id), None)
+    fields = _fields(cls) if cls is not None else None
+    if fields is None:
+        return {}
+    names = list(fields)
+    passed = {names[i]: a for i, a in enumerate(node.args) if i < len(names) and not isinstance(a, ast.Starred)}
+    passed.update({k.arg: k.value for k in node.keywords if k.arg in fields})
+    if len(passed) < len(node.args) + len(node.keywords):
+        return {}               # (`*args`, `**kw`, or what `__init__` does not keep: not known here)
+    out = {}
+    for param, attr in fields.items():
+        value = literal_value(passed.get(param, attr[1]))
+        if value is not None and attr[0]:
+            out[attr[0]] = value
+    return out
+
+
+def _fields(cls: ast.ClassDef) -> Optional[dict]:
+    """{`__init__` parameter: (the attribute it is kept as, or "", its default)} of a class: a dataclass's
+    fields in order, or the parameters of its `__init__` and the `self.<attr> = <parameter>` it does."""
+    if any(guard_lines.dotted(d.func if isinstance(d, ast.Call) else d) in ("dataclass", "dataclasses.dataclass")
+           for d in cls.decorator_list):
+        return {s.target.id: (s.target.id, s.value) for s in cls.body
+                if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name) and
+                "ClassVar" not in ast.unparse(s.annotation)}
+    init = next((f for f in cls.body if isinstance(f, ast.FunctionDef) and f.name == "__init__"), None)
+    if init is None:
+        return None
+    params = [a.arg for a in init.args.args[1:]]
+    defaults = defaults_of(init.args)
+    kept = {n.value.id: n.targets[0].attr for n in ast.walk(init) if isinstance(n, ast.Assign) and
+            len(n.targets) == 1 and isinstance(n.targets[0], ast.Attribute) and
+            isinstance(n.targets[0].value, ast.Name) and n.targets[0].value.id == "self" and
+            isinstance(n.value, ast.Name) and n.value.id in params}
+    return {p: (kept.get(p, ""), defaults.get(p)) for p in params}
 
 
 def enum_member(node: Optional[ast.expr], enums: frozenset) -> Optional[EnumMember]:

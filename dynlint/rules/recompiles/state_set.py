@@ -18,6 +18,7 @@ from dynlint.linter.walker import descendants, dotted
 from dynlint.rules.common import source_of
 from dynlint.rules.recompiles.call_sites import binds
 from dynlint.rules.recompiles.common import SiteBookkeeping, call_bindings, float_expr, parameter_names
+from dynlint.rules.recompiles.foreign_setters import set_elsewhere
 from dynlint.rules.recompiles.handed import compiled_parameter, having, passed_values
 
 
@@ -331,6 +332,14 @@ class StateSetBetweenCalls(SiteBookkeeping):
         super().__init__(ctx)
         self.declared: Set[Tuple[int, str]] = set()    # (id of the function, name) declared `global`
         self.cells: Set[Tuple[int, str]] = set()       # ... declared `nonlocal`
+
+    def finish(self, findings) -> None:
+        """A method of this unit compiled in another file, whose calls there are preceded by a call of a setter of
+        the same object with a new value (`foreign_setters`): reported here, at the guard."""
+        for qual, read, span, related in set_elsewhere(self):
+            setter = related[0][3].split("`")[1]
+            self.ctx.report(self, None, self.format_message(
+                expr=setter, name=read, func=qual, effect="the next call compiles again"), at=span, related=related)
 
     def visit_Global(self, node: cst.Global) -> None:
         fn = next((f for f in reversed(self.ctx.functions) if isinstance(f, cst.FunctionDef)), None)

@@ -724,9 +724,8 @@ class ModulePythonStateMutation(TorchRule):
         assigned = _setting(attr)
         out = []
         for n in descendants(block):
-            if isinstance(n, cst.Assign) and any(isinstance(t.target, cst.Attribute) and
-                                                 t.target.attr.value == attr and _is_self(t.target.value)
-                                                 for t in n.targets) and not _none(n.value):
+            if isinstance(n, cst.Assign) and any(_sets_attr(t.target, attr) for t in n.targets) and \
+                    not _none(n.value):
                 out.append(n)
             elif isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) and _is_self(n.func.value):
                 info = ix.functions.get(f"{cls}.{n.func.attr.value}") if ix is not None else None
@@ -770,8 +769,16 @@ _NONE = re.compile(r"None")
 
 
 def _setting(attr: str) -> "re.Pattern":
-    """`self.<attr> = <something other than None>` on a line."""
-    return re.compile(rf"\bself\.{re.escape(attr)}\s*(?::[^=]+)?=(?!=)\s*(?!None\b)\S")
+    """`self.<attr> = <something other than None>` on a line, alone or among the targets of a tuple
+    (`self.scales, self.map_levels = setup(...)`)."""
+    return re.compile(rf"\bself\.{re.escape(attr)}\s*(?::[^=]+|(?:,\s*[\w.]+\s*)+)?=(?!=)\s*(?!None\b)\S")
+
+
+def _sets_attr(target: cst.BaseExpression, attr: str) -> bool:
+    """The assignment target is `self.<attr>`, or a tuple or list of targets that holds it."""
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return any(_sets_attr(e.value, attr) for e in target.elements)
+    return isinstance(target, cst.Attribute) and target.attr.value == attr and _is_self(target.value)
 
 
 def _none_tests(test: cst.BaseExpression):

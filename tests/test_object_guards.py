@@ -1,0 +1,237 @@
+"""What Dynamo guards on an object the compiled code reads, under real Dynamo at the finding's line:
+- its type: a parameter handed instances of two classes fails `___check_type_id` at the compiled code's first
+  read of it (DYN505), whether the classes are modules or plain objects;
+- the numbers it was built with: two instances of one class whose kept constants differ fail the value guard
+  at the first read of the attribute, in the compiled function or in the method it calls on the object (DYN508);
+  a dataclass's fields alike;
+- a number a method of its class sets, called in *another file* between two calls of a compiled method
+  (`scheduler.set_timesteps(n)`; DYN514, reported at the guard in the class's file);
+- an attribute that the compiled code sets lazily as one of a tuple of targets (`self.scales, self.mapper =
+  setup(x)`; DYN306).
+Each also has its counterpart that Dynamo compiles once, where dynlint is silent."""
+import json
+import textwrap
+
+import pytest
+
+from conftest import dynamo_guard_lines, line_of, observe_package
+from dynlint.api import check_source
+
+TYPES = '''
+import torch
+
+
+class Gain(torch.nn.Module):
+    def forward(self, x):
+        return x * 2
+
+
+class Bias(torch.nn.Module):
+    def forward(self, x):
+        return x + 2
+
+
+class Clip:
+    def __init__(self, low):
+        self.low = low
+
+    def apply(self, x):
+        return x.clamp(min=self.low)
+
+
+class Floor(Clip):
+    def apply(self, x):
+        return x.floor()
+
+
+def through(layer, x):
+    h = x.sin()
+    return layer(h)
+
+
+def transform(op, x):
+    h = x.cos()
+    return op.apply(h)
+
+
+def main():
+    x = torch.randn(6)
+    f = torch.compile(through, backend="eager")
+    f(Gain(), x)
+    f(Bias(), x)
+    g = torch.compile(transform, backend="eager")
+    g(Clip(0.0), x)
+    g(Floor(0.0), x)
+'''
+
+KEPT = '''
+from dataclasses import dataclass
+
+import torch
+
+
+class Clip:
+    def __init__(self, low, high=1.0):
+        self.low = low
+        self.high = high
+
+    def apply(self, x):
+        return x.clamp(self.low, self.high)
+
+
+@dataclass
+class Sampling:
+    temperature: float = 1.0
+    top_k: int = 0
+
+
+def transform(op, x):
+    h = x.cos()
+    return op.apply(h)
+
+
+def sample(logits, params):
+    if params.top_k > 0:
+        logits = logits.topk(params.top_k).values
+    return torch.softmax(logits / params.temperature, dim=-1)
+
+
+def main():
+    x = torch.randn(8)
+    g = torch.compile(transform, backend="eager")
+    g(Clip(0.0), x)
+    g(Clip(-0.5), x)
+    s = torch.compile(sample, backend="eager")
+    s(x, Sampling(0.7))
+    s(x, Sampling(0.7, top_k=3))
+'''
+
+
+def _found(source: str, code: str) -> list:
+    return sorted(f.line for f in check_source(source, filename="probe.py").findings if f.code == code)
+
+
+@pytest.mark.parametrize("source, code, guards", [
+    (TYPES, "DYN505", ["return layer(h)", "return op.apply(h)"]),
+    (KEPT, "DYN508", ["return x.clamp(self.low, self.high)", "if params.top_k > 0:"]),
+], ids=["types", "kept-constants"])
+def test_what_an_object_argument_is_guarded_on_is_reported_at_the_guard(tmp_path, source, code, guards):
+    pytest.importorskip("torch")
+    expected = sorted(line_of(source, g) for g in guards)
+    assert _found(source, code) == expected
+    assert dynamo_guard_lines(tmp_path, source) == expected
+
+
+@pytest.mark.parametrize("source, same", [
+    (TYPES, TYPES.replace("f(Bias(), x)", "f(Gain(), x)").replace("g(Floor(0.0), x)", "g(Clip(0.0), x)")),
+    (KEPT, KEPT.replace("g(Clip(-0.5), x)", "g(Clip(0.0, high=1.0), x)").replace(
+        "s(x, Sampling(0.7, top_k=3))", "s(x, Sampling(temperature=0.7))")),
+], ids=["types", "kept-constants"])
+def test_objects_alike_for_dynamo_are_not_reported(tmp_path, source, same):
+    pytest.importorskip("torch")
+    assert _found(same, "DYN505") == _found(same, "DYN508") == []
+    assert dynamo_guard_lines(tmp_path, same) == []
+
+
+SCHEDULER = '''
+import torch
+
+
+class Scheduler:
+    def __init__(self, train_steps=1000):
+        self.train_steps = train_steps
+        self.steps = None
+
+    def set_timesteps(self, steps):
+        self.steps = steps
+
+    def step(self, x, t):
+        if self.steps is None:
+            raise ValueError("call set_timesteps first")
+        ratio = self.train_steps // self.steps
+        return x * (t - ratio)
+'''
+
+SAMPLER = '''
+import torch
+
+from pkg.scheduler import Scheduler
+
+
+@torch.no_grad()
+def sample(scheduler, step_fn, x, steps=10):
+    scheduler.set_timesteps(steps)
+    for t in range(2):
+        x = step_fn(x, torch.tensor(t))
+    return x
+
+
+def main():
+    scheduler = Scheduler()
+    step_fn = torch.compile(scheduler.step, backend="eager")
+    x = torch.randn(4)
+    sample(scheduler, step_fn, x, steps={first})
+    sample(scheduler, step_fn, x, steps={second})
+'''
+
+
+def _sampler_project(tmp_path, first: int, second: int):
+    pkg = tmp_path / "pkg"
+    pkg.mkdir(exist_ok=True)
+    (tmp_path / "pyproject.toml").write_text("[tool.dynlint]\n")
+    (pkg / "__init__.py").write_text("")
+    (pkg / "scheduler.py").write_text(SCHEDULER)
+    (pkg / "run.py").write_text(textwrap.dedent(SAMPLER).format(first=first, second=second))
+    return pkg
+
+
+@pytest.mark.parametrize("first, second", [(4, 8), (4, 4)])
+def test_a_setter_called_in_another_file_is_reported_at_the_guard(cli, tmp_path, monkeypatch, first, second):
+    pytest.importorskip("torch")
+    pkg = _sampler_project(tmp_path, first, second)
+    out = json.loads(cli("check", "pkg", "--no-cache", "--format", "json", cwd=tmp_path).stdout)["findings"]
+    found = [(f["path"], f["line"]) for f in out if f["code"] == "DYN514"]
+    obs = observe_package(tmp_path, monkeypatch, pkg / "scheduler.py", "__import__('pkg.run').run.main()")
+    guarded = sorted(set().union(*obs.guard_lines(str(pkg / "scheduler.py"))))
+    if first == second:
+        assert found == guarded == []
+        return
+    assert guarded == [line_of(SCHEDULER, "if self.steps is None:")]
+    assert found == [("pkg/scheduler.py", guarded[0])]
+    related = next(f for f in out if f["code"] == "DYN514")["related"]
+    assert [(r["path"], r["line"]) for r in related] == [
+        ("pkg/run.py", line_of(SAMPLER, "scheduler.set_timesteps(steps)"))]
+
+
+LAZY = '''
+import torch
+
+
+def setup(x):
+    return [1.0, 0.5], x.shape[-1]
+
+
+class Pool(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.scales = None
+        self.width = None
+
+    def forward(self, x):
+        if self.scales is None or self.width is None:
+            self.scales, self.width = setup(x)
+        return x * self.scales[0]
+
+
+def main():
+    pool = torch.compile(Pool(), backend="eager")
+    for _ in range(3):
+        pool(torch.randn(4))
+'''
+
+
+def test_an_attribute_set_lazily_as_one_of_a_tuple_is_reported_at_the_guard(tmp_path):
+    pytest.importorskip("torch")
+    guard = line_of(LAZY, "if self.scales is None")
+    assert _found(LAZY, "DYN306") == [guard]
+    assert dynamo_guard_lines(tmp_path, LAZY) == [guard]
