@@ -6,6 +6,8 @@
   a dataclass's fields alike;
 - a number a method of its class sets, called in *another file* between two calls of a compiled method
   (`scheduler.set_timesteps(n)`; DYN514, reported at the guard in the class's file);
+- an attribute of a submodule set between calls (`model.sa1.npoint = 48`; DYN506), guarded where the
+  submodule's `forward` reads it;
 - an attribute that the compiled code sets lazily as one of a tuple of targets (`self.scales, self.mapper =
   setup(x)`; DYN306).
 Each also has its counterpart that Dynamo compiles once, where dynlint is silent."""
@@ -235,3 +237,48 @@ def test_an_attribute_set_lazily_as_one_of_a_tuple_is_reported_at_the_guard(tmp_
     guard = line_of(LAZY, "if self.scales is None")
     assert _found(LAZY, "DYN306") == [guard]
     assert dynamo_guard_lines(tmp_path, LAZY) == [guard]
+
+
+SUBMODULE = '''
+import torch
+
+
+class SetAbstraction(torch.nn.Module):
+    def __init__(self, npoint):
+        super().__init__()
+        self.npoint = npoint
+        self.fc = torch.nn.Linear(3, 8)
+
+    def forward(self, x):
+        idx = torch.arange(self.npoint)
+        return self.fc(x[:, idx])
+
+
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.sa1 = SetAbstraction(32)
+
+    def forward(self, x):
+        return self.sa1(x).mean()
+
+
+def main():
+    model = Net()
+    compiled = torch.compile(model, backend="eager")
+    x = torch.randn(2, 64, 3)
+    compiled(x)
+    model.sa1.npoint = 48
+    compiled(x)
+'''
+
+
+def test_an_attribute_of_a_submodule_set_between_calls_is_reported_at_the_guard(tmp_path):
+    pytest.importorskip("torch")
+    guard = line_of(SUBMODULE, "idx = torch.arange(self.npoint)")
+    assert _found(SUBMODULE, "DYN506") == [guard]
+    assert dynamo_guard_lines(tmp_path, SUBMODULE) == [guard]
+    # set once, before the first call: one graph
+    before = SUBMODULE.replace("    compiled(x)\n    model.sa1.npoint = 48\n", "    model.sa1.npoint = 48\n")
+    assert _found(before, "DYN506") == []
+    assert dynamo_guard_lines(tmp_path, before) == []

@@ -560,11 +560,18 @@ class ModuleAttributeSetBetweenCalls(SiteBookkeeping):
         """Report the change of `name.<attr>` (or of what `shown` names) if the guard model says it
         recompiles."""
         scalar = info.scalars.get(attr)
+        reader = f"{info.name}.forward" if path == self.ctx.path else None
+        if scalar is None and reader is not None and isinstance(node, cst.Assign):
+            # kept from a parameter (`self.npoint = npoint`): a literal assigned now says what it holds
+            scalar = _literal_kind(node.value)
+            if scalar is not None and self.guard_span(reader, f"self.{attr}", at_entry=False) is None:
+                return False
+        elif attr not in info.reads:
+            return False
         kind = {"float": "module float attribute", "bool": "module bool attribute"}.get(
             scalar or "", module_int(self.ctx.source or ""))
-        if scalar is None or attr not in info.reads or not recompiles(kind):
+        if scalar is None or not recompiles(kind):
             return False
-        reader = f"{info.name}.forward" if path == self.ctx.path else None
         shown = shown or f"{name}.{attr}"
         self.report_at_guard(node, reader, f"self.{attr}", f"`{shown}` changes here", at_entry=False,
                              expr=source_of(node), attr=shown, cls=info.name, effect=effect(kind), how=how,
@@ -572,14 +579,37 @@ class ModuleAttributeSetBetweenCalls(SiteBookkeeping):
         return True
 
     def _check(self, node, target) -> None:
-        if not (isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name)):
+        if not isinstance(target, cst.Attribute) or self.tensors.kind(node.value) == TENSOR:
+            return
+        if isinstance(target.value, cst.Attribute) and isinstance(target.value.value, cst.Name):
+            self._check_submodule(node, target)
+            return
+        if not isinstance(target.value, cst.Name):
             return
         name, attr = target.value.value, target.attr.value
-        if name == "self" or self.tensors.kind(node.value) == TENSOR:
+        if name == "self":
             return
         for path, info in self.module_classes(name):
             if is_module_class(self.ctx.project, path, info.name) and self._report(node, name, attr, path, info, ""):
                 return
+
+    def _check_submodule(self, node, target: cst.Attribute) -> None:
+        """`model.sa1.npoint = 48` between calls: an attribute of a submodule the compiled module keeps (`self.sa1 =
+        SetAbstraction(...)`), which that submodule's `forward` reads. Dynamo inlines the submodule's forward into
+        the compiled frame and guards the attribute where it reads it, as it guards the module's own."""
+        name, sub, attr = target.value.value.value, target.value.attr.value, target.attr.value
+        project = self.ctx.project
+        if name == "self" or project is None:
+            return
+        for path, info in self.module_classes(name):
+            cix = project.by_path.get(path)
+            if cix is None or not is_module_class(project, path, info.name):
+                continue
+            for ctor in info.attrs.get(sub, ()):
+                r = project.resolve(cix, ctor)
+                if r and r[0] == "class" and is_module_class(project, r[1][0], r[1][1].name) and \
+                        self._report(node, f"{name}.{sub}", attr, r[1][0], r[1][1], ""):
+                    return
 
 
 @register
@@ -724,6 +754,14 @@ def _concatenated(node: cst.CSTNode) -> Optional[str]:
                 isinstance(v.left, cst.Name) and v.left.value == name and isinstance(v.right, cst.List):
             return name
     return None
+
+
+def _literal_kind(node: cst.BaseExpression) -> Optional[str]:
+    """"int", "float" or "bool" for a literal of that type (`48`, `-0.5`, `True`)."""
+    node = node.expression if isinstance(node, cst.UnaryOperation) else node
+    if isinstance(node, cst.Name) and node.value in ("True", "False"):
+        return "bool"
+    return "int" if isinstance(node, cst.Integer) else "float" if isinstance(node, cst.Float) else None
 
 
 def _is_none(node: cst.BaseExpression) -> bool:
