@@ -8,6 +8,8 @@
   (`scheduler.set_timesteps(n)`; DYN514, reported at the guard in the class's file);
 - an attribute of a submodule set between calls (`model.sa1.npoint = 48`; DYN506), guarded where the
   submodule's `forward` reads it;
+- the length of the tuple a `*args` parameter gets (DYN505), guarded at its first read, and whether two
+  parameters get the same tensor (`attend(x, x, x)`, then `attend(x, memory, memory)`: `k is q`);
 - an attribute that the compiled code sets lazily as one of a tuple of targets (`self.scales, self.mapper =
   setup(x)`; DYN306).
 Each also has its counterpart that Dynamo compiles once, where dynlint is silent."""
@@ -282,3 +284,59 @@ def test_an_attribute_of_a_submodule_set_between_calls_is_reported_at_the_guard(
     before = SUBMODULE.replace("    compiled(x)\n    model.sa1.npoint = 48\n", "    model.sa1.npoint = 48\n")
     assert _found(before, "DYN506") == []
     assert dynamo_guard_lines(tmp_path, before) == []
+
+
+VARARGS = '''
+import torch
+
+
+def combine(*feats):
+    out = feats[0]
+    for f in feats[1:]:
+        out = out + f
+    return out
+
+
+def main():
+    fused = torch.compile(combine, backend="eager")
+    a, b = torch.randn(4), torch.randn(4)
+    fused(a, b)
+    fused(a, b, a + b)
+'''
+
+
+def test_varargs_of_another_length_are_reported_at_the_guard(tmp_path):
+    pytest.importorskip("torch")
+    guard = line_of(VARARGS, "out = feats[0]")
+    assert _found(VARARGS, "DYN505") == [guard]
+    assert dynamo_guard_lines(tmp_path, VARARGS) == [guard]
+    same = VARARGS.replace("fused(a, b, a + b)", "fused(b, a)")
+    assert _found(same, "DYN505") == []
+    assert dynamo_guard_lines(tmp_path, same) == []
+
+
+ALIASED = '''
+import torch
+
+
+def attend(q, k, v):
+    scores = q @ k.t()
+    return scores.softmax(-1) @ v
+
+
+def main():
+    fused = torch.compile(attend, backend="eager")
+    x, memory = torch.randn(4, 8), torch.randn(4, 8)
+    fused(x, x, x)
+    fused(x, memory, memory)
+'''
+
+
+def test_one_tensor_for_two_parameters_then_two_is_reported_at_the_guard(tmp_path):
+    pytest.importorskip("torch")
+    guard = line_of(ALIASED, "scores = q @ k.t()")
+    assert _found(ALIASED, "DYN505") == [guard]
+    assert dynamo_guard_lines(tmp_path, ALIASED) == [guard]
+    same = ALIASED.replace("fused(x, x, x)", "fused(memory, x, x)")     # k and v alike at both calls
+    assert _found(same, "DYN505") == []
+    assert dynamo_guard_lines(tmp_path, same) == []

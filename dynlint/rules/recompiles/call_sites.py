@@ -104,6 +104,21 @@ def _structures(ctx, callee: str, entry: str, span=None) -> List[Tuple[int, int,
     return out
 
 
+def _aliasing(ctx, callee: str, entry: str, span=None) -> List[Tuple[int, int, dict]]:
+    """An analysis: per call of `callee` (line, column, {parameter: the earlier parameter the call binds to the
+    same name, or ""}) for the parameters bound to a name."""
+    out = []
+    for line, col, given in call_bindings(ctx, callee, entry, span):
+        first: dict = {}
+        found = {}
+        for p, (e, passed) in given.items():
+            if passed and isinstance(e, ast.Name):
+                found[p] = first.setdefault(e.id, p) if e.id in first else ""
+                first.setdefault(e.id, p)
+        out.append((line, col, found))
+    return out
+
+
 @register
 class ArgumentSetChangesBetweenCalls(SiteBookkeeping):
     """Checks for a compiled callable whose call sites pass a different structure for the same parameter: an
@@ -297,6 +312,38 @@ class ArgumentSetChangesBetweenCalls(SiteBookkeeping):
         for arg in node.args if loops else ():
             if not arg.star and self._rows_differ(node, arg, callee, entry):
                 return
+        self._aliasing_differs(node)
+
+    def _aliasing_differs(self, node: cst.Call) -> bool:
+        """One call passes the same tensor for two parameters (`attn(x, x, x)`), another two different ones
+        (`attn(x, y, y)`): Dynamo guards that the second parameter it reads is the first (`k is q`), where it
+        first reads it, and the other call fails that guard (measured, torch 2.13). True when reported."""
+        compared = self.calls_compared(node, _aliasing)
+        if compared is None:
+            return False
+        callee, entry, here, mine, calls = compared
+        info = self.ctx.index.functions.get(entry or "") if self.ctx.index is not None else None
+        tensors = {bound_parameter(info, node, a) for a in node.args
+                   if info is not None and not a.star and self.tensors.kind(a.value) == TENSOR}
+        for param, same in mine.items():
+            earlier = next(((ln, col, b[param]) for ln, col, b in calls
+                            if (ln, col) < here and param in b and b[param] != same), None)
+            if earlier is None or param not in tensors:
+                continue
+            other = same or earlier[2]
+            reads = [self.guard_span(entry, p, at_entry=False) for p in (param, other)]
+            if None in reads:
+                continue
+            guarded = param if reads[0] >= reads[1] else other
+            this, that = (f"the same tensor for `{param}` and `{same}`", f"different ones") if same else \
+                (f"different tensors for `{param}` and `{other}`", "the same one")
+            self.report_at_guard(node, entry, guarded, f"{this} here", also=[
+                (earlier[0], earlier[1], f"{that} here")], message=(
+                    f"compiled `{callee}` gets {this} at line {here[0]} and {that} at line {earlier[0]}: Dynamo "
+                    f"guards whether two arguments are the same tensor (`{guarded} is {other if guarded == param else param}`), so the second "
+                    f"call compiles again"))
+            return True
+        return False
 
     def _rows_differ(self, node: cst.Call, arg: cst.Arg, callee: str, entry: Optional[str]) -> bool:
         """The argument is the variable of a loop over a display of rows (`for inputs in [{"x": x}, {"x": x,

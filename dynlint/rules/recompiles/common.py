@@ -317,7 +317,8 @@ def call_bindings(ctx, callee: str, entry: str, span: Optional[Tuple[int, int]] 
     local `callee` is), in order, as (line, column, {parameter: (expression, passed)}): the syntax (`ast`) bound
     to each parameter of `entry` (the qualname of the function compiled as the frame: `self` left out of a
     method) by position or keyword, or its default where the call leaves it out (`passed` False); a `**kwargs`
-    parameter gets the dict of the keywords no other parameter takes. Calls that unpack arguments (`*args`,
+    parameter gets the dict of the keywords no other parameter takes, a `*args` parameter the tuple of the
+    positional arguments no other parameter takes. Calls that unpack arguments (`*args`,
     `**kw`) are left out: their binding is not known."""
     ix, source = ctx.index, ctx.source or ""
     info = ix.functions.get(entry) if ix is not None else None
@@ -353,6 +354,9 @@ def defaults_of(a: ast.arguments) -> Dict[str, ast.expr]:
 def _bound(call: ast.Call, a: ast.arguments, params: List[str], defaults: dict) -> dict:
     """`call_bindings`' {parameter: (expression, passed)} for one call."""
     given = {p: (e, True) for p, e in zip(params, call.args)}
+    if a.vararg is not None:    # `*feats`: the positional arguments no parameter takes, as the tuple the frame gets
+        rest = call.args[len(params):]
+        given[a.vararg.arg] = (ast.Tuple(elts=list(rest), ctx=ast.Load()), bool(rest))
     named = set(params) | {p.arg for p in a.kwonlyargs}
     extra = [k for k in call.keywords if k.arg not in named] if a.kwarg is not None else []
     given.update({k.arg: (k.value, True) for k in call.keywords if k not in extra})
