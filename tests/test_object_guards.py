@@ -6,7 +6,8 @@
   a dataclass's fields alike;
 - a number a method of its class sets, called in *another file* between two calls of a compiled method
   (`scheduler.set_timesteps(n)`; DYN514, reported at the guard in the class's file);
-- an attribute of a submodule set between calls (`model.sa1.npoint = 48`; DYN506), guarded where the
+- an attribute of a submodule set between calls (`model.sa1.npoint = 48`; DYN506, in the same file or in
+  another, reported at the guard in the module's file), guarded where the
   submodule's `forward` reads it;
 - the length of the tuple a `*args` parameter gets (DYN505), guarded at its first read, and whether two
   parameters get the same tensor (`attend(x, x, x)`, then `attend(x, memory, memory)`: `k is q`);
@@ -340,3 +341,43 @@ def test_one_tensor_for_two_parameters_then_two_is_reported_at_the_guard(tmp_pat
     same = ALIASED.replace("fused(x, x, x)", "fused(memory, x, x)")     # k and v alike at both calls
     assert _found(same, "DYN505") == []
     assert dynamo_guard_lines(tmp_path, same) == []
+
+
+TRAIN = '''
+import torch
+
+from pkg.model import Net
+
+
+def main():
+    model = Net()
+    compiled = torch.compile(model, backend="eager")
+    x = torch.randn(2, 64, 3)
+    compiled(x)
+    model.sa1.npoint = 48               # through the module's submodule, in another file
+    compiled(x)
+'''
+
+
+def test_an_attribute_set_in_another_file_is_reported_at_the_guard(cli, tmp_path, monkeypatch):
+    pytest.importorskip("torch")
+    model = SUBMODULE[:SUBMODULE.index("def main")]
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (tmp_path / "pyproject.toml").write_text("[tool.dynlint]\n")
+    (pkg / "__init__.py").write_text("")
+    (pkg / "model.py").write_text(model)
+    (pkg / "run.py").write_text(TRAIN)
+    out = json.loads(cli("check", "pkg", "--no-cache", "--format", "json", cwd=tmp_path).stdout)["findings"]
+    found = [(f["path"], f["line"], [(r["path"], r["line"]) for r in f["related"]]) for f in out
+             if f["code"] == "DYN506"]
+    obs = observe_package(tmp_path, monkeypatch, pkg / "model.py", "__import__('pkg.run').run.main()")
+    guard = line_of(model, "idx = torch.arange(self.npoint)")
+    assert sorted(set().union(*obs.guard_lines(str(pkg / "model.py")))) == [guard]
+    assert found == [("pkg/model.py", guard, [("pkg/run.py", line_of(TRAIN, "model.sa1.npoint = 48"))])]
+    # set before the first call: nothing to report, one graph
+    (pkg / "run.py").write_text(TRAIN.replace("    compiled(x)\n    model.sa1.npoint", "    model.sa1.npoint"))
+    out = json.loads(cli("check", "pkg", "--no-cache", "--format", "json", cwd=tmp_path).stdout)["findings"]
+    assert [f for f in out if f["code"] == "DYN506"] == []
+    obs = observe_package(tmp_path, monkeypatch, pkg / "model.py", "__import__('pkg.run').run.main()")
+    assert obs.recompiles == []

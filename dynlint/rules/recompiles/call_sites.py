@@ -17,6 +17,7 @@ from dynlint.rules.common import source_of
 from dynlint.analysis import guard_lines
 from dynlint.rules.recompiles.caches import ANY, key_of, key_reads
 from dynlint.rules.recompiles.common import SiteBookkeeping, bound_parameter, call_bindings, names_in
+from dynlint.rules.recompiles.foreign_setters import assigned_elsewhere
 
 
 def _constant(node: cst.BaseExpression) -> bool:
@@ -449,7 +450,7 @@ class ModuleAttributeSetBetweenCalls(SiteBookkeeping):
     tree (`model.freeze(True)` looping over `self.modules()`)."""
     code = "DYN506"
     name = "module-attribute-set-between-calls"
-    message = ("`{expr}` changes `{attr}`{how}, {what} attribute that the compiled `{cls}.forward` reads: "
+    message = ("`{expr}` changes `{attr}`{how}, {what} attribute that the compiled `{reader}` reads: "
                "Dynamo guards on its value, so {effect}")
     fix = ("Pass the value to `forward` as an argument (an int argument becomes dynamic after one recompile), or "
            "keep it in a tensor buffer updated in place (`model.step.fill_(step)`)")
@@ -621,7 +622,7 @@ class ModuleAttributeSetBetweenCalls(SiteBookkeeping):
             return False
         shown = shown or f"{name}.{attr}"
         self.report_at_guard(node, reader, f"self.{attr}", f"`{shown}` changes here", at_entry=False,
-                             expr=source_of(node), attr=shown, cls=info.name, effect=effect(kind), how=how,
+                             expr=source_of(node), attr=shown, reader=f"{info.name}.forward", effect=effect(kind), how=how,
                              what={"int": "an int", "float": "a float", "bool": "a bool"}[scalar])
         return True
 
@@ -639,6 +640,18 @@ class ModuleAttributeSetBetweenCalls(SiteBookkeeping):
         for path, info in self.module_classes(name):
             if is_module_class(self.ctx.project, path, info.name) and self._report(node, name, attr, path, info, ""):
                 return
+
+    def finish(self, findings) -> None:
+        """A module class of this unit whose instance another file changes between calls of the compiled object
+        (`model.sa1.npoint = 48` in a training script): reported here, at the guard (`foreign_setters`)."""
+        for cls, reader, attr, scalar, span, related in assigned_elsewhere(self, modules=True):
+            kind = {"float": "module float attribute", "bool": "module bool attribute"}.get(
+                scalar, module_int(self.ctx.source or ""))
+            if recompiles(kind):
+                shown = related[3].split("`")[1].split("=")[0].strip()
+                self.ctx.report(self, None, self.format_message(
+                    expr=related[3].split("`")[1], attr=shown, how="", reader=reader, effect=effect(kind),
+                    what={"int": "an int", "float": "a float", "bool": "a bool"}[scalar]), at=span, related=[related])
 
     def _check_submodule(self, node, target: cst.Attribute) -> None:
         """`model.sa1.npoint = 48` between calls: an attribute of a submodule the compiled module keeps (`self.sa1 =

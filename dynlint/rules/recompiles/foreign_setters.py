@@ -7,7 +7,8 @@ attribute as `fn.__self__.<attr>` at the compiled method's first read of it, whi
 from __future__ import annotations
 
 import ast
-from typing import Dict, Iterator, List, Tuple
+import re
+from typing import Dict, Iterator, List, Optional, Tuple
 
 import libcst as cst
 
@@ -123,3 +124,116 @@ def _loops_around(fdef: cst.FunctionDef, call: cst.Call, compiled: List[cst.Call
 
     walk(fdef, enter, leave)
     return loops
+
+
+_ASSIGNED = re.compile(r"^\s*([A-Za-z_]\w*)((?:\.[A-Za-z_]\w*)*)\.([A-Za-z_]\w*)\s*=(?!=)\s*(.+?)\s*(?:#.*)?$")
+
+
+def assigned_elsewhere(rule, modules: bool) -> Iterator[Tuple[str, str, str, tuple, Related]]:
+    """(the class, its traced method that reads the attribute, the attribute, the span of the guard, (file, line,
+    0, what) of the assignment) for each assignment in another file of a Python number to an attribute of an
+    instance of a class of the unit (a module class when `modules`, another class otherwise), through the name
+    that holds it or a chain of attributes that hold its submodules (`model.sa1.npoint = 48`), between two calls
+    of the compiled object there: Dynamo guards the value where the traced method first reads it."""
+    from dynlint.analysis.regions import is_module_class
+    ctx = rule.ctx
+    ix, unit, project = ctx.index, ctx.unit, ctx.project
+    if ix is None or project is None or getattr(project, "sources", None) is None:
+        return
+    first, last = unit.line_offset + 1, unit.line_offset + unit.text.count("\n") + 1
+    rels = None
+    for cls, info in ix.classes.items():
+        if is_module_class(project, ix.path, cls) != modules:
+            continue
+        reads = _traced_reads(rule, cls, first, last)
+        if not reads:
+            continue
+        if rels is None:            # the files that import the module or any name of it
+            rels = {rel for key, found in project.facts.importers.items()
+                    if key == ix.module or key.rpartition(".")[0] == ix.module for rel in found} - {ix.path}
+        for rel in sorted(rels):
+            for line, text, attr, value in _assignments(project, rel, reads):
+                oix = project.by_path[rel]
+                here = min((f for f in oix.functions.values() if f.start <= line <= f.end),
+                           key=lambda f: f.end - f.start, default=None)
+                m = _ASSIGNED.match(text)
+                chain = [p for p in m.group(2).split(".") if p]
+                # (through the compiled alias, `cm.sa1.npoint = 16` with `cm = torch.compile(model)`: the module)
+                head = here.compiled.get(m.group(1), m.group(1)).split(".")[0] if here is not None else ""
+                if here is None or not _holds(project, oix, here, head, chain, (ix.path, cls)) or \
+                        not _called_around(here, head, line):
+                    continue
+                kind = _number_kind(value) or info.scalars.get(attr)
+                if kind is None:
+                    continue
+                qual, span = reads[attr]
+                yield cls, qual, attr, kind, span, (rel, line, 0, f"`{text.strip()}` changes it here")
+
+
+def _traced_reads(rule, cls: str, first: int, last: int) -> Dict[str, Tuple[str, tuple]]:
+    """attribute -> (the traced method of the class, the span of its guard) for each `self.<attr>` that a
+    method of the class Dynamo traces, defined between the lines `first` and `last` (the unit's), reads where
+    it guards it."""
+    ctx = rule.ctx
+    out: Dict[str, Tuple[str, tuple]] = {}
+    for qual, info in sorted(ctx.index.functions.items(), key=lambda q: q[1].def_line):
+        if info.cls != cls or info.nested_in or qual not in ctx.regions or not first <= info.def_line <= last:
+            continue
+        fn = guard_lines.function_at(ctx.source or "", info.def_line)
+        names = {n.attr for n in ast.walk(fn) if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)
+                 and n.value.id == "self" and isinstance(n.ctx, ast.Load)} if fn is not None else set()
+        for attr in sorted(names - set(out)):
+            span = rule.guard_span(qual, f"self.{attr}", at_entry=False)
+            if span is not None:
+                out[attr] = (qual, span)
+    return out
+
+
+def _assignments(project, rel: str, reads) -> List[Tuple[int, str, str, str]]:
+    """(line, its text, attribute, value) of the assignments `x.attr = value` / `x.a.b.attr = value` in the file
+    `rel` to an attribute in `reads`."""
+    text = project.sources(rel) or ""
+    out = []
+    for n, line in enumerate(text.splitlines(), 1):
+        m = _ASSIGNED.match(line)
+        if m and m.group(3) in reads and m.group(1) != "self":
+            out.append((n, line, m.group(3), m.group(4)))
+    return out
+
+
+def _holds(project, ix, fn, name: str, chain: List[str], ref: Tuple[str, str]) -> bool:
+    """`name`, read in the function `fn` of `ix`, holds an instance of the class `ref` (path, name), or holds
+    one whose attributes `chain` lead to such an instance (`model.sa1`: `self.sa1 = SetAbstraction(...)`)."""
+    found = [project.resolve(ix, q) for q in held_by_name(project, ix, fn, name)]
+    classes = [(r[1][0], r[1][1]) for r in found if r and r[0] == "class"]
+    for attr in chain:
+        nxt = []
+        for path, info in classes:
+            cix = project.by_path.get(path)
+            for ctor in info.attrs.get(attr, ()) if cix is not None else ():
+                r = project.resolve(cix, ctor)
+                if r and r[0] == "class":
+                    nxt.append((r[1][0], r[1][1]))
+        classes = nxt
+    return any((path, info.name) == ref for path, info in classes)
+
+
+def _called_around(fn, name: str, line: int) -> bool:
+    """The function calls the compiled object `name` holds after `line`, and before it calls it or hands it to
+    a call (`train_epoch(model, ...)`): the object is compiled in place (`name.compile()`) or by an alias
+    (`cm = torch.compile(name)`)."""
+    aliases = {a for a, what in fn.compiled.items() if what.split(".")[0] == name}
+    in_place = any(c.target == f"{name}.compile" for c in fn.calls)
+    runs = [c.line for c in fn.calls if c.kind == "name" and (c.target in aliases or (in_place and c.target == name))]
+    handed = [c.line for c in fn.calls if (name in c.args or any(a in c.args for a in aliases)) and
+              c.target.rpartition(".")[2] != "compile"]       # (not `torch.compile(model)` itself)
+    return any(ln > line for ln in runs) and any(ln < line for ln in runs + handed)
+
+
+def _number_kind(value: str) -> Optional[str]:
+    """"int", "float" or "bool" for the text of a literal of that type."""
+    try:
+        v = ast.literal_eval(value)
+    except (ValueError, SyntaxError):
+        return None
+    return {bool: "bool", int: "int", float: "float"}.get(type(v))

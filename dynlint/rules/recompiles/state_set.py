@@ -18,7 +18,7 @@ from dynlint.linter.walker import descendants, dotted
 from dynlint.rules.common import source_of
 from dynlint.rules.recompiles.call_sites import binds
 from dynlint.rules.recompiles.common import SiteBookkeeping, call_bindings, float_expr, parameter_names
-from dynlint.rules.recompiles.foreign_setters import set_elsewhere
+from dynlint.rules.recompiles.foreign_setters import assigned_elsewhere, set_elsewhere
 from dynlint.rules.recompiles.handed import compiled_parameter, having, passed_values
 
 
@@ -340,6 +340,12 @@ class StateSetBetweenCalls(SiteBookkeeping):
             setter = related[0][3].split("`")[1]
             self.ctx.report(self, None, self.format_message(
                 expr=setter, name=read, func=qual, effect="the next call compiles again"), at=span, related=related)
+        for _, qual, attr, kind, span, related in assigned_elsewhere(self, modules=False):
+            what = f"object {kind} attribute set between calls"
+            if recompiles(what):
+                self.ctx.report(self, None, self.format_message(
+                    expr=related[3].split("`")[1], name=f"self.{attr}", func=qual, effect=effect(what)), at=span,
+                    related=[related])
 
     def visit_Global(self, node: cst.Global) -> None:
         fn = next((f for f in reversed(self.ctx.functions) if isinstance(f, cst.FunctionDef)), None)
