@@ -115,6 +115,10 @@ class FunctionInfo:
     # the parameter whose elements iterating what it returns yields: `return tqdm(iterable, **cfg)` (a progress
     # bar over it), `return iter(xs)`, `return xs`; "" when none
     iterates: str = ""
+    # (line, target, value) of each `obj.attr = <number>` / `obj.sub.attr = <number>` the function makes on an
+    # object other than `self` (`model.sa1.npoint = 48`): what it changes on objects of other files' classes. A
+    # tuple default, so indexes pickled before this field existed still read it.
+    attr_sets: Tuple[Tuple[int, str, str], ...] = ()
 
 
 @dataclass
@@ -185,7 +189,7 @@ class ModuleIndex:
             return [(c.kind, c.target, c.args, c.kwargs, c.constants, c.unpacks) for c in sites]
         return (self.module, self.imports, self.module_instances, self.assigned_calls, calls(self.module_calls),
                 {q: (f.cls, f.decorators, calls(f.calls), f.params, f.instances, f.nested_in, f.compiled,
-                     f.annotations, f.sets_keywords, f.iterates)
+                     f.annotations, f.sets_keywords, f.iterates, f.attr_sets)
                  for q, f in self.functions.items()},
                 {n: (c.bases, c.methods, c.attrs, c.registered, c.scalars, c.reads, c.setters, c.tree_setters,
                       c.param_attrs, c.keyword_params)
@@ -366,6 +370,12 @@ def _resolve_relative(module: str, is_package: bool, level: int, name: Optional[
         parts = parts[: len(parts) - (level - 1)] if level - 1 <= len(parts) else []
     base = ".".join(parts)
     return ".".join(p for p in (base, name) if p)
+
+
+def _number(node: ast.expr) -> bool:
+    """A literal int, float or bool (`48`, `-0.5`, `True`)."""
+    node = node.operand if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)) else node
+    return isinstance(node, ast.Constant) and type(node.value) in (int, float, bool)
 
 
 class _Indexer(ast.NodeVisitor):
@@ -555,6 +565,9 @@ class _Indexer(ast.NodeVisitor):
             name = dotted_name(t)
             if name and "config." in name:
                 self._dynamo_setting(name, [node.value])
+            if name and "." in name and not name.startswith("self.") and self.func_stack and _number(node.value):
+                fn = self.func_stack[-1]
+                fn.attr_sets = fn.attr_sets + ((node.lineno, name, ast.unparse(node.value)),)
         for targets, value in _paired(node.targets, node.value):
             self._bind(targets, value)
         self.generic_visit(node)

@@ -7,7 +7,6 @@ attribute as `fn.__self__.<attr>` at the compiled method's first read of it, whi
 from __future__ import annotations
 
 import ast
-import re
 from typing import Dict, Iterator, List, Optional, Tuple
 
 import libcst as cst
@@ -126,79 +125,79 @@ def _loops_around(fdef: cst.FunctionDef, call: cst.Call, compiled: List[cst.Call
     return loops
 
 
-_ASSIGNED = re.compile(r"^\s*([A-Za-z_]\w*)((?:\.[A-Za-z_]\w*)*)\.([A-Za-z_]\w*)\s*=(?!=)\s*(.+?)\s*(?:#.*)?$")
-
-
-def assigned_elsewhere(rule, modules: bool) -> Iterator[Tuple[str, str, str, tuple, Related]]:
-    """(the class, its traced method that reads the attribute, the attribute, the span of the guard, (file, line,
-    0, what) of the assignment) for each assignment in another file of a Python number to an attribute of an
-    instance of a class of the unit (a module class when `modules`, another class otherwise), through the name
-    that holds it or a chain of attributes that hold its submodules (`model.sa1.npoint = 48`), between two calls
-    of the compiled object there: Dynamo guards the value where the traced method first reads it."""
+def assigned_elsewhere(rule, modules: bool) -> Iterator[Tuple[str, str, str, str, tuple, Related]]:
+    """(the class, its traced method that reads the attribute, the attribute, the number's kind, the span of the
+    guard, (file, line, 0, what) of the assignment) for each assignment in another file of a Python number to
+    an attribute of an instance of a class of the unit (a module class when `modules`, another class
+    otherwise), through the name that holds it or a chain of attributes that hold its submodules
+    (`model.sa1.npoint = 48`), between two calls of the compiled object there: Dynamo guards the value where
+    the traced method first reads it. The assignments come from the other files' indexes
+    (`FunctionInfo.attr_sets`)."""
     from dynlint.analysis.regions import is_module_class
     ctx = rule.ctx
     ix, unit, project = ctx.index, ctx.unit, ctx.project
-    if ix is None or project is None or getattr(project, "sources", None) is None:
+    if ix is None or project is None:
+        return
+    sets = _attr_sets(project, ix)
+    if not sets:
         return
     first, last = unit.line_offset + 1, unit.line_offset + unit.text.count("\n") + 1
-    rels = None
     for cls, info in ix.classes.items():
         if is_module_class(project, ix.path, cls) != modules:
             continue
-        reads = _traced_reads(rule, cls, first, last)
-        if not reads:
-            continue
-        if rels is None:            # the files that import the module or any name of it
-            rels = {rel for key, found in project.facts.importers.items()
-                    if key == ix.module or key.rpartition(".")[0] == ix.module for rel in found} - {ix.path}
-        for rel in sorted(rels):
-            for line, text, attr, value in _assignments(project, rel, reads):
+        for attr in sorted(sets):
+            read = _traced_read(rule, cls, attr, first, last)
+            if read is None:
+                continue
+            for rel, here, line, target, value in sets[attr]:
                 oix = project.by_path[rel]
-                here = min((f for f in oix.functions.values() if f.start <= line <= f.end),
-                           key=lambda f: f.end - f.start, default=None)
-                m = _ASSIGNED.match(text)
-                chain = [p for p in m.group(2).split(".") if p]
+                parts = target.split(".")
                 # (through the compiled alias, `cm.sa1.npoint = 16` with `cm = torch.compile(model)`: the module)
-                head = here.compiled.get(m.group(1), m.group(1)).split(".")[0] if here is not None else ""
-                if here is None or not _holds(project, oix, here, head, chain, (ix.path, cls)) or \
+                head = here.compiled.get(parts[0], parts[0]).split(".")[0]
+                kind = _number_kind(value) or info.scalars.get(attr)
+                if kind is None or not _holds(project, oix, here, head, parts[1:-1], (ix.path, cls)) or \
                         not _called_around(here, head, line):
                     continue
-                kind = _number_kind(value) or info.scalars.get(attr)
-                if kind is None:
-                    continue
-                qual, span = reads[attr]
-                yield cls, qual, attr, kind, span, (rel, line, 0, f"`{text.strip()}` changes it here")
+                yield cls, read[0], attr, kind, read[1], (rel, line, 0, f"`{target} = {value}` changes it here")
 
 
-def _traced_reads(rule, cls: str, first: int, last: int) -> Dict[str, Tuple[str, tuple]]:
-    """attribute -> (the traced method of the class, the span of its guard) for each `self.<attr>` that a
-    method of the class Dynamo traces, defined between the lines `first` and `last` (the unit's), reads where
-    it guards it."""
+def _attr_sets(project, ix) -> Dict[str, List[tuple]]:
+    """attribute -> [(file, function, line, target, value)] of the number assignments (`obj.attr = 48`) in the
+    functions of the other files that import the module `ix` or a name of it; made once per run and module."""
+    memo = project.per_run(_sets_by_module)
+    if ix.module not in memo:
+        importers = project.per_run(_importers_by_module)
+        if not importers:
+            for key, found in project.facts.importers.items():
+                for module in {key, key.rpartition(".")[0]}:
+                    importers.setdefault(module, set()).update(found)
+        out: Dict[str, List[tuple]] = {}
+        for rel in sorted(importers.get(ix.module, set()) - {ix.path}):
+            for fn in project.by_path[rel].functions.values():
+                for line, target, value in fn.attr_sets:
+                    out.setdefault(target.rpartition(".")[2], []).append((rel, fn, line, target, value))
+        memo[ix.module] = out
+    return memo[ix.module]
+
+
+def _importers_by_module() -> Dict[str, set]:
+    return {}
+
+
+def _sets_by_module() -> Dict[str, Dict[str, List[tuple]]]:
+    return {}
+
+
+def _traced_read(rule, cls: str, attr: str, first: int, last: int) -> Optional[Tuple[str, tuple]]:
+    """(the traced method of the class, defined between the lines `first` and `last` (the unit's), that reads
+    `self.<attr>` first where Dynamo guards it, the span of that read)."""
     ctx = rule.ctx
-    out: Dict[str, Tuple[str, tuple]] = {}
     for qual, info in sorted(ctx.index.functions.items(), key=lambda q: q[1].def_line):
-        if info.cls != cls or info.nested_in or qual not in ctx.regions or not first <= info.def_line <= last:
-            continue
-        fn = guard_lines.function_at(ctx.source or "", info.def_line)
-        names = {n.attr for n in ast.walk(fn) if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)
-                 and n.value.id == "self" and isinstance(n.ctx, ast.Load)} if fn is not None else set()
-        for attr in sorted(names - set(out)):
+        if info.cls == cls and not info.nested_in and qual in ctx.regions and first <= info.def_line <= last:
             span = rule.guard_span(qual, f"self.{attr}", at_entry=False)
             if span is not None:
-                out[attr] = (qual, span)
-    return out
-
-
-def _assignments(project, rel: str, reads) -> List[Tuple[int, str, str, str]]:
-    """(line, its text, attribute, value) of the assignments `x.attr = value` / `x.a.b.attr = value` in the file
-    `rel` to an attribute in `reads`."""
-    text = project.sources(rel) or ""
-    out = []
-    for n, line in enumerate(text.splitlines(), 1):
-        m = _ASSIGNED.match(line)
-        if m and m.group(3) in reads and m.group(1) != "self":
-            out.append((n, line, m.group(3), m.group(4)))
-    return out
+                return qual, span
+    return None
 
 
 def _holds(project, ix, fn, name: str, chain: List[str], ref: Tuple[str, str]) -> bool:
