@@ -124,7 +124,8 @@ def _aliasing(ctx, callee: str, entry: str, span=None) -> List[Tuple[int, int, d
 class ArgumentSetChangesBetweenCalls(SiteBookkeeping):
     """Checks for a compiled callable whose call sites pass a different structure for the same parameter: an
     optional argument passed here, left out (a `None` default) or `None` there; list displays of different
-    lengths; dict displays with different keys."""
+    lengths; dict displays with different keys; objects of two classes; another number of positional
+    arguments for a `*args` parameter; one tensor for two parameters here, two tensors there."""
     code = "DYN505"
     name = "argument-set-changes-between-calls"
     message = ("compiled `{callee}` gets {this} for `{param}` at line {line} and {other} at line {other_line}: "
@@ -135,10 +136,13 @@ class ArgumentSetChangesBetweenCalls(SiteBookkeeping):
     why = """
         Dynamo guards on the structure of the arguments, at the first line of the compiled function that
         reads each one: which are tensors and which are `None` (`mask is None`), the length of a list
-        (`len(xs) == 2`), the keys of a dict (`'clip' in opts`). A call that leaves out an optional tensor, or
-        passes `None` where another call passes a tensor, a list of another length or a dict with other keys,
-        fails those guards and compiles a second graph. The finding stands at that guard, the line Dynamo's
-        recompile log names; the calls are its related locations.
+        (`len(xs) == 2`), the keys of a dict (`'clip' in opts`), the type of an object (`___check_type_id`),
+        the length of the tuple a `*args` parameter gets, and whether two tensor arguments are one object
+        (`k is q`, at the first read of the later one). A call that leaves out an optional tensor, or passes
+        `None` where another call passes a tensor, a list of another length, a dict with other keys, an
+        instance of another class, more positional arguments or two tensors where another passed one
+        twice, fails those guards and compiles a second graph. The finding stands at that guard, the line
+        Dynamo's recompile log names; the calls are its related locations.
     """
     INVALID = [Example("""
         import torch
@@ -175,6 +179,47 @@ class ArgumentSetChangesBetweenCalls(SiteBookkeeping):
         def run(w):
             return update(w, {}), update(w, {"clip": 1.0})
     """, "run(torch.ones(4))"), Example("""
+        import torch
+
+        class Gain(torch.nn.Module):
+            def forward(self, x):
+                return x * 2
+
+        class Bias(torch.nn.Module):
+            def forward(self, x):
+                return x + 2
+
+        @torch.compile
+        def through(layer, x):
+            return layer(x.sin())                   # `layer`'s type is guarded here
+
+        def run(x):
+            return through(Gain(), x), through(Bias(), x)
+    """, "run(torch.ones(4))"), Example("""
+        import torch
+
+        @torch.compile
+        def combine(*feats):
+            out = feats[0]                          # guarded on the length of `feats`
+            for f in feats[1:]:
+                out = out + f
+            return out
+
+        def run(x, y):
+            return combine(x, y), combine(x, y, x + y)
+    """, "run(torch.ones(4), torch.zeros(4))"), Example("""
+        import torch
+
+        @torch.compile
+        def attend(q, k, v):
+            scores = q @ k.t()                      # `k is q` at one call, not at the other
+            return scores.softmax(-1) @ v
+
+        def run():
+            x = torch.randn(4, 8)
+            memory = torch.randn(4, 8)
+            return attend(x, x, x), attend(x, memory, memory)
+    """, "run()"), Example("""
         import torch
 
         @torch.compile

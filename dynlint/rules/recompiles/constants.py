@@ -44,7 +44,10 @@ class ScalarArgumentDiffersBetweenCallSites(SiteBookkeeping):
         line Dynamo's recompile log names; the calls are its related locations, in this file or in another
         that compiles the function (`fl = torch.compile(losses.focal_loss)` in a script). Constants reach it
         through the calling function too: a parameter handed on, or `**sampling` handed on (each keyword its
-        callers pass, or leave to the compiled function's default).
+        callers pass, or leave to the compiled function's default). An object built at the call, or bound
+        once to a name, with constants it keeps as attributes (`self.low = low`, a dataclass's fields) is
+        guarded the same way on each such attribute, where the compiled code, or a method it calls on the
+        object, first reads it (`Clip(0.0)` here, `Clip(-0.5)` there).
     """
     INVALID = [Example("""
         import torch
@@ -62,6 +65,23 @@ class ScalarArgumentDiffersBetweenCallSites(SiteBookkeeping):
             resample = Resampler()
             return resample(x, 16000), resample(x, 8000)
     """, "augment(torch.ones(2, 4))"), Example("""
+        import torch
+        from dataclasses import dataclass
+
+        @dataclass
+        class Sampling:
+            temperature: float = 1.0
+            top_k: int = 0
+
+        @torch.compile
+        def sample(logits, params):
+            if params.top_k > 0:                    # guarded on `params.top_k`
+                logits = logits.topk(params.top_k).values
+            return torch.softmax(logits / params.temperature, dim=-1)
+
+        def generate(logits):
+            return sample(logits, Sampling(0.7)), sample(logits, Sampling(0.7, top_k=3))
+    """, "generate(torch.randn(8))"), Example("""
         import torch
 
         @torch.compile
