@@ -510,6 +510,10 @@ class ModuleAttributeSetBetweenCalls(SiteBookkeeping):
         reported, with how often). So does a method of the model that sets the attribute on the modules of
         its tree (`for m in self.modules(): m.frozen = on`): the compiled model guards it where each
         submodule's `forward` reads it. An attribute that `forward` never reads is not guarded (docs/guards.md).
+        An attribute of a submodule set through the chain that holds it (`model.sa1.npoint = 48`) is guarded
+        where that submodule's `forward` reads it (Dynamo inlines it); a training script in another file that
+        sets one between two calls is reported here, in the module's file, at the guard, the assignment as
+        the related location.
     """
     INVALID = [Example("""
         import torch

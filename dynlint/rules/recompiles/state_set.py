@@ -59,6 +59,11 @@ class StateSetBetweenCalls(SiteBookkeeping):
         are DYN506's; state that the compiled code itself changes is DYN305's and DYN306's. Only values whose
         kind the source shows (float arithmetic, an int loop counter, a bool flag set between two calls) are
         reported. The finding stands at the read that installs the guard; the change is its related location.
+        A method compiled in another file (`step_fn = torch.compile(scheduler.step)` in a sampling script),
+        and a call there of a setter of the same object with a new value (`scheduler.set_timesteps(steps)`
+        in a loop, or with a parameter its callers pass differently), or an assignment of a number to an
+        attribute it reads (`scheduler.eta = 0.5`), between two compiled calls, is reported in the class's
+        file, at the guard.
     """
     INVALID = [Example("""
         import torch
