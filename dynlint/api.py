@@ -148,14 +148,15 @@ class Session:
     def refresh(self) -> None:
         self._files = None
 
-    def check(self, buffers: Optional[dict] = None) -> engine.Result:
-        """Check the whole project, `buffers` (project-relative path -> bytes) in place of those files."""
+    def check(self, buffers: Optional[dict] = None, focus: Optional[set] = None) -> engine.Result:
+        """Check the whole project, `buffers` (project-relative path -> bytes) in place of those files; `focus`:
+        the files whose findings are wanted now, the others keeping their cached ones (`engine.run`)."""
         if self._files is None:
             self._notices: list = []
             self._files = list(discover([str(self.config.root)], self.config, self._notices)) \
                 if self.config.source is not None else []                      # kept: read again
         result = engine.run(_with_buffers(self._files, self.config, buffers), self.config, self.rules,
-                            analysis=regions, cache=self.store, buffers=buffers)
+                            analysis=regions, cache=self.store, buffers=buffers, focus=focus)
         result.notices = self._notices + (self.store.notices if self.store else [])
         return result
 

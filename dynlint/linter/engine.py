@@ -126,14 +126,19 @@ def _check_task(item) -> Tuple[str, List[Finding]]:
 
 def run(files: Iterable[Tuple[Path, str]], config: Config, rules: Sequence[Type], *, analysis: RegionAnalysis,
         debug: bool = False, jobs: int = 1, cache=None, progress=None,
-        buffers: Optional[Dict[str, bytes]] = None) -> Result:
+        buffers: Optional[Dict[str, bytes]] = None, focus: Optional[Set[str]] = None) -> Result:
     """Check files (pairs of path and project-relative path) and return all findings.
     analysis: which functions torch.compile traces and which lines set it up (dynlint.analysis.regions).
     progress: optional `progress(stage, done, total)` callback ("reading", then "checking"), see report/progress.py.
-    buffers: project-relative path -> text checked instead of that file's (which need not exist on disk)."""
+    buffers: project-relative path -> text checked instead of that file's (which need not exist on disk).
+    focus: the files whose findings are wanted now (an editor's open documents): the others keep the findings
+    cached for them, even where an edit elsewhere could change them (the next check without `focus` checks
+    them again; the cache keeps only what was checked under its own key). Every file is checked as usual when
+    None."""
     # (the stages are called from here, one frame deep: the index pass may run in this process, and every frame
     # more leaves Python's parser less stack for a deeply nested file)
     r = _Run(files, config, rules, analysis, debug, jobs, cache, progress, buffers)
+    r.focus = focus
     r.index()
     r.build_project()
     r.find_regions()
@@ -168,6 +173,7 @@ class _Run:
         self.check_keys: Dict[str, str] = {}        # file -> the cache key of its check
         self.findings: List[Finding] = []
         self.errors: List[FileError] = []
+        self.focus: Optional[Set[str]] = None      # see `run`
 
     # ---- 1. read and index every file (ast) --------------------------------------------------------------
     def index(self) -> None:
@@ -281,7 +287,7 @@ class _Run:
                     [self.entries[d].digest for d in _importing_files(self.facts, e.module, module_of)]
                 self.check_keys[rel] = check_key(e.digest, regions, sites, deps, self.facts.outside(rel, e.module))
                 hit = self.cache.checks.get(rel)
-                if hit and hit[0] == self.check_keys[rel]:
+                if hit and (hit[0] == self.check_keys[rel] or self._kept(rel)):
                     self.findings += hit[1]
                     continue
             work.append((self.paths[rel], self.indexes.source(rel), regions, set(sites)))
@@ -289,6 +295,10 @@ class _Run:
         shared = _Shared(self.reader, [r for r in self.rules if r.scope != "frame"], self.project, self.debug,
                          self.config.ignore_noqa)
         self._keep(pool.run(_check_task, work, self.jobs, shared, step), self.check_keys, "checks")
+
+    def _kept(self, rel: str) -> bool:
+        """A file outside the focus keeps its cached findings (`run`'s `focus`)."""
+        return self.focus is not None and rel not in self.focus and rel not in self.reader.buffers
 
     def _keep(self, results, keys: Dict[str, str], store: str) -> None:
         """Add the findings of checked files, and cache them (`cache.<store>`) under their keys."""
@@ -317,7 +327,7 @@ class _Run:
             keys[rel] = digest(repr((self.check_keys.get(rel) or self.entries[rel].digest, sorted(traced.items()),
                                      sorted((q, f) for (p, q), f in frames.items() if p == rel))).encode())
             hit = cache.frames.get(rel) if cache is not None else None
-            if hit and hit[0] == keys[rel]:
+            if hit and (hit[0] == keys[rel] or self._kept(rel)):
                 self.findings += hit[1]
                 continue
             work.append((self.paths[rel], self.indexes.source(rel), traced, set()))
