@@ -48,3 +48,25 @@ def test_what_a_frame_is_never_given_follows_a_caller_added_in_another_file(tmp_
     assert flag in dyn509(session.check(added))
     assert dyn509(session.check(added)) == dyn509(api.check([str(project)], session.config, buffers=added))
     assert flag not in dyn509(session.check())
+
+
+# helpers.py's finding depends on what model.py passes it (a tensor makes `t > 500` a tensor condition)
+HELPERS = "def gate(x, t):\n    if t > 500:\n        return x * 2\n    return x\n"
+CALLER = ("import torch\nfrom helpers import gate\n\n\n@torch.compile\ndef f(x):\n    t = {t}\n    return gate(x, t)\n")
+
+
+def test_a_focused_check_keeps_the_other_files_cached_findings(tmp_path):
+    """An editor shows the findings of its open documents only: a check focused on them checks those, and the
+    other files keep their cached findings even where the edit could change them; an unfocused check (what
+    `dynlint check` does) checks those again."""
+    project = write_tree(tmp_path, {"pyproject.toml": "[tool.dynlint]\n", "helpers.py": HELPERS,
+                                    "model.py": CALLER.format(t="x.sum()")})
+    session = api.Session(str(project / "model.py"))
+    assert _lines(session.check(), "helpers.py") == [(2, "DYN101")]
+    scalar = {"model.py": CALLER.format(t="x.shape[0] * 300").encode()}
+    focused = session.check(scalar, focus={"model.py"})
+    assert _lines(focused, "helpers.py") == [(2, "DYN101")]            # kept from the cache
+    assert _lines(session.check(scalar), "helpers.py") == []           # checked again: an int, no finding
+    # the open document itself is always checked: an edit that adds a break there shows at once
+    broken = {"model.py": CALLER.format(t="x.sum()").replace("return gate", "print(x)\n    return gate").encode()}
+    assert (8, "DYN301") in _lines(session.check(broken, focus={"model.py"}), "model.py")
