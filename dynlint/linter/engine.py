@@ -174,6 +174,7 @@ class _Run:
         self.findings: List[Finding] = []
         self.errors: List[FileError] = []
         self.focus: Optional[Set[str]] = None      # see `run`
+        self.learned = False                        # a file on disk indexed or checked now (cached for later runs)
 
     # ---- 1. read and index every file (ast) --------------------------------------------------------------
     def index(self) -> None:
@@ -196,6 +197,7 @@ class _Run:
                                       if ix else (), classes=class_bases(ix) if ix else (), error=sf.error,
                                       dynamo=tuple(getattr(ix, "dynamo_config", ())) if ix else ())
             if cache is not None and stamp[1] >= 0 and not (sf.error and sf.error.code == INTERNAL_ERROR):
+                self.learned = True
                 cache.files[rel] = (stamp, self.entries[rel])
                 if ix:
                     cache.blobs[rel] = blob
@@ -308,7 +310,7 @@ class _Run:
             if cache is not None and rel not in self.reader.buffers and \
                     not any(f.code == INTERNAL_ERROR for f in found):
                 getattr(cache, store)[rel] = (keys[rel], found)
-                cache.dirty = True
+                cache.dirty = self.learned = True
 
     # ---- 5. frames: region functions Dynamo compiles on their own, because something they run breaks the graph --
     def check_frames(self) -> None:
@@ -391,7 +393,9 @@ class _Run:
 
     # ---- 6. the findings ---------------------------------------------------------------------------------------
     def result(self) -> Result:
-        if self.cache is not None:
+        # (a focused run, an editor's, writes the cache when it learned something of the files on disk: what it
+        # worked out from unsaved buffers alone stays in the session's memory, not rewritten on every keystroke)
+        if self.cache is not None and (self.focus is None or self.learned):
             self.cache.save(keep=set(self.rels))
         config = self.config
         findings = [f if f.autofix is None or config.can_fix(f.code) else f.with_(autofix=None)

@@ -145,7 +145,7 @@ def assigned_elsewhere(rule, modules: bool) -> Iterator[Tuple[str, str, str, str
     for cls, info in ix.classes.items():
         if is_module_class(project, ix.path, cls) != modules:
             continue
-        for attr in sorted(sets):
+        for attr in sorted(_self_reads(rule, cls, first, last) & set(sets)):
             read = _traced_read(rule, cls, attr, first, last)
             if read is None:
                 continue
@@ -186,6 +186,18 @@ def _importers_by_module() -> Dict[str, set]:
 
 def _sets_by_module() -> Dict[str, Dict[str, List[tuple]]]:
     return {}
+
+
+def _self_reads(rule, cls: str, first: int, last: int) -> set:
+    """The attributes of `self` that the traced methods of the class, defined between the lines `first` and
+    `last`, name (a cheap first cut: where Dynamo guards them is `_traced_read`'s)."""
+    ctx, out = rule.ctx, set()
+    for qual, info in ctx.index.functions.items():
+        if info.cls == cls and not info.nested_in and qual in ctx.regions and first <= info.def_line <= last:
+            fn = guard_lines.function_at(ctx.source or "", info.def_line)
+            out |= {n.attr for n in ast.walk(fn) if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)
+                    and n.value.id == "self"} if fn is not None else set()
+    return out
 
 
 def _traced_read(rule, cls: str, attr: str, first: int, last: int) -> Optional[Tuple[str, tuple]]:
