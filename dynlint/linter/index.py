@@ -198,6 +198,11 @@ class ModuleIndex:
                 {q: [(c.target, c.line) for c in f.calls if c.target in f.compiled]
                  for q, f in self.functions.items() if f.compiled})
 
+    def function_at(self, line: int) -> Optional["FunctionInfo"]:
+        """The innermost function of the file whose lines hold `line` (None at the module level)."""
+        return min((f for f in self.functions.values() if f.start <= line <= f.end), key=lambda f: f.end - f.start,
+                   default=None)
+
     def built(self, name: str, function: Optional["FunctionInfo"] = None) -> List[str]:
         """The constructors a name is bound to in `function` (`sched = Scheduler()`), else at the module level."""
         return (function.instances.get(name) if function is not None else None) or \

@@ -17,7 +17,7 @@ from dynlint.rules.common import source_of
 from dynlint.analysis import guard_lines
 from dynlint.rules.recompiles.caches import ANY, key_of, key_reads
 from dynlint.rules.recompiles.common import SiteBookkeeping, bound_parameter, call_bindings, names_in
-from dynlint.rules.recompiles.foreign_setters import assigned_elsewhere
+from dynlint.rules.recompiles.foreign_setters import assigned_elsewhere, number_kind
 
 
 def _constant(node: cst.BaseExpression) -> bool:
@@ -86,8 +86,7 @@ def _instance(ctx, node: Optional[ast.expr], line: int) -> Optional[str]:
     if ix is None or project is None:
         return None
     if isinstance(node, ast.Name):
-        here = min((f for f in ix.functions.values() if f.start <= line <= f.end), key=lambda f: f.end - f.start,
-                   default=None)
+        here = ix.function_at(line)
         built = ix.built(node.id, here) if here is not None else []
         dotted = built[0] if len(built) == 1 else None
     else:
@@ -380,13 +379,13 @@ class ArgumentSetChangesBetweenCalls(SiteBookkeeping):
             reads = [self.guard_span(entry, p, at_entry=False) for p in (param, other)]
             if None in reads:
                 continue
-            guarded = param if reads[0] >= reads[1] else other
-            this, that = (f"the same tensor for `{param}` and `{same}`", f"different ones") if same else \
+            guarded, first = (param, other) if reads[0] >= reads[1] else (other, param)
+            this, that = (f"the same tensor for `{param}` and `{same}`", "different ones") if same else \
                 (f"different tensors for `{param}` and `{other}`", "the same one")
             self.report_at_guard(node, entry, guarded, f"{this} here", also=[
                 (earlier[0], earlier[1], f"{that} here")], message=(
                     f"compiled `{callee}` gets {this} at line {here[0]} and {that} at line {earlier[0]}: Dynamo "
-                    f"guards whether two arguments are the same tensor (`{guarded} is {other if guarded == param else param}`), so the second "
+                    f"guards whether two arguments are the same tensor (`{guarded} is {first}`), so the second "
                     f"call compiles again"))
             return True
         return False
@@ -660,7 +659,7 @@ class ModuleAttributeSetBetweenCalls(SiteBookkeeping):
         reader = f"{info.name}.forward" if path == self.ctx.path else None
         if scalar is None and reader is not None and isinstance(node, cst.Assign):
             # kept from a parameter (`self.npoint = npoint`): a literal assigned now says what it holds
-            scalar = _literal_kind(node.value)
+            scalar = number_kind(source_of(node.value))
             if scalar is not None and self.guard_span(reader, f"self.{attr}", at_entry=False) is None:
                 return False
         elif attr not in info.reads:
@@ -863,14 +862,6 @@ def _concatenated(node: cst.CSTNode) -> Optional[str]:
                 isinstance(v.left, cst.Name) and v.left.value == name and isinstance(v.right, cst.List):
             return name
     return None
-
-
-def _literal_kind(node: cst.BaseExpression) -> Optional[str]:
-    """"int", "float" or "bool" for a literal of that type (`48`, `-0.5`, `True`)."""
-    node = node.expression if isinstance(node, cst.UnaryOperation) else node
-    if isinstance(node, cst.Name) and node.value in ("True", "False"):
-        return "bool"
-    return "int" if isinstance(node, cst.Integer) else "float" if isinstance(node, cst.Float) else None
 
 
 def _is_none(node: cst.BaseExpression) -> bool:

@@ -315,20 +315,19 @@ def _constant_arguments(ctx, callee: str, entry: str, span=None) -> List[Tuple[i
         bound.update({p: enum_member(e, enums) for p, (e, _) in given.items() if bound[p] is None})
         for p, (e, _) in given.items():
             if bound[p] is None and tree is not None:
-                bound.update({f"{p}.{attr}": v for attr, v in _kept_constants(tree, e, line).items()})
+                bound.update({f"{p}.{attr}": v for attr, v in _kept_constants(ctx, tree, e, line).items()})
         out.append((line, col, {p: v for p, v in bound.items() if v is not None}))
     return out
 
 
-def _kept_constants(tree: ast.Module, node: Optional[ast.expr], line: int) -> dict:
+def _kept_constants(ctx, tree: ast.Module, node: Optional[ast.expr], line: int) -> dict:
     """{attribute: constant} for an object of a class of the file built with constants it keeps as attributes:
     `Scale(2.0)` whose `__init__` does `self.k = k`, a dataclass's fields, the defaults of what the call leaves
     out; at the call or through a name the calling function binds once (`op = Scale(2.0)`). Dynamo guards a
     Python number on an object where the compiled code first reads it, as it guards an argument's."""
     if isinstance(node, ast.Name):
-        here = min((f for f in ast.walk(tree) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)) and
-                    f.lineno <= line <= (f.end_lineno or f.lineno)), key=lambda f: f.end_lineno - f.lineno,
-                   default=None)
+        info = ctx.index.function_at(line) if ctx.index is not None else None
+        here = guard_lines.function_at(ctx.source or "", info.def_line) if info is not None else None
         bound = [n.value for n in ast.walk(here) if isinstance(n, ast.Assign) and
                  any(isinstance(t, ast.Name) and t.id == node.id for t in n.targets)] if here is not None else []
         node = bound[0] if len(bound) == 1 else None

@@ -154,7 +154,7 @@ def assigned_elsewhere(rule, modules: bool) -> Iterator[Tuple[str, str, str, str
                 parts = target.split(".")
                 # (through the compiled alias, `cm.sa1.npoint = 16` with `cm = torch.compile(model)`: the module)
                 head = here.compiled.get(parts[0], parts[0]).split(".")[0]
-                kind = _number_kind(value) or info.scalars.get(attr)
+                kind = number_kind(value) or info.scalars.get(attr)
                 if kind is None or not _holds(project, oix, here, head, parts[1:-1], (ix.path, cls)) or \
                         not _called_around(here, head, line):
                     continue
@@ -241,8 +241,8 @@ def _called_around(fn, name: str, line: int) -> bool:
     return any(ln > line for ln in runs) and any(ln < line for ln in runs + handed)
 
 
-def _number_kind(value: str) -> Optional[str]:
-    """"int", "float" or "bool" for the text of a literal of that type."""
+def number_kind(value: str) -> Optional[str]:
+    """"int", "float" or "bool" for the text of a literal of that type (`48`, `-0.5`, `True`)."""
     try:
         v = ast.literal_eval(value)
     except (ValueError, SyntaxError):
