@@ -12,7 +12,7 @@ import libcst as cst
 
 from dynlint.analysis import guard_lines
 from dynlint.linter.rule import Example, register
-from dynlint.rules.common import TorchRule, source_of
+from dynlint.rules.common import TorchRule
 
 FILLS = frozenset({"setdefault", "update", "pop", "popitem"})
 READS = frozenset({"get", "keys", "items", "values"})
