@@ -381,3 +381,39 @@ def test_an_attribute_set_in_another_file_is_reported_at_the_guard(cli, tmp_path
     assert [f for f in out if f["code"] == "DYN506"] == []
     obs = observe_package(tmp_path, monkeypatch, pkg / "model.py", "__import__('pkg.run').run.main()")
     assert obs.recompiles == []
+
+
+OBSERVER = '''
+import torch
+
+
+class Observer(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.low = None
+
+    def forward(self, x):
+        {first}
+        if self.low is None:
+            self.low = lo
+        return {result}
+
+
+def main():
+    obs = torch.compile(Observer(), backend="eager")
+    for _ in range(3):
+        obs(torch.randn(8))
+'''
+
+
+@pytest.mark.parametrize("first, result, guarded", [
+    ("lo = x.min().item()", "x", False),    # the code resumed after the break does no tensor work: not compiled
+    ("lo = -1.0", "x * 2", True),
+])
+def test_a_lazily_set_attribute_after_a_break_is_guarded_only_where_dynamo_compiles(tmp_path, first, result,
+                                                                                      guarded):
+    pytest.importorskip("torch")
+    source = OBSERVER.replace("{first}", first).replace("{result}", result)
+    expected = [line_of(source, "if self.low is None:")] if guarded else []
+    assert _found(source, "DYN306") == expected
+    assert dynamo_guard_lines(tmp_path, source) == expected

@@ -440,6 +440,10 @@ class ModulePythonStateMutation(TorchRule):
         model = torch.compile(Pooler())
     """, "for _ in range(4): model(torch.ones(3))")]
 
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self._lazy: list = []       # (test, message, related, function, class) of lazily set attributes
+
     def _module_attr(self, node: cst.CSTNode):
         """`self.<attr>` in a method of a class of the file (an nn.Module or a plain object: a sampler), not a
         tensor or submodule: the attribute name."""
@@ -690,8 +694,33 @@ class ModulePythonStateMutation(TorchRule):
                 line, col = self.ctx.position(where)[:2]
                 message = (f"`self.{attr}` is None until the compiled code sets it (line {line}): Dynamo guards "
                            f"`{source_of(test)}` here, so {effect('lazily set attribute')}")
-                self.ctx.report(self, test, message, related=[(line, col, f"`self.{attr}` is set here")])
+                self._lazy.append((test, message, [(line, col, f"`self.{attr}` is set here")], self.ctx.function,
+                                   self.ctx.class_name))
                 return
+
+    def finish(self, findings) -> None:
+        """The lazily set attributes, unless a graph break above the test leaves it to code Dynamo does not
+        compile: a break in a loop skips the whole frame, and a frame resumed after a break with no tensor work
+        left is not compiled (measured, torch 2.13): nothing there is guarded."""
+        from dynlint.analysis.resumed import resumes_after
+        from dynlint.linter.rule import REGISTRY
+        for test, message, related, fn, cls in self._lazy:
+            line, start = self.ctx.position(test)[0], self.ctx.position(fn)[0]
+            breaks = [f.line for f in findings if start <= f.line < line and f.gb_types and
+                      f.code in REGISTRY and not REGISTRY[f.code].recompiles]
+            info = self.ctx.index.function_at(line) if breaks and self.ctx.index is not None else None
+            tree = guard_lines.function_at(self.ctx.source or "", info.def_line) if info is not None else None
+            if breaks and (tree is None or not resumes_after(tree, max(breaks)) or
+                           not self._works_after(fn, cls, max(breaks))):
+                continue
+            self.ctx.report(self, test, message, related=related)
+
+    def _works_after(self, fn: cst.FunctionDef, cls: Optional[str], line: int) -> bool:
+        """Tensor work (a call, an operator or a subscript whose value is a tensor) in `fn` below `line`."""
+        with self.tensors.within(fn, cls):
+            return any(isinstance(n, (cst.Call, cst.BinaryOperation, cst.Subscript)) and
+                       self.ctx.position(n)[0] > line and self.tensors.kind(n) == TENSOR
+                       for n in descendants(fn.body))
 
     def _counted(self, attr: str) -> bool:
         """The function also changes `self.<attr>` from its old value (`self.index += 1`): the counter's
