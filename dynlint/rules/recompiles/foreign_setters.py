@@ -17,7 +17,7 @@ from dynlint.analysis.tensors.foreign import _line_in, alias_calls
 from dynlint.linter.walker import walk
 from dynlint.rules.common import source_of
 from dynlint.rules.recompiles.handed import passed_values
-from dynlint.rules.recompiles.rows import _binds_target
+from dynlint.rules.recompiles.rows import _binds_target, entry_methods
 
 Related = Tuple[str, int, int, str]
 
@@ -26,14 +26,7 @@ def set_elsewhere(rule) -> Iterator[Tuple[str, str, tuple, List[Related]]]:
     """(the compiled method, `self.<attr>`, the span of its guard, [(file, line, 0, what) of the calls that set
     it]) for each attribute a method of the unit compiled as an entry reads and calls in other files change."""
     ctx = rule.ctx
-    ix, unit = ctx.index, ctx.unit
-    if ix is None or ctx.project is None:
-        return
-    first, last = unit.line_offset + 1, unit.line_offset + unit.text.count("\n") + 1
-    for qual, info in ix.functions.items():
-        if not (first <= info.def_line <= last) or info.nested_in or not info.cls or \
-                ctx.regions.get(qual) != (qual,):
-            continue
+    for qual, info in entry_methods(ctx):
         method = qual.rpartition(".")[2]
         setters = _setters(rule, info.cls, method, qual)
         if not setters:
@@ -43,7 +36,7 @@ def set_elsewhere(rule) -> Iterator[Tuple[str, str, tuple, List[Related]]]:
             for call, setter in _setter_calls(fdef, setters):
                 receiver = call.func.value.value
                 held = held_by_name(ctx.project, other.ctx.index, cinfo, receiver)
-                if f"{ix.module}.{info.cls}" not in held or not _new_value(other.ctx, fdef, cinfo, call, calls):
+                if f"{ctx.index.module}.{info.cls}" not in held or not _new_value(other.ctx, fdef, cinfo, call, calls):
                     continue
                 line = _line_in(other.ctx.source or "", cinfo, call)
                 for attr in setters[setter]:

@@ -23,16 +23,25 @@ from dynlint.linter.walker import walk
 Span = Tuple[int, int, int, int]
 
 
-def row_index_guards(ctx, tensors) -> Iterator[Tuple[str, str, Span, List[Tuple[str, int, str]]]]:
-    """(the method, the subscript's text, its span, [(file, line, loop variable) of the calls]) for each guard of
-    a method of the unit that is compiled as an entry."""
-    ix, source, unit = ctx.index, ctx.source or "", ctx.unit
+def entry_methods(ctx) -> Iterator[tuple]:
+    """(qualname, index entry) of each method defined in the unit that Dynamo compiles as an entry of its own
+    (compiled from another file, or by the `compiled = [...]` setting): what calls in other files pass it is
+    guarded in it."""
+    ix, unit = ctx.index, ctx.unit
     if ix is None or ctx.project is None:
         return
     first, last = unit.line_offset + 1, unit.line_offset + unit.text.count("\n") + 1
     for qual, info in ix.functions.items():
-        if not (first <= info.def_line <= last) or info.nested_in or not info.cls or \
-                qual.endswith(".forward") or ctx.regions.get(qual) != (qual,):
+        if first <= info.def_line <= last and not info.nested_in and info.cls and ctx.regions.get(qual) == (qual,):
+            yield qual, info
+
+
+def row_index_guards(ctx, tensors) -> Iterator[Tuple[str, str, Span, List[Tuple[str, int, str]]]]:
+    """(the method, the subscript's text, its span, [(file, line, loop variable) of the calls]) for each guard of
+    a method of the unit that is compiled as an entry."""
+    source = ctx.source or ""
+    for qual, info in entry_methods(ctx):
+        if qual.endswith(".forward"):
             continue
         fn, fdef = guard_lines.function_at(source, info.def_line), tensors._helper_def(info)
         params = [p for p in info.params if p not in ("self", "cls")]
@@ -51,13 +60,8 @@ def loop_values(ctx, tensors) -> Iterator[Tuple[str, str, str, List[Tuple[str, i
     what holds an instance) pass the variable of a loop around them binding Python scalars (`range`,
     `enumerate`'s count, a list of literals)."""
     from dynlint.rules.recompiles.common import loop_scalar_kind
-    ix, unit = ctx.index, ctx.unit
-    if ix is None or ctx.project is None:
-        return
-    first, last = unit.line_offset + 1, unit.line_offset + unit.text.count("\n") + 1
-    for qual, info in ix.functions.items():
-        if not (first <= info.def_line <= last) or info.nested_in or not info.cls or \
-                qual.endswith(".forward") or ctx.regions.get(qual) != (qual,):
+    for qual, info in entry_methods(ctx):
+        if qual.endswith(".forward"):
             continue
         method, params = qual.rpartition(".")[2], [p for p in info.params if p not in ("self", "cls")]
         callers = None
