@@ -868,6 +868,24 @@ PROBES: List[Probe] = [
         def run(i):
             m(torch.ones(3))
     """, distinct=2, model="frame int argument"),
+    Probe("frame", "rows picked by `torch.where(levels == level)` in a loop that breaks the graph, handed to a "
+          "helper: 4, 2, 1 and 3 rows", FN + """
+
+        def pool(feats, rois):
+            return feats.sum() * rois[:, 1:].mean(1)
+
+        def per_level(feats, rois, levels):
+            out = []
+            for level in range(4):
+                idx = torch.where(levels == level)[0]
+                out.append(pool(feats, rois[idx]))
+            return out
+
+        f = torch.compile(per_level)
+
+        def run(i):
+            f(torch.ones(2, 3), torch.ones(10, 5), torch.tensor([0, 0, 0, 0, 1, 1, 2, 3, 3, 3]))
+    """, model="frame data-dependent size"),
     Probe("flag set by compiled code", "`if not self.ready: ...; self.ready = True` in `forward` (a lazy first "
           "call)", MOD + """
 

@@ -27,6 +27,7 @@ from typing import Callable, Dict, Iterable, List, Optional, Set, Tuple
 from dynlint.analysis.defs import (Defs, after_short_circuit, body_nodes, host_assigned_at, is_training,
                                    loop_targets, param_defaults, param_of, returned, unpacked, value_kind)
 from dynlint.analysis.names import COMPILE, SKIPS_FRAME, strip_call
+from dynlint.analysis.ragged import first_read, ragged
 from dynlint.linter.index import CallSite, dotted_name
 from dynlint.linter.project import FuncRef, Project
 
@@ -56,6 +57,10 @@ class Frame:
     # a decorator's wrapper: the numbers of positional arguments its entries' calls pass (two or more: its
     # `*args` has another length at some entry, and Dynamo guards on the length where it is read)
     arities: Tuple[int, ...] = ()
+    # (path, qualname, parameter, line, line of a call): a tensor whose size depends on data, handed to this
+    # frame by code Dynamo runs eagerly, and the function and line where the frame first works with it (its own,
+    # or a function it passes the tensor to, inlined): the guard `2 <= x.size()[0]` stands there (analysis/ragged.py)
+    sizes: Tuple[Tuple[str, str, str, int, int], ...] = ()
 
 
 BUILTINS = frozenset(dir(builtins))
@@ -248,8 +253,13 @@ class Frames:
                 continue            # a root: entered from outside traced code, with the user's values
             asked = (why, eager_only, tuple((c, s.line, s.kind, s.target) for c, s in entries))
             frame = self._reuse(ref, asked, lambda: self._frame(ref, why, entries, eager_only))
-            if frame.per_instance or frame.none_or_value or frame.repeated or frame.ints:
+            if frame.per_instance or frame.none_or_value or frame.repeated or frame.ints or frame.sizes:
                 out[ref] = frame
+        for ref, frame in sorted(out.items()):      # a guard in a function the frame inlines: reported there
+            for site in frame.sizes:
+                if site[:2] != ref:
+                    held = out.get(site[:2]) or Frame(frame.why, (), (), False, via=ref[1])
+                    out[site[:2]] = replace(held, sizes=held.sizes + (site,))
         return out
 
     def _inlined(self, out: Dict[FuncRef, Frame]) -> Dict[FuncRef, Frame]:
@@ -596,7 +606,48 @@ class Frames:
         calls = [(c, s, self.defs.call(c, s)) for c, s in entries]
         repeated = repeated or any(loop for _, _, (_, loop) in calls)
         none_or_value, ints = self._arguments(ref, calls, eager_only)
-        return Frame(why, per_instance, none_or_value, repeated, ints)
+        sizes = self._sizes(ref, calls) if eager_only else ()
+        return Frame(why, per_instance, none_or_value, repeated, ints, sizes=sizes)
+
+    # ---- tensors whose size depends on data, from eager callers (analysis/ragged.py) ----------------------------
+    def _sizes(self, ref: FuncRef, calls) -> Tuple[Tuple[str, str, str, int, int], ...]:
+        fdef = self.defs.definition(ref)
+        if fdef is None:
+            return ()
+        names = [a.arg for a in fdef.args.posonlyargs + fdef.args.args][1 if self.project.function(ref).cls else 0:]
+        out = []
+        for k, p in enumerate(names + [a.arg for a in fdef.args.kwonlyargs]):
+            for caller, site, (call, _) in calls:
+                expr = None if call is None else next((kw.value for kw in call.keywords if kw.arg == p), None) or (
+                    call.args[k] if k < len(names) and k < len(call.args) and
+                    not any(isinstance(a, ast.Starred) for a in call.args[:k + 1]) else None)
+                if expr is not None and ragged(expr, self.defs.bindings(caller)[1],
+                                               self.project.by_path[caller[0]].qualify):
+                    guard = self._first_work(ref, p)
+                    if guard is not None:
+                        out.append((*guard, site.line))
+                    break
+        # an entry with 0 or 1 rows recompiles once, however many of its tensors have them: reported at the first
+        # guard (the earliest in the frame's own code)
+        return tuple(sorted(out, key=lambda g: (g[:2] != ref, g[3]))[:1])
+
+    def _first_work(self, ref: FuncRef, param: str, depth: int = 3) -> Optional[Tuple[str, str, str, int]]:
+        """(path, qualname, parameter, line): where the frame first works with a parameter, following a first
+        read that only passes it on into a function Dynamo inlines."""
+        fdef = self.defs.definition(ref)
+        node, call, where = first_read(fdef, param) if fdef is not None else (None, None, None)
+        if node is None:
+            return None
+        for site, callee in self.edges(ref) if call is not None and depth else ():
+            if site is None or site.line != call.lineno or self.defs.call(ref, site)[0] is not call:
+                continue
+            gdef = self.defs.definition(callee)
+            params = [a.arg for a in gdef.args.posonlyargs + gdef.args.args] if gdef is not None else []
+            params = params[1:] if self.project.function(callee).cls and site.kind != "name" else params
+            name = where if isinstance(where, str) else params[where] if where < len(params) else None
+            if name is not None:
+                return self._first_work(callee, name, depth - 1)
+        return ref[0], ref[1], param, node.lineno
 
     # ---- arguments: None at one entry, a value at another ------------------------------------------------------
     def _arguments(self, ref: FuncRef, calls, eager_only: bool):

@@ -64,6 +64,7 @@ BEHAVIOUR = {
     "frame None or tensor": ONCE,                       # None for the first layer, a tensor for the others
     "frame requires_grad per entry": ONCE,              # measured, no rule yet: the input, then outputs
     "frame int argument": ONCE,                         # `shift=2` at one call, the default 1 at another
+    "frame data-dependent size": A_FEW,                 # rows kept by a mask: a new size, then 0 or 1 rows
     "frame flag it sets": ONCE,                         # `if not state.ready: ...; state.ready = True`
     "frame item flag it sets": EVERY_CHANGE,            # each layer's own item of a shared cache: every layer
     "values after a break": ONCE,                       # `sizes = t.tolist()` read by the resumed code
@@ -108,6 +109,8 @@ KIND_EFFECT = {
     "wrapper around frames": "each wrapped function compiles it again, up to the recompile limit",
     "frame item flag it sets": "every layer's entry compiles the frame again, up to the recompile limit, after "
                                "which the remaining layers run eagerly",
+    "frame data-dependent size": "the first new size compiles the frame again with a dynamic size, and an entry "
+                                 "with 0 or 1 rows (Dynamo's dynamic sizes assume at least 2) compiles it once more",
     "frame requires_grad per entry": "the second layer's entry recompiles once (in training); both graphs are kept",
 }
 

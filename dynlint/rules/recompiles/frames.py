@@ -154,8 +154,37 @@ class ValueDiffersBetweenFrameEntries(TorchRule):
                 for layer in self.layers:
                     x = layer(x, cache)
                 return x
-    """, "with torch.no_grad(): torch.compile(Model())(torch.ones(2, 4))")]
+    """, "with torch.no_grad(): torch.compile(Model())(torch.ones(2, 4))"), Example("""
+        import torch
+        from torch import nn
+
+        def pool(feats, rois):
+            return feats.mean() * rois[:, 1:].mean(1)
+
+        class Pooler(nn.Module):
+            def forward(self, feats, rois, levels):
+                out = torch.zeros(rois.shape[0])
+                for level in range(4):
+                    idx = torch.where(levels == level)[0]
+                    out[idx] = pool(feats, rois[idx])
+                return out
+    """, "torch.compile(Pooler())(torch.ones(2, 3), torch.ones(10, 5), torch.tensor([0, 0, 0, 0, 1, 1, 2, 3, 3, 3]))")]
     VALID = [Example("""
+        import torch
+        from torch import nn
+
+        def pool(feats, rois):
+            return feats.mean() * rois[:, 1:].mean(1)
+
+        class Pooler(nn.Module):
+            def forward(self, feats, rois, levels):
+                out = torch.zeros(rois.shape[0])
+                for level in range(4):
+                    keep = (levels == level).float()
+                    out = out + pool(feats, rois) * keep
+                return out
+    """, "torch.compile(Pooler())(torch.ones(2, 3), torch.ones(10, 5), torch.tensor([0, 0, 0, 0, 1, 1, 2, 3, 3, 3]))"),
+             Example("""
         import torch
         from torch import nn
 
@@ -214,14 +243,23 @@ class ValueDiffersBetweenFrameEntries(TorchRule):
 
     def visit_Name(self, node: cst.Name) -> None:
         frame = self.frame()
-        line = dict(frame.ints).get(node.value) if frame is not None and frame.ints else None
+        if frame is None or not (frame.ints or frame.sizes):
+            return
         parent = self.ctx.parents[-1] if self.ctx.parents else None
-        if line is None or isinstance(parent, (cst.Param, cst.AssignTarget)) or (
+        if isinstance(parent, (cst.Param, cst.AssignTarget)) or (
                 isinstance(parent, cst.Arg) and parent.keyword is node) or (
                 isinstance(parent, cst.Attribute) and parent.attr is node):
             return
-        self._report(node, node.value, f"`{node.value}` (an int constant that differs between calls, as at line "
-                     f"{line})", "frame int argument", frame)
+        line = dict(frame.ints).get(node.value)
+        if line is not None:
+            self._report(node, node.value, f"`{node.value}` (an int constant that differs between calls, as at "
+                         f"line {line})", "frame int argument", frame)
+        here = (self.ctx.path, self.ctx.qualname, node.value, self.ctx.position(node)[0])
+        call = next((s[4] for s in frame.sizes if s[:4] == here), None)
+        if call is not None:
+            self._report(node, f"size:{node.value}", f"The size of `{node.value}` (a tensor whose rows depend on "
+                         f"its values, passed at line {call} by code Dynamo runs eagerly)", "frame data-dependent "
+                         "size", frame)
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
         frame = self.frame()
