@@ -46,6 +46,12 @@ def function_at(source: str, def_line: int) -> Optional[ast.AST]:
     return _defs_by_line(source).get(def_line)
 
 
+def innermost_function(source: str, line: int) -> Optional[ast.AST]:
+    """The innermost def holding line `line` of `source` (its `def` line included)."""
+    inside = [f for f in _defs_by_line(source).values() if f.lineno <= line <= (f.end_lineno or f.lineno)]
+    return max(inside, key=lambda f: f.lineno) if inside else None
+
+
 @functools.lru_cache(maxsize=8)
 def _defs_by_line(source: str) -> dict:
     tree = _tree(source)

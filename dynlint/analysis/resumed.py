@@ -1,4 +1,4 @@
-"""Guards installed again in the frames Dynamo resumes after a graph break.
+"""Guards installed again in the frames Dynamo resumes after a graph break, and none in the frames it skips.
 
 When the graph breaks inside a function Dynamo compiles (`if sigmas[i + 1] == 0:` on a tensor, a `.item()`), it
 runs the break eagerly and compiles the rest of the function as a frame of its own (a `torch_dynamo_resume_in_*`
@@ -12,6 +12,11 @@ Each finding at a guard (Finding.guard: the function's `def` line and the value 
 first read after the first break below it in the same function that Dynamo resumes from: one not inside a
 loop of that function (a break in a loop skips the whole frame: nothing is resumed) nor in a function nested in
 it, with no break in a loop further down (the resumed frame would be skipped in its turn).
+
+A graph break inside a loop makes Dynamo skip the whole frame: the function runs eagerly, and nothing in its own
+code is guarded, what it reads before the loop included (what it calls is entered as frames of their own, guarded
+as usual). A recompile finding in such a function's own code names a guard that is never installed
+(`in_skipped_frames`). Measured on torch 2.13: tests/test_skipped_frames.py.
 """
 from __future__ import annotations
 
@@ -19,6 +24,7 @@ import ast
 from typing import Callable, Dict, List, Optional, Sequence
 
 from dynlint.analysis import guard_lines
+from dynlint.analysis.names import SKIPS_FRAME
 from dynlint.linter.finding import Finding
 
 
@@ -65,3 +71,55 @@ def resumes_after(fn: ast.AST, line: int) -> bool:
             return False
         stack.extend(ast.iter_child_nodes(n))
     return True
+
+
+def in_skipped_frames(findings: Sequence[Finding], breaks: Sequence[Finding],
+                      text: Callable[[str], Optional[str]]) -> List[Finding]:
+    """The findings in the own code of a frame Dynamo skips (see the module's docstring). Dynamo traces a function
+    from its start to the first break: one in a loop, reached on every iteration, skips the frame; one outside
+    loops and conditions ends a graph, and the code after it is the next frame, traced the same way."""
+    by_path: Dict[str, List[Finding]] = {}
+    for b in breaks:
+        by_path.setdefault(b.path, []).append(b)
+    out: List[Finding] = []
+    for f in findings:
+        source = text(f.path) if any(SKIPS_FRAME in b.message for b in by_path.get(f.path, ())) else None
+        fn = guard_lines.innermost_function(source, f.line) if source else None
+        if fn is not None and _skipped(fn, f.line, sorted(b for b in by_path[f.path]
+                                                          if fn.lineno < b.line <= (fn.end_lineno or 0))):
+            out.append(f)
+    return out
+
+
+def _skipped(fn: ast.AST, line: int, breaks: List[Finding]) -> bool:
+    """Is `line` of `fn` in a frame Dynamo skips, given the breaks in `fn` in the order of their lines?"""
+    start = fn.lineno - 1           # the frame under way starts after this line
+    for b in breaks:
+        reach = _reach(fn, b.line)
+        if reach == "every iteration" and SKIPS_FRAME in b.message:
+            return line > start
+        if reach == "always":
+            if line <= b.line:
+                return False
+            start = b.line
+    return False
+
+
+def _reach(fn: ast.AST, line: int) -> Optional[str]:
+    """"always": `line` is in `fn`'s own statements outside loops and conditions; "every iteration": in a
+    `for`/`while` loop of them, with no condition between the loop and it (a break in an `if`'s own test
+    counts); None otherwise (under a condition, or in a nested function)."""
+    node, looped = fn, False
+    while True:
+        inner = next((c for c in ast.iter_child_nodes(node) if isinstance(c, ast.stmt) and
+                      c.lineno <= line <= (c.end_lineno or c.lineno)), None)
+        if inner is None:
+            return "every iteration" if looped else "always"
+        if isinstance(inner, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            return None
+        if isinstance(inner, (ast.For, ast.AsyncFor, ast.While)):
+            looped = True
+        elif isinstance(inner, ast.If):
+            if not inner.test.lineno <= line <= (inner.test.end_lineno or inner.test.lineno):
+                return None
+        node = inner

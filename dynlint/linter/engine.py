@@ -60,6 +60,8 @@ class RegionAnalysis(Protocol):
 
     def resumed_guards(self, findings: Sequence[Finding], breaks: Sequence[Finding], text) -> List[Finding]: ...
 
+    def in_skipped_frames(self, findings: Sequence[Finding], breaks: Sequence[Finding], text) -> List[Finding]: ...
+
 
 @dataclass
 class _Shared:
@@ -336,11 +338,11 @@ class _Run:
         shared = _Shared(self.reader, frame_rules, self.project, self.debug, self.config.ignore_noqa)
         self._keep(pool.run(_check_task, work, self.jobs, shared), keys, "frames")
 
-    # ---- 5b. guards again in the frames Dynamo resumes after a break ---------------------------------------------
+    # ---- 5b. guards again in the frames Dynamo resumes after a break, none in those it skips ----------------------
     def resume_guards(self) -> None:
         """Each finding at a guard in a function whose graph breaks further down, again at the resumed code's
-        first read of the value (analysis/resumed.py): derived from the findings, so run every time, cached
-        or not."""
+        first read of the value; none in a function Dynamo skips (analysis/resumed.py): derived from the
+        findings, so run every time, cached or not."""
         try:
             found = self.analysis.resumed_guards(self.findings, self._breaks(), self._text)
         except Exception as e:      # a bug of ours: say so, keep every other finding
@@ -350,6 +352,15 @@ class _Run:
             sups = {rel: Suppressions(self._text(rel) or "") for rel in {f.path for f in found}}
             found = [f for f in found if not sups[f.path].suppressed(f.code, f.line)]
         self.findings += found
+        # and none in the frames Dynamo skips (a break in a loop: the function runs eagerly, unguarded)
+        recompile = {r.code for r in self.rules if r.recompiles}
+        try:
+            skipped = set(self.analysis.in_skipped_frames([f for f in self.findings if f.code in recompile],
+                                                          self._breaks(), self._text))
+        except Exception as e:      # a bug of ours: say so, keep every finding
+            self.findings.append(internal_error(".", "the skipped frames", e, self.debug))
+            return
+        self.findings = [f for f in self.findings if f not in skipped]
 
     def _breaks(self) -> List[Finding]:
         """Every graph break found, selected or not (an ignored DYN301 still breaks the graph), on the release

@@ -1,0 +1,82 @@
+"""No recompile findings in the frames Dynamo skips (analysis/resumed.py, `in_skipped_frames`): a graph break inside
+a loop makes Dynamo run the whole function eagerly, so nothing its own code reads is guarded. Each probe runs under
+real Dynamo; dynlint's recompile findings must stand only at lines whose guards failed."""
+import textwrap
+
+from conftest import dynamo_guard_lines, line_of
+from dynlint import api
+from dynlint.rules import all_rules
+
+RECOMPILES = {r.code for r in all_rules() if r.recompiles}
+
+SOURCE = textwrap.dedent("""
+    import torch
+
+
+    @torch.compile
+    def skipped(x, n, flag):
+        y = x * n
+        if flag:
+            y = y + 1
+        for i in range(3):
+            if y.sum() > 0:
+                y = y - 1
+        return y
+
+
+    @torch.compile
+    def compiled(x, n):
+        y = x * n
+        for i in range(3):
+            if n > 10:
+                print(y.sum().item())
+            y = y - 1
+        return y
+
+
+    def main():
+        for n in range(5):
+            skipped(torch.ones(3), n, n % 2 == 0)
+            compiled(torch.ones(3), n)
+""")
+
+
+def test_a_function_skipped_for_a_break_in_its_loop_is_not_guarded(tmp_path):
+    """`skipped` breaks in every iteration of its loop: its reads of `n` and `flag` install no guard. `compiled`'s
+    break is under an `if` its calls never take: it compiles, and `n` recompiles it where it is read."""
+    guards = dynamo_guard_lines(tmp_path, SOURCE, lineless=False)
+    assert guards == [line_of(SOURCE, "def compiled") + 1]
+    found = sorted(f.line for f in api.check_source(SOURCE, filename="probe.py").findings if f.code in RECOMPILES)
+    assert found == guards
+
+
+def test_only_the_frame_that_meets_the_break_in_a_loop_is_skipped(tmp_path):
+    """A break outside loops ends the first frame, whose reads stay guarded; the frame Dynamo resumes after it
+    meets a break in a loop and is skipped: `i` recompiles at its first read only. With the loop's break first,
+    the whole function is skipped and nothing recompiles."""
+    source = textwrap.dedent("""
+        import torch
+
+
+        @torch.compile
+        def step(x, table, i):
+            a = table[i]
+            y = x * a
+            print("tick")
+            for _ in range(2):
+                print("again")
+            return y + table[i + 1]
+
+
+        def main():
+            table = torch.arange(10.0)
+            for i in range(3):
+                step(torch.ones(3), table, i)
+    """)
+    guards = dynamo_guard_lines(tmp_path, source, lineless=False)
+    assert guards == [line_of(source, "a = table[i]")]
+    found = sorted(f.line for f in api.check_source(source, filename="probe.py").findings if f.code in RECOMPILES)
+    assert found == guards
+    looped = source.replace('    print("tick")\n', "")
+    assert dynamo_guard_lines(tmp_path, looped, lineless=False) == []
+    assert [f for f in api.check_source(looped, filename="probe.py").findings if f.code in RECOMPILES] == []
