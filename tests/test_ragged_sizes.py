@@ -1,6 +1,7 @@
 """Tensors whose rows depend on their values, handed to a frame Dynamo compiles on its own (DYN509,
 analysis/ragged.py): each probe runs under real Dynamo, and dynlint's finding must stand at the line of the guard
-that failed (`2 <= x.size()[0]`, an entry of 0 or 1 rows after the size went dynamic), and nowhere else."""
+that failed first (the frame's new size, a guard with no line: at its `def`), with the guard `2 <= x.size()[0]`
+(an entry of 0 or 1 rows, after the size went dynamic) as its related location, and nowhere else."""
 import textwrap
 
 from conftest import dynamo_guard_lines, line_of
@@ -69,28 +70,32 @@ LEVELS = textwrap.dedent("""
 """)
 
 
-def _lines(source: str) -> list:
-    return sorted(f.line for f in api.check_source(source, filename="probe.py").findings if f.code == "DYN509")
+def _found(source: str) -> list:
+    """(line, related lines) of each DYN509 finding."""
+    return sorted((f.line, tuple(r[1] for r in f.related)) for f in api.check_source(source, filename="probe.py").findings
+                  if f.code == "DYN509")
 
 
 def test_the_guard_stands_where_an_inlined_callee_first_works_with_the_rows(tmp_path):
     """`iou(a, b)` is entered from a loop Dynamo skips, with `boxes[order[1:]]` (fewer rows every iteration, down
-    to 1): Dynamo guards `2 <= b.size()[0]` in `area`, inlined into `iou`, where it first works with `b`."""
-    guards = dynamo_guard_lines(tmp_path, NMS, lineless=False)
-    assert guards == [line_of(NMS, "return (boxes[:, 2]")]
-    assert _lines(NMS) == guards
+    to 1): a new size recompiles `iou`, then Dynamo guards `2 <= b.size()[0]` in `area`, inlined into `iou`, where
+    it first works with `b`."""
+    lines = dynamo_guard_lines(tmp_path, NMS, lineless=False)
+    assert lines == [line_of(NMS, "return (boxes[:, 2]")]
+    assert dynamo_guard_lines(tmp_path, NMS) == sorted([line_of(NMS, "def iou"), *lines])
+    assert _found(NMS) == [(line_of(NMS, "def iou"), tuple(lines))]
 
 
 def test_rows_of_each_level_recompile_at_the_first_test_of_them(tmp_path):
     """Rows picked by `torch.where(levels == level)` (4, 2, 1, 3 rows), passed as a keyword through `.float()`."""
-    guards = dynamo_guard_lines(tmp_path, LEVELS, lineless=False)
-    assert guards == [line_of(LEVELS, "if rois.numel() == 0:")]
-    assert _lines(LEVELS) == guards
+    lines = dynamo_guard_lines(tmp_path, LEVELS, lineless=False)
+    assert lines == [line_of(LEVELS, "if rois.numel() == 0:")]
+    assert dynamo_guard_lines(tmp_path, LEVELS) == sorted([line_of(LEVELS, "def pool"), *lines])
+    assert _found(LEVELS) == [(line_of(LEVELS, "def pool"), tuple(lines))]
 
 
 def test_rows_of_a_fixed_count_do_not_recompile(tmp_path):
     """The same loop handing three rows each time: one size, no recompile, no finding."""
     source = LEVELS.replace("idx = torch.where(levels == level)[0]", "idx = torch.arange(level, level + 3)")
     assert dynamo_guard_lines(tmp_path, source) == []
-    assert _lines(source) == []
-
+    assert _found(source) == []

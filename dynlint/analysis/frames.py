@@ -57,10 +57,10 @@ class Frame:
     # a decorator's wrapper: the numbers of positional arguments its entries' calls pass (two or more: its
     # `*args` has another length at some entry, and Dynamo guards on the length where it is read)
     arities: Tuple[int, ...] = ()
-    # (path, qualname, parameter, line, line of a call): a tensor whose size depends on data, handed to this
-    # frame by code Dynamo runs eagerly, and the function and line where the frame first works with it (its own,
-    # or a function it passes the tensor to, inlined): the guard `2 <= x.size()[0]` stands there (analysis/ragged.py)
-    sizes: Tuple[Tuple[str, str, str, int, int], ...] = ()
+    # (parameter, line of a call, (path, line, column) of the frame's first work with it): a tensor whose size
+    # depends on data, handed to this frame by code Dynamo runs eagerly (analysis/ragged.py); the first work may be
+    # in a function the frame passes it to, inlined: there an entry of 0 or 1 rows fails `2 <= x.size()[0]`
+    sizes: Tuple[Tuple[str, int, Tuple[str, int, int]], ...] = ()
 
 
 BUILTINS = frozenset(dir(builtins))
@@ -255,11 +255,6 @@ class Frames:
             frame = self._reuse(ref, asked, lambda: self._frame(ref, why, entries, eager_only))
             if frame.per_instance or frame.none_or_value or frame.repeated or frame.ints or frame.sizes:
                 out[ref] = frame
-        for ref, frame in sorted(out.items()):      # a guard in a function the frame inlines: reported there
-            for site in frame.sizes:
-                if site[:2] != ref:
-                    held = out.get(site[:2]) or Frame(frame.why, (), (), False, via=ref[1])
-                    out[site[:2]] = replace(held, sizes=held.sizes + (site,))
         return out
 
     def _inlined(self, out: Dict[FuncRef, Frame]) -> Dict[FuncRef, Frame]:
@@ -610,7 +605,7 @@ class Frames:
         return Frame(why, per_instance, none_or_value, repeated, ints, sizes=sizes)
 
     # ---- tensors whose size depends on data, from eager callers (analysis/ragged.py) ----------------------------
-    def _sizes(self, ref: FuncRef, calls) -> Tuple[Tuple[str, str, str, int, int], ...]:
+    def _sizes(self, ref: FuncRef, calls) -> Tuple[Tuple[str, int, Tuple[str, int, int]], ...]:
         fdef = self.defs.definition(ref)
         if fdef is None:
             return ()
@@ -623,17 +618,15 @@ class Frames:
                     not any(isinstance(a, ast.Starred) for a in call.args[:k + 1]) else None)
                 if expr is not None and ragged(expr, self.defs.bindings(caller)[1],
                                                self.project.by_path[caller[0]].qualify):
-                    guard = self._first_work(ref, p)
-                    if guard is not None:
-                        out.append((*guard, site.line))
+                    work = self._first_work(ref, p)
+                    if work is not None:
+                        out.append((p, site.line, work))
                     break
-        # an entry with 0 or 1 rows recompiles once, however many of its tensors have them: reported at the first
-        # guard (the earliest in the frame's own code)
-        return tuple(sorted(out, key=lambda g: (g[:2] != ref, g[3]))[:1])
+        return tuple(out)
 
-    def _first_work(self, ref: FuncRef, param: str, depth: int = 3) -> Optional[Tuple[str, str, str, int]]:
-        """(path, qualname, parameter, line): where the frame first works with a parameter, following a first
-        read that only passes it on into a function Dynamo inlines."""
+    def _first_work(self, ref: FuncRef, param: str, depth: int = 3) -> Optional[Tuple[str, int, int]]:
+        """(path, line, column from 0): where the frame first works with a parameter, following a first read that only
+        passes it on into a function Dynamo inlines."""
         fdef = self.defs.definition(ref)
         node, call, where = first_read(fdef, param) if fdef is not None else (None, None, None)
         if node is None:
@@ -647,7 +640,7 @@ class Frames:
             name = where if isinstance(where, str) else params[where] if where < len(params) else None
             if name is not None:
                 return self._first_work(callee, name, depth - 1)
-        return ref[0], ref[1], param, node.lineno
+        return ref[0], node.lineno, node.col_offset + self.project.function(ref).indent
 
     # ---- arguments: None at one entry, a value at another ------------------------------------------------------
     def _arguments(self, ref: FuncRef, calls, eager_only: bool):

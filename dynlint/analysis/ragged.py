@@ -7,7 +7,9 @@ from entry to entry: the first new size compiles the frame again with that size 
 dynamic sizes assume a value of at least 2, an entry where the selection keeps 0 or 1 rows fails the guard
 `2 <= x.size()[0]` and compiles it once more. Dynamo installs that guard where the frame first works with the
 tensor (an operation on it, not a call that passes it on into an inlined function: there, the callee's first
-operation on it). Measured on torch 2.13 (tests/test_ragged_sizes.py; bench/guard_probes.py "frame
+operation on it). The first recompile, on a new size, names no line (Dynamo's log names the frame): DYN509 reports
+it at the frame's `def`, with the `2 <= x.size()[0]` guard as its related location: that one fails only where
+the data leave 0 or 1 rows. Measured on torch 2.13 (tests/test_ragged_sizes.py; bench/guard_probes.py "frame
 data-dependent size").
 """
 from __future__ import annotations

@@ -246,6 +246,8 @@ class ValueDiffersBetweenFrameEntries(TorchRule):
         if frame is None or not (frame.ints or frame.sizes):
             return
         parent = self.ctx.parents[-1] if self.ctx.parents else None
+        if isinstance(parent, cst.Param) and parent.name is node:
+            self._sized(node, frame)
         if isinstance(parent, (cst.Param, cst.AssignTarget)) or (
                 isinstance(parent, cst.Arg) and parent.keyword is node) or (
                 isinstance(parent, cst.Attribute) and parent.attr is node):
@@ -254,12 +256,21 @@ class ValueDiffersBetweenFrameEntries(TorchRule):
         if line is not None:
             self._report(node, node.value, f"`{node.value}` (an int constant that differs between calls, as at "
                          f"line {line})", "frame int argument", frame)
-        here = (self.ctx.path, self.ctx.qualname, node.value, self.ctx.position(node)[0])
-        call = next((s[4] for s in frame.sizes if s[:4] == here), None)
-        if call is not None:
-            self._report(node, f"size:{node.value}", f"The size of `{node.value}` (a tensor whose rows depend on "
-                         f"its values, passed at line {call} by code Dynamo runs eagerly)", "frame data-dependent "
-                         "size", frame)
+
+    def _sized(self, node: cst.Name, frame) -> None:
+        """A parameter handed tensors whose rows depend on their values: the size guard of a tensor argument has no
+        line of its own, so the finding stands at the `def`; the `2 <= x.size()[0]` guard is related."""
+        sized = next((s for s in frame.sizes if s[0] == node.value), None)
+        fn = self.ctx.function
+        if sized is None or not isinstance(fn, cst.FunctionDef) or "sizes" in self.done:
+            return
+        self.done.add("sizes")
+        param, call, (path, line, column) = sized
+        self.ctx.report(self, node, self.format_message(
+            what=f"The size of `{param}` (a tensor whose rows depend on its values, passed at line {call} by code "
+                 f"Dynamo runs eagerly)", func=self._func(frame, self.ctx.qualname), why=self._why(frame),
+            effect=effect("frame data-dependent size")), at=self.ctx.position(fn.name),
+            related=[(path, line, column, f"an entry with 0 or 1 rows fails `2 <= {param}.size()[0]` here")])
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
         frame = self.frame()
