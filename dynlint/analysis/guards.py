@@ -67,7 +67,8 @@ BEHAVIOUR = {
     "frame data-dependent size": A_FEW,                 # rows kept by a mask: a new size, then 0 or 1 rows
     "frame flag it sets": ONCE,                         # `if not state.ready: ...; state.ready = True`
     "frame item flag it sets": EVERY_CHANGE,            # each layer's own item of a shared cache: every layer
-    "values after a break": ONCE,                       # `sizes = t.tolist()` read by the resumed code
+    "values after a break": ONCE,
+    "int local carried across a loop's break": ONCE,    # `steps += 1` in `while x.norm() > tol:`                       # `sizes = t.tolist()` read by the resumed code
     "flag set by compiled code": ONCE,                  # `if not self.ready: ...; self.ready = True`
     "wrapper around frames": EVERY_CHANGE,              # one wrapper's code compiled per function it wraps
 }

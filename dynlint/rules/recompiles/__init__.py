@@ -10,5 +10,5 @@ attributes and the state of objects the compiled code reads),
 `modes` (train/eval, grad mode, autocast around a compiled call), `frames` (values that differ between the
 entries of a frame Dynamo compiles on its own, flags compiled code sets for the next call), `wrappers` (a
 decorator's wrapper shared by several frames), `host_values` (Python values made at a graph break and read by
-the resumed code), `caches` (a dict the caller keeps that the compiled code fills); `common` holds what several of them, and other families, share.
+the resumed code), `loop_state` (a counter carried across the break in a loop's condition), `caches` (a dict the caller keeps that the compiled code fills); `common` holds what several of them, and other families, share.
 """
