@@ -61,6 +61,10 @@ def targets_of_value(project: Project, ix: ModuleIndex, fn: Optional[FunctionInf
         return []
     if value.endswith("()"):                      # torch.compile(Model(...))
         r = project.resolve(ix, value[:-2])
+        if r and r[0] == "function":            # torch.compile(make_step()): the closure a factory returns
+            made = project.function(r[1]).returns_def
+            inner = (r[1][0], f"{r[1][1]}.{made}")
+            return [inner] if made and project.by_path[inner[0]].functions.get(inner[1]) else []
         return _forward_of(project, r[1][0], r[1][1].name) if r and r[0] == "class" else []
     made, _, meth = value.partition("().")
     if meth and "." not in meth:                  # torch.compile(Augment(...).__call__): a bound method

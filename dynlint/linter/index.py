@@ -119,6 +119,9 @@ class FunctionInfo:
     # object other than `self` (`model.sa1.npoint = 48`): what it changes on objects of other files' classes. A
     # tuple default, so indexes pickled before this field existed still read it.
     attr_sets: Tuple[Tuple[int, str, str], ...] = ()
+    # the function defined in this one that every `return` gives (`def make(): def step(x): ...; return step`, a
+    # closure factory): what `torch.compile(make())` compiles; "" when none
+    returns_def: str = ""
 
 
 @dataclass
@@ -189,7 +192,7 @@ class ModuleIndex:
             return [(c.kind, c.target, c.args, c.kwargs, c.constants, c.unpacks) for c in sites]
         return (self.module, self.imports, self.module_instances, self.assigned_calls, calls(self.module_calls),
                 {q: (f.cls, f.decorators, calls(f.calls), f.params, f.instances, f.nested_in, f.compiled,
-                     f.annotations, f.sets_keywords, f.iterates, f.attr_sets)
+                     f.annotations, f.sets_keywords, f.iterates, f.attr_sets, f.returns_def)
                  for q, f in self.functions.items()},
                 {n: (c.bases, c.methods, c.attrs, c.registered, c.scalars, c.reads, c.setters, c.tree_setters,
                       c.param_attrs, c.keyword_params)
@@ -508,6 +511,7 @@ class _Indexer(ast.NodeVisitor):
         info.true_if_any = _true_if_any(node)
         info.sets_keywords = _sets_keywords(node)
         info.iterates = self._iterates(node, params)
+        info.returns_def = _returns_def(node)
         info.annotations = {a.arg: names for a in args.posonlyargs + args.args + args.kwonlyargs
                             if a.annotation is not None for names in [_annotation_names(a.annotation)] if names}
         if cls and len(self.stack) == 1 and cls in self.ix.classes:
@@ -728,6 +732,13 @@ class _Indexer(ast.NodeVisitor):
             cls = self._current_class()
             if cls:
                 cls.registered.append(node.args[0].value)
+
+
+def _returns_def(fn) -> str:
+    """FunctionInfo.returns_def of one `def`: the name of a def in its body that every `return` gives."""
+    defs = {n.name for n in fn.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    found = {r.id if isinstance(r, ast.Name) and r.id in defs else "" for r in _own_returns(fn)} if defs else set()
+    return found.pop() if len(found) == 1 else ""
 
 
 def _own_returns(fn) -> List[Optional[ast.expr]]:
