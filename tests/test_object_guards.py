@@ -326,6 +326,38 @@ def test_one_tensor_for_two_parameters_then_two_is_reported_at_the_guard(tmp_pat
     assert dynamo_guard_lines(tmp_path, same) == []
 
 
+FRESH = '''
+import torch
+
+
+def check():
+    def fn(q, k):
+        if id(q) == id(k):
+            return q @ q.t()
+        return q @ k.t()
+
+    opt = torch.compile(fn, backend="eager")
+    a = torch.randn(2, 3)
+    opt(a, a)
+    opt(a, torch.randn(2, 3))
+
+
+def main():
+    check()
+'''
+
+
+def test_a_tensor_made_at_the_call_is_another_object(tmp_path):
+    """`opt(a, torch.randn(2, 3))`: what a torch factory returns is a new tensor, not `a`; the guard `q is k` of
+    the call passing `a` twice fails where `k` is first read (`id(k)`). `a.contiguous()` may be `a` itself: not
+    taken for another tensor."""
+    pytest.importorskip("torch")
+    guard = line_of(FRESH, "if id(q) == id(k):")
+    assert dynamo_guard_lines(tmp_path, FRESH) == [guard]
+    assert _found(FRESH, "DYN505") == [guard]
+    assert _found(FRESH.replace("torch.randn(2, 3))", "a.contiguous())"), "DYN505") == []
+
+
 TRAIN = '''
 import torch
 

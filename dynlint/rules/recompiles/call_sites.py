@@ -106,7 +106,7 @@ def _structures(ctx, callee: str, entry: str, span=None) -> List[Tuple[int, int,
 
 def _aliasing(ctx, callee: str, entry: str, span=None) -> List[Tuple[int, int, dict]]:
     """An analysis: per call of `callee` (line, column, {parameter: the earlier parameter the call binds to the
-    same name, or ""}) for the parameters bound to a name."""
+    same name, or ""}) for the parameters bound to a name or to what a call makes."""
     out = []
     for line, col, given in call_bindings(ctx, callee, entry, span):
         first: dict = {}
@@ -115,6 +115,9 @@ def _aliasing(ctx, callee: str, entry: str, span=None) -> List[Tuple[int, int, d
             if passed and isinstance(e, ast.Name):
                 found[p] = first.setdefault(e.id, p) if e.id in first else ""
                 first.setdefault(e.id, p)
+            elif passed and isinstance(e, ast.Call) and ctx.index is not None and \
+                    ctx.index.qualify(guard_lines.dotted(e.func) or "").startswith("torch."):
+                found[p] = ""           # a new tensor (`torch.randn(2, 3)`): no other parameter's
         out.append((line, col, found))
     return out
 
