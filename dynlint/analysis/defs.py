@@ -154,6 +154,16 @@ def _facts(fdef: ast.AST) -> _Facts:
     return facts
 
 
+def argument(call: ast.Call, param: str, index: Optional[int]) -> Optional[ast.expr]:
+    """What `call` passes as `param` (positional `index`, None for a keyword-only one): its keyword, or the
+    positional argument where no `*args` stands before it; None when neither."""
+    expr = next((k.value for k in call.keywords if k.arg == param), None)
+    if expr is None and index is not None and index < len(call.args) and \
+            not any(isinstance(a, ast.Starred) for a in call.args[:index + 1]):
+        expr = call.args[index]
+    return expr
+
+
 def param_of(gdef: Optional[ast.AST], call: ast.Call, name: str, method: bool) -> Optional[str]:
     """The parameter of the called def that the argument `name` of `call` binds (a method's `self` is not
     passed)."""

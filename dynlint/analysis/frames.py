@@ -24,7 +24,7 @@ from collections import deque
 from dataclasses import dataclass, replace
 from typing import Callable, Dict, Iterable, List, Optional, Set, Tuple
 
-from dynlint.analysis.defs import (Defs, after_short_circuit, body_nodes, host_assigned_at, is_training,
+from dynlint.analysis.defs import (Defs, after_short_circuit, argument, body_nodes, host_assigned_at, is_training,
                                    loop_targets, param_defaults, param_of, returned, unpacked, value_kind)
 from dynlint.analysis.names import COMPILE, SKIPS_FRAME, strip_call
 from dynlint.analysis.ragged import first_read, ragged
@@ -491,10 +491,7 @@ class Frames:
             call = self.defs.call(caller, site)[0] if site is not None else None
             if call is None:
                 continue
-            expr = next((k.value for k in call.keywords if k.arg == param), None)
-            if expr is None and index is not None and index < len(call.args) and \
-                    not any(isinstance(a, ast.Starred) for a in call.args[:index + 1]):
-                expr = call.args[index]
+            expr = argument(call, param, index)
             if expr is None or (isinstance(expr, ast.Constant) and expr.value is None):
                 continue
             if not isinstance(expr, ast.Name):
@@ -613,9 +610,7 @@ class Frames:
         out = []
         for k, p in enumerate(names + [a.arg for a in fdef.args.kwonlyargs]):
             for caller, site, (call, _) in calls:
-                expr = None if call is None else next((kw.value for kw in call.keywords if kw.arg == p), None) or (
-                    call.args[k] if k < len(names) and k < len(call.args) and
-                    not any(isinstance(a, ast.Starred) for a in call.args[:k + 1]) else None)
+                expr = argument(call, p, k if k < len(names) else None) if call is not None else None
                 if expr is not None and ragged(expr, self.defs.bindings(caller)[1],
                                                self.project.by_path[caller[0]].qualify):
                     work = self._first_work(ref, p)
@@ -725,11 +720,7 @@ class Frames:
         ("int", n) for an int constant, or None (not known) for what a call passes as `param`."""
         if call is None:
             return None
-        expr = next((k.value for k in call.keywords if k.arg == param), None)
-        if expr is None and index is not None and index < len(call.args):
-            if any(isinstance(a, ast.Starred) for a in call.args[:index + 1]):
-                return None
-            expr = call.args[index]
+        expr = argument(call, param, index)
         if expr is None:
             if any(k.arg is None for k in call.keywords) or any(isinstance(a, ast.Starred) for a in call.args):
                 return None

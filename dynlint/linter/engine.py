@@ -343,8 +343,9 @@ class _Run:
         """Each finding at a guard in a function whose graph breaks further down, again at the resumed code's
         first read of the value; none in a function Dynamo skips (analysis/resumed.py): derived from the
         findings, so run every time, cached or not."""
+        breaks = self._breaks()
         try:
-            found = self.analysis.resumed_guards(self.findings, self._breaks(), self._text)
+            found = self.analysis.resumed_guards(self.findings, breaks, self._text)
         except Exception as e:      # a bug of ours: say so, keep every other finding
             self.findings.append(internal_error(".", "the resumed-frame guards", e, self.debug))
             return
@@ -356,7 +357,7 @@ class _Run:
         recompile = {r.code for r in self.rules if r.recompiles}
         try:
             skipped = set(self.analysis.in_skipped_frames([f for f in self.findings if f.code in recompile],
-                                                          self._breaks(), self._text))
+                                                          breaks, self._text))
         except Exception as e:      # a bug of ours: say so, keep every finding
             self.findings.append(internal_error(".", "the skipped frames", e, self.debug))
             return
