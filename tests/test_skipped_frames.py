@@ -80,3 +80,41 @@ def test_only_the_frame_that_meets_the_break_in_a_loop_is_skipped(tmp_path):
     looped = source.replace('    print("tick")\n', "")
     assert dynamo_guard_lines(tmp_path, looped, lineless=False) == []
     assert [f for f in api.check_source(looped, filename="probe.py").findings if f.code in RECOMPILES] == []
+
+
+def test_a_frame_that_may_end_before_its_loop_keeps_its_guards(tmp_path):
+    """The first call sets `self.scales` in a method that breaks the graph (a `float()` of a tensor), under the
+    test: Dynamo ends the frame at that call, before the loop whose break skips the rest, so the test is
+    guarded, and the second call recompiles there."""
+    source = textwrap.dedent("""
+        import torch
+        from torch import nn
+
+
+        class Pool(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.scales = None
+
+            def setup(self, x):
+                self.scales = [float(x.max())]
+
+            def forward(self, x, levels):
+                if self.scales is None:
+                    self.setup(x)
+                out = []
+                for level in range(2):
+                    idx = torch.where(levels == level)[0]
+                    out.append(x[idx] * self.scales[0])
+                return out
+
+
+        def main():
+            pool = torch.compile(Pool())
+            for _ in range(2):
+                pool(torch.ones(4), torch.tensor([0, 1, 1, 0]))
+    """)
+    guards = dynamo_guard_lines(tmp_path, source, lineless=False)
+    assert guards == [line_of(source, "if self.scales is None:")]
+    found = sorted(f.line for f in api.check_source(source, filename="probe.py").findings if f.code in RECOMPILES)
+    assert found == guards

@@ -119,6 +119,7 @@ class Frames:
         self.kept: Dict[FuncRef, tuple] = dict(kept or {})
         self.made: Dict[FuncRef, tuple] = {}
         self.fresh = False          # anything worked out anew (else `graph` and `made` are what was kept)
+        self.entered: List[Tuple[str, int]] = []     # (path, line) of the calls that enter a breaking function
         self._digest = digest or (lambda rel: None)
 
     # ---- the frames ---------------------------------------------------------------------------------------
@@ -162,6 +163,8 @@ class Frames:
         found, frames, skipped = self._breaking(breaks)
         callers = self.callers()
         self._spread(frames, callers)
+        # the calls in traced code that enter a frame of its own: each ends its caller's graph, as a break does
+        self.entered = sorted({(c[0], site.line) for ref in frames for c, site in callers.get(ref, ()) if site})
         # A function that breaks is entered as a frame from every traced call of it (the caller's graph ends at
         # the call). One that does not is inlined wherever traced code calls it, and entered as a frame only
         # from the functions Dynamo runs eagerly (skipped): those calls are its entries.

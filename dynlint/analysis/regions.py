@@ -463,6 +463,7 @@ def find_frames(project: Project, regions: Iterable[FuncRef], text: Callable[[st
         roots(project, "explicit", (), out)
         return sorted(set(out))
     frames = model.find(breaks, compiled=compiled)
+    project.entered = model.entered         # (read by in_skipped_frames: calls that end their caller's graph)
     return frames, ((model.graph, model.made) if model.fresh or len(model.made) != len(facts or {}) else None)
 
 

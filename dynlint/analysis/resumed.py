@@ -21,7 +21,7 @@ as usual). A recompile finding in such a function's own code names a guard that 
 from __future__ import annotations
 
 import ast
-from typing import Callable, Dict, List, Optional, Sequence
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 from dynlint.analysis import guard_lines
 from dynlint.analysis.names import SKIPS_FRAME
@@ -73,42 +73,49 @@ def resumes_after(fn: ast.AST, line: int) -> bool:
     return True
 
 
-def in_skipped_frames(findings: Sequence[Finding], breaks: Sequence[Finding],
-                      text: Callable[[str], Optional[str]]) -> List[Finding]:
+def in_skipped_frames(findings: Sequence[Finding], breaks: Sequence[Finding], text: Callable[[str], Optional[str]],
+                      entered: Sequence[Tuple[str, int]] = ()) -> List[Finding]:
     """The findings in the own code of a frame Dynamo skips (see the module's docstring). Dynamo traces a function
     from its start to the first break: one in a loop, reached on every iteration, skips the frame; one outside
-    loops and conditions ends a graph, and the code after it is the next frame, traced the same way."""
-    by_path: Dict[str, List[Finding]] = {}
+    loops and conditions ends a graph, and the code after it is the next frame, traced the same way. `entered`:
+    (path, line) of the calls that enter a function which breaks, which end their caller's graph too. Where a
+    frame may end before its loop (a break or such a call under a condition), its findings are kept."""
+    by_path: Dict[str, List[Tuple[int, bool]]] = {}        # path -> (line, skips when in a loop)
     for b in breaks:
-        by_path.setdefault(b.path, []).append(b)
+        by_path.setdefault(b.path, []).append((b.line, SKIPS_FRAME in b.message))
+    for path, line in entered:
+        by_path.setdefault(path, []).append((line, False))
     out: List[Finding] = []
     for f in findings:
-        source = text(f.path) if any(SKIPS_FRAME in b.message for b in by_path.get(f.path, ())) else None
+        source = text(f.path) if any(skips for _, skips in by_path.get(f.path, ())) else None
         fn = guard_lines.innermost_function(source, f.line) if source else None
         if fn is not None and _skipped(fn, f.line, sorted(b for b in by_path[f.path]
-                                                          if fn.lineno < b.line <= (fn.end_lineno or 0))):
+                                                          if fn.lineno < b[0] <= (fn.end_lineno or 0))):
             out.append(f)
     return out
 
 
-def _skipped(fn: ast.AST, line: int, breaks: List[Finding]) -> bool:
+def _skipped(fn: ast.AST, line: int, breaks: List[Tuple[int, bool]]) -> bool:
     """Is `line` of `fn` in a frame Dynamo skips, given the breaks in `fn` in the order of their lines?"""
     start = fn.lineno - 1           # the frame under way starts after this line
-    for b in breaks:
-        reach = _reach(fn, b.line)
-        if reach == "every iteration" and SKIPS_FRAME in b.message:
+    for at, skips in breaks:
+        reach = _reach(fn, at)
+        if reach == "every iteration" and skips:
             return line > start
         if reach == "always":
-            if line <= b.line:
+            if line <= at:
                 return False
-            start = b.line
+            start = at
+        elif reach in ("maybe", "every iteration"):
+            return False            # (the frame may end here first, or Dynamo's treatment is not known)
     return False
 
 
 def _reach(fn: ast.AST, line: int) -> Optional[str]:
     """"always": `line` is in `fn`'s own statements outside loops and conditions; "every iteration": in a
     `for`/`while` loop of them, with no condition between the loop and it (a break in an `if`'s own test
-    counts); None otherwise (under a condition, or in a nested function)."""
+    counts); "maybe": under a condition outside loops; None otherwise (under a condition in a loop, whose
+    break skips the frame when taken; in a nested function)."""
     node, looped = fn, False
     while True:
         inner = next((c for c in ast.iter_child_nodes(node) if isinstance(c, ast.stmt) and
@@ -121,5 +128,5 @@ def _reach(fn: ast.AST, line: int) -> Optional[str]:
             looped = True
         elif isinstance(inner, ast.If):
             if not inner.test.lineno <= line <= (inner.test.end_lineno or inner.test.lineno):
-                return None
+                return None if looped else "maybe"
         node = inner

@@ -60,7 +60,8 @@ class RegionAnalysis(Protocol):
 
     def resumed_guards(self, findings: Sequence[Finding], breaks: Sequence[Finding], text) -> List[Finding]: ...
 
-    def in_skipped_frames(self, findings: Sequence[Finding], breaks: Sequence[Finding], text) -> List[Finding]: ...
+    def in_skipped_frames(self, findings: Sequence[Finding], breaks: Sequence[Finding], text,
+                          entered: Sequence[Tuple[str, int]] = ()) -> List[Finding]: ...
 
 
 @dataclass
@@ -357,7 +358,7 @@ class _Run:
         recompile = {r.code for r in self.rules if r.recompiles}
         try:
             skipped = set(self.analysis.in_skipped_frames([f for f in self.findings if f.code in recompile],
-                                                          breaks, self._text))
+                                                          breaks, self._text, self.project.entered))
         except Exception as e:      # a bug of ours: say so, keep every finding
             self.findings.append(internal_error(".", "the skipped frames", e, self.debug))
             return

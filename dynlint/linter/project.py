@@ -91,6 +91,8 @@ class Project:
         # (path, qualname) -> analysis/frames.Frame: the functions Dynamo compiles on their own, set by the
         # engine's frame pass (after the check pass has found the graph breaks) for the frame rules
         self.frames: Dict[Tuple[str, str], object] = {}
+        # (path, line) of the calls in traced code that enter one of those functions (set by the same pass)
+        self.entered: List[Tuple[str, int]] = []
         self._per_run: Dict[Callable, object] = {}     # `per_run`
         # rel -> the file's text as the index pass read it, or None: set by the engine (a picklable callable, for
         # worker processes), for analyses that read other files' code (analysis/tensors/foreign.py)
