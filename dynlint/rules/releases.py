@@ -138,6 +138,7 @@ BEHAVIOUR = {
     ('DYN516', ''): {'2.11-2.15': ('recompile', ())},
     ('DYN517', ''): {'2.11-2.15': ('recompile', ())},
     ('DYN518', ''): {'2.11-2.15': ('recompile', ())},
+    ('DYN519', ''): {'2.11-2.13': ('recompile', ()), '2.14-2.15': ('nothing', ())},
     ('DYN601', ''): {
         '2.11-2.15': ('break', ('Skip calling `torch.compiler.disable()`d function', 'Skip inlining `torch.compiler.disable()`d function')),
     },
@@ -368,6 +369,7 @@ VALID = {
     ('DYN508', 0): {'2.11-2.15': 'clean'},
     ('DYN508', 1): {'2.11-2.15': 'clean'},
     ('DYN509', 0): {'2.11-2.15': 'clean'},
+    ('DYN509', 1): {'2.11-2.15': 'clean'},
     ('DYN510', 0): {'2.11-2.15': 'clean'},
     ('DYN511', 0): {'2.11-2.15': 'clean'},
     ('DYN512', 0): {'2.11-2.15': 'clean'},
@@ -382,6 +384,7 @@ VALID = {
     ('DYN517', 0): {'2.11-2.15': 'clean'},
     ('DYN517', 1): {'2.11-2.15': 'clean'},
     ('DYN518', 0): {'2.11-2.15': 'clean'},
+    ('DYN519', 0): {'2.11-2.15': 'clean'},
     ('DYN601', 0): {'2.11-2.15': 'clean'},
     ('DYN602', 0): {'2.11-2.15': 'clean'},
     ('DYN603', 0): {'2.11-2.15': 'clean'},
@@ -518,6 +521,12 @@ PROBES = {
         '2.11-2.15': 'once',
     },
     'an int argument 1 at one call and 2 at another of a helper that breaks the graph': {'2.11-2.15': 'once'},
+    'rows picked by `torch.where(levels == level)` in a loop that breaks the graph, handed to a helper: 4, 2, 1 and 3 rows': {
+        '2.11-2.15': 'a few',
+    },
+    "a counter `steps += 1` in a `while` loop whose condition is a tensor's value (the body is resumed at every iteration)": {
+        '2.11-2.15': 'once',
+    },
     '`if not self.ready: ...; self.ready = True` in `forward` (a lazy first call)': {'2.11-2.15': 'once'},
     "a decorator's wrapper around a different function at each call, each compiled as a frame": {
         '2.11-2.15': 'every change',
