@@ -74,12 +74,16 @@ def resumes_after(fn: ast.AST, line: int) -> bool:
 
 
 def in_skipped_frames(findings: Sequence[Finding], breaks: Sequence[Finding], text: Callable[[str], Optional[str]],
-                      entered: Sequence[Tuple[str, int]] = ()) -> List[Finding]:
+                      entered: Sequence[Tuple[str, int]] = (),
+                      span: Callable[[str, int], Optional[Tuple[int, int]]] = lambda path, line: None
+                      ) -> List[Finding]:
     """The findings in the own code of a frame Dynamo skips (see the module's docstring). Dynamo traces a function
     from its start to the first break: one in a loop, reached on every iteration, skips the frame; one outside
     loops and conditions ends a graph, and the code after it is the next frame, traced the same way. `entered`:
     (path, line) of the calls that enter a function which breaks, which end their caller's graph too. Where a
-    frame may end before its loop (a break or such a call under a condition), its findings are kept."""
+    frame may end before its loop (a break or such a call under a condition), its findings are kept. `span(path,
+    line)`: the lines of the innermost function holding a line, from the index (a finding whose function has no
+    break that skips a frame is not parsed for)."""
     by_path: Dict[str, List[Tuple[int, bool]]] = {}        # path -> (line, skips when in a loop)
     for b in breaks:
         by_path.setdefault(b.path, []).append((b.line, SKIPS_FRAME in b.message))
@@ -87,7 +91,9 @@ def in_skipped_frames(findings: Sequence[Finding], breaks: Sequence[Finding], te
         by_path.setdefault(path, []).append((line, False))
     out: List[Finding] = []
     for f in findings:
-        source = text(f.path) if any(skips for _, skips in by_path.get(f.path, ())) else None
+        lines = span(f.path, f.line)
+        source = text(f.path) if any(skips and (lines is None or lines[0] <= at <= lines[1])
+                                     for at, skips in by_path.get(f.path, ())) else None
         fn = guard_lines.innermost_function(source, f.line) if source else None
         if fn is not None and _skipped(fn, f.line, sorted(b for b in by_path[f.path]
                                                           if fn.lineno < b[0] <= (fn.end_lineno or 0))):

@@ -61,7 +61,7 @@ class RegionAnalysis(Protocol):
     def resumed_guards(self, findings: Sequence[Finding], breaks: Sequence[Finding], text) -> List[Finding]: ...
 
     def in_skipped_frames(self, findings: Sequence[Finding], breaks: Sequence[Finding], text,
-                          entered: Sequence[Tuple[str, int]] = ()) -> List[Finding]: ...
+                          entered: Sequence[Tuple[str, int]] = (), span=None) -> List[Finding]: ...
 
 
 @dataclass
@@ -358,11 +358,17 @@ class _Run:
         recompile = {r.code for r in self.rules if r.recompiles}
         try:
             skipped = set(self.analysis.in_skipped_frames([f for f in self.findings if f.code in recompile],
-                                                          breaks, self._text, self.project.entered))
+                                                          breaks, self._text, self.project.entered, self._span))
         except Exception as e:      # a bug of ours: say so, keep every finding
             self.findings.append(internal_error(".", "the skipped frames", e, self.debug))
             return
         self.findings = [f for f in self.findings if f not in skipped]
+
+    def _span(self, rel: str, line: int) -> Optional[Tuple[int, int]]:
+        """The lines of the innermost function of a file holding a line, from its index (None: not known)."""
+        ix = self.project.by_path.get(rel) if self.project is not None else None
+        fn = ix.function_at(line) if ix is not None else None
+        return (fn.start, fn.end) if fn is not None else None
 
     def _breaks(self) -> List[Finding]:
         """Every graph break found, selected or not (an ignored DYN301 still breaks the graph), on the release
