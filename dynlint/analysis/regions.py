@@ -59,13 +59,8 @@ def targets_of_value(project: Project, ix: ModuleIndex, fn: Optional[FunctionInf
     """What a value passed to torch.compile(...) runs: a function, a module's forward, a bound method."""
     if not value:
         return []
-    if value.endswith("()"):                      # torch.compile(Model(...))
-        r = project.resolve(ix, value[:-2])
-        if r and r[0] == "function":            # torch.compile(make_step()): the closure a factory returns
-            made = project.function(r[1]).returns_def
-            inner = (r[1][0], f"{r[1][1]}.{made}")
-            return [inner] if made and project.by_path[inner[0]].functions.get(inner[1]) else []
-        return _forward_of(project, r[1][0], r[1][1].name) if r and r[0] == "class" else []
+    if value.endswith("()"):                      # torch.compile(Model(...)), torch.compile(make_step())
+        return _made_by(project, ix, value[:-2])
     made, _, meth = value.partition("().")
     if meth and "." not in meth:                  # torch.compile(Augment(...).__call__): a bound method
         r = project.resolve(ix, made)
@@ -94,6 +89,16 @@ def targets_of_value(project: Project, ix: ModuleIndex, fn: Optional[FunctionInf
     if r and r[0] == "class":
         return _forward_of(project, r[1][0], r[1][1].name)
     return []
+
+
+def _made_by(project: Project, ix: ModuleIndex, callee: str) -> List[FuncRef]:
+    """What `torch.compile(callee())` compiles: a module's forward, or the closure a factory function returns."""
+    r = project.resolve(ix, callee)
+    if r and r[0] == "function":
+        made = project.function(r[1]).returns_def
+        inner = (r[1][0], f"{r[1][1]}.{made}")
+        return [inner] if made and project.by_path[inner[0]].functions.get(inner[1]) else []
+    return _forward_of(project, r[1][0], r[1][1].name) if r and r[0] == "class" else []
 
 
 def _self_targets(project: Project, ix: ModuleIndex, fn: FunctionInfo, rest: str) -> List[FuncRef]:

@@ -19,11 +19,12 @@ def _counted(node: cst.BaseSmallStatement) -> Optional[str]:
     if isinstance(node, cst.AugAssign) and isinstance(node.target, cst.Name) and \
             isinstance(node.operator, (cst.AddAssign, cst.SubtractAssign)):
         return node.target.value
-    if isinstance(node, cst.Assign) and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name) \
-            and isinstance(node.value, cst.BinaryOperation) and isinstance(node.value.operator, (cst.Add, cst.Subtract)) \
-            and isinstance(node.value.left, cst.Name) and node.value.left.value == node.targets[0].target.value:
-        return node.targets[0].target.value
-    return None
+    if not (isinstance(node, cst.Assign) and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name)):
+        return None
+    name, value = node.targets[0].target.value, node.value
+    counts = isinstance(value, cst.BinaryOperation) and isinstance(value.operator, (cst.Add, cst.Subtract)) and \
+        isinstance(value.left, cst.Name) and value.left.value == name
+    return name if counts else None
 
 
 @register
