@@ -79,13 +79,15 @@ class LoopStateGuardedAfterBreak(TorchRule):
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
         self.ints: Dict[Tuple[str, str], int] = {}          # (function, local) -> line of `n = <int>`
+        self.lists: Dict[Tuple[str, str], int] = {}         # (function, local) -> line of `xs = [...]`
         self.open: List[_Loop] = []                         # the loops the walk is in, innermost last
         self.loops: List[_Loop] = []                        # every loop with counters
 
     def visit_Assign(self, node: cst.Assign) -> None:
         if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name) and \
-                isinstance(node.value, cst.Integer) and not self.open:
-            self.ints[(self.ctx.qualname, node.targets[0].target.value)] = self.ctx.position(node)[0]
+                isinstance(node.value, (cst.Integer, cst.List)) and not self.open:
+            kind = self.lists if isinstance(node.value, cst.List) else self.ints
+            kind[(self.ctx.qualname, node.targets[0].target.value)] = self.ctx.position(node)[0]
 
     def visit_While(self, node: cst.While) -> None:
         counted = {name for stmt in _small_statements(node.body) for name in [_counted(stmt)] if name}
@@ -106,7 +108,14 @@ class LoopStateGuardedAfterBreak(TorchRule):
 
     def visit_Name(self, node: cst.Name) -> None:
         loop = self._body()
-        if loop is None or loop.read is not None or node.value not in loop.counters:
+        if loop is None or loop.read is not None:
+            return
+        parent = self.ctx.parents[-1] if self.ctx.parents else None
+        if (self.ctx.qualname, node.value) in self.lists and isinstance(parent, cst.Attribute) and \
+                parent.value is node and parent.attr.value in ("append", "extend", "insert"):
+            loop.read = False           # a list the body grows: its length guard fails first, named there
+            return
+        if node.value not in loop.counters:
             return
         parent = self.ctx.parents[-1] if self.ctx.parents else None
         if (isinstance(parent, cst.AugAssign) and parent.target is node) or read_kind(self.ctx, node) == GUARD:
@@ -127,7 +136,7 @@ class LoopStateGuardedAfterBreak(TorchRule):
         breaks = [f for f in findings if f.gb_types and f.code != self.code]
         for loop in self.loops:
             at = next((b for b in breaks if loop.test[0] <= b.line <= loop.test[1]), None)
-            if loop.read is None or at is None or not loop.work or SKIPS_FRAME in at.message:
+            if not loop.read or at is None or not loop.work or SKIPS_FRAME in at.message:
                 continue
             self.ctx.report(self, loop.read, self.format_message(
                 name=loop.read.value, line=at.line, effect=effect("int local carried across a loop's break")))
@@ -138,7 +147,7 @@ class _Loop:
     node: cst.While
     counters: Set[str]              # int locals set before the loop and counted in its body
     test: Tuple[int, int]           # the lines of its condition
-    read: Optional[cst.Name] = None
+    read: Optional[cst.Name] = None     # the first guarded read of a counter (False: a list's append first)
     work: bool = False
 
 
