@@ -886,19 +886,19 @@ PROBES: List[Probe] = [
         def run(i):
             f(torch.ones(2, 3), torch.ones(10, 5), torch.tensor([0, 0, 0, 0, 1, 1, 2, 3, 3, 3]))
     """, model="frame data-dependent size"),
-    Probe("loop", "a counter `steps += 1` in a `while` loop whose condition is a tensor's value (the body is "
+    Probe("loop", "a counter `n = n + 1` in a `while` loop whose condition is a tensor's value (the body is "
           "resumed at every iteration)", FN + """
 
         @torch.compile
-        def halve(x):
-            steps = 0
-            while x.abs().max() > 1.0:
-                x = x * 0.5
-                steps += 1
-            return x, steps
+        def settle(v):
+            n = 0
+            while v.abs().sum() > 1.0:
+                v = v / 3
+                n = n + 1
+            return v, n
 
         def run(i):
-            halve(torch.full((4,), 8.0))
+            settle(torch.full((2,), 5.0))
     """, model="int local carried across a loop's break"),
     Probe("flag set by compiled code", "`if not self.ready: ...; self.ready = True` in `forward` (a lazy first "
           "call)", MOD + """

@@ -10,26 +10,26 @@ SOURCE = textwrap.dedent("""
     import torch
 
 
-    def make_accumulator():
-        seen = []
+    def make_logger():
+        widths = []
 
-        def acc(x):
-            seen.append(x.shape[0])
-            return x.sum() / sum(seen)
+        def step(x):
+            widths.append(x.shape[-1])
+            return x.mean() * len(widths)
 
-        return acc
+        return step
 
 
     def main():
-        f = torch.compile(make_accumulator(), backend="eager")
+        g = torch.compile(make_logger(), backend="eager")
         for n in (2, 3, 4):
-            f(torch.randn(n))
+            g(torch.ones(1, n))
 """)
 
 
 def test_the_closure_a_factory_returns_is_compiled(tmp_path):
     guards = dynamo_guard_lines(tmp_path, SOURCE, lineless=False)
-    assert guards == [line_of(SOURCE, "seen.append")]
+    assert guards == [line_of(SOURCE, "widths.append")]
     found = [(f.code, f.line) for f in api.check_source(SOURCE, filename="probe.py").findings]
     assert found == [("DYN305", guards[0])]
 
@@ -37,6 +37,6 @@ def test_the_closure_a_factory_returns_is_compiled(tmp_path):
 def test_a_factory_returning_something_else_compiles_nothing_of_its_own():
     """A factory whose returns are not all one nested def (here, also a lambda) is not followed: which function
     a call gives is not known."""
-    source = SOURCE.replace("    return acc\n", "    return acc if seen is not None else (lambda x: x)\n")
+    source = SOURCE.replace("    return step\n", "    return step if widths is not None else (lambda x: x)\n")
     assert source != SOURCE
     assert [f for f in api.check_source(source, filename="probe.py").findings] == []

@@ -7,43 +7,35 @@ import textwrap
 from conftest import dynamo_guard_lines, line_of
 from dynlint import api
 
-NMS = textwrap.dedent("""
+CLUSTER = textwrap.dedent("""
     import torch
 
 
-    def area(boxes):
-        return (boxes[:, 2] - boxes[:, 0]) * (boxes[:, 3] - boxes[:, 1])
+    def spread(rows):
+        return rows[:, 0].amax() - rows[:, 0].amin()
 
 
-    def iou(a, b):
-        area_a = area(a)
-        area_b = area(b)
-        lt = torch.max(a[:, None, :2], b[:, :2])
-        rb = torch.min(a[:, None, 2:], b[:, 2:])
-        wh = (rb - lt).clamp(min=0)
-        inter = wh[..., 0] * wh[..., 1]
-        return inter / (area_a[:, None] + area_b - inter)
+    def gaps(center, rows):
+        scale = spread(rows)
+        return ((rows - center) ** 2).sum(1) / (scale + 1)
 
 
     @torch.compile
-    def select(boxes, scores):
-        order = scores.argsort(descending=True)
-        keep = []
-        while order.numel() > 0:
-            i = order[0]
-            keep.append(i)
-            if order.numel() == 1:
+    def cluster(points):
+        left = points
+        centers = []
+        while left.shape[0] > 0:
+            centers.append(left[0])
+            if left.shape[0] == 1:
                 break
-            ious = iou(boxes[i].unsqueeze(0), boxes[order[1:]]).squeeze(0)
-            order = order[1:][ious <= 0.5]
-        return torch.stack(keep)
+            d = gaps(left[0], left[1:])
+            left = left[1:][d > 0.05]
+        return torch.stack(centers)
 
 
     def main():
-        torch.manual_seed(0)
-        b = torch.rand(12, 4) * 10
-        b[:, 2:] += b[:, :2]
-        select(b, torch.rand(12))
+        torch.manual_seed(1)
+        cluster(torch.rand(10, 2) * 4)
 """)
 
 LEVELS = textwrap.dedent("""
@@ -77,13 +69,13 @@ def _found(source: str) -> list:
 
 
 def test_the_guard_stands_where_an_inlined_callee_first_works_with_the_rows(tmp_path):
-    """`iou(a, b)` is entered from a loop Dynamo skips, with `boxes[order[1:]]` (fewer rows every iteration, down
-    to 1): a new size recompiles `iou`, then Dynamo guards `2 <= b.size()[0]` in `area`, inlined into `iou`, where
-    it first works with `b`."""
-    lines = dynamo_guard_lines(tmp_path, NMS, lineless=False)
-    assert lines == [line_of(NMS, "return (boxes[:, 2]")]
-    assert dynamo_guard_lines(tmp_path, NMS) == sorted([line_of(NMS, "def iou"), *lines])
-    assert _found(NMS) == [(line_of(NMS, "def iou"), tuple(lines))]
+    """`gaps(center, rows)` is entered from a loop Dynamo skips (a mask in it), with `left[1:]` (fewer rows every
+    iteration, down to 1): a new size recompiles `gaps`, then Dynamo guards `2 <= rows.size()[0]` in `spread`,
+    inlined into `gaps`, where it first works with the rows."""
+    lines = dynamo_guard_lines(tmp_path, CLUSTER, lineless=False)
+    assert lines == [line_of(CLUSTER, "return rows[:, 0].amax()")]
+    assert dynamo_guard_lines(tmp_path, CLUSTER) == sorted([line_of(CLUSTER, "def gaps"), *lines])
+    assert _found(CLUSTER) == [(line_of(CLUSTER, "def gaps"), tuple(lines))]
 
 
 def test_rows_of_each_level_recompile_at_the_first_test_of_them(tmp_path):
