@@ -91,3 +91,14 @@ def test_rows_of_a_fixed_count_do_not_recompile(tmp_path):
     source = LEVELS.replace("idx = torch.where(levels == level)[0]", "idx = torch.arange(level, level + 3)")
     assert dynamo_guard_lines(tmp_path, source) == []
     assert _found(source) == []
+
+
+def test_each_frame_given_data_dependent_rows_is_reported():
+    """Two helpers of one file, each entered from a loop Dynamo skips with rows a mask picked: one finding each."""
+    source = LEVELS.replace("        out.append(pool(feats, rois=rois[idx].float()))\n",
+                            "        out.append(pool(feats, rois=rois[idx].float()))\n"
+                            "        out.append(clip(rois[idx]))\n")
+    source = source.replace("@torch.compile\n", "def clip(rows):\n    return rows.clamp(0, 1).sum()\n\n\n"
+                            "@torch.compile\n", 1)
+    assert source.count("clip(") == 2
+    assert [line for line, _ in _found(source)] == [line_of(source, "def pool"), line_of(source, "def clip")]
