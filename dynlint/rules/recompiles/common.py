@@ -30,25 +30,68 @@ def _handed_elements(ctx, loop: cst.For, name: str) -> Optional[str]:
 
 def loop_scalar_kind(loop: cst.For, name: str) -> Optional[str]:
     """'int', 'str', 'float', 'bool' when `for <name> in ...` binds Python scalars, else None."""
-    target, it = loop.target, loop.iter
-    while isinstance(it, cst.Call) and isinstance(it.func, cst.Name) and it.func.value == "reversed" and \
-            len(it.args) == 1:
-        it = it.args[0].value               # `reversed(range(n))`: the same values, the other way
-    if isinstance(it, cst.Call) and isinstance(it.func, cst.Name):
-        if it.func.value == "range" and isinstance(target, cst.Name) and target.value == name:
-            return "int"
-        if it.func.value == "enumerate" and isinstance(target, cst.Tuple) and target.elements and \
-                isinstance(target.elements[0].value, cst.Name) and target.elements[0].value.value == name:
-            return "int"
-        return None
+    return _bound_kind(loop.target, loop.iter, name)
+
+
+ORDERINGS = frozenset({"reversed", "sorted", "list", "tuple"})      # the same elements, in some order
+ZIPPERS = frozenset({"zip", "product"})                              # rows of one element of each argument
+
+
+def _bound_kind(target: cst.BaseExpression, it: cst.BaseExpression, name: str) -> Optional[str]:
+    """The kind of what iterating `it` binds to `name` somewhere in `target`. The elements follow the iterable
+    through the builtins that pass them on: `range` gives ints, `reversed`/`sorted`/`list`/`tuple` the same
+    elements, `enumerate` a count beside each element, `zip` and `itertools.product` a row of one element of
+    each argument; a literal list gives the kind of its literals."""
+    while isinstance(it, cst.Call) and _callee(it) in ORDERINGS and len(it.args) == 1 and not it.args[0].star:
+        it = it.args[0].value
+    if isinstance(it, cst.Call):
+        return _rows_kind(target, it, name)
     if isinstance(it, (cst.List, cst.Tuple, cst.Set)) and isinstance(target, cst.Name) and target.value == name \
             and it.elements:
         kinds = {literal_kind(e.value) for e in it.elements}
         if None in kinds:
             return _tuple_literals_kind(it) or _dtypes_kind(it)
+        if len({_code(e.value) for e in it.elements}) == 1:
+            return None                 # the same value at every iteration (`[3]`, `[0.5, 0.5]`)
         return kinds.pop() if len(kinds) == 1 else "value"
     if isinstance(it, (cst.List, cst.Tuple)) and isinstance(target, cst.Tuple) and it.elements:
         return _tuple_rows_kind(target, it, name)
+    return None
+
+
+def _rows_kind(target: cst.BaseExpression, it: cst.Call, name: str) -> Optional[str]:
+    """`_bound_kind` of a call: `range`, `enumerate`, `zip`, `itertools.product`."""
+    callee = _callee(it)
+    if any(a.keyword is not None or a.star for a in it.args):
+        return None
+    if callee == "range":
+        return "int" if isinstance(target, cst.Name) and target.value == name else None
+    if callee == "enumerate" and len(it.args) == 1:
+        parts: List[Optional[cst.BaseExpression]] = [None, it.args[0].value]
+    elif callee in ZIPPERS and it.args:
+        parts = [a.value for a in it.args]
+    else:
+        return None
+    if not isinstance(target, (cst.Tuple, cst.List)) or len(target.elements) != len(parts):
+        return None
+    for element, part in zip(target.elements, parts):
+        if part is None:            # enumerate's count
+            if isinstance(element.value, cst.Name) and element.value.value == name:
+                return "int"
+        else:
+            kind = _bound_kind(element.value, part, name)
+            if kind:
+                return kind
+    return None
+
+
+def _callee(call: cst.Call) -> Optional[str]:
+    """The name a call's function is known by: `zip`, or `product` for `itertools.product`."""
+    func = call.func
+    if isinstance(func, cst.Name):
+        return func.value
+    if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "itertools":
+        return func.attr.value
     return None
 
 
@@ -83,8 +126,15 @@ def _tuple_rows_kind(target: cst.Tuple, it, name: str) -> Optional[str]:
     rows = [e.value.elements for e in it.elements if isinstance(e.value, cst.Tuple)]
     if name not in names or len(rows) != len(it.elements) or any(len(r) != len(names) for r in rows):
         return None
-    kinds = {literal_kind(r[names.index(name)].value) for r in rows}
-    return None if None in kinds else kinds.pop() if len(kinds) == 1 else "value"
+    column = [r[names.index(name)].value for r in rows]
+    kinds = {literal_kind(v) for v in column}
+    if None in kinds or len({_code(v) for v in column}) == 1:
+        return None                     # (the same value in every row)
+    return kinds.pop() if len(kinds) == 1 else "value"
+
+
+def _code(node: cst.CSTNode) -> str:
+    return cst.Module([]).code_for_node(node)
 
 
 def literal_kind(node: cst.BaseExpression) -> Optional[str]:

@@ -241,3 +241,61 @@ def number_kind(value: str) -> Optional[str]:
     except (ValueError, SyntaxError):
         return None
     return {bool: "bool", int: "int", float: "float"}.get(type(v))
+
+
+def module_globals_set_elsewhere(rule) -> Iterator[Tuple[str, str, str, tuple, Related]]:
+    """(the traced function, `mod.NAME`, the kind of its value, the span of its guard, (file, line, 0, what) of the
+    assignment) for each global of a project module (a settings module: `SAMPLE_TEMPERATURE = 1.0`) that the
+    unit's traced code reads as `mod.NAME` and that a loop in another file of the project assigns (`for t in
+    temps: config.SAMPLE_TEMPERATURE = t`): Dynamo guards it as `G['config'].NAME` at the first read, and each new
+    value fails that guard at the next call."""
+    from dynlint.rules.recompiles.state_set import _first_value_kind
+    ctx = rule.ctx
+    ix, project, source = ctx.index, ctx.project, ctx.source or ""
+    if ix is None or project is None or project.sources is None:
+        return
+    for local, full in sorted(ix.imports.items()):
+        mix = project.by_module.get(full) if "." in full or full in project.by_module else None
+        if mix is None or mix.path == ix.path:
+            continue
+        readers = _module_reads(ctx, local)
+        if not readers:
+            continue
+        for rel in sorted(set(project.facts.importers.get(full, ())) - {ix.path}):
+            cix, text = project.by_path.get(rel), project.sources(rel)
+            tree = guard_lines.parsed(text) if text else None
+            aliases = {a for a, m in (cix.imports.items() if cix is not None else ()) if m == full}
+            for line, name in _assigned_in_loops(tree, aliases) if tree is not None else ():
+                kind = _first_value_kind(project.sources(mix.path) or "", name)
+                reader = readers.get(name)
+                span = rule.guard_span(reader, f"{local}.{name}", at_entry=False) if reader and kind else None
+                if span is not None:
+                    yield reader, f"{local}.{name}", kind, span, (rel, line, 0, f"`{local}.{name}` changes here")
+
+
+def _module_reads(ctx, local: str) -> Dict[str, str]:
+    """NAME -> the first traced function of the unit that reads `local.NAME`."""
+    source, ix = ctx.source or "", ctx.index
+    out: Dict[str, str] = {}
+    for q in sorted(ctx.regions):
+        info = ix.functions.get(q)
+        fn = guard_lines.function_at(source, info.def_line) if info is not None else None
+        for n in ast.walk(fn) if fn is not None else ():
+            if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == local and \
+                    isinstance(n.ctx, ast.Load):
+                out.setdefault(n.attr, q)
+    return out
+
+
+def _assigned_in_loops(tree: ast.Module, aliases) -> List[Tuple[int, str]]:
+    """(line, NAME) of each `alias.NAME = ...` inside a loop of the file that also calls something (what runs the
+    compiled code, directly or not)."""
+    out = []
+    for loop in (n for n in ast.walk(tree) if isinstance(n, (ast.For, ast.While))):
+        if not any(isinstance(n, ast.Call) for s in loop.body for n in ast.walk(s)):
+            continue
+        for n in ast.walk(loop):
+            for t in n.targets if isinstance(n, ast.Assign) else [n.target] if isinstance(n, ast.AugAssign) else []:
+                if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id in aliases:
+                    out.append((n.lineno, t.attr))
+    return list(dict.fromkeys(out))

@@ -15,6 +15,7 @@ from dynlint.analysis.tensors import TENSOR
 from dynlint.linter.rule import Example, register
 from dynlint.linter.walker import children, descendants, dotted
 from dynlint.rules.common import TorchRule, call_args, source_of
+from dynlint.rules.recompiles.changing import drawn_number, object_state, set_by_callers
 from dynlint.rules.recompiles.handed import compiled_attribute, compiled_parameter, handed_arguments, having
 from dynlint.rules.recompiles.rows import loop_values, row_index_guards
 from dynlint.rules.recompiles.tensor_args import tensor_rank
@@ -476,9 +477,10 @@ class VaryingScalarArgument(SiteBookkeeping):
         argument: Dynamo guards each at its own first read; `param`, when given, is the entry's parameter it
         reaches through a function that hands it on); True when reported."""
         value = _bound_in_loop(self.ctx, arg.value, loops, node) or arg.value
-        read = _changing_number(self.ctx, arg.value, node) or _drawn_number(self.ctx, arg.value, loops)
+        read = _changing_number(self.ctx, arg.value, node) or drawn_number(self.ctx, arg.value, loops)
         found = read or varying(self.ctx, value, loops) or _loop_origin(self.ctx, value, loops, node) or \
-            _carried_number(self.ctx, arg.value)
+            _carried_number(self.ctx, arg.value) or object_state(self.ctx, arg.value) or \
+            set_by_callers(self.ctx, arg.value)
         if found is None:
             return False
         var, var_kind = found
@@ -724,28 +726,6 @@ def _first_number_kind(first: Optional[cst.BaseExpression], update: cst.CSTNode)
                                                                                        cst.DivideAssign):
         return "float"
     return "int" if isinstance(first, cst.Integer) else None
-
-
-# Python's and NumPy's draws of one number (NumPy's with no `size`), by the kind of number they give
-DRAWS = {**{f"random.{d}": "float" for d in ("random", "uniform", "gauss", "normalvariate", "lognormvariate",
-                                              "betavariate", "expovariate", "gammavariate", "triangular",
-                                              "vonmisesvariate", "paretovariate", "weibullvariate")},
-         "random.randint": "int", "random.randrange": "int",
-         **{f"numpy.random.{d}": "float" for d in ("rand", "randn", "random", "uniform", "normal", "beta",
-                                                    "gamma", "exponential", "standard_normal", "random_sample")}}
-
-
-def _drawn_number(ctx, value: cst.BaseExpression, loops) -> Optional[Tuple[str, str]]:
-    """(the draw, "float" | "int") for an argument drawn afresh from Python's or NumPy's random generator at
-    each call in a loop (`opt(x, random.uniform(0.5, 1.5))`): a new number at every call."""
-    if not loops or not isinstance(value, cst.Call) or any(a.keyword and a.keyword.value == "size"
-                                                            for a in value.args):
-        return None
-    name = ctx.qualify(value.func) or ""
-    kind = DRAWS.get(name)
-    if kind is None or name.startswith("numpy.") and name.rsplit(".", 1)[1] in ("rand", "randn") and value.args:
-        return None                 # (`np.random.rand(3)`: an array)
-    return f"{source_of(value.func)}()", kind
 
 
 def _value_of(target: cst.BaseExpression, value: cst.BaseExpression, name: str) -> Optional[cst.BaseExpression]:

@@ -18,7 +18,7 @@ from dynlint.linter.walker import descendants, dotted
 from dynlint.rules.common import source_of
 from dynlint.rules.recompiles.call_sites import binds
 from dynlint.rules.recompiles.common import SiteBookkeeping, call_bindings, float_expr, parameter_names
-from dynlint.rules.recompiles.foreign_setters import assigned_elsewhere, set_elsewhere
+from dynlint.rules.recompiles.foreign_setters import assigned_elsewhere, module_globals_set_elsewhere, set_elsewhere
 from dynlint.rules.recompiles.handed import compiled_parameter, having, passed_values
 
 
@@ -351,6 +351,11 @@ class StateSetBetweenCalls(SiteBookkeeping):
                 self.ctx.report(self, None, self.format_message(
                     expr=related[3].split("`")[1], name=f"self.{attr}", func=qual, effect=effect(what)), at=span,
                     related=[related])
+        for reader, read, kind, span, related in module_globals_set_elsewhere(self):
+            what = f"global {kind}"
+            if recompiles(what):
+                self.ctx.report(self, None, self.format_message(
+                    expr=f"{read} = ...", name=read, func=reader, effect=effect(what)), at=span, related=[related])
 
     def visit_Global(self, node: cst.Global) -> None:
         fn = next((f for f in reversed(self.ctx.functions) if isinstance(f, cst.FunctionDef)), None)
@@ -584,20 +589,7 @@ class StateSetBetweenCalls(SiteBookkeeping):
         if name in parameter_names(fn) or name not in _module_level_names(self.ctx.source or "") or \
                 binds(fn, name):
             return
-        what = f"global {kind}"
-        source = self.ctx.source or ""
-        ix = self.ctx.index
-        for reader in traced_reads(self.ctx, name):
-            info = ix.functions.get(reader) if ix is not None else None
-            tree = guard_lines.function_at(source, info.def_line) if info is not None else None
-            span = guard_lines.key_read(source, tree, name, key) if tree is not None else None
-            if span is not None and recompiles(what):
-                line, col = self.ctx.position(node)[:2]
-                label = f"{name}[{key!r}]"
-                self.ctx.report(self, node, self.format_message(
-                    expr=source_of(node), name=label, func=reader, effect=effect(what)), at=span,
-                    related=[(line, col, f"`{label}` changes here")])
-                return
+        self._item_read(node, name, key, f"global {kind}", "")
 
     def visit_Call(self, node: cst.Call) -> None:
         """`set_fast_path(True)` between two calls, where the file's `set_fast_path` assigns a global (or an
@@ -626,6 +618,26 @@ class StateSetBetweenCalls(SiteBookkeeping):
                                  expr=source_of(node), name=name, func=reader.split(".")[0],
                                  effect=effect(what) if what else "the next call compiles again")
             return
+        for name, key, kind in _items_set_by(self.ctx.source or "", setter) if setter is not None else ():
+            if self._item_read(node, name, key, f"global {kind}", f"`{func.value}(...)` changes"):
+                return
+
+    def _item_read(self, node, name: str, key, what: str, change: str) -> bool:
+        """Report the first read of `name[key]` in the file's traced functions, where Dynamo guards the item
+        (`G['CONFIG']['scale'] == 1.0`), `node` changing it; True when reported."""
+        source, ix = self.ctx.source or "", self.ctx.index
+        for reader in traced_reads(self.ctx, name) if recompiles(what) else ():
+            info = ix.functions.get(reader) if ix is not None else None
+            tree = guard_lines.function_at(source, info.def_line) if info is not None else None
+            span = guard_lines.key_read(source, tree, name, key) if tree is not None else None
+            if span is not None:
+                line, col = self.ctx.position(node)[:2]
+                label = f"{name}[{key!r}]"
+                self.ctx.report(self, node, self.format_message(
+                    expr=source_of(node), name=label, func=reader, effect=effect(what)), at=span,
+                    related=[(line, col, f"{change} `{label}` here" if change else f"`{label}` changes here")])
+                return True
+        return False
 
 
 def _methods_called(source: str, info, obj: str) -> List[str]:
@@ -737,3 +749,27 @@ def _first_value_kind(source: str, name: str) -> Optional[str]:
                 and isinstance(stmt.value, ast.Constant):
             return {bool: "bool", int: "int", float: "float"}.get(type(stmt.value.value))
     return None
+
+
+def _items_set_by(source: str, fn: ast.FunctionDef) -> List[Tuple[str, object, str]]:
+    """(name, key, kind of its value) of each item of a module-level dict that a function assigns with a constant
+    key (`CURRICULUM["max_len"] = min(8 * (epoch + 1), 32)`), its kind read from the module-level display
+    (`CURRICULUM = {"max_len": 8, ...}`)."""
+    tree = guard_lines.parsed(source)
+    displays = {t.id: st.value for st in (tree.body if tree is not None else ()) if isinstance(st, ast.Assign)
+                and isinstance(st.value, ast.Dict) for t in st.targets if isinstance(t, ast.Name)}
+    local = {a.arg for a in fn.args.args}
+    out = []
+    for st in ast.walk(fn):
+        for t in st.targets if isinstance(st, ast.Assign) else [st.target] if isinstance(st, ast.AugAssign) else []:
+            if not (isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name) and t.value.id in displays and
+                    t.value.id not in local and isinstance(t.slice, ast.Constant)):
+                continue
+            display = displays[t.value.id]
+            value = next((v for k, v in zip(display.keys, display.values)
+                          if isinstance(k, ast.Constant) and k.value == t.slice.value), None)
+            kind = {bool: "bool", int: "int", float: "float"}.get(type(value.value)) \
+                if isinstance(value, ast.Constant) else None
+            if kind:
+                out.append((t.value.id, t.slice.value, kind))
+    return out

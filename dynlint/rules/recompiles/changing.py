@@ -1,0 +1,241 @@
+"""Python values that change from one call of compiled code to the next although no loop variable names them: a
+number an object keeps, changed by the loop around the calls (directly or by a method of its class), and a
+number drawn afresh from a random generator at each iteration.
+
+Dynamo guards a Python number or bool argument on its value at its first read; each of these hands it a new one
+at the next call.
+"""
+from __future__ import annotations
+
+import ast
+from typing import Dict, List, Optional, Tuple
+
+import libcst as cst
+
+from dynlint.analysis import guard_lines
+from dynlint.linter.index import dotted_name
+from dynlint.linter.walker import descendants, dotted
+from dynlint.rules.common import source_of
+
+
+def object_state(ctx, value: cst.BaseExpression) -> Optional[Tuple[str, str]]:
+    """(`obj.attr`, "int" | "float" | "bool") for a number read from an attribute of an object the function
+    built (`scaler = LossScaler()`) that a loop around the call changes: by assigning it (`scaler.scale = s`),
+    or by calling a method of the object's class that assigns `self.<attr>` (`scaler.update(found_inf)` with
+    `self.scale *= 2.0`; `stopper(loss)`, whose `__call__` sets `self.best = loss`). Each iteration hands the
+    compiled call the value the last one left."""
+    if not (isinstance(value, cst.Attribute) and isinstance(value.value, cst.Name)) or \
+            value.value.value == "self" or ctx.index is None:
+        return None
+    obj, attr = value.value.value, value.attr.value
+    ix = ctx.index
+    classes = [c for c in ix.built(obj, ix.functions.get(ctx.qualname or "")) if c in ix.classes]
+    cls = _class_def(ctx.source or "", ix.classes[classes[0]]) if len(classes) == 1 else None
+    if cls is None:
+        return None
+    setters = _setters(cls, attr)
+    for loop in (b for b in reversed(ctx.blocks) if isinstance(b, (cst.For, cst.While))):
+        for n in descendants(loop.body):
+            if isinstance(n, (cst.Assign, cst.AugAssign)) and \
+                    any(dotted(t) == f"{obj}.{attr}" for t in _targets(n)) or \
+                    isinstance(n, cst.Call) and _method(n.func, obj) in setters:
+                kind = _attribute_kind(cls, attr)
+                return (f"{obj}.{attr}", kind) if kind else None
+    return None
+
+
+def _targets(n) -> List[cst.BaseExpression]:
+    return [t.target for t in n.targets] if isinstance(n, cst.Assign) else [n.target]
+
+
+def _method(func: cst.BaseExpression, obj: str) -> Optional[str]:
+    """The method a call of `func` runs on `obj`: `obj.m(...)` runs m, `obj(...)` runs `__call__`."""
+    if isinstance(func, cst.Name) and func.value == obj:
+        return "__call__"
+    if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == obj:
+        return func.attr.value
+    return None
+
+
+def _class_def(source: str, info) -> Optional[ast.ClassDef]:
+    tree = guard_lines.parsed(source)
+    return next((n for n in ast.walk(tree) if isinstance(n, ast.ClassDef) and n.name == info.name and
+                 n.lineno <= info.start <= (n.end_lineno or n.lineno)), None) if tree is not None else None
+
+
+def _methods(cls: ast.ClassDef) -> Dict[str, ast.FunctionDef]:
+    return {m.name: m for m in cls.body if isinstance(m, ast.FunctionDef)}
+
+
+def _assigned(fn: ast.FunctionDef, attr: str) -> List[ast.AST]:
+    """The statements of `fn` that bind `self.<attr>`."""
+    return [n for n in ast.walk(fn) if isinstance(n, (ast.Assign, ast.AugAssign)) and
+            any(isinstance(t, ast.Attribute) and t.attr == attr and isinstance(t.value, ast.Name) and
+                t.value.id == "self" for t in (n.targets if isinstance(n, ast.Assign) else [n.target]))]
+
+
+def _setters(cls: ast.ClassDef, attr: str) -> List[str]:
+    """The methods of the class, `__init__` aside, that assign `self.<attr>`."""
+    return [name for name, fn in _methods(cls).items() if name != "__init__" and _assigned(fn, attr)]
+
+
+def _attribute_kind(cls: ast.ClassDef, attr: str) -> Optional[str]:
+    """The kind of Python number the class keeps in `self.<attr>`, from what its methods assign: a literal, a
+    `float(...)`/`int(...)`, arithmetic (a true division or a float literal makes a float), or an `__init__`
+    parameter's default; None when nothing says it is a number."""
+    kinds = set()
+    for fn in _methods(cls).values():
+        defaults = _defaults(fn)
+        for n in _assigned(fn, attr):
+            value = defaults.get(n.value.id) if isinstance(n.value, ast.Name) else n.value
+            if isinstance(n, ast.AugAssign) and isinstance(n.op, ast.Div):
+                kinds.add("float")
+            kind = _number_kind(value) if value is not None else None
+            if kind:
+                kinds.add(kind)
+    if "float" in kinds:
+        return "float"
+    return kinds.pop() if len(kinds) == 1 else None
+
+
+def _defaults(fn: ast.FunctionDef) -> Dict[str, ast.expr]:
+    args = fn.args.args
+    return {a.arg: d for a, d in zip(args[len(args) - len(fn.args.defaults):], fn.args.defaults)}
+
+
+def _number_kind(e: ast.expr) -> Optional[str]:
+    if isinstance(e, ast.UnaryOp):
+        return _number_kind(e.operand)
+    if isinstance(e, ast.Constant):
+        return {bool: "bool", int: "int", float: "float"}.get(type(e.value))
+    if isinstance(e, ast.Call) and isinstance(e.func, ast.Name) and e.func.id in ("float", "int"):
+        return e.func.id
+    if isinstance(e, ast.BinOp):
+        sides = {_number_kind(e.left), _number_kind(e.right)}
+        if isinstance(e.op, ast.Div) or "float" in sides:
+            return "float"
+        return "int" if sides == {"int"} else None
+    return None
+
+
+# Python's and NumPy's draws of one number (NumPy's with no `size`), by the kind of number they give
+DRAWS = {**{f"random.{d}": "float" for d in ("random", "uniform", "gauss", "normalvariate", "lognormvariate",
+                                              "betavariate", "expovariate", "gammavariate", "triangular",
+                                              "vonmisesvariate", "paretovariate", "weibullvariate")},
+         "random.randint": "int", "random.randrange": "int",
+         **{f"numpy.random.{d}": "float" for d in ("rand", "randn", "random", "uniform", "normal", "beta",
+                                                    "gamma", "exponential", "standard_normal", "random_sample")}}
+# the generator objects that draw the same numbers as methods (`rng = np.random.default_rng(0)`; `rng.beta(a, b)`)
+GENERATORS = {"numpy.random.default_rng": "numpy.random", "numpy.random.RandomState": "numpy.random",
+              "numpy.random.Generator": "numpy.random", "random.Random": "random"}
+NUMPY_DRAWS = {"integers": "int", "randint": "int", **{d.rpartition(".")[2]: k for d, k in DRAWS.items()
+                                                        if d.startswith("numpy.")}}
+
+
+def drawn_number(ctx, value: cst.BaseExpression, loops) -> Optional[Tuple[str, str]]:
+    """(the draw, "float" | "int" | "bool") for an argument drawn afresh from a random generator at each call in a
+    loop (`opt(x, random.uniform(0.5, 1.5))`, `rng.beta(a, a)` of a NumPy generator the function made), or for a
+    local the loop sets once from such a draw (`use_cutmix = random.random() < p`: a bool; `lam = rng.beta(a, a)`):
+    a new value at every call."""
+    if not loops:
+        return None
+    if isinstance(value, cst.Name):
+        bound = _set_once(loops[-1], value.value)
+        found = _draw(ctx, bound) if bound is not None else None
+        if found:
+            kind = "bool" if isinstance(bound, (cst.Comparison, cst.BooleanOperation)) else found[1]
+            return value.value, kind
+        return None
+    return _draw(ctx, value)
+
+
+def _set_once(loop: cst.CSTNode, name: str) -> Optional[cst.BaseExpression]:
+    binds = [n for n in descendants(loop.body) if isinstance(n, (cst.Assign, cst.AugAssign, cst.AnnAssign, cst.For))
+             and any(isinstance(t, cst.Name) and t.value == name or
+                     isinstance(t, cst.Tuple) and any(isinstance(e.value, cst.Name) and e.value.value == name
+                                                      for e in t.elements) for t in _targets(n))]
+    if len(binds) != 1 or not isinstance(binds[0], cst.Assign) or len(binds[0].targets) != 1 or \
+            not isinstance(binds[0].targets[0].target, cst.Name):
+        return None
+    return binds[0].value
+
+
+def _draw(ctx, node: cst.BaseExpression) -> Optional[Tuple[str, str]]:
+    """(the draw, its kind) for the first draw of one random number in `node` (itself, or in a comparison or
+    arithmetic made of it)."""
+    for n in [node, *descendants(node)]:
+        if not isinstance(n, cst.Call) or any(a.keyword and a.keyword.value == "size" for a in n.args):
+            continue
+        name = ctx.qualify(n.func) or ""
+        kind = DRAWS.get(name)
+        if kind and not (name.startswith("numpy.") and name.rsplit(".", 1)[1] in ("rand", "randn") and n.args):
+            return f"{source_of(n.func)}()", kind             # (`np.random.rand(3)`: an array)
+        made = _generator(ctx, n.func.value.value, ctx.position(n)[0]) if isinstance(n.func, cst.Attribute) and \
+            isinstance(n.func.value, cst.Name) else None
+        if made:
+            kind = NUMPY_DRAWS.get(n.func.attr.value) if made == "numpy.random" else \
+                DRAWS.get(f"random.{n.func.attr.value}")
+            if kind:
+                return f"{source_of(n.func)}()", kind
+    return None
+
+
+def _generator(ctx, name: str, line: int) -> Optional[str]:
+    """"numpy.random" or "random" when `name` is bound, in the function around the check or at the top of the
+    file, to a random generator object (`rng = np.random.default_rng(0)`)."""
+    ix, tree = ctx.index, guard_lines.parsed(ctx.source or "")
+    here = guard_lines.innermost_function(ctx.source or "", line)
+    if ix is None or tree is None:
+        return None
+    for scope in ([here] if here is not None else []) + [tree]:
+        for n in ast.walk(scope) if scope is here else scope.body:
+            if isinstance(n, ast.Assign) and isinstance(n.value, ast.Call) and \
+                    any(isinstance(t, ast.Name) and t.id == name for t in n.targets):
+                found = GENERATORS.get(ix.qualify(dotted_name(n.value.func) or ""))
+                if found:
+                    return found
+    return None
+
+
+def set_by_callers(ctx, value: cst.BaseExpression) -> Optional[Tuple[str, str]]:
+    """(`self.attr`, its kind) for a number a method reads from its own object and hands to compiled code, where
+    a function of the project calls that method on an object of the class in a loop that changes the attribute
+    between two calls: `d.temperature = d.temperature / 2`, or a call of a method of the class that assigns it
+    (`for epoch ...: for batch ...: d.step(batch)` ... `d.temperature = ...`)."""
+    if not (isinstance(value, cst.Attribute) and isinstance(value.value, cst.Name) and
+            value.value.value == "self") or not ctx.class_name or ctx.project is None or ctx.index is None:
+        return None
+    attr, method = value.attr.value, (ctx.qualname or "").rpartition(".")[2]
+    info = ctx.index.classes.get(ctx.class_name)
+    cls = _class_def(ctx.source or "", info) if info is not None else None
+    kind = _attribute_kind(cls, attr) if cls is not None else None
+    if kind is None:
+        return None
+    setters = _setters(cls, attr)
+    for rel, cix in sorted(ctx.project.by_path.items()):
+        for f in cix.functions.values():
+            objs = {c.target.partition(".")[0] for c in f.calls if c.kind == "name" and
+                    c.target.count(".") == 1 and c.target.endswith(f".{method}")}
+            objs = {o for o in objs if any(cix.qualify(b).rpartition(".")[2] == cls.name for b in cix.built(o, f))}
+            source = (ctx.source if rel == ctx.path else ctx.project.sources(rel) if ctx.project.sources
+                      else None) if objs else None
+            fn = guard_lines.function_at(source, f.def_line) if source else None
+            if fn is not None and any(_changes_between_calls(fn, obj, method, attr, setters) for obj in objs):
+                return f"self.{attr}", kind
+    return None
+
+
+def _changes_between_calls(fn: ast.AST, obj: str, method: str, attr: str, setters: List[str]) -> bool:
+    """A loop of `fn` that calls `obj.<method>(...)` and also assigns `obj.<attr>` or calls a setter of it."""
+    def calls(node, names) -> bool:
+        return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in names and
+                   isinstance(n.func.value, ast.Name) and n.func.value.id == obj for n in ast.walk(node))
+    for loop in (n for n in ast.walk(fn) if isinstance(n, (ast.For, ast.While))):
+        if not calls(loop, {method}):
+            continue
+        sets = any(isinstance(n, (ast.Assign, ast.AugAssign)) and
+                   any(dotted_name(t) == f"{obj}.{attr}" for t in (n.targets if isinstance(n, ast.Assign)
+                                                                   else [n.target])) for n in ast.walk(loop))
+        if sets or calls(loop, set(setters)):
+            return True
+    return False

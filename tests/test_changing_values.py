@@ -1,0 +1,292 @@
+"""Values that change from one compiled call to the next with no loop variable naming them, under real Dynamo:
+the elements a loop binds through `zip`/`itertools.product`/`enumerate`; a number an object keeps that the loop
+changes, directly or through a method of its class; a number drawn afresh from a random generator. Dynamo guards
+each at its first read in the compiled code; DYN501 must stand at that line (and nowhere when nothing changes)."""
+import textwrap
+
+import pytest
+
+from conftest import dynamo_guard_lines, line_of
+from dynlint import api
+
+
+def _found(source: str) -> list:
+    return sorted(f.line for f in api.check_source(source, filename="probe.py").findings if f.code == "DYN501")
+
+
+GRID = textwrap.dedent("""
+    import itertools
+
+    import torch
+
+
+    def smooth(x, kernel, weight):
+        y = torch.nn.functional.avg_pool1d(x, kernel, stride=1)
+        return y * weight
+
+
+    def search(fn, x, kernel, weight):
+        return fn(x, kernel, weight).sum()
+
+
+    def main():
+        fn = torch.compile(smooth)
+        x = torch.randn(1, 2, 16)
+        for kernel, weight in itertools.product([3], [0.5, 2.0]):
+            search(fn, x, kernel, weight)
+""")
+
+
+@pytest.mark.parametrize("loop", [
+    "for kernel, weight in itertools.product([3], [0.5, 2.0]):",
+    "for kernel, weight in zip([3, 3], [0.5, 2.0]):",
+    "for i, (kernel, weight) in enumerate(zip([3, 3], [0.5, 2.0])):",
+    "for weight, kernel in reversed(list(zip([2.0, 0.5], [3, 3]))):",
+])
+def test_the_elements_a_loop_binds_through_zip_and_product(tmp_path, loop):
+    """Each row of `zip`/`product` is one element of each argument: `weight` takes 0.5, then 2.0, and Dynamo
+    guards it where `smooth` first multiplies with it (the kernel, the same each time, is not reported)."""
+    source = GRID.replace("for kernel, weight in itertools.product([3], [0.5, 2.0]):", loop)
+    guards = dynamo_guard_lines(tmp_path, source)
+    assert guards == [line_of(source, "return y * weight")]
+    assert _found(source) == guards
+
+
+SCALER = textwrap.dedent("""
+    import torch
+
+
+    class Annealer:
+        def __init__(self, start=1.0):
+            self.temperature = start
+
+        def decay(self):
+            self.temperature *= 0.5
+
+
+    def soften(logits, temperature):
+        return torch.softmax(logits / temperature, dim=-1)
+
+
+    def main():
+        fn = torch.compile(soften)
+        annealer = Annealer()
+        for _ in range(3):
+            fn(torch.randn(4, 5), annealer.temperature)
+            annealer.decay()
+""")
+
+
+@pytest.mark.parametrize("change", [
+    None,                                                          # a method of its class changes it
+    ("        annealer.decay()\n", "        annealer.temperature = annealer.temperature / 2\n"),   # directly
+    # `__call__` sets it, from a parameter; the class says it is a float where `__init__` sets it
+    ("    def decay(self):\n        self.temperature *= 0.5\n",
+     "    def __call__(self, value):\n        self.temperature = value\n"),
+])
+def test_a_number_an_object_keeps_changed_by_the_loop(tmp_path, change):
+    source = SCALER
+    if change:
+        source = source.replace(*change)
+        assert source != SCALER
+    if change and "__call__" in change[1]:
+        source = source.replace("annealer.decay()", "annealer(0.25)")
+    guards = dynamo_guard_lines(tmp_path, source)
+    assert guards == [line_of(source, "return torch.softmax(logits / temperature, dim=-1)")]
+    assert _found(source) == guards
+
+
+def test_an_object_the_loop_does_not_change_is_not_reported(tmp_path):
+    """A method that changes something else: the temperature is the same at every call, nothing recompiles."""
+    source = SCALER.replace("self.temperature *= 0.5", "self.calls = 1")
+    assert dynamo_guard_lines(tmp_path, source) == []
+    assert _found(source) == []
+
+
+DRAWN = textwrap.dedent("""
+    import random
+
+    import numpy as np
+    import torch
+
+
+    def blend(x, y, lam, flip):
+        if flip:
+            x = x.flip(-1)
+        return lam * x + (1 - lam) * y
+
+
+    def main():
+        random.seed(1)
+        rng = np.random.default_rng(3)
+        fn = torch.compile(blend)
+        for _ in range(4):
+            lam = rng.uniform(0.2, 0.8)
+            flip = False
+            fn(torch.randn(6), torch.randn(6), lam, flip)
+""")
+
+
+def test_a_number_a_generator_draws_at_each_call(tmp_path):
+    """`rng.uniform(...)` of a NumPy generator the function made: a new float at each call, guarded where `blend`
+    first computes with it (`flip`, the same each time, is not reported)."""
+    guards = dynamo_guard_lines(tmp_path, DRAWN)
+    assert guards == [line_of(DRAWN, "return lam * x + (1 - lam) * y")]
+    assert _found(DRAWN) == guards
+
+
+def test_a_bool_drawn_at_each_call(tmp_path):
+    """`flip = random.random() < 0.5`: a bool that changes with the draw, guarded at `if flip:`; the float,
+    fixed here, is not."""
+    source = DRAWN.replace("flip = False", "flip = random.random() < 0.5").replace(
+        "lam = rng.uniform(0.2, 0.8)", "lam = 0.5")
+    guards = dynamo_guard_lines(tmp_path, source)
+    assert guards == [line_of(source, "if flip:")]
+    assert _found(source) == guards
+
+
+DISTILLER = '''
+import torch
+
+
+def soft_targets(logits, temperature):
+    return torch.softmax(logits / temperature, dim=-1)
+
+
+class Trainer:
+    def __init__(self, temperature=4.0):
+        self.temperature = temperature
+        self.targets = torch.compile(soft_targets)
+
+    def step(self, logits):
+        return self.targets(logits, self.temperature).sum()
+'''
+
+LOOP = '''
+import torch
+
+from pkg.trainer import Trainer
+
+
+def main():
+    trainer = Trainer()
+    for epoch in range(2):
+        for _ in range(2):
+            trainer.step(torch.randn(3, 5))
+        trainer.temperature = trainer.temperature / 2
+'''
+
+
+def test_an_attribute_a_script_in_another_file_changes_between_calls_of_the_method(cli, tmp_path, monkeypatch):
+    """`self.temperature` handed to compiled code by `step`, which a script in another file calls in a loop that
+    halves the trainer's temperature between epochs: guarded where `soft_targets` first divides by it."""
+    import json
+    from conftest import observe_package
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (tmp_path / "pyproject.toml").write_text("[tool.dynlint]\n")
+    (pkg / "__init__.py").write_text("")
+    (pkg / "trainer.py").write_text(DISTILLER)
+    (pkg / "run.py").write_text(LOOP)
+    guard = line_of(DISTILLER, "return torch.softmax(logits / temperature, dim=-1)")
+    obs = observe_package(tmp_path, monkeypatch, pkg / "trainer.py", "__import__('pkg.run').run.main()")
+    assert set().union(*obs.guard_lines(str(pkg / "trainer.py"))) == {guard}
+
+    def found():
+        out = cli("check", "pkg", "--no-cache", "--output-format", "json", cwd=tmp_path)
+        return {(f["path"], f["line"]) for f in json.loads(out.stdout)["findings"] if f["code"] == "DYN501"}
+    assert found() == {("pkg/trainer.py", guard)}
+    # the temperature set once, before the loop: one value at every call, nothing reported
+    (pkg / "run.py").write_text(LOOP.replace("        trainer.temperature = trainer.temperature / 2\n", "").replace(
+        "    trainer = Trainer()\n", "    trainer = Trainer()\n    trainer.temperature = 2.0\n"))
+    assert found() == set()
+
+
+SETTINGS = textwrap.dedent("""
+    import torch
+
+    SETTINGS = {"clip": 1.0, "name": "run"}
+
+
+    def configure(round_):
+        SETTINGS["clip"] = 1.0 / (round_ + 1)
+
+
+    def clipped(x):
+        return x.clamp(-SETTINGS["clip"], SETTINGS["clip"])
+
+
+    def main():
+        fn = torch.compile(clipped)
+        for round_ in range(3):
+            configure(round_)
+            fn(torch.randn(4))
+""")
+
+
+def test_an_item_of_a_module_level_dict_a_setter_changes_between_calls(tmp_path):
+    """`configure(round_)` assigns `SETTINGS["clip"]` between two calls: Dynamo guards the item where the
+    compiled code first looks it up (DYN514, with the setter's call as the related location)."""
+    guards = dynamo_guard_lines(tmp_path, SETTINGS)
+    assert guards == [line_of(SETTINGS, 'return x.clamp(-SETTINGS["clip"], SETTINGS["clip"])')]
+    found = [f for f in api.check_source(SETTINGS, filename="probe.py").findings if f.code == "DYN514"]
+    assert [f.line for f in found] == guards
+    assert [r[1] for r in found[0].related] == [line_of(SETTINGS, "        configure(round_)")]
+    # a setter that changes another item, one the compiled code never reads: nothing is guarded on it
+    source = SETTINGS.replace('SETTINGS["clip"] = 1.0 / (round_ + 1)', 'SETTINGS["name"] = "run" + str(round_)')
+    assert dynamo_guard_lines(tmp_path, source) == []
+    assert [f for f in api.check_source(source, filename="probe.py").findings if f.code == "DYN514"] == []
+
+
+SETTINGS_MODULE = "# read by the model\nGAIN = 1.0\n"
+
+MODEL = '''
+import torch
+
+from pkg import settings
+
+
+def amplify(x):
+    return torch.tanh(x) * settings.GAIN
+'''
+
+SWEEP = '''
+import torch
+
+from pkg import settings
+from pkg.model import amplify
+
+
+def main():
+    fn = torch.compile(amplify)
+    for gain in (1.0, 0.5, 0.25):
+        settings.GAIN = gain
+        fn(torch.randn(3))
+'''
+
+
+def test_a_settings_module_global_another_file_sets_between_calls(cli, tmp_path, monkeypatch):
+    """`settings.GAIN = gain` in a sweep in another file, read by the compiled code as `settings.GAIN`: Dynamo
+    guards `G['settings'].GAIN` where it is read (DYN514, the assignment as the related location)."""
+    import json
+    from conftest import observe_package
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (tmp_path / "pyproject.toml").write_text("[tool.dynlint]\n")
+    (pkg / "__init__.py").write_text("")
+    (pkg / "settings.py").write_text(SETTINGS_MODULE)
+    (pkg / "model.py").write_text(MODEL)
+    (pkg / "run.py").write_text(SWEEP)
+    guard = line_of(MODEL, "return torch.tanh(x) * settings.GAIN")
+    obs = observe_package(tmp_path, monkeypatch, pkg / "model.py", "__import__('pkg.run').run.main()")
+    assert set().union(*obs.guard_lines(str(pkg / "model.py"))) == {guard}
+
+    def found():
+        out = cli("check", "pkg", "--no-cache", "--output-format", "json", cwd=tmp_path)
+        return {(f["path"], f["line"], f["related"][0]["line"]) for f in json.loads(out.stdout)["findings"]
+                if f["code"] == "DYN514"}
+    assert found() == {("pkg/model.py", guard, line_of(SWEEP, "settings.GAIN = gain"))}
+    # set once, before the sweep: the same value at every call
+    (pkg / "run.py").write_text(SWEEP.replace("        settings.GAIN = gain\n", "").replace(
+        "    fn = torch.compile(amplify)\n", "    fn = torch.compile(amplify)\n    settings.GAIN = 0.5\n"))
+    assert found() == set()
