@@ -118,6 +118,18 @@ PROBES: List[Probe] = [
         def run(i):
             f(torch.ones(3), i + 1)
     """, model="int argument in range"),
+    Probe("int argument", "an int argument indexing a Python list (`table[n]`), read first elsewhere", FN + """
+
+        TABLE = [0.5 ** k for k in range(16)]
+
+        @torch.compile
+        def f(x, n):
+            y = x * n
+            return y + TABLE[n]
+
+        def run(i):
+            f(torch.ones(3), i + 1)
+    """, model="int argument as list index"),
     Probe("int argument", "an int argument indexing a tensor (`x[n]`)", FN + """
 
         @torch.compile

@@ -290,3 +290,90 @@ def test_a_settings_module_global_another_file_sets_between_calls(cli, tmp_path,
     (pkg / "run.py").write_text(SWEEP.replace("        settings.GAIN = gain\n", "").replace(
         "    fn = torch.compile(amplify)\n", "    fn = torch.compile(amplify)\n    settings.GAIN = 0.5\n"))
     assert found() == set()
+
+
+STEP = '''
+import torch
+
+
+def rescore(scores, length):
+    return scores / (length ** 0.7)
+'''
+
+SEARCH = '''
+import torch
+
+
+def search(step_fn, scores, max_len):
+    for length in range(1, max_len + 1):
+        scores = step_fn(scores, length)
+    return scores
+'''
+
+DRIVER = '''
+import torch
+
+from pkg.search import search
+from pkg.step import rescore
+
+
+def main():
+    step_fn = torch.compile(rescore)
+    search(step_fn, torch.randn(4), 3)
+'''
+
+
+def test_a_loop_of_a_third_file_passes_its_variable_to_a_function_compiled_in_another(cli, tmp_path, monkeypatch):
+    """`rescore` compiled in one file, handed to `search` in another, which calls it with the variable of its
+    loop: Dynamo guards `length` where `rescore` first reads it, and the finding stands there, once."""
+    import json
+    from conftest import observe_package
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (tmp_path / "pyproject.toml").write_text("[tool.dynlint]\n")
+    (pkg / "__init__.py").write_text("")
+    (pkg / "step.py").write_text(STEP)
+    (pkg / "search.py").write_text(SEARCH)
+    (pkg / "run.py").write_text(DRIVER)
+    guard = line_of(STEP, "return scores / (length ** 0.7)")
+    obs = observe_package(tmp_path, monkeypatch, pkg / "step.py", "__import__('pkg.run').run.main()")
+    assert set().union(*obs.guard_lines(str(pkg / "step.py"))) == {guard}
+    out = cli("check", "pkg", "--no-cache", "--output-format", "json", cwd=tmp_path)
+    found = [(f["path"], f["line"]) for f in json.loads(out.stdout)["findings"] if f["code"] == "DYN501"]
+    assert found == [("pkg/step.py", guard)]
+
+
+NOISE = textwrap.dedent("""
+    import torch
+
+
+    class Schedule:
+        def __init__(self, steps=10):
+            self.sigmas = []
+            for k in range(steps):
+                self.sigmas.append(1.0 / (k + 1))
+
+        def denoise(self, x, k):
+            x = x * (k + 1)
+            return x / self.sigmas[k]
+
+
+    def main():
+        schedule = Schedule()
+        fn = torch.compile(schedule.denoise)
+        for k in range(4):
+            fn(torch.randn(3), k)
+""")
+
+
+def test_an_int_that_indexes_a_python_list_is_guarded_there_at_every_new_value(tmp_path):
+    """`k` becomes dynamic after its first change (guarded at its first read), but a Python list cannot be
+    indexed with a symbolic int: Dynamo specialises it at `self.sigmas[k]`, and every further value fails that
+    guard. Both lines are reported; indexing a tensor instead keeps one."""
+    guards = dynamo_guard_lines(tmp_path, NOISE)
+    assert guards == [line_of(NOISE, "x = x * (k + 1)"), line_of(NOISE, "return x / self.sigmas[k]")]
+    assert _found(NOISE) == guards
+    tensor = NOISE.replace("self.sigmas = []", "self.sigmas = torch.zeros(steps)").replace(
+        "self.sigmas.append(1.0 / (k + 1))", "self.sigmas[k] = 1.0 / (k + 1)")
+    assert dynamo_guard_lines(tmp_path, tensor) == [line_of(NOISE, "x = x * (k + 1)")]
+    assert _found(tensor) == [line_of(NOISE, "x = x * (k + 1)")]

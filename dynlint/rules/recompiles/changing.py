@@ -239,3 +239,54 @@ def _changes_between_calls(fn: ast.AST, obj: str, method: str, attr: str, setter
         if sets or calls(loop, set(setters)):
             return True
     return False
+
+
+def list_index(ctx, entry: Optional[str], param: Optional[str]) -> Optional[tuple]:
+    """The span of the first subscript of a Python list or tuple by the int parameter `param` (or arithmetic on
+    it) in the function `entry` of this file (`self.alphas_cumprod[timestep]`, the attribute filled by `append`
+    or a list display): Dynamo cannot index a Python list with a symbolic int, so it specialises the int there,
+    and every new value fails that guard, although the int became dynamic at its first change."""
+    ix, source = ctx.index, ctx.source or ""
+    info = ix.functions.get(entry or "") if ix is not None and param else None
+    fn = guard_lines.function_at(source, info.def_line) if info is not None else None
+    if fn is None:
+        return None
+    cls = _class_def(source, ix.classes[info.cls]) if info.cls in ix.classes else None
+    subscripts = sorted((n for n in ast.walk(fn) if isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Load)
+                         and _indexed_by(n.slice, param)), key=lambda n: (n.lineno, n.col_offset))
+    for n in subscripts:
+        if _python_list(n.value, fn, cls, guard_lines.parsed(source)):
+            return guard_lines.span_of(source, n)
+    return None
+
+
+def _indexed_by(index: ast.expr, param: str) -> bool:
+    if isinstance(index, ast.Name):
+        return index.id == param
+    return isinstance(index, ast.BinOp) and any(isinstance(n, ast.Name) and n.id == param for n in ast.walk(index))
+
+
+def _python_list(receiver: ast.expr, fn: ast.AST, cls: Optional[ast.ClassDef], tree: Optional[ast.Module]) -> bool:
+    """Every value bound to `receiver` (`self.X` in the class's methods; a name in the function, else at the top
+    of the file) is a list or tuple display, a comprehension, or `list(...)`/`tuple(...)`/`sorted(...)`."""
+    if isinstance(receiver, ast.Attribute) and isinstance(receiver.value, ast.Name) and receiver.value.id == "self":
+        values = [n.value for m in (_methods(cls).values() if cls is not None else ())
+                  for n in _assigned(m, receiver.attr) if isinstance(n, ast.Assign)]
+    elif isinstance(receiver, ast.Name):
+        def bound(scope, nodes):
+            return [n.value for n in nodes if isinstance(n, ast.Assign) and
+                    any(isinstance(t, ast.Name) and t.id == receiver.id for t in n.targets)]
+        values = bound(fn, ast.walk(fn)) or (bound(tree, tree.body) if tree is not None else [])
+    else:
+        return False
+    return bool(values) and all(_listish(v) for v in values)
+
+
+def _listish(e: ast.expr) -> bool:
+    if isinstance(e, (ast.List, ast.ListComp, ast.Tuple)):
+        return True
+    if isinstance(e, ast.Call) and isinstance(e.func, ast.Name) and e.func.id in ("list", "tuple", "sorted"):
+        return True
+    if isinstance(e, ast.Subscript) and isinstance(e.slice, ast.Slice):
+        return _listish(e.value)                 # `[...][::-1]`
+    return isinstance(e, ast.BinOp) and isinstance(e.op, ast.Add) and _listish(e.left) and _listish(e.right)

@@ -23,16 +23,17 @@ from dynlint.linter.walker import walk
 Span = Tuple[int, int, int, int]
 
 
-def entry_methods(ctx) -> Iterator[tuple]:
+def entry_methods(ctx, functions: bool = False) -> Iterator[tuple]:
     """(qualname, index entry) of each method defined in the unit that Dynamo compiles as an entry of its own
     (compiled from another file, or by the `compiled = [...]` setting): what calls in other files pass it is
-    guarded in it."""
+    guarded in it. With `functions`, the unit's top-level functions compiled so too."""
     ix, unit = ctx.index, ctx.unit
     if ix is None or ctx.project is None:
         return
     first, last = unit.line_offset + 1, unit.line_offset + unit.text.count("\n") + 1
     for qual, info in ix.functions.items():
-        if first <= info.def_line <= last and not info.nested_in and info.cls and ctx.regions.get(qual) == (qual,):
+        if first <= info.def_line <= last and not info.nested_in and (info.cls or functions) and \
+                ctx.regions.get(qual) == (qual,):
             yield qual, info
 
 
@@ -55,12 +56,12 @@ def row_index_guards(ctx, tensors) -> Iterator[Tuple[str, str, Span, List[Tuple[
 
 
 def loop_values(ctx, tensors) -> Iterator[Tuple[str, str, str, List[Tuple[str, int, str]]]]:
-    """(the method, its parameter, the kind of value, [(file, line, loop variable) of the calls]) for each
-    parameter of a method of the unit compiled as an entry that calls in other files (through a compiled alias or
-    what holds an instance) pass the variable of a loop around them binding Python scalars (`range`,
-    `enumerate`'s count, a list of literals)."""
+    """(the function, its parameter, the kind of value, [(file, line, loop variable) of the calls]) for each
+    parameter of a method or function of the unit compiled as an entry that calls in other files (through a
+    compiled alias, also where a function it is handed to calls it, or through what holds an instance) pass the
+    variable of a loop around them binding Python scalars (`range`, `enumerate`'s count, a list of literals)."""
     from dynlint.rules.recompiles.common import loop_scalar_kind
-    for qual, info in entry_methods(ctx):
+    for qual, info in entry_methods(ctx, functions=True):
         if qual.endswith(".forward"):
             continue
         method, params = qual.rpartition(".")[2], [p for p in info.params if p not in ("self", "cls")]
