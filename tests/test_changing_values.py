@@ -377,3 +377,58 @@ def test_an_int_that_indexes_a_python_list_is_guarded_there_at_every_new_value(t
         "self.sigmas.append(1.0 / (k + 1))", "self.sigmas[k] = 1.0 / (k + 1)")
     assert dynamo_guard_lines(tmp_path, tensor) == [line_of(NOISE, "x = x * (k + 1)")]
     assert _found(tensor) == [line_of(NOISE, "x = x * (k + 1)")]
+
+
+BLOCKS = textwrap.dedent("""
+    import torch
+    import torch.nn as nn
+
+
+    class Gate(nn.Module):
+        def __init__(self, gain, mode="scale"):
+            super().__init__()
+            self.gain = gain
+            self.mode = mode
+
+        def forward(self, x):
+            y = torch.sigmoid(x)
+            if self.mode == "scale":
+                return y * self.gain
+            return y + self.gain
+
+
+    class Stack(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.gates = nn.ModuleList([Gate(0.5), Gate(2.0), Gate(1.0, "shift")])
+
+        def forward(self, x):
+            for gate in self.gates:
+                x = gate(x)
+            return x
+
+
+    def main():
+        stack = Stack()
+        for gate in stack.gates:
+            gate.compile()
+        for _ in range(2):
+            stack(torch.randn(3))
+""")
+
+
+def test_instances_compiled_one_by_one_share_forward_and_its_guards(tmp_path):
+    """Three `Gate`s compiled one by one run one `forward` code object: the graph of the first is guarded on its
+    `gain` and `mode`; the others, built with other values, fail those guards where forward first reads them
+    (DYN508, the constructions and the compiling loop as related locations). Compiling the whole stack inlines
+    each gate under its own name instead: nothing recompiles, nothing is reported."""
+    guards = dynamo_guard_lines(tmp_path, BLOCKS)
+    assert guards == [line_of(BLOCKS, 'if self.mode == "scale":'), line_of(BLOCKS, "return y * self.gain")]
+
+    def found(source):
+        return sorted(f.line for f in api.check_source(source, filename="probe.py").findings if f.code == "DYN508")
+    assert found(BLOCKS) == guards
+    whole = BLOCKS.replace("    for gate in stack.gates:\n        gate.compile()\n", "    stack.compile()\n")
+    assert whole != BLOCKS
+    assert dynamo_guard_lines(tmp_path, whole) == []
+    assert found(whole) == []

@@ -11,6 +11,7 @@ from dynlint.analysis import guard_lines
 from dynlint.analysis.guards import effect, recompiles
 from dynlint.analysis.regions import compiled_elsewhere
 from dynlint.linter.rule import Example, register
+from dynlint.rules.recompiles.regional import instances_compiled_apart
 from dynlint.rules.recompiles.common import (SiteBookkeeping, call_bindings, defaults_of,
                                              forwarded_keywords, literal_value)
 from dynlint.rules.recompiles.scalars import SYMBOLIC, enum_classes
@@ -216,6 +217,15 @@ class ScalarArgumentDiffersBetweenCallSites(SiteBookkeeping):
         for qual, info in ix.functions.items():
             if first <= info.def_line <= last and not info.nested_in:
                 self._compiled_elsewhere(qual, info)
+        for qual, attr, value, other, related in instances_compiled_apart(self):
+            kind = self.KINDS.get(type(other))
+            span = self.guard_span(qual, attr, at_entry=False) if kind and recompiles(kind[1]) else None
+            if span is not None and first <= span[0] <= last:
+                self.ctx.report(self, None, self.format_message(
+                    callee=f"{qual} (instances compiled one by one share its code)", param=attr, value=repr(value),
+                    line=f"{related[0][1]} of {related[0][0]}", other=repr(other),
+                    other_line=f"{related[1][1]} of {related[1][0]}", kind=kind[0], held="attribute",
+                    effect=effect(kind[1])), at=span, related=related)
 
     def _compiled_elsewhere(self, qual: str, info) -> None:
         fn = guard_lines.function_at(self.ctx.source or "", info.def_line)
