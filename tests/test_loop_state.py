@@ -64,3 +64,31 @@ def test_nothing_is_reported_where_dynamo_guards_no_counter(tmp_path, change):
         source = head + new + textwrap.indent(body, "    ") + "    return z, rounds\n" + tail
     assert dynamo_guard_lines(tmp_path, source, lineless=False) == []
     assert _found(source) == []
+
+
+SCAN = textwrap.dedent("""
+    import torch
+
+
+    @torch.compile
+    def trim(scores, thr):
+        i, j = 0, scores.shape[0] - 1
+        while i < j and scores[i] < thr:
+            i += 1
+        while j > i and scores[j] < thr:
+            j -= 1
+        return scores[i:j + 1] * 2
+
+
+    def main():
+        trim(torch.tensor([0.1, 0.2, 0.9, 0.8, 0.3, 0.1]), 0.5)
+""")
+
+
+def test_a_scan_whose_test_indexes_a_tensor_with_the_counter(tmp_path):
+    """The bodies only count (`i += 1`), but each resumed body runs on into the test up to its break
+    (`scores[i] < thr`), tensor work with a graph: both counters are guarded, the one made from a size
+    (`scores.shape[0] - 1`) too, where each body counts."""
+    guards = dynamo_guard_lines(tmp_path, SCAN)
+    assert guards == [line_of(SCAN, "i += 1"), line_of(SCAN, "j -= 1")]
+    assert _found(SCAN) == guards

@@ -10,6 +10,7 @@ from dynlint.analysis.guards import effect
 from dynlint.analysis.names import SKIPS_FRAME
 from dynlint.analysis.tensors import TENSOR, WEAK
 from dynlint.linter.rule import Example, register
+from dynlint.linter.walker import descendants
 from dynlint.rules.common import TorchRule
 from dynlint.rules.recompiles.host_values import GUARD, read_kind
 
@@ -25,6 +26,20 @@ def _counted(node: cst.BaseSmallStatement) -> Optional[str]:
     counts = isinstance(value, cst.BinaryOperation) and isinstance(value.operator, (cst.Add, cst.Subtract)) and \
         isinstance(value.left, cst.Name) and value.left.value == name
     return name if counts else None
+
+
+def _an_int(node: cst.BaseExpression) -> bool:
+    """A Python int: a literal, `len(...)`, a size (`x.shape[0]`, `x.size(0)`), or `+`/`-` of such."""
+    if isinstance(node, cst.Integer):
+        return True
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, (cst.Add, cst.Subtract)):
+        return _an_int(node.left) and _an_int(node.right)
+    if isinstance(node, cst.Call):
+        func = node.func
+        return isinstance(func, cst.Name) and func.value == "len" or \
+            isinstance(func, cst.Attribute) and func.attr.value == "size" and len(node.args) == 1
+    return isinstance(node, cst.Subscript) and isinstance(node.value, cst.Attribute) and \
+        node.value.attr.value == "shape"
 
 
 @register
@@ -84,15 +99,25 @@ class LoopStateGuardedAfterBreak(TorchRule):
         self.loops: List[_Loop] = []                        # every loop with counters
 
     def visit_Assign(self, node: cst.Assign) -> None:
-        if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name) and \
-                isinstance(node.value, (cst.Integer, cst.List)) and not self.open:
-            kind = self.lists if isinstance(node.value, cst.List) else self.ints
-            kind[(self.ctx.qualname, node.targets[0].target.value)] = self.ctx.position(node)[0]
+        if len(node.targets) != 1 or self.open:
+            return
+        target, value = node.targets[0].target, node.value
+        pairs = [(target, value)]
+        if isinstance(target, cst.Tuple) and isinstance(value, cst.Tuple) and \
+                len(target.elements) == len(value.elements):     # `i, n = 0, len(xs)`
+            pairs = [(t.value, v.value) for t, v in zip(target.elements, value.elements)]
+        for name, made in pairs:
+            if isinstance(name, cst.Name) and (isinstance(made, cst.List) or _an_int(made)):
+                kind = self.lists if isinstance(made, cst.List) else self.ints
+                kind[(self.ctx.qualname, name.value)] = self.ctx.position(node)[0]
 
     def visit_While(self, node: cst.While) -> None:
         counted = {name for stmt in _small_statements(node.body) for name in [_counted(stmt)] if name}
         line, _, end, _ = self.ctx.position(node.test)
         loop = _Loop(node, {n for n in counted if (self.ctx.qualname, n) in self.ints}, (line, end))
+        # the resumed body runs on into the test, up to its break: tensor work there is a graph too
+        loop.work = any(isinstance(n, (cst.Call, cst.BinaryOperation, cst.Subscript)) and
+                        self.tensors.kind(n) in (TENSOR, WEAK) for n in descendants(node.test)) if counted else False
         self.open.append(loop)
         if loop.counters:
             self.loops.append(loop)

@@ -17,10 +17,10 @@ Related = Tuple[str, int, int, str]
 
 
 def instances_compiled_apart(rule) -> Iterator[Tuple[str, str, object, object, List[Related]]]:
-    """(the class's forward, its parameter-kept attribute, one value, another, related locations: the two
-    constructions and a loop that compiles instances one by one) for each class of the unit whose forward reads
-    an attribute its `__init__` keeps from a parameter, that the project builds with two different constants for
-    it, where the project compiles modules one by one in a loop."""
+    """(the compiled method, its class's parameter-kept attribute, one value, another, related locations: the two
+    constructions and a loop that compiles instances one by one) for each class of the unit whose method
+    compiled one instance at a time (forward, or `torch.compile(x.m)`) reads an attribute its `__init__` keeps
+    from a parameter, that the project builds with two different constants for it."""
     from dynlint.rules.recompiles.constants import _bound_constants
     ctx = rule.ctx
     ix, project = ctx.index, ctx.project
@@ -31,10 +31,12 @@ def instances_compiled_apart(rule) -> Iterator[Tuple[str, str, object, object, L
         loops["sites"] = _compiled_one_by_one(project, ctx)
     if not loops["sites"]:
         return
+    methods = sorted({m for _, _, m in loops["sites"]})
     for cname, cinfo in sorted(ix.classes.items()):
         init = ix.functions.get(f"{cname}.__init__")
         fn = guard_lines.function_at(ctx.source or "", init.def_line) if init is not None else None
-        if fn is None or f"{cname}.forward" not in ix.functions or not cinfo.param_attrs:
+        compiled = [m for m in methods if f"{cname}.{m}" in ix.functions]
+        if fn is None or not compiled or not cinfo.param_attrs:
             continue
         params = [p for p in init.params if p != "self"]
         built = [(rel, c.line, _bound_constants(c, params, fn)) for rel, c in _constructions(project, ix, cname)]
@@ -46,11 +48,12 @@ def instances_compiled_apart(rule) -> Iterator[Tuple[str, str, object, object, L
             if len(values) < 2:
                 continue
             (rel1, line1, v1), (rel2, line2, v2) = list(values.values())[:2]
-            rel3, line3 = loops["sites"][0]
-            yield f"{cname}.forward", f"self.{attr}", v1, v2, [
-                (rel1, line1, 0, f"`{cname}(...)` keeps `{attr}={v1!r}` here"),
-                (rel2, line2, 0, f"`{cname}(...)` keeps `{attr}={v2!r}` here"),
-                (rel3, line3, 0, "modules are compiled one by one here")]
+            for method in compiled:
+                rel3, line3, _ = next(site for site in loops["sites"] if site[2] == method)
+                yield f"{cname}.{method}", f"self.{attr}", v1, v2, [
+                    (rel1, line1, 0, f"`{cname}(...)` keeps `{attr}={v1!r}` here"),
+                    (rel2, line2, 0, f"`{cname}(...)` keeps `{attr}={v2!r}` here"),
+                    (rel3, line3, 0, "instances are compiled one by one here")]
 
 
 def _compiled_one_by_one_memo() -> dict:
@@ -69,31 +72,41 @@ def _constructions(project, ix, cname: str):
                     yield rel, c
 
 
-def _compiled_one_by_one(project, ctx) -> List[Tuple[str, int]]:
-    """(file, line) of each `x.compile()` or `torch.compile(x)` of the variable `x` of a loop around it: the
-    modules a loop visits compiled one at a time. Asked of the index first; the few candidate files parsed."""
-    out: List[Tuple[str, int]] = []
+def _compiled_one_by_one(project, ctx) -> List[Tuple[str, int, str]]:
+    """(file, line, method) of each `x.compile()`, `torch.compile(x)` (forward) or `torch.compile(x.m)` (m) of the
+    variable `x` of a loop around it: the objects a loop visits compiled one at a time. Asked of the index first;
+    the few candidate files parsed."""
+    out: List[Tuple[str, int, str]] = []
     for rel, cix in sorted(project.by_path.items()):
         candidates = [c for f in cix.functions.values() for c in f.calls
                       if c.kind == "name" and (c.target.count(".") == 1 and c.target.endswith(".compile") or
                                                cix.qualify(c.target) == "torch.compile" and c.args and
-                                               c.args[0] and "." not in c.args[0])]
+                                               c.args[0] and c.args[0].count(".") <= 1)]
         text = None if not candidates else ctx.source if rel == ctx.path else \
             project.sources(rel) if project.sources is not None else None
         tree = guard_lines.parsed(text) if text else None
         for loop in (n for n in ast.walk(tree) if isinstance(n, ast.For)) if tree is not None else ():
             targets = {n.id for n in ast.walk(loop.target) if isinstance(n, ast.Name)}
             for n in (n for s in loop.body for n in ast.walk(s)):
-                if isinstance(n, ast.Call) and _compiles(n, cix, targets):
-                    out.append((rel, n.lineno))
+                method = _compiles(n, cix, targets) if isinstance(n, ast.Call) else None
+                if method:
+                    out.append((rel, n.lineno, method))
     return out
 
 
-def _compiles(call: ast.Call, cix, targets) -> bool:
+def _compiles(call: ast.Call, cix, targets) -> Optional[str]:
+    """The method a call compiles on the loop's variable: `forward` for `block.compile()` or
+    `torch.compile(block)`, `m` for `torch.compile(block.m)`."""
     func = call.func
     if isinstance(func, ast.Attribute) and func.attr == "compile" and isinstance(func.value, ast.Name) and \
             func.value.id in targets:
-        return not call.args                    # `block.compile()`
+        return None if call.args else "forward"
     name: Optional[str] = dotted_name(func)
-    return bool(name) and cix.qualify(name) == "torch.compile" and bool(call.args) and \
-        isinstance(call.args[0], ast.Name) and call.args[0].id in targets
+    if not name or cix.qualify(name) != "torch.compile" or not call.args:
+        return None
+    what = call.args[0]
+    if isinstance(what, ast.Name) and what.id in targets:
+        return "forward"
+    if isinstance(what, ast.Attribute) and isinstance(what.value, ast.Name) and what.value.id in targets:
+        return what.attr
+    return None
