@@ -432,3 +432,83 @@ def test_instances_compiled_one_by_one_share_forward_and_its_guards(tmp_path):
     assert whole != BLOCKS
     assert dynamo_guard_lines(tmp_path, whole) == []
     assert found(whole) == []
+
+
+AMP = textwrap.dedent("""
+    import torch
+
+
+    def project(x, w):
+        return x @ w
+
+
+    def main():
+        fn = torch.compile(project)
+        for epoch in range(3):
+            use_amp = epoch > 0
+            with torch.autocast("cpu", dtype=torch.bfloat16, enabled=use_amp):
+                fn(torch.randn(2, 3), torch.randn(3, 3))
+""")
+
+
+def test_an_autocast_flag_a_local_of_the_loop_sets(tmp_path):
+    """`enabled=use_amp` with `use_amp = epoch > 0` set by the loop: the autocast state changes at the second
+    epoch; Dynamo's global-state guard has no line, and the finding stands at the compiled function's `def`."""
+    guards = dynamo_guard_lines(tmp_path, AMP)
+    assert guards == [line_of(AMP, "def project(x, w):")]
+    found = [f.line for f in api.check_source(AMP, filename="probe.py").findings if f.code == "DYN515"]
+    assert found == guards
+    fixed = AMP.replace("use_amp = epoch > 0", "use_amp = True")
+    assert dynamo_guard_lines(tmp_path, fixed) == []
+    assert [f for f in api.check_source(fixed, filename="probe.py").findings if f.code == "DYN515"] == []
+
+
+TEACHER = textwrap.dedent("""
+    import torch
+    import torch.nn as nn
+
+
+    class Head(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(4, 2)
+
+        def forward(self, x):
+            return self.fc(x)
+
+
+    class Trainer:
+        def __init__(self, head):
+            self.head = torch.compile(head)
+
+        def targets(self, x):
+            with torch.no_grad():
+                return self.head(x)
+
+        def loss(self, x):
+            return self.head(x).sum()
+
+
+    def main():
+        trainer = Trainer(Head())
+        trainer.targets(torch.randn(3, 4))
+        trainer.loss(torch.randn(3, 4)).backward()
+""")
+
+
+def test_a_compiled_module_an_object_keeps_called_in_both_grad_modes(tmp_path):
+    """`self.head`, compiled in `__init__`, runs under `torch.no_grad()` in one method and with grad in another:
+    Dynamo's grad-mode guard fails at the second call (DYN504)."""
+    from dynlint.compiler import harness
+    path = tmp_path / "probe.py"
+    path.write_text(TEACHER)
+    obs = harness.observe(str(path), ["main()"])
+    assert obs.error is None
+    assert [g.guard for r in obs.recompiles for g in r.failures] == ["GLOBAL_STATE changed: grad_mode"]
+
+    def found(source):
+        return [f.line for f in api.check_source(source, filename="probe.py").findings if f.code == "DYN504"]
+    assert found(TEACHER) == [line_of(TEACHER, "return self.head(x)")]     # at the call under no_grad
+    both_off = TEACHER.replace("        return self.head(x).sum()", "        with torch.no_grad():\n"
+                               "            return self.head(x).sum()").replace(".backward()", "")
+    assert found(both_off) == []

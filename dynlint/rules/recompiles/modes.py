@@ -147,12 +147,16 @@ class _ModeAroundCompiledCall(SiteBookkeeping):
 
     def flag_mode(self, flag: cst.BaseExpression) -> Optional[str]:
         """The mode a flag argument sets: "on", "off", "varies" (built from a loop variable, or from a parameter
-        a loop passes one to), or "unknown" (another expression: a setting, not known to change)."""
+        a loop passes one to, or a local the loop sets from one above: `use_amp = epoch > 0`), or "unknown"
+        (another expression: a setting, not known to change)."""
         literal = _literal_bool(flag)
         if literal is not None:
             return "on" if literal else "off"
+        from dynlint.rules.recompiles.scalars import _bound_in_loop
         loops = [b for b in self.ctx.blocks if isinstance(b, cst.For)]
-        return "varies" if varying(self.ctx, flag, loops) else "unknown"
+        bound = _bound_in_loop(self.ctx, flag, loops, flag) if isinstance(flag, cst.Name) else None
+        return "varies" if varying(self.ctx, flag, loops) or (bound is not None and varying(self.ctx, bound, loops)) \
+            else "unknown"
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
@@ -171,6 +175,10 @@ class _ModeAroundCompiledCall(SiteBookkeeping):
         if isinstance(node.func, cst.Name) and node.func.value in compiled:
             self._calls.append((node, node.func.value, *self._mode()))
             return
+        held = self._held_compiled(node.func)
+        if held:                        # `self.teacher(x)`, `self.teacher = torch.compile(teacher)` in __init__
+            self._calls.append((node, held, *self._mode()))
+            return
         # a compiled name handed to a function of this file that calls it (`evaluate(cmodel, loader)`, its
         # `model(x)` under `@torch.no_grad()`): the mode of those calls, there
         callee = node.func.value if isinstance(node.func, cst.Name) else None
@@ -188,6 +196,17 @@ class _ModeAroundCompiledCall(SiteBookkeeping):
                 mode, inner = next(iter(modes))
                 self._calls.append((node, arg.value.value, mode if inner else outer,
                                     f"{inner} in `{callee}`" if inner else where))
+
+    def _held_compiled(self, func: cst.BaseExpression) -> Optional[str]:
+        """`self.<attr>` when the class's `__init__` keeps a compiled callable there (a compiled module or
+        function, or a compiled method of its own): each method's calls of it run the same compiled code."""
+        ix, cls = self.ctx.index, self.ctx.class_name
+        info = ix.classes.get(cls) if ix is not None and cls else None
+        if info is None or not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and
+                                func.value.value == "self"):
+            return None
+        attr = func.attr.value
+        return f"self.{attr}" if attr in info.compiled_callables or attr in info.compiled else None
 
     def modes_inside(self, info, param: str) -> Set[Tuple[str, str]]:
         """The modes (mode, what sets it, or "" for none) that the calls `param(...)` inside the function run
