@@ -512,3 +512,47 @@ def test_a_compiled_module_an_object_keeps_called_in_both_grad_modes(tmp_path):
     both_off = TEACHER.replace("        return self.head(x).sum()", "        with torch.no_grad():\n"
                                "            return self.head(x).sum()").replace(".backward()", "")
     assert found(both_off) == []
+
+
+STEPS = textwrap.dedent("""
+    import torch
+
+
+    class Ladder:
+        def __init__(self):
+            self.levels = []
+            self.scales = [2.0 ** -k for k in range(8)]
+
+        def prepare(self, n):
+            self.levels = [k * 2 for k in range(n)][::-1]
+
+        def apply(self, x, level):
+            x = x + level
+            return x * self.scales[level]
+
+
+    def run(ladder, x):
+        ladder.prepare(3)
+        fn = torch.compile(ladder.apply)
+        for level in ladder.levels:
+            x = fn(x, level)
+        return x
+
+
+    def main():
+        run(Ladder(), torch.randn(4))
+""")
+
+
+def test_the_ints_of_a_list_an_object_keeps_handed_on_by_a_loop(tmp_path):
+    """`for level in ladder.levels`, a list the class only fills with ints (a comprehension, reversed): each
+    iteration hands the compiled method another int, guarded at its first read and, as a Python list's index, at
+    every further value."""
+    guards = dynamo_guard_lines(tmp_path, STEPS)
+    assert guards == [line_of(STEPS, "x = x + level"), line_of(STEPS, "return x * self.scales[level]")]
+    assert _found(STEPS) == guards
+    # the levels kept in a tensor: each element is a 0-d tensor, a graph input, guarded on nothing
+    tensor = STEPS.replace("[k * 2 for k in range(n)][::-1]", "torch.arange(n).flip(0) * 2").replace(
+        "self.scales[level]", "self.scales[0]")
+    assert dynamo_guard_lines(tmp_path, tensor) == []
+    assert _found(tensor) == []

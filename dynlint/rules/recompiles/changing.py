@@ -290,3 +290,56 @@ def _listish(e: ast.expr) -> bool:
     if isinstance(e, ast.Subscript) and isinstance(e.slice, ast.Slice):
         return _listish(e.value)                 # `[...][::-1]`
     return isinstance(e, ast.BinOp) and isinstance(e.op, ast.Add) and _listish(e.left) and _listish(e.right)
+
+
+def attribute_elements(ctx, loop: cst.CSTNode, name: str) -> Optional[str]:
+    """"int" when `for <name> in obj.attr:` iterates an attribute that the object's class only ever binds to lists
+    of ints (`self.timesteps = [i * ratio for i in range(n)][::-1]`, `list(range(...))`, a display of int
+    literals; an empty list aside): each iteration binds another Python int. The object is `self`, one the
+    function builds, or a parameter every caller passes one of the file's instances as."""
+    from dynlint.analysis.held import held_by_name
+    it = getattr(loop, "iter", None)
+    if not (isinstance(loop, cst.For) and isinstance(loop.target, cst.Name) and loop.target.value == name and
+            isinstance(it, cst.Attribute) and isinstance(it.value, cst.Name)) or ctx.index is None:
+        return None
+    obj, attr, ix = it.value.value, it.attr.value, ctx.index
+    here = ix.functions.get(ctx.qualname or "")
+    if obj == "self":
+        classes = [ctx.class_name] if ctx.class_name in ix.classes else []
+    else:
+        classes = [c for c in ix.built(obj, here) if c in ix.classes]
+        if not classes and here is not None and obj in here.params and ctx.project is not None:
+            held = held_by_name(ctx.project, ix, here, obj)
+            classes = [c for c in ix.classes if ix.qualify(c) in held]
+    cls = _class_def(ctx.source or "", ix.classes[classes[0]]) if len(classes) == 1 else None
+    values = [n.value for m in (_methods(cls).values() if cls is not None else ()) for n in _assigned(m, attr)
+              if isinstance(n, ast.Assign)]
+    filled = [v for v in values if not (isinstance(v, ast.List) and not v.elts)]
+    return "int" if filled and all(_int_list(v) for v in filled) else None
+
+
+def _int_list(e: ast.expr) -> bool:
+    if isinstance(e, ast.List):
+        return all(isinstance(x, ast.Constant) and type(x.value) is int for x in e.elts)
+    if isinstance(e, ast.ListComp):
+        return _int_arithmetic(e.elt)
+    if isinstance(e, ast.Call) and isinstance(e.func, ast.Name) and e.func.id in ("list", "sorted") and \
+            len(e.args) == 1:
+        arg = e.args[0]
+        return isinstance(arg, ast.Call) and isinstance(arg.func, ast.Name) and arg.func.id == "range" or \
+            _int_list(arg)
+    return isinstance(e, ast.Subscript) and isinstance(e.slice, ast.Slice) and _int_list(e.value)
+
+
+def _int_arithmetic(e: ast.expr) -> bool:
+    """Names, int literals and `+ - * // %` of them (no float literal, no true division)."""
+    if isinstance(e, ast.Constant):
+        return type(e.value) is int
+    if isinstance(e, (ast.Name, ast.Attribute)):
+        return True
+    if isinstance(e, ast.BinOp):
+        return isinstance(e.op, (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.Mod)) and \
+            _int_arithmetic(e.left) and _int_arithmetic(e.right)
+    if isinstance(e, ast.Call) and isinstance(e.func, ast.Name) and e.func.id in ("int", "round", "len"):
+        return True
+    return isinstance(e, ast.UnaryOp) and _int_arithmetic(e.operand)

@@ -173,12 +173,14 @@ def names_in(node: cst.CSTNode) -> Set[str]:
 
 def varying(ctx, value: cst.BaseExpression, loops) -> Optional[Tuple[str, str]]:
     """(name, kind of its values) of a name in `value` that changes between calls: the variable of an
-    enclosing loop (`loops`: the `for` statements around it), or a parameter of the enclosing function that a
+    enclosing loop (`loops`: the `for` statements around it; over an object's list of ints too), or a parameter of the enclosing function that a
     loop of this file passes its loop variable to (`for step in range(n): train_step(step)`)."""
+    from dynlint.rules.recompiles.changing import attribute_elements
     names = {value.value} if isinstance(value, cst.Name) else names_in(value)
     for var in sorted(names):
         for loop in reversed(loops):
-            kind = loop_scalar_kind(loop, var) or _handed_elements(ctx, loop, var)
+            kind = loop_scalar_kind(loop, var) or _handed_elements(ctx, loop, var) or \
+                attribute_elements(ctx, loop, var)
             if kind:
                 return var, kind
     fn = next((f for f in reversed(ctx.functions) if isinstance(f, cst.FunctionDef)), None)
