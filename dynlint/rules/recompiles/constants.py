@@ -48,7 +48,10 @@ class ScalarArgumentDiffersBetweenCallSites(SiteBookkeeping):
         callers pass, or leave to the compiled function's default). An object built at the call, or bound
         once to a name, with constants it keeps as attributes (`self.low = low`, a dataclass's fields) is
         guarded the same way on each such attribute, where the compiled code, or a method it calls on the
-        object, first reads it (`Clip(0.0)` here, `Clip(-0.5)` there).
+        object, first reads it (`Clip(0.0)` here, `Clip(-0.5)` there). Instances of one module class compiled
+        one by one (`for block in blocks: block.compile()`) share forward's code and Dynamo's cache: built with
+        other constants (`Gate(0.5)`, `Gate(2.0)`), they fail each other's guards where forward first reads the
+        attribute (compiling the whole model instead inlines each under its own name).
     """
     INVALID = [Example("""
         import torch

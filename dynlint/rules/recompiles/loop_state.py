@@ -64,7 +64,9 @@ class LoopStateGuardedAfterBreak(TorchRule):
         which breaks again, and the next iteration enters the same resumed frame with the new locals. A Python
         int the body changes (a counter) is specialised there: the second iteration fails its value guard where
         the body first computes with it, and compiles the body again with the value dynamic (once; docs/guards.md,
-        "int local carried across a loop's break"). A loop inside another loop is not resumed at all (a break
+        "int local carried across a loop's break"). A body that only counts is guarded too when the test
+        computes with tensors before its break (`while i < n and scores[i] < thr: i += 1`): the resumed frame
+        runs on into the test, and that is a graph. A loop inside another loop is not resumed at all (a break
         in a loop skips the frame): nothing is guarded there.
     """
     INVALID = [Example("""

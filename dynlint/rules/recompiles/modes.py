@@ -271,7 +271,8 @@ class GradModeToggleAroundCompiledCall(_ModeAroundCompiledCall):
     """Checks for a compiled callable called both under `torch.no_grad()` / `torch.inference_mode()` and
     with gradients enabled, or under `torch.set_grad_enabled(flag)` with a flag that changes; also when it is
     handed to functions of the file that call it (`train_epoch(compiled, ...)` with grad,
-    `evaluate(compiled, ...)` under `@torch.no_grad()`), reported at the hand-off."""
+    `evaluate(compiled, ...)` under `@torch.no_grad()`), reported at the hand-off; and a compiled callable an
+    object keeps (`self.teacher = torch.compile(teacher)`) called in both modes by the class's methods."""
     code = "DYN504"
     name = "grad-mode-toggle-around-compiled-call"
     message = "compiled `{callee}` is called {where}: each grad mode compiles its own graph"

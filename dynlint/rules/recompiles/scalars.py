@@ -53,8 +53,14 @@ class VaryingScalarArgument(SiteBookkeeping):
         (1 + float(x.abs().max()))` in a `while` that reassigns `x`). The elements of a 1-d tensor (`for t in scheduler.timesteps`) are 0-d
         tensors: a graph input, except where the compiled code indexes a tensor with one
         (`self.alphas_cumprod[t]`): Dynamo turns it into a Python int there and guards on its value (`t.item()
-        == 900`), so every new value recompiles (`index_select` keeps it in the graph). An argument the compiled
-        code never reads is not guarded, and not reported.
+        == 900`), so every new value recompiles (`index_select` keeps it in the graph). An int that indexes a
+        Python list (`self.sigmas[k]`) is specialised there even after it became dynamic: every further value
+        fails that second guard, reported at the subscript. What changes between calls is followed beyond loop
+        variables: the rows of `zip`, `itertools.product` and `enumerate`, a list attribute the class only fills
+        with ints, a number an object keeps that the loop changes (`scaler.update()` assigning `self.scale`), an
+        attribute a caller changes between calls of the method that hands it on, a draw from a random generator
+        (`rng.beta(a, a)`, `random.random() < p`). An argument the compiled code never reads is not guarded, and
+        not reported.
     """
     INVALID = [
         Example("""

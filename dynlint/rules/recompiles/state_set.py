@@ -55,7 +55,9 @@ class StateSetBetweenCalls(SiteBookkeeping):
         guards.md, "global" and "object attribute"); an item of a module-level dict or list is guarded the
         same way, where the compiled code first looks its key up (`G['CONFIG']['scale'] == 1.0`). The change can also be a call, between two calls, of a
         function of the file that assigns such state (a setter: `set_fast_path(True)` with `global
-        _USE_FAST_PATH` inside), including an attribute of a compiled module. Module attributes set directly
+        _USE_FAST_PATH` inside, or `CONFIG["max_len"] = ...`), including an attribute of a compiled module. A
+        settings module's global that a loop in another file assigns (`config.TEMPERATURE = t`) is guarded as
+        `G['config'].TEMPERATURE` where the traced code reads it, and reported there. Module attributes set directly
         are DYN506's; state that the compiled code itself changes is DYN305's and DYN306's. Only values whose
         kind the source shows (float arithmetic, an int loop counter, a bool flag set between two calls) are
         reported. The finding stands at the read that installs the guard; the change is its related location.
