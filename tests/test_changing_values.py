@@ -556,3 +556,52 @@ def test_the_ints_of_a_list_an_object_keeps_handed_on_by_a_loop(tmp_path):
         "self.scales[level]", "self.scales[0]")
     assert dynamo_guard_lines(tmp_path, tensor) == []
     assert _found(tensor) == []
+
+
+OWN_OPTIONS = '''
+import torch
+
+OPTIONS = {"clip": 1.0, "tag": "a"}
+
+
+def clipped(x):
+    return x.clamp(-OPTIONS["clip"], OPTIONS["clip"])
+'''
+
+SCRIPT = '''
+import torch
+
+from pkg import model as M
+
+
+def main():
+    fn = torch.compile(M.clipped)
+    fn(torch.randn(3))
+    M.OPTIONS["clip"] = 0.5
+    fn(torch.randn(3))
+'''
+
+
+def test_a_script_sets_an_item_of_the_modules_own_dict_between_two_calls(cli, tmp_path, monkeypatch):
+    """`M.OPTIONS["clip"] = 0.5` between two calls in another file, straight-line: Dynamo guards
+    `G['OPTIONS']['clip']` where the module's compiled function first looks the key up."""
+    import json
+    from conftest import observe_package
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (tmp_path / "pyproject.toml").write_text("[tool.dynlint]\n")
+    (pkg / "__init__.py").write_text("")
+    (pkg / "model.py").write_text(OWN_OPTIONS)
+    (pkg / "run.py").write_text(SCRIPT)
+    guard = line_of(OWN_OPTIONS, 'return x.clamp(-OPTIONS["clip"], OPTIONS["clip"])')
+    obs = observe_package(tmp_path, monkeypatch, pkg / "model.py", "__import__('pkg.run').run.main()")
+    assert set().union(*obs.guard_lines(str(pkg / "model.py"))) == {guard}
+
+    def found():
+        out = cli("check", "pkg", "--no-cache", "--output-format", "json", cwd=tmp_path)
+        return {(f["path"], f["line"], f["related"][0]["line"]) for f in json.loads(out.stdout)["findings"]
+                if f["code"] == "DYN514"}
+    assert found() == {("pkg/model.py", guard, line_of(SCRIPT, 'M.OPTIONS["clip"] = 0.5'))}
+    # an item the compiled code never reads: not guarded, not reported
+    (pkg / "run.py").write_text(SCRIPT.replace('M.OPTIONS["clip"] = 0.5', 'M.OPTIONS["tag"] = "b"'))
+    assert found() == set()

@@ -7,6 +7,7 @@ attribute as `fn.__self__.<attr>` at the compiled method's first read of it, whi
 from __future__ import annotations
 
 import ast
+import re
 from typing import Dict, Iterator, List, Optional, Tuple
 
 import libcst as cst
@@ -14,6 +15,7 @@ import libcst as cst
 from dynlint.analysis import guard_lines
 from dynlint.analysis.held import held_by_name
 from dynlint.analysis.tensors.foreign import _line_in, alias_calls
+from dynlint.linter.index import dotted_name
 from dynlint.linter.walker import walk
 from dynlint.rules.common import source_of
 from dynlint.rules.recompiles.handed import passed_values
@@ -244,33 +246,85 @@ def number_kind(value: str) -> Optional[str]:
 
 
 def module_globals_set_elsewhere(rule) -> Iterator[Tuple[str, str, str, tuple, Related]]:
-    """(the traced function, `mod.NAME`, the kind of its value, the span of its guard, (file, line, 0, what) of the
-    assignment) for each global of a project module (a settings module: `SAMPLE_TEMPERATURE = 1.0`) that the
-    unit's traced code reads as `mod.NAME` and that a loop in another file of the project assigns (`for t in
-    temps: config.SAMPLE_TEMPERATURE = t`): Dynamo guards it as `G['config'].NAME` at the first read, and each new
-    value fails that guard at the next call."""
-    from dynlint.rules.recompiles.state_set import _first_value_kind
+    """(the traced function, what it reads, the kind of its value, the span of its guard, (file, line, 0, what) of
+    the assignment) for each global of a project module that the unit's traced code reads and that another file
+    of the project assigns between calls (in a loop that calls something, or between two calls of one function):
+    a settings module's global the unit reads as `mod.NAME` (`config.SAMPLE_TEMPERATURE = t` in a sweep), or the
+    unit's own global or an item of its dict that a script sets through the module (`T.FLAGS["grad_accum"] =
+    2` between two `trainer.fit(...)`). Dynamo guards it as `G['config'].NAME` / `G['FLAGS']['grad_accum']` at
+    the first read, and each new value fails that guard at the next call."""
+    from dynlint.rules.recompiles.state_set import _first_value_kind, traced_reads
     ctx = rule.ctx
-    ix, project, source = ctx.index, ctx.project, ctx.source or ""
+    ix, project = ctx.index, ctx.project
     if ix is None or project is None or project.sources is None:
         return
-    for local, full in sorted(ix.imports.items()):
-        mix = project.by_module.get(full) if "." in full or full in project.by_module else None
-        if mix is None or mix.path == ix.path:
+    own = [(ix.module, "", ix.path)]
+    imported = [(full, local, mix.path) for local, full in sorted(ix.imports.items())
+                for mix in [project.by_module.get(full) if "." in full or full in project.by_module else None]
+                if mix is not None and mix.path != ix.path]
+    for module, local, path in own + imported:
+        module_source = ctx.source if path == ix.path else project.sources(path) or ""
+        reads = _module_reads(ctx, local) if local else None
+        if local and not reads:
             continue
-        readers = _module_reads(ctx, local)
-        if not readers:
-            continue
-        for rel in sorted(set(project.facts.importers.get(full, ())) - {ix.path}):
-            cix, text = project.by_path.get(rel), project.sources(rel)
-            tree = guard_lines.parsed(text) if text else None
-            aliases = {a for a, m in (cix.imports.items() if cix is not None else ()) if m == full}
-            for line, name in _assigned_in_loops(tree, aliases) if tree is not None else ():
-                kind = _first_value_kind(project.sources(mix.path) or "", name)
-                reader = readers.get(name)
-                span = rule.guard_span(reader, f"{local}.{name}", at_entry=False) if reader and kind else None
-                if span is not None:
-                    yield reader, f"{local}.{name}", kind, span, (rel, line, 0, f"`{local}.{name}` changes here")
+        for rel, line, name, key in _assignments_elsewhere(project, ix, module):
+            read = f"{local}.{name}" if local else name
+            kind = _first_value_kind(module_source, name) if key is None else _item_kind(module_source, name, key)
+            reader = (reads or {}).get(name) if local else next(iter(traced_reads(ctx, name)), None)
+            if not reader or not kind:
+                continue
+            span = rule.guard_span(reader, read, at_entry=False) if key is None else _key_span(ctx, reader, name, key)
+            label = read if key is None else f"{read}[{key!r}]"
+            if span is not None:
+                yield reader, label, kind, span, (rel, line, 0, f"`{label}` changes here")
+
+
+def _assignments_elsewhere(project, ix, module: str) -> Iterator[Tuple[str, int, str, object]]:
+    """(file, line, NAME, key or None) of the assignments to `module`'s globals between calls in the other files
+    of the project that import it (`_assigned_between_calls`)."""
+    memo = project.per_run(_assignments_memo)
+    for rel in sorted(set(project.facts.importers.get(module, ())) - {ix.path}):
+        if (rel, module) not in memo:
+            memo[(rel, module)] = _assignments_in(project, rel, module)
+        for line, name, key in memo[(rel, module)]:
+            yield rel, line, name, key
+
+
+def _assignments_memo() -> dict:
+    """(file, module) -> what `_assignments_in` found: each file read once per run and module it imports."""
+    return {}
+
+
+def _assignments_in(project, rel: str, module: str) -> List[Tuple[int, str, object]]:
+    cix = project.by_path.get(rel)
+    aliases = {a for a, m in (cix.imports.items() if cix is not None else ()) if m == module}
+    text = project.sources(rel) if aliases else None
+    # parsed only where the text assigns through an alias at all (`M.NAME = `, `M.NAME[k] = `)
+    pattern = re.compile(r"\b(%s)\.\w+\s*(\[[^\]\n]*\]\s*)?[-+*/]?=(?!=)" % "|".join(map(re.escape, aliases))) \
+        if aliases else None
+    if not text or not pattern.search(text):
+        return []
+    tree = guard_lines.parsed(text)
+    return _assigned_between_calls(tree, aliases) if tree is not None else []
+
+
+def _item_kind(source: str, name: str, key) -> Optional[str]:
+    """The kind of the literal a module-level dict display keeps at `key` (`FLAGS = {"grad_accum": 1}`)."""
+    tree = guard_lines.parsed(source)
+    for st in tree.body if tree is not None else ():
+        if isinstance(st, ast.Assign) and isinstance(st.value, ast.Dict) and \
+                any(isinstance(t, ast.Name) and t.id == name for t in st.targets):
+            value = next((v for k, v in zip(st.value.keys, st.value.values)
+                          if isinstance(k, ast.Constant) and k.value == key), None)
+            return {bool: "bool", int: "int", float: "float"}.get(type(value.value)) \
+                if isinstance(value, ast.Constant) else None
+    return None
+
+
+def _key_span(ctx, reader: str, name: str, key) -> Optional[tuple]:
+    info = ctx.index.functions.get(reader)
+    fn = guard_lines.function_at(ctx.source or "", info.def_line) if info is not None else None
+    return guard_lines.key_read(ctx.source or "", fn, name, key) if fn is not None else None
 
 
 def _module_reads(ctx, local: str) -> Dict[str, str]:
@@ -287,15 +341,22 @@ def _module_reads(ctx, local: str) -> Dict[str, str]:
     return out
 
 
-def _assigned_in_loops(tree: ast.Module, aliases) -> List[Tuple[int, str]]:
-    """(line, NAME) of each `alias.NAME = ...` inside a loop of the file that also calls something (what runs the
-    compiled code, directly or not)."""
+def _assigned_between_calls(tree: ast.Module, aliases) -> List[Tuple[int, str, object]]:
+    """(line, NAME, key or None) of each `alias.NAME = ...` / `alias.NAME[key] = ...` of the file made between
+    calls: inside a loop that also calls something (what runs the compiled code, directly or not), or in a
+    function that calls one callee both before it and after it (`trainer.fit(a)`, the assignment,
+    `trainer.fit(b)`)."""
     out = []
-    for loop in (n for n in ast.walk(tree) if isinstance(n, (ast.For, ast.While))):
-        if not any(isinstance(n, ast.Call) for s in loop.body for n in ast.walk(s)):
-            continue
-        for n in ast.walk(loop):
-            for t in n.targets if isinstance(n, ast.Assign) else [n.target] if isinstance(n, ast.AugAssign) else []:
+    scopes = [(n, n.body) for n in ast.walk(tree) if isinstance(n, (ast.For, ast.While, ast.FunctionDef))]
+    for scope, body in scopes:
+        calls = [(n.lineno, dotted_name(n.func)) for s in body for n in ast.walk(s) if isinstance(n, ast.Call)]
+        for n in (n for s in body for n in ast.walk(s) if isinstance(n, (ast.Assign, ast.AugAssign))):
+            between = bool(calls) if not isinstance(scope, ast.FunctionDef) else \
+                bool({c for ln, c in calls if ln < n.lineno and c} & {c for ln, c in calls if ln > n.lineno})
+            for t in (n.targets if isinstance(n, ast.Assign) else [n.target]) if between else ():
+                key = None
+                if isinstance(t, ast.Subscript) and isinstance(t.slice, ast.Constant):
+                    t, key = t.value, t.slice.value
                 if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id in aliases:
-                    out.append((n.lineno, t.attr))
+                    out.append((n.lineno, t.attr, key))
     return list(dict.fromkeys(out))
