@@ -130,6 +130,9 @@ GENERATORS = {"numpy.random.default_rng": "numpy.random", "numpy.random.RandomSt
               "numpy.random.Generator": "numpy.random", "random.Random": "random"}
 NUMPY_DRAWS = {"integers": "int", "randint": "int", **{d.rpartition(".")[2]: k for d, k in DRAWS.items()
                                                         if d.startswith("numpy.")}}
+# the positional arguments a NumPy draw takes before its `size` (one more gives an array: `rng.normal(0, 1, 8)`)
+NUMPY_SCALAR_ARGS = {"integers": 2, "randint": 2, "random": 0, "random_sample": 0, "standard_normal": 0,
+                     "uniform": 2, "normal": 2, "beta": 2, "gamma": 2, "exponential": 1, "rand": 0, "randn": 0}
 
 
 def drawn_number(ctx, value: cst.BaseExpression, loops) -> Optional[Tuple[str, str]]:
@@ -168,16 +171,24 @@ def _draw(ctx, node: cst.BaseExpression) -> Optional[Tuple[str, str]]:
             continue
         name = ctx.qualify(n.func) or ""
         kind = DRAWS.get(name)
-        if kind and not (name.startswith("numpy.") and name.rsplit(".", 1)[1] in ("rand", "randn") and n.args):
+        if kind and not (name.startswith("numpy.") and _array_drawn(name.rsplit(".", 1)[1], n)):
             return f"{source_of(n.func)}()", kind             # (`np.random.rand(3)`: an array)
         made = _generator(ctx, n.func.value.value, ctx.position(n)[0]) if isinstance(n.func, cst.Attribute) and \
             isinstance(n.func.value, cst.Name) else None
-        if made:
-            kind = NUMPY_DRAWS.get(n.func.attr.value) if made == "numpy.random" else \
-                DRAWS.get(f"random.{n.func.attr.value}")
-            if kind:
-                return f"{source_of(n.func)}()", kind
+        if made == "numpy.random" and not _array_drawn(n.func.attr.value, n):
+            kind = NUMPY_DRAWS.get(n.func.attr.value)
+        elif made == "random":
+            kind = DRAWS.get(f"random.{n.func.attr.value}")
+        else:
+            kind = None
+        if kind:
+            return f"{source_of(n.func)}()", kind
     return None
+
+
+def _array_drawn(draw: str, call: cst.Call) -> bool:
+    """A NumPy draw given a size by position (`rng.normal(0.0, 1.0, 8)`, `np.random.rand(3)`): an array."""
+    return sum(a.keyword is None and not a.star for a in call.args) > NUMPY_SCALAR_ARGS.get(draw, 2)
 
 
 def _generator(ctx, name: str, line: int) -> Optional[str]:
