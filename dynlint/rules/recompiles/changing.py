@@ -222,6 +222,19 @@ def set_by_callers(ctx, value: cst.BaseExpression) -> Optional[Tuple[str, str]]:
     kind = _attribute_kind(cls, attr) if cls is not None else None
     if kind is None:
         return None
+    memo = ctx.project.per_run(_callers_memo)
+    key = (ctx.path, cls.name, method, attr)
+    if key not in memo:
+        memo[key] = _changed_by_a_caller(ctx, cls, method, attr)
+    return (f"self.{attr}", kind) if memo[key] else None
+
+
+def _callers_memo() -> dict:
+    """(file, class, method, attribute) -> whether a caller changes it between calls (`set_by_callers`)."""
+    return {}
+
+
+def _changed_by_a_caller(ctx, cls: ast.ClassDef, method: str, attr: str) -> bool:
     setters = _setters(cls, attr)
     for rel, cix in sorted(ctx.project.by_path.items()):
         for f in cix.functions.values():
@@ -232,8 +245,8 @@ def set_by_callers(ctx, value: cst.BaseExpression) -> Optional[Tuple[str, str]]:
                       else None) if objs else None
             fn = guard_lines.function_at(source, f.def_line) if source else None
             if fn is not None and any(_changes_between_calls(fn, obj, method, attr, setters) for obj in objs):
-                return f"self.{attr}", kind
-    return None
+                return True
+    return False
 
 
 def _changes_between_calls(fn: ast.AST, obj: str, method: str, attr: str, setters: List[str]) -> bool:
