@@ -71,6 +71,8 @@ def loop_values(ctx, tensors) -> Iterator[Tuple[str, str, str, List[Tuple[str, i
                 (alias_calls(tensors, info.cls, method) or []) + (receiver_calls(tensors, info.cls, method) or [])
             found, kinds = [], set()
             for other, fdef, _, calls, cinfo in callers:
+                if not info.cls and other.ctx.index.path == ctx.index.path:
+                    continue        # a function's calls in its own file: the site rules see them there
                 for call in calls:
                     arg = bound_arguments(call, params).get(param)
                     loop = _loop_binding(fdef, call, arg.value) if isinstance(arg, cst.Name) else None

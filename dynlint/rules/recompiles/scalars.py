@@ -426,9 +426,10 @@ class VaryingScalarArgument(SiteBookkeeping):
             if span is None or (guard and not recompiles(guard)):
                 continue
             related = [(p, ln, 0, f"`{v}` changes here") for p, ln, v in calls]
+            info = self.ctx.index.functions.get(qual)
             self.ctx.report(self, None, self.format_message(
                 callee=qual, var=calls[0][2], kind=kind, effect=effect(guard) if guard else "new values recompile"),
-                at=span, related=related)
+                at=span, related=related, guard=(info.def_line, param) if info else ())
             if kind == "int":
                 self._list_index(qual, param, qual, calls[0][2], related)
 
