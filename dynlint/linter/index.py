@@ -122,6 +122,10 @@ class FunctionInfo:
     # the function defined in this one that every `return` gives (`def make(): def step(x): ...; return step`, a
     # closure factory): what `torch.compile(make())` compiles; "" when none
     returns_def: str = ""
+    # (line, alias, NAME, key or None) of each `alias.NAME = ...` / `alias.NAME[key] = ...` through an imported
+    # name, made between calls (in a loop that calls something, or between two calls of one callee): another
+    # module's globals changed while its compiled code runs (an outermost function's, nested ones included)
+    module_sets: Tuple[Tuple[int, str, str, object], ...] = ()
 
 
 @dataclass
@@ -192,7 +196,7 @@ class ModuleIndex:
             return [(c.kind, c.target, c.args, c.kwargs, c.constants, c.unpacks) for c in sites]
         return (self.module, self.imports, self.module_instances, self.assigned_calls, calls(self.module_calls),
                 {q: (f.cls, f.decorators, calls(f.calls), f.params, f.instances, f.nested_in, f.compiled,
-                     f.annotations, f.sets_keywords, f.iterates, f.attr_sets, f.returns_def)
+                     f.annotations, f.sets_keywords, f.iterates, f.attr_sets, f.returns_def, f.module_sets)
                  for q, f in self.functions.items()},
                 {n: (c.bases, c.methods, c.attrs, c.registered, c.scalars, c.reads, c.setters, c.tree_setters,
                       c.param_attrs, c.keyword_params)
@@ -516,6 +520,8 @@ class _Indexer(ast.NodeVisitor):
                             if a.annotation is not None for names in [_annotation_names(a.annotation)] if names}
         if cls and len(self.stack) == 1 and cls in self.ix.classes:
             self.ix.classes[cls].methods.append(node.name)
+        if not self.func_stack and self.ix.imports:
+            info.module_sets = tuple(assigned_between_calls(node, set(self.ix.imports)))
         self.stack.append(("def", node.name))
         self.func_stack.append(info)
         self.loop_vars.append({})
@@ -732,6 +738,40 @@ class _Indexer(ast.NodeVisitor):
             cls = self._current_class()
             if cls:
                 cls.registered.append(node.args[0].value)
+
+
+def assigned_between_calls(tree: ast.AST, aliases) -> List[Tuple[int, str, str, object]]:
+    """(line, alias, NAME, key or None) of each `alias.NAME = ...` / `alias.NAME[key] = ...` in `tree` made
+    between calls: inside a loop that also calls something (what runs compiled code, directly or not), or in a
+    function that calls one callee both before it and after it (`trainer.fit(a)`, the assignment,
+    `trainer.fit(b)`)."""
+    out = []
+    scopes = [n for n in ast.walk(tree) if isinstance(n, (ast.For, ast.While, ast.FunctionDef, ast.AsyncFunctionDef))]
+    for scope in scopes:
+        stores = [n for s in scope.body for n in ast.walk(s) if isinstance(n, (ast.Assign, ast.AugAssign)) and
+                  any(_through(t, aliases) for t in (n.targets if isinstance(n, ast.Assign) else [n.target]))]
+        if not stores:
+            continue
+        calls = [(n.lineno, dotted_name(n.func)) for s in scope.body for n in ast.walk(s) if isinstance(n, ast.Call)]
+        for n in stores:
+            between = bool(calls) if isinstance(scope, (ast.For, ast.While)) else \
+                bool({c for ln, c in calls if ln < n.lineno and c} & {c for ln, c in calls if ln > n.lineno})
+            for t in (n.targets if isinstance(n, ast.Assign) else [n.target]) if between else ():
+                found = _through(t, aliases)
+                if found:
+                    out.append((n.lineno, *found))
+    return list(dict.fromkeys(out))
+
+
+def _through(target: ast.expr, aliases) -> Optional[Tuple[str, str, object]]:
+    """(alias, NAME, key or None) for a target `alias.NAME` or `alias.NAME[<constant>]`."""
+    key = None
+    if isinstance(target, ast.Subscript) and isinstance(target.slice, ast.Constant) and \
+            isinstance(target.slice.value, (str, int)):
+        target, key = target.value, target.slice.value
+    if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id in aliases:
+        return target.value.id, target.attr, key
+    return None
 
 
 def _returns_def(fn) -> str:

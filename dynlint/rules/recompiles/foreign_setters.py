@@ -7,7 +7,6 @@ attribute as `fn.__self__.<attr>` at the compiled method's first read of it, whi
 from __future__ import annotations
 
 import ast
-import re
 from typing import Dict, Iterator, List, Optional, Tuple
 
 import libcst as cst
@@ -15,7 +14,6 @@ import libcst as cst
 from dynlint.analysis import guard_lines
 from dynlint.analysis.held import held_by_name
 from dynlint.analysis.tensors.foreign import _line_in, alias_calls
-from dynlint.linter.index import dotted_name
 from dynlint.linter.walker import walk
 from dynlint.rules.common import source_of
 from dynlint.rules.recompiles.handed import passed_values
@@ -281,31 +279,14 @@ def module_globals_set_elsewhere(rule) -> Iterator[Tuple[str, str, str, tuple, R
 
 def _assignments_elsewhere(project, ix, module: str) -> Iterator[Tuple[str, int, str, object]]:
     """(file, line, NAME, key or None) of the assignments to `module`'s globals between calls in the other files
-    of the project that import it (`_assigned_between_calls`)."""
-    memo = project.per_run(_assignments_memo)
+    of the project that import it, as their index records them (`FunctionInfo.module_sets`)."""
     for rel in sorted(set(project.facts.importers.get(module, ())) - {ix.path}):
-        if (rel, module) not in memo:
-            memo[(rel, module)] = _assignments_in(project, rel, module)
-        for line, name, key in memo[(rel, module)]:
-            yield rel, line, name, key
-
-
-def _assignments_memo() -> dict:
-    """(file, module) -> what `_assignments_in` found: each file read once per run and module it imports."""
-    return {}
-
-
-def _assignments_in(project, rel: str, module: str) -> List[Tuple[int, str, object]]:
-    cix = project.by_path.get(rel)
-    aliases = {a for a, m in (cix.imports.items() if cix is not None else ()) if m == module}
-    text = project.sources(rel) if aliases else None
-    # parsed only where the text assigns through an alias at all (`M.NAME = `, `M.NAME[k] = `)
-    pattern = re.compile(r"\b(%s)\.\w+\s*(\[[^\]\n]*\]\s*)?[-+*/]?=(?!=)" % "|".join(map(re.escape, aliases))) \
-        if aliases else None
-    if not text or not pattern.search(text):
-        return []
-    tree = guard_lines.parsed(text)
-    return _assigned_between_calls(tree, aliases) if tree is not None else []
+        cix = project.by_path.get(rel)
+        aliases = {a for a, m in (cix.imports.items() if cix is not None else ()) if m == module}
+        for f in cix.functions.values() if aliases else ():
+            for line, alias, name, key in f.module_sets:
+                if alias in aliases:
+                    yield rel, line, name, key
 
 
 def _item_kind(source: str, name: str, key) -> Optional[str]:
@@ -339,24 +320,3 @@ def _module_reads(ctx, local: str) -> Dict[str, str]:
                     isinstance(n.ctx, ast.Load):
                 out.setdefault(n.attr, q)
     return out
-
-
-def _assigned_between_calls(tree: ast.Module, aliases) -> List[Tuple[int, str, object]]:
-    """(line, NAME, key or None) of each `alias.NAME = ...` / `alias.NAME[key] = ...` of the file made between
-    calls: inside a loop that also calls something (what runs the compiled code, directly or not), or in a
-    function that calls one callee both before it and after it (`trainer.fit(a)`, the assignment,
-    `trainer.fit(b)`)."""
-    out = []
-    scopes = [(n, n.body) for n in ast.walk(tree) if isinstance(n, (ast.For, ast.While, ast.FunctionDef))]
-    for scope, body in scopes:
-        calls = [(n.lineno, dotted_name(n.func)) for s in body for n in ast.walk(s) if isinstance(n, ast.Call)]
-        for n in (n for s in body for n in ast.walk(s) if isinstance(n, (ast.Assign, ast.AugAssign))):
-            between = bool(calls) if not isinstance(scope, ast.FunctionDef) else \
-                bool({c for ln, c in calls if ln < n.lineno and c} & {c for ln, c in calls if ln > n.lineno})
-            for t in (n.targets if isinstance(n, ast.Assign) else [n.target]) if between else ():
-                key = None
-                if isinstance(t, ast.Subscript) and isinstance(t.slice, ast.Constant):
-                    t, key = t.value, t.slice.value
-                if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id in aliases:
-                    out.append((n.lineno, t.attr, key))
-    return list(dict.fromkeys(out))
