@@ -161,6 +161,7 @@ class _ModeAroundCompiledCall(SiteBookkeeping):
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
         self._calls: List[Tuple[cst.Call, str, str, str]] = []      # (call, compiled name, mode, the `with`)
+        self._held_entries: dict = {}       # `self.<attr>` holding a compiled module -> its forward here, or None
 
     def _mode(self) -> Tuple[str, str]:
         for block in reversed(self.ctx.blocks):         # the innermost `with` that sets the mode
@@ -206,7 +207,29 @@ class _ModeAroundCompiledCall(SiteBookkeeping):
                                 func.value.value == "self"):
             return None
         attr = func.attr.value
-        return f"self.{attr}" if attr in info.compiled_callables or attr in info.compiled else None
+        if attr not in info.compiled_callables and attr not in info.compiled:
+            return None
+        if f"self.{attr}" not in self._held_entries:         # the module's forward it runs, when in this file
+            from dynlint.analysis.regions import targets_of_value
+            here = ix.functions.get(self.ctx.qualname or "")
+            refs = targets_of_value(self.ctx.project, ix, here, f"self.{attr}") \
+                if here is not None and self.ctx.project is not None else []
+            mine = [q for path, q in refs if path == ix.path] or self._handed_forward(info, attr)
+            self._held_entries[f"self.{attr}"] = mine[0] if len(set(mine)) == 1 else None
+        return f"self.{attr}"
+
+    def _handed_forward(self, info, attr: str) -> List[str]:
+        """The forward, in this file, of the modules the callers hand to `__init__` as what `self.<attr>` keeps
+        compiled (`self.teacher = torch.compile(teacher.eval())`, `Distiller(MLP(...), ...)`)."""
+        from dynlint.analysis.held import passed_constructions
+        ix, project = self.ctx.index, self.ctx.project
+        head = info.compiled_callables.get(attr, "").split(".")[0]
+        init = ix.functions.get(f"{info.name}.__init__")
+        if not head or init is None or head not in init.params or project is None:
+            return []
+        made = passed_constructions(project, ix, init, head) or []
+        return [f"{ctor}.forward" for cix, ctor in made
+                if cix.path == ix.path and f"{ctor}.forward" in ix.functions]
 
     def modes_inside(self, info, param: str) -> Set[Tuple[str, str]]:
         """The modes (mode, what sets it, or "" for none) that the calls `param(...)` inside the function run
@@ -247,7 +270,7 @@ class _ModeAroundCompiledCall(SiteBookkeeping):
         for name, entries in by_name.items():
             varies = [(call, where) for call, mode, where in entries if mode == "varies"]
             # Dynamo's guard on global state has no source line: its log names the compiled frame's first line
-            entry = self.compiled_entry(name)
+            entry = self._held_entries.get(name) or self.compiled_entry(name)
             if varies:
                 call, where = varies[0]
                 self.report_at_guard(call, entry, None, f"called under `{where}` here",
