@@ -129,7 +129,19 @@ PROBES: List[Probe] = [
 
         def run(i):
             f(torch.ones(3), i + 1)
-    """, model="int argument as list index"),
+    """, model="number argument specialised again"),
+    Probe("float argument", "a float argument handed to `math.exp`, read first elsewhere", FN + """
+
+        import math
+
+        @torch.compile
+        def f(x, t):
+            y = x * t
+            return y * math.exp(-t / 4.0)
+
+        def run(i):
+            f(torch.ones(3), 0.5 * (i + 1))
+    """, model="number argument specialised again"),
     Probe("int argument", "an int argument indexing a tensor (`x[n]`)", FN + """
 
         @torch.compile

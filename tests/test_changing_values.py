@@ -607,3 +607,32 @@ def test_a_script_sets_an_item_of_the_modules_own_dict_between_two_calls(cli, tm
     # an item the compiled code never reads: not guarded, not reported
     (pkg / "run.py").write_text(SCRIPT.replace('M.OPTIONS["clip"] = 0.5', 'M.OPTIONS["tag"] = "b"'))
     assert found() == set()
+
+
+DECAY = textwrap.dedent("""
+    import math
+
+    import torch
+
+
+    def decayed(x, age):
+        x = x - age
+        return x * math.exp(-age / 4.0)
+
+
+    def main():
+        fn = torch.compile(decayed)
+        for age in range(1, 5):
+            fn(torch.randn(3), age)
+""")
+
+
+def test_a_number_handed_to_a_math_function_is_guarded_there_at_every_new_value(tmp_path):
+    """`age` becomes dynamic after its first change (guarded at `x - age`), but `math.exp` runs on a concrete
+    number: Dynamo specialises the value it makes, and every further age fails that guard at the call."""
+    guards = dynamo_guard_lines(tmp_path, DECAY)
+    assert guards == [line_of(DECAY, "x = x - age"), line_of(DECAY, "return x * math.exp(-age / 4.0)")]
+    assert _found(DECAY) == guards
+    torch_exp = DECAY.replace("math.exp(-age / 4.0)", "torch.exp(torch.tensor(-age / 4.0))")
+    assert dynamo_guard_lines(tmp_path, torch_exp) == [line_of(DECAY, "x = x - age")]
+    assert _found(torch_exp) == [line_of(DECAY, "x = x - age")]

@@ -308,3 +308,20 @@ def test_only_the_compiler_package_touches_dynamo_and_inductor():
             if rel.startswith("dynlint/linter/") and name.startswith("dynlint.compiler"):
                 offenders.append(f"{rel}: {name}")
     assert not offenders
+
+
+SYMBOLIC_RECOMPILE = '''Recompiling function f in /proj/m.py:5
+    triggered by the following guard failure(s):
+    - 0/1: (((torch.sym_float((-1)*n)) / 5.0)) == (-0.4)  # return y * math.exp(-n / 5.0)  # oj/m.py:7 in f (_dynamo/utils.py:4231 in run_node)
+    - 0/0: n == 1                                                   # y = x * n  # oj/m.py:6 in f
+'''
+
+
+def test_parse_a_guard_on_a_symbolic_expression_ending_in_a_parenthesis():
+    """Dynamo specialises a dynamic int passed to `math.exp` on the float it makes: the guard's own text ends in
+    `(-0.4)`, and the trailing note `(_dynamo/utils.py:... in run_node)` is not part of it; the line is read."""
+    rc = parse_recompile(SYMBOLIC_RECOMPILE)
+    first = rc.failures[0]
+    assert first.guard == "(((torch.sym_float((-1)*n)) / 5.0)) == (-0.4)"
+    assert (first.source, first.path, first.line) == ("return y * math.exp(-n / 5.0)", "oj/m.py", 7)
+    assert (rc.failures[1].guard, rc.failures[1].line) == ("n == 1", 6)

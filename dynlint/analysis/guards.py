@@ -52,7 +52,8 @@ BEHAVIOUR = {
     "dict argument": ONCE,                     # an int value in it: then dynamic
     "tuple argument": ONCE,                    # an int item of it: then dynamic
     "int argument in range": EVERY_CHANGE,
-    "int argument as list index": EVERY_CHANGE,   # `table[n]` of a Python list: specialised there, although dynamic
+    # a dynamic number specialised again: `table[n]` of a Python list, `math.exp(-n / tau)`
+    "number argument specialised again": EVERY_CHANGE,
     "int argument in condition": A_FEW,        # `if n > 4`: dynamic after one change, guarded on the test
     "str argument": EVERY_CHANGE,              # a new string each call
     "enum argument": ONCE,                     # an Enum member, guarded by identity: one graph per member

@@ -35,7 +35,7 @@ _DOC_LINK = re.compile(r"/gb/gb(\d+)\.html")
 _RECOMPILE = re.compile(r"Recompiling function (\S+) in (.+?):(\d+)\s*$", re.M)
 _FAILURE = re.compile(
     r"^\s*- (?P<entry>\d+/\d+): (?P<guard>.*?)"
-    r"(?:\s+# (?P<source>.*?)\s+# (?P<path>\S+):(?P<line>\d+) in \S+)?(?:\s+\(.*\))?\s*$")
+    r"(?:\s+# (?P<source>.*?)\s+# (?P<path>\S+):(?P<line>\d+) in \S+)?(?:\s+\([^#]*\))?\s*$")
 
 
 def parse_graph_break(msg: str, is_user: Callable[[str], bool], gb_ids: Dict[str, str]) -> GraphBreak:

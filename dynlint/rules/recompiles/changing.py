@@ -367,3 +367,19 @@ def _int_arithmetic(e: ast.expr) -> bool:
     if isinstance(e, ast.Call) and isinstance(e.func, ast.Name) and e.func.id in ("int", "round", "len"):
         return True
     return isinstance(e, ast.UnaryOp) and _int_arithmetic(e.operand)
+
+
+def math_call(ctx, entry: Optional[str], param: Optional[str]) -> Optional[tuple]:
+    """The span of the first call of a `math` function on the number parameter `param` (or arithmetic on it) in
+    the function `entry` of this file (`math.exp(-n / tau)`): Dynamo evaluates it on a concrete value, so a number
+    that became dynamic at its first change is specialised there again, and every new value fails that guard."""
+    ix, source = ctx.index, ctx.source or ""
+    info = ix.functions.get(entry or "") if ix is not None and param else None
+    fn = guard_lines.function_at(source, info.def_line) if info is not None else None
+    if fn is None:
+        return None
+    calls = sorted((n for n in ast.walk(fn) if isinstance(n, ast.Call) and
+                    ix.qualify(dotted_name(n.func) or "").startswith("math.") and
+                    any(isinstance(m, ast.Name) and m.id == param for a in n.args for m in ast.walk(a))),
+                   key=lambda n: (n.lineno, n.col_offset))
+    return guard_lines.span_of(source, calls[0]) if calls else None

@@ -15,7 +15,7 @@ from dynlint.analysis.tensors import TENSOR
 from dynlint.linter.rule import Example, register
 from dynlint.linter.walker import children, descendants, dotted
 from dynlint.rules.common import TorchRule, call_args, source_of
-from dynlint.rules.recompiles.changing import drawn_number, list_index, object_state, set_by_callers
+from dynlint.rules.recompiles.changing import drawn_number, list_index, math_call, object_state, set_by_callers
 from dynlint.rules.recompiles.handed import compiled_attribute, compiled_parameter, handed_arguments, having
 from dynlint.rules.recompiles.rows import loop_values, row_index_guards
 from dynlint.rules.recompiles.tensor_args import tensor_rank
@@ -430,8 +430,8 @@ class VaryingScalarArgument(SiteBookkeeping):
             self.ctx.report(self, None, self.format_message(
                 callee=qual, var=calls[0][2], kind=kind, effect=effect(guard) if guard else "new values recompile"),
                 at=span, related=related, guard=(info.def_line, param) if info else ())
-            if kind == "int":
-                self._list_index(qual, param, qual, calls[0][2], related)
+            if kind in ("int", "float"):
+                self._specialised(qual, param, kind, qual, calls[0][2], related)
 
     def visit_Call(self, node: cst.Call) -> None:
         loops = [b for b in self.ctx.blocks if isinstance(b, cst.For)]
@@ -512,18 +512,26 @@ class VaryingScalarArgument(SiteBookkeeping):
             return False            # an argument the compiled function never reads is not guarded
         self.report_at_guard(value, entry, param, f"`{var}` changes here", also=also, callee=callee, var=var,
                              kind=kind, effect=effect(guard) if guard else "new values recompile")
-        if kind == "int":
-            self._list_index(entry, param, callee, var, [(*self.ctx.position(value)[:2], f"`{var}` changes here")])
+        if kind in ("int", "float"):
+            self._specialised(entry, param, kind, callee, var,
+                              [(*self.ctx.position(value)[:2], f"`{var}` changes here")])
         return True
 
-    def _list_index(self, entry: Optional[str], param: Optional[str], callee: str, var: str, related) -> None:
-        """A second guard of a varying int: where the compiled code indexes a Python list with it (`changing.
-        list_index`), every new value recompiles, after the first change made it dynamic."""
-        span, first = list_index(self.ctx, entry, param), self.guard_span(entry, param, at_entry=False)
-        if span is not None and (first is None or span[0] != first[0]):
-            self.ctx.report(self, None, self.format_message(
-                callee=callee, var=var, kind="int, indexing a Python list",
-                effect=effect("int argument as list index")), at=span, related=related)
+    def _specialised(self, entry: Optional[str], param: Optional[str], kind: str, callee: str, var: str,
+                     related) -> None:
+        """A second guard of a varying number, after its first change made it dynamic: where the compiled code
+        specialises it again, every new value recompiles. An int indexing a Python list (`changing.list_index`),
+        a number handed to a `math` function (`changing.math_call`): the first of them in the function."""
+        found = [(span, what) for span, what in
+                 ((list_index(self.ctx, entry, param) if kind == "int" else None, "indexing a Python list"),
+                  (math_call(self.ctx, entry, param), "through a `math` function")) if span is not None]
+        first = self.guard_span(entry, param, at_entry=False)
+        if found:
+            span, what = min(found)
+            if first is None or span[0] != first[0]:
+                self.ctx.report(self, None, self.format_message(
+                    callee=callee, var=var, kind=f"{kind}, {what}", effect=effect("number argument specialised again")),
+                    at=span, related=related)
 
     def _returned_number(self, value: cst.BaseExpression) -> Optional[str]:
         """"float" or "int" for a call of a function of this file that returns a Python number computed from its
