@@ -636,3 +636,53 @@ def test_a_number_handed_to_a_math_function_is_guarded_there_at_every_new_value(
     torch_exp = DECAY.replace("math.exp(-age / 4.0)", "torch.exp(torch.tensor(-age / 4.0))")
     assert dynamo_guard_lines(tmp_path, torch_exp) == [line_of(DECAY, "x = x - age")]
     assert _found(torch_exp) == [line_of(DECAY, "x = x - age")]
+
+
+SCORER = '''
+import torch
+
+
+class Scorer:
+    def __init__(self):
+        self.w = torch.ones(4)
+
+    def score(self, x, bias=None):
+        y = x * self.w
+        if bias is not None:
+            y = y + bias
+        return y.sum()
+'''
+
+EPOCHS = '''
+import torch
+
+from pkg.scorer import Scorer
+
+
+def main():
+    scorer = Scorer()
+    fn = torch.compile(scorer.score)
+    for epoch in range(3):
+        bias = torch.ones(4) if epoch > 0 else None
+        fn(torch.randn(4), bias)
+'''
+
+
+def test_a_local_a_loop_of_another_file_sets_from_its_variable(cli, tmp_path, monkeypatch):
+    """`bias = torch.ones(4) if epoch > 0 else None` in a loop of another file, handed to a method compiled
+    there: None at the first call, a tensor at the next; Dynamo guards `bias is not None` where the method first
+    tests it (DYN501, in the method's file)."""
+    import json
+    from conftest import observe_package
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (tmp_path / "pyproject.toml").write_text("[tool.dynlint]\n")
+    (pkg / "__init__.py").write_text("")
+    (pkg / "scorer.py").write_text(SCORER)
+    (pkg / "run.py").write_text(EPOCHS)
+    guard = line_of(SCORER, "if bias is not None:")
+    obs = observe_package(tmp_path, monkeypatch, pkg / "scorer.py", "__import__('pkg.run').run.main()")
+    assert set().union(*obs.guard_lines(str(pkg / "scorer.py"))) == {guard}
+    out = cli("check", "pkg", "--no-cache", "--output-format", "json", cwd=tmp_path)
+    found = {(f["path"], f["line"]) for f in json.loads(out.stdout)["findings"] if f["code"] == "DYN501"}
+    assert found == {("pkg/scorer.py", guard)}

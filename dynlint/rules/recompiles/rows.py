@@ -76,7 +76,8 @@ def loop_values(ctx, tensors) -> Iterator[Tuple[str, str, str, List[Tuple[str, i
                 for call in calls:
                     arg = bound_arguments(call, params).get(param)
                     loop = _loop_binding(fdef, call, arg.value) if isinstance(arg, cst.Name) else None
-                    kind = loop_scalar_kind(loop, arg.value) if loop is not None else None
+                    kind = loop_scalar_kind(loop, arg.value) if loop is not None else \
+                        _set_by_loop(fdef, call, arg.value) if isinstance(arg, cst.Name) else None
                     if kind:
                         kinds.add(kind)
                         found.append((other.ctx.index.path, _call_line(other, cinfo, call), arg.value))
@@ -91,18 +92,42 @@ def _call_line(other, info, call: cst.Call) -> int:
 
 def _loop_binding(fdef: cst.FunctionDef, call: cst.Call, name: str) -> Optional[cst.For]:
     """The innermost `for` loop of `fdef` around `call` whose target binds `name`."""
+    found = [n for n in reversed(_loops_around(fdef, call)) if _binds_target(n.target, name)]
+    return found[0] if found else None
+
+
+def _loops_around(fdef: cst.FunctionDef, call: cst.Call) -> List[cst.For]:
+    """The `for` loops of `fdef` around `call`, outermost first."""
     stack: List[cst.CSTNode] = []
     found: List[cst.For] = []
 
     def enter(node: cst.CSTNode) -> bool:
         if node is call:
-            found.extend(n for n in reversed(stack) if isinstance(n, cst.For) and _binds_target(n.target, name))
+            found.extend(n for n in stack if isinstance(n, cst.For))
             return False
         stack.append(node)
         return not found
 
     walk(fdef, enter, lambda node: stack.pop() if stack and stack[-1] is node else None)
-    return found[0] if found else None
+    return found
+
+
+def _set_by_loop(fdef: cst.FunctionDef, call: cst.Call, name: str) -> Optional[str]:
+    """The kind of a local that the innermost loop around `call` binding it sets once from a test of its variable
+    (`freq = torch.rand(8) if epoch > 0 else None`): "None or tensor" and the like (`scalars._conditional_kind`)."""
+    from dynlint.linter.walker import descendants
+    from dynlint.rules.recompiles.common import names_in
+    from dynlint.rules.recompiles.scalars import _conditional_kind
+    for loop in reversed(_loops_around(fdef, call)):
+        binds = [n for n in descendants(loop.body) if isinstance(n, cst.Assign) and
+                 any(isinstance(t.target, cst.Name) and t.target.value == name for t in n.targets)]
+        if not binds:
+            continue
+        value = binds[0].value if len(binds) == 1 else None
+        if isinstance(value, cst.IfExp) and names_in(value.test) & names_in(loop.target):
+            return _conditional_kind(value)
+        return None
+    return None
 
 
 def _binds_target(target: cst.BaseExpression, name: str) -> bool:
