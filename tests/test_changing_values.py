@@ -686,3 +686,54 @@ def test_a_local_a_loop_of_another_file_sets_from_its_variable(cli, tmp_path, mo
     out = cli("check", "pkg", "--no-cache", "--output-format", "json", cwd=tmp_path)
     found = {(f["path"], f["line"]) for f in json.loads(out.stdout)["findings"] if f["code"] == "DYN501"}
     assert found == {("pkg/scorer.py", guard)}
+
+
+NET = '''
+import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, x, mask=None):
+        y = self.fc(x)
+        if mask is not None:
+            y = y * mask
+        return y.sum()
+'''
+
+TRAIN = '''
+import torch
+
+from pkg.net import Net
+
+
+def main():
+    model = Net()
+    step = torch.compile(model)
+    for epoch in range(3):
+        mask = torch.ones(4) if epoch > 0 else None
+        step(torch.randn(2, 4), mask)
+'''
+
+
+def test_a_module_compiled_whole_in_another_file_takes_what_its_loop_sets(cli, tmp_path, monkeypatch):
+    """`step = torch.compile(model)` in a training script: each call runs the module's forward, which Dynamo
+    guards on the mask being None at its first test (the module's file reports it)."""
+    import json
+    from conftest import observe_package
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (tmp_path / "pyproject.toml").write_text("[tool.dynlint]\n")
+    (pkg / "__init__.py").write_text("")
+    (pkg / "net.py").write_text(NET)
+    (pkg / "run.py").write_text(TRAIN)
+    guard = line_of(NET, "if mask is not None:")
+    obs = observe_package(tmp_path, monkeypatch, pkg / "net.py", "__import__('pkg.run').run.main()")
+    assert set().union(*obs.guard_lines(str(pkg / "net.py"))) == {guard}
+    out = cli("check", "pkg", "--no-cache", "--output-format", "json", cwd=tmp_path)
+    found = {(f["path"], f["line"]) for f in json.loads(out.stdout)["findings"] if f["code"] == "DYN501"}
+    assert found == {("pkg/net.py", guard)}

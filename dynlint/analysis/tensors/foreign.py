@@ -281,7 +281,8 @@ def alias_calls(tensors, cls: str, method: str) -> Optional[List[tuple]]:
         cix = project.by_path.get(rel)
         for q, info in (cix.functions.items() if cix is not None else ()):
             for alias, what in info.compiled.items():
-                if what.rpartition(".")[2] != method or ref not in targets_of_value(project, cix, info, what):
+                if what.rpartition(".")[2] != method and method != "forward" or \
+                        ref not in targets_of_value(project, cix, info, what):     # (a module: its forward)
                     continue
                 uses = _alias_uses(tensors, rel, depth, q, alias)
                 if uses is None:

@@ -62,8 +62,6 @@ def loop_values(ctx, tensors) -> Iterator[Tuple[str, str, str, List[Tuple[str, i
     variable of a loop around them binding Python scalars (`range`, `enumerate`'s count, a list of literals)."""
     from dynlint.rules.recompiles.common import loop_scalar_kind
     for qual, info in entry_methods(ctx, functions=True):
-        if qual.endswith(".forward"):
-            continue
         method, params = qual.rpartition(".")[2], [p for p in info.params if p not in ("self", "cls")]
         callers = None
         for param in params:
@@ -71,8 +69,8 @@ def loop_values(ctx, tensors) -> Iterator[Tuple[str, str, str, List[Tuple[str, i
                 (alias_calls(tensors, info.cls, method) or []) + (receiver_calls(tensors, info.cls, method) or [])
             found, kinds = [], set()
             for other, fdef, _, calls, cinfo in callers:
-                if not info.cls and other.ctx.index.path == ctx.index.path:
-                    continue        # a function's calls in its own file: the site rules see them there
+                if (not info.cls or method == "forward") and other.ctx.index.path == ctx.index.path:
+                    continue        # a function's or module's calls in its own file: the site rules see them
                 for call in calls:
                     arg = bound_arguments(call, params).get(param)
                     loop = _loop_binding(fdef, call, arg.value) if isinstance(arg, cst.Name) else None
