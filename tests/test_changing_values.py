@@ -737,3 +737,36 @@ def test_a_module_compiled_whole_in_another_file_takes_what_its_loop_sets(cli, t
     out = cli("check", "pkg", "--no-cache", "--output-format", "json", cwd=tmp_path)
     found = {(f["path"], f["line"]) for f in json.loads(out.stdout)["findings"] if f["code"] == "DYN501"}
     assert found == {("pkg/net.py", guard)}
+
+
+COUNTER = textwrap.dedent("""
+    import torch
+
+
+    class Walker:
+        def __init__(self):
+            self.pos = 0
+
+        def advance(self, x):
+            y = x * (self.pos + 1)
+            if y.sum() > 0:
+                y = y - 1
+            self.pos += 1
+            return y
+
+
+    def main():
+        walker = Walker()
+        fn = torch.compile(walker.advance)
+        for _ in range(3):
+            fn(torch.ones(3))
+""")
+
+
+def test_a_counter_the_compiled_method_advances_is_guarded_again_after_a_break(tmp_path):
+    """`self.pos` is guarded at its first read, and the frame Dynamo resumes after the break at `if y.sum() > 0:`
+    guards it again where it reads it (`self.pos += 1`): both lines fail at the next call (DYN306)."""
+    guards = dynamo_guard_lines(tmp_path, COUNTER)
+    assert guards == [line_of(COUNTER, "y = x * (self.pos + 1)"), line_of(COUNTER, "self.pos += 1")]
+    found = sorted(f.line for f in api.check_source(COUNTER, filename="probe.py").findings if f.code == "DYN306")
+    assert found == guards

@@ -520,8 +520,9 @@ class ModulePythonStateMutation(TorchRule):
                 # 2.14 and later the store (measured): the finding spans both
                 start, end = self.ctx.position(read), self.ctx.position(node)
                 self.ctx.report(self, read, message, at=(start[0], start[1], end[2], end[3]))
-            else:
-                self.report(read, message=message)
+            else:                   # (a frame resumed after a break guards it again at its own first read)
+                info = self.ctx.index.functions.get(self.ctx.qualname or "") if self.ctx.index else None
+                self.ctx.report(self, read, message, guard=(info.def_line, source_of(read)) if info else ())
             return
         self.report(node, expr=source_of(node), effect=effect(kind),
                     owner="object" if kind.startswith("object") else "module")
