@@ -770,3 +770,40 @@ def test_a_counter_the_compiled_method_advances_is_guarded_again_after_a_break(t
     assert guards == [line_of(COUNTER, "y = x * (self.pos + 1)"), line_of(COUNTER, "self.pos += 1")]
     found = sorted(f.line for f in api.check_source(COUNTER, filename="probe.py").findings if f.code == "DYN306")
     assert found == guards
+
+
+AGEING = textwrap.dedent("""
+    import math
+
+    import torch
+
+
+    class Averager:
+        def __init__(self):
+            self.age = 0
+            self.avg = torch.zeros(3)
+
+        def weight(self):
+            return 1.0 - math.exp(-self.age / 3.0)
+
+        def update(self, x):
+            self.age += 1
+            w = self.weight()
+            self.avg.mul_(w).add_(x, alpha=1 - w)
+
+
+    def main():
+        averager = Averager()
+        fn = torch.compile(averager.update)
+        for _ in range(4):
+            fn(torch.ones(3))
+""")
+
+
+def test_a_counter_the_compiled_method_advances_goes_through_a_math_function(tmp_path):
+    """`self.age += 1` in the compiled method: guarded where it is read first, dynamic after one change, and
+    specialised again where `weight()` hands it to `math.exp`: each further call fails that guard (DYN306)."""
+    guards = dynamo_guard_lines(tmp_path, AGEING)
+    assert guards == [line_of(AGEING, "return 1.0 - math.exp(-self.age / 3.0)"), line_of(AGEING, "self.age += 1")]
+    found = sorted(f.line for f in api.check_source(AGEING, filename="probe.py").findings if f.code == "DYN306")
+    assert found == guards

@@ -2,6 +2,7 @@
 containers) and Python attributes of an nn.Module. Dynamo guards on them, so each change recompiles."""
 from __future__ import annotations
 
+import ast
 import re
 from typing import List, Optional
 
@@ -523,9 +524,36 @@ class ModulePythonStateMutation(TorchRule):
             else:                   # (a frame resumed after a break guards it again at its own first read)
                 info = self.ctx.index.functions.get(self.ctx.qualname or "") if self.ctx.index else None
                 self.ctx.report(self, read, message, guard=(info.def_line, source_of(read)) if info else ())
+            self._math_use(node, kind)
             return
         self.report(node, expr=source_of(node), effect=effect(kind),
                     owner="object" if kind.startswith("object") else "module")
+        self._math_use(node, kind)
+
+    def _math_use(self, node, kind: str) -> None:
+        """The counter is dynamic after its first change, but a `math` function of it (`math.exp(-self.updates /
+        tau)`) in the compiled method, or in a method of the class it calls as `self.m()`, runs on a concrete
+        value: Dynamo specialises it again there, and every new value fails that guard."""
+        target = node.target if isinstance(node, cst.AugAssign) else None
+        if not (isinstance(target, cst.Attribute) and _is_self(target.value)) or not self.ctx.class_name or \
+                not kind.startswith("object"):
+            return                  # (a module's int attribute is specialised at every value anyway)
+        attr, tree = target.attr.value, guard_lines.parsed(self.ctx.source or "")
+        cls = next((c for c in ast.walk(tree) if isinstance(c, ast.ClassDef) and c.name == self.ctx.class_name),
+                   None) if tree is not None else None
+        methods = {m.name: m for m in cls.body if isinstance(m, ast.FunctionDef)} if cls is not None else {}
+        here = methods.get((self.ctx.qualname or "").rpartition(".")[2])
+        run = [here] + [methods[n.func.attr] for n in ast.walk(here) if isinstance(n, ast.Call) and
+                        isinstance(n.func, ast.Attribute) and _is_self_ast(n.func.value) and
+                        n.func.attr in methods] if here is not None else []
+        for fn in run:
+            calls = _math_calls_on(fn, attr)
+            if calls:
+                self.ctx.report(self, node, f"`self.{attr}`, which the compiled code changes on every call, goes "
+                                f"through `{guard_lines.dotted(calls[0].func)}` here, which runs on a concrete value: "
+                                f"Dynamo specialises it again, and {effect('number argument specialised again')}",
+                                at=guard_lines.span_of(self.ctx.source or "", calls[0]))
+                return
 
     def _report_cache(self, node: cst.Assign, cache: cst.Attribute) -> None:
         """`self._cache[key] = y`, a dict `__init__` made, filled by the compiled method: Dynamo guards the dict's
@@ -887,3 +915,15 @@ def in_module_class(ctx) -> bool:
     """An analysis (ctx.analysis): whether the unit's class is an nn.Module."""
     cls, ix, project = ctx.class_name, ctx.index, ctx.project
     return bool(cls and ix and project and cls in ix.classes and is_module_class(project, ix.path, cls))
+
+
+def _is_self_ast(node) -> bool:
+    return isinstance(node, ast.Name) and node.id == "self"
+
+
+def _math_calls_on(fn: ast.AST, attr: str) -> list:
+    """The calls of a `math` function in `fn` whose arguments read `self.<attr>`, in source order."""
+    return sorted((n for n in ast.walk(fn) if isinstance(n, ast.Call) and
+                   (guard_lines.dotted(n.func) or "").startswith("math.") and
+                   any(isinstance(m, ast.Attribute) and m.attr == attr and _is_self_ast(m.value)
+                       for a in n.args for m in ast.walk(a))), key=lambda n: (n.lineno, n.col_offset))
