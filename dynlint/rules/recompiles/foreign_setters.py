@@ -309,14 +309,22 @@ def _key_span(ctx, reader: str, name: str, key) -> Optional[tuple]:
 
 
 def _module_reads(ctx, local: str) -> Dict[str, str]:
-    """NAME -> the first traced function of the unit that reads `local.NAME`."""
-    source, ix = ctx.source or "", ctx.index
-    out: Dict[str, str] = {}
-    for q in sorted(ctx.regions):
-        info = ix.functions.get(q)
-        fn = guard_lines.function_at(source, info.def_line) if info is not None else None
-        for n in ast.walk(fn) if fn is not None else ():
-            if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == local and \
-                    isinstance(n.ctx, ast.Load):
-                out.setdefault(n.attr, q)
-    return out
+    """NAME -> the first traced function of the unit's file that reads `local.NAME` (one walk of the file's
+    traced functions per run, for every local name at once: it is asked once per unit and imported module)."""
+    memo = ctx.project.per_run(_reads_memo)
+    if ctx.path not in memo:
+        source, ix = ctx.source or "", ctx.index
+        found: Dict[str, Dict[str, str]] = {}
+        for q in sorted(ctx.regions):
+            info = ix.functions.get(q)
+            fn = guard_lines.function_at(source, info.def_line) if info is not None else None
+            for n in ast.walk(fn) if fn is not None else ():
+                if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and isinstance(n.ctx, ast.Load):
+                    found.setdefault(n.value.id, {}).setdefault(n.attr, q)
+        memo[ctx.path] = found
+    return memo[ctx.path].get(local, {})
+
+
+def _reads_memo() -> dict:
+    """file -> {local name: {NAME: the first traced function reading `local.NAME`}} (`_module_reads`)."""
+    return {}
