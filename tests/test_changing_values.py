@@ -2,12 +2,19 @@
 the elements a loop binds through `zip`/`itertools.product`/`enumerate`; a number an object keeps that the loop
 changes, directly or through a method of its class; a number drawn afresh from a random generator. Dynamo guards
 each at its first read in the compiled code; DYN501 must stand at that line (and nowhere when nothing changes)."""
+import json
 import textwrap
 
 import pytest
 
-from conftest import dynamo_guard_lines, line_of
+from conftest import dynamo_guard_lines, line_of, observe_package, write_tree
 from dynlint import api
+
+
+def _package(tmp_path, files: dict):
+    """A project of one package `pkg` under `tmp_path`: {file name in the package: text}."""
+    return write_tree(tmp_path, {"pyproject.toml": "[tool.dynlint]\n", "pkg/__init__.py": "",
+                                 **{f"pkg/{name}": text for name, text in files.items()}}) / "pkg"
 
 
 def _found(source: str) -> list:
@@ -180,14 +187,7 @@ def main():
 def test_an_attribute_a_script_in_another_file_changes_between_calls_of_the_method(cli, tmp_path, monkeypatch):
     """`self.temperature` handed to compiled code by `step`, which a script in another file calls in a loop that
     halves the trainer's temperature between epochs: guarded where `soft_targets` first divides by it."""
-    import json
-    from conftest import observe_package
-    pkg = tmp_path / "pkg"
-    pkg.mkdir()
-    (tmp_path / "pyproject.toml").write_text("[tool.dynlint]\n")
-    (pkg / "__init__.py").write_text("")
-    (pkg / "trainer.py").write_text(DISTILLER)
-    (pkg / "run.py").write_text(LOOP)
+    pkg = _package(tmp_path, {"trainer.py": DISTILLER, "run.py": LOOP})
     guard = line_of(DISTILLER, "return torch.softmax(logits / temperature, dim=-1)")
     obs = observe_package(tmp_path, monkeypatch, pkg / "trainer.py", "__import__('pkg.run').run.main()")
     assert set().union(*obs.guard_lines(str(pkg / "trainer.py"))) == {guard}
@@ -268,15 +268,7 @@ def main():
 def test_a_settings_module_global_another_file_sets_between_calls(cli, tmp_path, monkeypatch):
     """`settings.GAIN = gain` in a sweep in another file, read by the compiled code as `settings.GAIN`: Dynamo
     guards `G['settings'].GAIN` where it is read (DYN514, the assignment as the related location)."""
-    import json
-    from conftest import observe_package
-    pkg = tmp_path / "pkg"
-    pkg.mkdir()
-    (tmp_path / "pyproject.toml").write_text("[tool.dynlint]\n")
-    (pkg / "__init__.py").write_text("")
-    (pkg / "settings.py").write_text(SETTINGS_MODULE)
-    (pkg / "model.py").write_text(MODEL)
-    (pkg / "run.py").write_text(SWEEP)
+    pkg = _package(tmp_path, {"settings.py": SETTINGS_MODULE, "model.py": MODEL, "run.py": SWEEP})
     guard = line_of(MODEL, "return torch.tanh(x) * settings.GAIN")
     obs = observe_package(tmp_path, monkeypatch, pkg / "model.py", "__import__('pkg.run').run.main()")
     assert set().union(*obs.guard_lines(str(pkg / "model.py"))) == {guard}
@@ -326,15 +318,7 @@ def main():
 def test_a_loop_of_a_third_file_passes_its_variable_to_a_function_compiled_in_another(cli, tmp_path, monkeypatch):
     """`rescore` compiled in one file, handed to `search` in another, which calls it with the variable of its
     loop: Dynamo guards `length` where `rescore` first reads it, and the finding stands there, once."""
-    import json
-    from conftest import observe_package
-    pkg = tmp_path / "pkg"
-    pkg.mkdir()
-    (tmp_path / "pyproject.toml").write_text("[tool.dynlint]\n")
-    (pkg / "__init__.py").write_text("")
-    (pkg / "step.py").write_text(STEP)
-    (pkg / "search.py").write_text(SEARCH)
-    (pkg / "run.py").write_text(DRIVER)
+    pkg = _package(tmp_path, {"step.py": STEP, "search.py": SEARCH, "run.py": DRIVER})
     guard = line_of(STEP, "return scores / (length ** 0.7)")
     obs = observe_package(tmp_path, monkeypatch, pkg / "step.py", "__import__('pkg.run').run.main()")
     assert set().union(*obs.guard_lines(str(pkg / "step.py"))) == {guard}
@@ -587,14 +571,7 @@ def main():
 def test_a_script_sets_an_item_of_the_modules_own_dict_between_two_calls(cli, tmp_path, monkeypatch):
     """`M.OPTIONS["clip"] = 0.5` between two calls in another file, straight-line: Dynamo guards
     `G['OPTIONS']['clip']` where the module's compiled function first looks the key up."""
-    import json
-    from conftest import observe_package
-    pkg = tmp_path / "pkg"
-    pkg.mkdir()
-    (tmp_path / "pyproject.toml").write_text("[tool.dynlint]\n")
-    (pkg / "__init__.py").write_text("")
-    (pkg / "model.py").write_text(OWN_OPTIONS)
-    (pkg / "run.py").write_text(SCRIPT)
+    pkg = _package(tmp_path, {"model.py": OWN_OPTIONS, "run.py": SCRIPT})
     guard = line_of(OWN_OPTIONS, 'return x.clamp(-OPTIONS["clip"], OPTIONS["clip"])')
     obs = observe_package(tmp_path, monkeypatch, pkg / "model.py", "__import__('pkg.run').run.main()")
     assert set().union(*obs.guard_lines(str(pkg / "model.py"))) == {guard}
@@ -672,14 +649,7 @@ def test_a_local_a_loop_of_another_file_sets_from_its_variable(cli, tmp_path, mo
     """`bias = torch.ones(4) if epoch > 0 else None` in a loop of another file, handed to a method compiled
     there: None at the first call, a tensor at the next; Dynamo guards `bias is not None` where the method first
     tests it (DYN501, in the method's file)."""
-    import json
-    from conftest import observe_package
-    pkg = tmp_path / "pkg"
-    pkg.mkdir()
-    (tmp_path / "pyproject.toml").write_text("[tool.dynlint]\n")
-    (pkg / "__init__.py").write_text("")
-    (pkg / "scorer.py").write_text(SCORER)
-    (pkg / "run.py").write_text(EPOCHS)
+    pkg = _package(tmp_path, {"scorer.py": SCORER, "run.py": EPOCHS})
     guard = line_of(SCORER, "if bias is not None:")
     obs = observe_package(tmp_path, monkeypatch, pkg / "scorer.py", "__import__('pkg.run').run.main()")
     assert set().union(*obs.guard_lines(str(pkg / "scorer.py"))) == {guard}
@@ -723,14 +693,7 @@ def main():
 def test_a_module_compiled_whole_in_another_file_takes_what_its_loop_sets(cli, tmp_path, monkeypatch):
     """`step = torch.compile(model)` in a training script: each call runs the module's forward, which Dynamo
     guards on the mask being None at its first test (the module's file reports it)."""
-    import json
-    from conftest import observe_package
-    pkg = tmp_path / "pkg"
-    pkg.mkdir()
-    (tmp_path / "pyproject.toml").write_text("[tool.dynlint]\n")
-    (pkg / "__init__.py").write_text("")
-    (pkg / "net.py").write_text(NET)
-    (pkg / "run.py").write_text(TRAIN)
+    pkg = _package(tmp_path, {"net.py": NET, "run.py": TRAIN})
     guard = line_of(NET, "if mask is not None:")
     obs = observe_package(tmp_path, monkeypatch, pkg / "net.py", "__import__('pkg.run').run.main()")
     assert set().union(*obs.guard_lines(str(pkg / "net.py"))) == {guard}
