@@ -231,9 +231,10 @@ class ScalarArgumentDiffersBetweenCallSites(SiteBookkeeping):
                     effect=effect(kind[1])), at=span, related=related)
 
     def _compiled_elsewhere(self, qual: str, info) -> None:
-        fn = guard_lines.function_at(self.ctx.source or "", info.def_line)
+        elsewhere = compiled_elsewhere(self.ctx.project, (self.ctx.path, qual))
+        fn = guard_lines.function_at(self.ctx.source or "", info.def_line) if elsewhere else None
         params = [p for p in info.params if p not in ("self", "cls")] if info.cls else list(info.params)
-        for path, alias, calls in compiled_elsewhere(self.ctx.project, (self.ctx.path, qual)) if fn else ():
+        for path, alias, calls in elsewhere if fn else ():
             bound = [(c.line, _bound_constants(c, params, fn)) for c in calls if path != self.ctx.path and
                      not c.unpacks]
             for param in params:

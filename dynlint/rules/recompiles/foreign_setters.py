@@ -261,11 +261,14 @@ def module_globals_set_elsewhere(rule) -> Iterator[Tuple[str, str, str, tuple, R
                 for mix in [project.by_module.get(full) if "." in full or full in project.by_module else None]
                 if mix is not None and mix.path != ix.path]
     for module, local, path in own + imported:
-        module_source = ctx.source if path == ix.path else project.sources(path) or ""
         reads = _module_reads(ctx, local) if local else None
         if local and not reads:
             continue
-        for rel, line, name, key in _assignments_elsewhere(project, ix, module):
+        assigned = [a for a in _assignments_elsewhere(project, module) if a[0] != ix.path]
+        if not assigned:
+            continue
+        module_source = ctx.source if path == ix.path else project.sources(path) or ""
+        for rel, line, name, key in assigned:
             read = f"{local}.{name}" if local else name
             kind = _first_value_kind(module_source, name) if key is None else _item_kind(module_source, name, key)
             reader = (reads or {}).get(name) if local else next(iter(traced_reads(ctx, name)), None)
@@ -277,16 +280,24 @@ def module_globals_set_elsewhere(rule) -> Iterator[Tuple[str, str, str, tuple, R
                 yield reader, label, kind, span, (rel, line, 0, f"`{label}` changes here")
 
 
-def _assignments_elsewhere(project, ix, module: str) -> Iterator[Tuple[str, int, str, object]]:
-    """(file, line, NAME, key or None) of the assignments to `module`'s globals between calls in the other files
-    of the project that import it, as their index records them (`FunctionInfo.module_sets`)."""
-    for rel in sorted(set(project.facts.importers.get(module, ())) - {ix.path}):
-        cix = project.by_path.get(rel)
-        aliases = {a for a, m in (cix.imports.items() if cix is not None else ()) if m == module}
-        for f in cix.functions.values() if aliases else ():
-            for line, alias, name, key in f.module_sets:
-                if alias in aliases:
-                    yield rel, line, name, key
+def _assignments_elsewhere(project, module: str) -> List[Tuple[str, int, str, object]]:
+    """(file, line, NAME, key or None) of the assignments to `module`'s globals between calls in the files of the
+    project that import it, as their index records them (`FunctionInfo.module_sets`): once per module and run (a
+    module of common helpers has a thousand importers)."""
+    memo = project.per_run(_assignments_memo)
+    if module not in memo:
+        memo[module] = []
+        for rel in sorted(project.facts.importers.get(module, ())):
+            cix = project.by_path.get(rel)
+            aliases = {a for a, m in (cix.imports.items() if cix is not None else ()) if m == module}
+            for f in cix.functions.values() if aliases else ():
+                memo[module] += [(rel, line, name, key) for line, alias, name, key in f.module_sets if alias in aliases]
+    return memo[module]
+
+
+def _assignments_memo() -> dict:
+    """module -> `_assignments_elsewhere`."""
+    return {}
 
 
 def _item_kind(source: str, name: str, key) -> Optional[str]:

@@ -602,15 +602,15 @@ class FlagSetForTheNextCall(TorchRule):
         return method_sets(self.ctx, method, attr)
 
     def _constants_set(self, fn: cst.CSTNode) -> dict:
-        """(object, attribute) -> [(line, constant)] of the `self.<attr> = <constant>` in a function: one walk
-        per function, however many tests it has."""
+        """(object, attribute) -> [(target, constant)] of the `self.<attr> = <constant>` in a function: one walk
+        per function, however many tests it has (positions are taken only for the attributes a test reads)."""
         key = id(fn)
         if key not in self.constants:
             found: dict = {}
             for target, value in _assigned_constants(fn):
                 root = _root_attr(target)
                 if root and root[0] == "self":
-                    found.setdefault(root, []).append((self.ctx.position(target)[0], source_of(value)))
+                    found.setdefault(root, []).append((target, source_of(value)))
             self.constants[key] = found
         return self.constants[key]
 
@@ -622,10 +622,12 @@ class FlagSetForTheNextCall(TorchRule):
                  (qual, r) not in self.done]
         if not roots or "self" not in parameter_names(self.ctx.function):
             return
-        line = self.ctx.position(node)[0]
+        line = 0
         for root in roots:
             # set in the branch, or after it
-            where = min(((at, value) for at, value in self._constants_set(self.ctx.function or node).get(root, ())
+            assigned = self._constants_set(self.ctx.function or node).get(root, ())
+            line = line or (self.ctx.position(node)[0] if assigned else 0)
+            where = min(((at, value) for target, value in assigned for at in [self.ctx.position(target)[0]]
                          if at > line), default=None)
             if where is None:
                 where = next((w for m in _self_calls(node) for w in [self._method_sets(m, root[1])] if w), None)
