@@ -148,8 +148,43 @@ def drawn_number(ctx, value: cst.BaseExpression, loops) -> Optional[Tuple[str, s
         if found:
             kind = "bool" if isinstance(bound, (cst.Comparison, cst.BooleanOperation)) else found[1]
             return value.value, kind
-        return None
+        kind = _drawn_through(ctx, bound, loops[-1]) if isinstance(bound, cst.Call) else None
+        return (value.value, kind) if kind else None
     return _draw(ctx, value)
+
+
+def _drawn_through(ctx, call: cst.Call, loop) -> Optional[str]:
+    """The kind of what a function of the file returns ("int", "float" or "tuple" of numbers) when the loop calls
+    it with a fresh draw (`box = rand_bbox(h, w, lam, rng)` where `lam = rng.beta(a, a)`): a value computed from
+    a new random number is new at every call."""
+    drawn = any(_draw(ctx, a.value) or isinstance(a.value, cst.Name) and
+                _draw(ctx, _set_once(loop, a.value.value) or cst.Name("None")) for a in call.args)
+    fn = guard_lines.top_function(guard_lines.parsed(ctx.source or ""), call.func.value) \
+        if drawn and isinstance(call.func, cst.Name) else None
+    returns = [n.value for n in ast.walk(fn) if isinstance(n, ast.Return)] if fn is not None else []
+    kinds = {_number_kind(r, fn) if not isinstance(r, ast.Tuple) else
+             "tuple" if all(_number_kind(e, fn) for e in r.elts) else None for r in returns}
+    return kinds.pop() if len(kinds) == 1 and None not in kinds else None
+
+
+def _number_kind(node, fn, depth: int = 0) -> Optional[str]:
+    """"int" or "float" for a Python number the expression of `fn` makes: `int(...)`, `float(...)`, `round(...)`, a
+    number literal, arithmetic of those, or a local every assignment of which is one (`top + side`)."""
+    if depth > 6:
+        return None
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("int", "round", "float"):
+        return "float" if node.func.id == "float" or len(node.args) > 1 else "int"     # (`round(x, 2)`: a float)
+    if isinstance(node, ast.Constant) and type(node.value) in (int, float):
+        return type(node.value).__name__
+    if isinstance(node, ast.BinOp):
+        sides = {_number_kind(node.left, fn, depth + 1), _number_kind(node.right, fn, depth + 1)}
+        return None if None in sides else "float" if "float" in sides or isinstance(node.op, ast.Div) else "int"
+    if isinstance(node, ast.Name):
+        values = [a.value for a in ast.walk(fn) if isinstance(a, ast.Assign) and
+                  any(isinstance(t, ast.Name) and t.id == node.id for t in a.targets)]
+        kinds = {_number_kind(v, fn, depth + 1) for v in values}
+        return kinds.pop() if len(kinds) == 1 else None
+    return None
 
 
 def _set_once(loop: cst.CSTNode, name: str) -> Optional[cst.BaseExpression]:
