@@ -442,7 +442,7 @@ def _runtime_pass(args, config, result, fixes):
                 report = run_verify(config.root, list(config.examples), device=config.device,
                                     timeout=config.timeout, static_findings=result.findings, progress=bar,
                                     modes=args.modes, time_budget_s=args.timing_budget,
-                                    timing_processes=config.timing_processes)
+                                    timing_processes=config.timing_processes, cluster=config.cluster)
         except VerifyUnavailable as e:
             sys.stderr.write(f"dynlint: error: {printable(str(e))}\n")
             raise _Stop(EXIT_USAGE) from None
@@ -499,7 +499,7 @@ def _verify_fixes(args, config, jobs, outcome):
         with progress.example_bar(args.quiet) as bar:
             return run_verify(config.root, list(config.examples), device=config.device, timeout=config.timeout,
                               timing_processes=config.timing_processes, static_findings=static_findings,
-                              progress=bar, **outputs)
+                              progress=bar, cluster=config.cluster, **outputs)
 
     def recheck():
         return _api().check(args.paths, config, debug=args.debug, jobs=jobs, cache=False)

@@ -37,6 +37,7 @@ SAMPLES = {
     "verify.device": ('"cpu"', ["--device", "cpu"]),
     "verify.timeout": ("5", ["--verify-timeout", "5"]),
     "verify.timing-processes": ("3", ["--timing-processes", "3"]),
+    "verify.cluster": ('"ray"', ["--cluster", "ray://head:10001"]),
 }
 
 

@@ -62,6 +62,7 @@ class Config:
     device: str = "auto"
     timeout: float = 300.0
     timing_processes: int = 2
+    cluster: str = "local"             # where --verify runs: "local" (this host), "ray", "ray://HOST:PORT"
     jobs: int = 0
     cache_dir: Optional[str] = None
     max_file_size: float = 10.0
@@ -384,6 +385,22 @@ def flag_seconds(text: str) -> float:
     return number
 
 
+def flag_cluster(text: str) -> str:
+    """Where --verify runs the examples: `local` (this host's GPUs or cores), `ray` (the Ray cluster the
+    environment names: RAY_ADDRESS, else the one started on this host) or `ray://HOST:PORT` (Ray Client)."""
+    text = text.strip()
+    if text not in ("local", "ray") and not re.fullmatch(r"ray://[\w.\-\[\]:]+:\d+", text):
+        raise ConfigError(f"expected local, ray or ray://HOST:PORT, got {text!r}")
+    return text
+
+
+def _cluster(value, r: Reading) -> str:
+    try:
+        return flag_cluster(value if isinstance(value, str) else "")
+    except ConfigError as e:
+        raise ConfigError(f"'{r.key}': {e}") from None
+
+
 def flag_release(text: str) -> str:
     """A torch release as "X.Y" ("2.15"; "2.15.0" and "2.15.0+cu132" name it too), or "all"."""
     text = text.strip().lower()
@@ -459,6 +476,10 @@ OPTIONS: Tuple[Option, ...] = (
            "in by --verify; its interval spans theirs (1: one process's own, which can be narrower than the spread "
            "between processes)", _positive, flags=("--timing-processes",), metavar="N", flag_type=flag_workers,
            group=VERIFY),
+    Option("verify.cluster", "cluster", "where --verify runs the examples: `local`, this host (one worker per GPU); "
+           "`ray`, the Ray cluster RAY_ADDRESS names or the one started on this host; `ray://HOST:PORT`, a Ray "
+           "cluster through Ray Client (each example a Ray task on one GPU, or one CPU)", _cluster,
+           flags=("--cluster",), metavar="CLUSTER", flag_type=flag_cluster, group=VERIFY),
 )
 _DEFAULTS = {f.name: f.default for f in dataclasses.fields(Config)}
 

@@ -39,7 +39,8 @@ def run_verify(project_root: Path, example_globs: Sequence[str] = DEFAULT_GLOBS,
                passes: Sequence[str] = (), time_budget_s: float = 1.0, modes: Sequence[str] = ("default",),
                timing_processes: int = Config.timing_processes,
                python: str = sys.executable, progress: Optional[Callable[[str, int, int], None]] = None,
-               save_outputs: Optional[Path] = None, reference_outputs: Optional[Path] = None) -> VerifyReport:
+               save_outputs: Optional[Path] = None, reference_outputs: Optional[Path] = None,
+               cluster: str = "local") -> VerifyReport:
     """Compile every `@dynlint.example` under project_root and cross-check `static_findings` against it.
 
     device: "auto" (CUDA when a GPU is visible), "cpu" or "cuda". With several GPUs one worker runs per
@@ -57,15 +58,28 @@ def run_verify(project_root: Path, example_globs: Sequence[str] = DEFAULT_GLOBS,
     reference_outputs: such a folder from an earlier run, whose outputs this run's are compared with
     (ExampleResult.against_original). `dynlint check --fix --verify` runs the original code with the first, the
     fixed code with the second.
-    Raises VerifyUnavailable when torch cannot be imported or the device is not there.
+    cluster: "local" (this host), or "ray" / "ray://HOST:PORT": each example a task of that Ray cluster
+    (runtime_check/cluster.py); torch is then needed on its nodes, not here.
+    Raises VerifyUnavailable when torch cannot be imported or the device is not there (or the cluster cannot be
+    used).
     """
     if device not in DEVICES:
         raise ValueError(f"device must be one of {', '.join(DEVICES)}, not {device!r}")
     start = time.perf_counter()
     root = Path(project_root).resolve()
+    specs = discover(root, list(example_globs) or DEFAULT_GLOBS)
+    if cluster != "local":
+        options = {"timeout": timeout, "passes": list(passes), "time_budget_s": time_budget_s, "modes": list(modes),
+                   "timing_processes": timing_processes}
+        for key, folder in (("save_outputs", save_outputs), ("reference_outputs", reference_outputs)):
+            if folder:
+                options[key] = [str(Path(folder) / outputs_file(spec)) for spec in specs]
+        resolved, results = _on_cluster(specs, root, cluster, device, options, progress)
+        return VerifyReport(project_root=str(root), device=resolved, examples=tuple(results),
+                            findings=tuple(cross_check(list(static_findings), results)),
+                            wall_s=time.perf_counter() - start)
     resolved, cuda_count = resolve_device(device, python)
     slots = plan_slots(resolved, cuda_count, jobs, os.environ.get("CUDA_VISIBLE_DEVICES"), os.cpu_count() or 1)
-    specs = discover(root, list(example_globs) or DEFAULT_GLOBS)
     with tempfile.TemporaryDirectory(prefix="dynlint-verify-") as tmp:
         finished: list = []              # list.append is atomic: slots run in threads
 
@@ -87,6 +101,15 @@ def run_verify(project_root: Path, example_globs: Sequence[str] = DEFAULT_GLOBS,
     findings = cross_check(list(static_findings), results)
     return VerifyReport(project_root=str(root), device=resolved, examples=tuple(results),
                         findings=tuple(findings), wall_s=time.perf_counter() - start)
+
+
+def _on_cluster(specs, root, cluster, device, options, progress):
+    from dynlint.runtime_check import cluster as ray_cluster     # only with --cluster: Ray loads on first use
+
+    try:
+        return ray_cluster.run_on_ray(specs, root, cluster, device, options, progress)
+    except ray_cluster.ClusterUnavailable as e:
+        raise VerifyUnavailable(str(e)) from None
 
 
 def resolve_device(device: str, python: str = sys.executable) -> Tuple[str, int]:
