@@ -160,3 +160,44 @@ def test_a_cluster_setting_that_names_no_cluster_is_an_error(tmp_path):
     project = write_tree(tmp_path, {"pyproject.toml": '[tool.dynlint.verify]\ncluster = "spark://x:1"\n', "m.py": ""})
     r = run_cli("check", ".", cwd=project)
     assert r.returncode == 2 and "expected local, ray or ray://HOST:PORT" in r.stderr, r.stderr
+
+
+NET = textwrap.dedent('''
+    import torch
+
+
+    class Net(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = torch.nn.Linear(4, 4)
+
+        def forward(self, x):
+            print("shape", x.shape)
+            return self.lin(x).relu()
+''')
+NET_EXAMPLE = textwrap.dedent('''
+    import torch
+    import dynlint
+    from model import Net
+
+
+    @dynlint.example
+    def net():
+        torch.manual_seed(0)
+        return Net(), [(torch.randn(2, 4),)]
+''')
+
+
+def test_fix_verify_on_the_cluster_compares_the_fixed_codes_outputs_with_the_originals(tmp_path, cluster):
+    """`--fix --verify`: the original code runs on the cluster, then the fixed one (shipped anew), and the eager
+    outputs of the first travel back and out again to be compared with the second's."""
+    project = write_tree(tmp_path, {"pyproject.toml": "[tool.dynlint]\n", "model.py": NET,
+                                    "dynlint_examples.py": NET_EXAMPLE})
+    r = run_cli("check", ".", "--fix", "--verify", "--cluster", "ray", *FLAGS, "-o", "out.json", cwd=project,
+                env={"RAY_ADDRESS": cluster.address}, timeout=600)
+    assert r.returncode == 0 and "WARNING" not in r.stderr, r.stderr
+    fixes = json.loads((project / "out.json").read_text())["verify"]["fixes"]
+    (example,) = fixes["examples"]
+    assert (example["before"]["break_sites"], example["after"]["break_sites"]) == (1, 0)
+    assert example["outputs"]["status"] == "match" and fixes["kept"] == [{"path": "model.py", "fixes": 1}]
+    assert "is_compiling()" in (project / "model.py").read_text()

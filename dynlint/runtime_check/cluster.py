@@ -45,7 +45,7 @@ def connect(cluster: str, root: Path):
     env = {"working_dir": str(root), "excludes": _EXCLUDES,
            "py_modules": [str(Path(dynlint.__file__).resolve().parent)]}
     try:
-        ray.init(address=address, runtime_env=env, log_to_driver=False, logging_level=logging.WARNING,
+        ray.init(address=address, runtime_env=env, log_to_driver=False, logging_level=logging.ERROR,
                  configure_logging=True)
     except Exception as e:                    # ConnectionError, ValueError (too large a working_dir), ...
         raise ClusterUnavailable(f"--cluster {cluster}: cannot use the Ray cluster at {address}: {e}") from None
