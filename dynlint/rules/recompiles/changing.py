@@ -103,18 +103,27 @@ def _defaults(fn: ast.FunctionDef) -> Dict[str, ast.expr]:
     return {a.arg: d for a, d in zip(args[len(args) - len(fn.args.defaults):], fn.args.defaults)}
 
 
-def _number_kind(e: ast.expr) -> Optional[str]:
+def _number_kind(e: ast.expr, fn: Optional[ast.AST] = None, depth: int = 0) -> Optional[str]:
+    """"bool", "int" or "float" for a Python number the expression makes: a literal, `int(...)`, `float(...)`,
+    `round(...)`, arithmetic of those, or (given the function `fn` around it) a local every assignment of which is
+    one (`top + side`)."""
+    if depth > 6:
+        return None
     if isinstance(e, ast.UnaryOp):
-        return _number_kind(e.operand)
+        return _number_kind(e.operand, fn, depth + 1)
     if isinstance(e, ast.Constant):
         return {bool: "bool", int: "int", float: "float"}.get(type(e.value))
-    if isinstance(e, ast.Call) and isinstance(e.func, ast.Name) and e.func.id in ("float", "int"):
-        return e.func.id
+    if isinstance(e, ast.Call) and isinstance(e.func, ast.Name) and e.func.id in ("float", "int", "round"):
+        return "float" if e.func.id == "float" or len(e.args) > 1 else "int"     # (`round(x, 2)`: a float)
     if isinstance(e, ast.BinOp):
-        sides = {_number_kind(e.left), _number_kind(e.right)}
+        sides = {_number_kind(e.left, fn, depth + 1), _number_kind(e.right, fn, depth + 1)}
         if isinstance(e.op, ast.Div) or "float" in sides:
             return "float"
         return "int" if sides == {"int"} else None
+    if isinstance(e, ast.Name) and fn is not None:
+        kinds = {_number_kind(a.value, fn, depth + 1) for a in ast.walk(fn) if isinstance(a, ast.Assign) and
+                 any(isinstance(t, ast.Name) and t.id == e.id for t in a.targets)}
+        return kinds.pop() if len(kinds) == 1 else None
     return None
 
 
@@ -165,26 +174,6 @@ def _drawn_through(ctx, call: cst.Call, loop) -> Optional[str]:
     kinds = {_number_kind(r, fn) if not isinstance(r, ast.Tuple) else
              "tuple" if all(_number_kind(e, fn) for e in r.elts) else None for r in returns}
     return kinds.pop() if len(kinds) == 1 and None not in kinds else None
-
-
-def _number_kind(node, fn, depth: int = 0) -> Optional[str]:
-    """"int" or "float" for a Python number the expression of `fn` makes: `int(...)`, `float(...)`, `round(...)`, a
-    number literal, arithmetic of those, or a local every assignment of which is one (`top + side`)."""
-    if depth > 6:
-        return None
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("int", "round", "float"):
-        return "float" if node.func.id == "float" or len(node.args) > 1 else "int"     # (`round(x, 2)`: a float)
-    if isinstance(node, ast.Constant) and type(node.value) in (int, float):
-        return type(node.value).__name__
-    if isinstance(node, ast.BinOp):
-        sides = {_number_kind(node.left, fn, depth + 1), _number_kind(node.right, fn, depth + 1)}
-        return None if None in sides else "float" if "float" in sides or isinstance(node.op, ast.Div) else "int"
-    if isinstance(node, ast.Name):
-        values = [a.value for a in ast.walk(fn) if isinstance(a, ast.Assign) and
-                  any(isinstance(t, ast.Name) and t.id == node.id for t in a.targets)]
-        kinds = {_number_kind(v, fn, depth + 1) for v in values}
-        return kinds.pop() if len(kinds) == 1 else None
-    return None
 
 
 def _set_once(loop: cst.CSTNode, name: str) -> Optional[cst.BaseExpression]:
