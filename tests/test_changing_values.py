@@ -152,47 +152,6 @@ def test_a_bool_drawn_at_each_call(tmp_path):
     assert _found(source) == guards
 
 
-CROP = textwrap.dedent("""
-    import numpy as np
-    import torch
-
-
-    def crop_box(size, frac, rng):
-        side = int(size * frac)
-        top = int(rng.integers(0, size - side + 1))
-        return top, top + side
-
-
-    def zero_band(x, box):
-        top, bottom = box
-        x = x.clone()
-        x[:, top:bottom] = 0.0
-        return x.sum()
-
-
-    def main():
-        rng = np.random.default_rng(0)
-        fn = torch.compile(zero_band)
-        for _ in range(4):
-            frac = rng.uniform(0.2, 0.6)
-            box = crop_box(16, frac, rng)
-            fn(torch.randn(4, 16), box)
-""")
-
-
-def test_a_tuple_a_function_computes_from_a_fresh_draw(tmp_path):
-    """`box = crop_box(16, frac, rng)` with `frac` drawn in the loop: a function of the file that returns a tuple
-    of ints computed from a new random number returns a new tuple at each call; Dynamo guards its items where the
-    compiled code first computes with them (the slice), not at the unpacking. Called with a fixed fraction and no
-    generator, the box is the same each time: nothing to report."""
-    guards = dynamo_guard_lines(tmp_path, CROP)
-    assert guards == [line_of(CROP, "x[:, top:bottom] = 0.0")]
-    assert _found(CROP) == guards
-    fixed = CROP.replace("top = int(rng.integers(0, size - side + 1))", "top = 0").replace(
-        "box = crop_box(16, frac, rng)", "box = crop_box(16, 0.5, None)")
-    assert dynamo_guard_lines(tmp_path, fixed) == [] and _found(fixed) == []
-
-
 DISTILLER = '''
 import torch
 

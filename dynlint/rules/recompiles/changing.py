@@ -103,27 +103,18 @@ def _defaults(fn: ast.FunctionDef) -> Dict[str, ast.expr]:
     return {a.arg: d for a, d in zip(args[len(args) - len(fn.args.defaults):], fn.args.defaults)}
 
 
-def _number_kind(e: ast.expr, fn: Optional[ast.AST] = None, depth: int = 0) -> Optional[str]:
-    """"bool", "int" or "float" for a Python number the expression makes: a literal, `int(...)`, `float(...)`,
-    `round(...)`, arithmetic of those, or (given the function `fn` around it) a local every assignment of which is
-    one (`top + side`)."""
-    if depth > 6:
-        return None
+def _number_kind(e: ast.expr) -> Optional[str]:
     if isinstance(e, ast.UnaryOp):
-        return _number_kind(e.operand, fn, depth + 1)
+        return _number_kind(e.operand)
     if isinstance(e, ast.Constant):
         return {bool: "bool", int: "int", float: "float"}.get(type(e.value))
-    if isinstance(e, ast.Call) and isinstance(e.func, ast.Name) and e.func.id in ("float", "int", "round"):
-        return "float" if e.func.id == "float" or len(e.args) > 1 else "int"     # (`round(x, 2)`: a float)
+    if isinstance(e, ast.Call) and isinstance(e.func, ast.Name) and e.func.id in ("float", "int"):
+        return e.func.id
     if isinstance(e, ast.BinOp):
-        sides = {_number_kind(e.left, fn, depth + 1), _number_kind(e.right, fn, depth + 1)}
+        sides = {_number_kind(e.left), _number_kind(e.right)}
         if isinstance(e.op, ast.Div) or "float" in sides:
             return "float"
         return "int" if sides == {"int"} else None
-    if isinstance(e, ast.Name) and fn is not None:
-        kinds = {_number_kind(a.value, fn, depth + 1) for a in ast.walk(fn) if isinstance(a, ast.Assign) and
-                 any(isinstance(t, ast.Name) and t.id == e.id for t in a.targets)}
-        return kinds.pop() if len(kinds) == 1 else None
     return None
 
 
@@ -157,23 +148,8 @@ def drawn_number(ctx, value: cst.BaseExpression, loops) -> Optional[Tuple[str, s
         if found:
             kind = "bool" if isinstance(bound, (cst.Comparison, cst.BooleanOperation)) else found[1]
             return value.value, kind
-        kind = _drawn_through(ctx, bound, loops[-1]) if isinstance(bound, cst.Call) else None
-        return (value.value, kind) if kind else None
+        return None
     return _draw(ctx, value)
-
-
-def _drawn_through(ctx, call: cst.Call, loop) -> Optional[str]:
-    """The kind of what a function of the file returns ("int", "float" or "tuple" of numbers) when the loop calls
-    it with a fresh draw (`box = rand_bbox(h, w, lam, rng)` where `lam = rng.beta(a, a)`): a value computed from
-    a new random number is new at every call."""
-    drawn = any(_draw(ctx, a.value) or isinstance(a.value, cst.Name) and
-                _draw(ctx, _set_once(loop, a.value.value) or cst.Name("None")) for a in call.args)
-    fn = guard_lines.top_function(guard_lines.parsed(ctx.source or ""), call.func.value) \
-        if drawn and isinstance(call.func, cst.Name) else None
-    returns = [n.value for n in ast.walk(fn) if isinstance(n, ast.Return)] if fn is not None else []
-    kinds = {_number_kind(r, fn) if not isinstance(r, ast.Tuple) else
-             "tuple" if all(_number_kind(e, fn) for e in r.elts) else None for r in returns}
-    return kinds.pop() if len(kinds) == 1 and None not in kinds else None
 
 
 def _set_once(loop: cst.CSTNode, name: str) -> Optional[cst.BaseExpression]:
