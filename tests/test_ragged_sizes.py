@@ -1,8 +1,11 @@
 """Tensors whose rows depend on their values, handed to a frame Dynamo compiles on its own (DYN509,
 analysis/ragged.py): each probe runs under real Dynamo, and dynlint's finding must stand at the line of the guard
 that failed first (the frame's new size, a guard with no line: at its `def`), with the guard `2 <= x.size()[0]`
-(an entry of 0 or 1 rows, after the size went dynamic) as its related location, and nowhere else."""
+(an entry of 0 or 1 rows, after the size went dynamic) as its related location, and nowhere else; where the rows
+come from a loop that runs a tensor down to one row, that guard's line is a finding of its own."""
 import textwrap
+
+import pytest
 
 from conftest import dynamo_guard_lines, line_of
 from dynlint import api
@@ -75,7 +78,22 @@ def test_the_guard_stands_where_an_inlined_callee_first_works_with_the_rows(tmp_
     lines = dynamo_guard_lines(tmp_path, CLUSTER, lineless=False)
     assert lines == [line_of(CLUSTER, "return rows[:, 0].amax()")]
     assert dynamo_guard_lines(tmp_path, CLUSTER) == sorted([line_of(CLUSTER, "def gaps"), *lines])
-    assert _found(CLUSTER) == [(line_of(CLUSTER, "def gaps"), tuple(lines))]
+    # the loop runs `left` down (it ends only when `left` is empty or has one row): the entry with one row is
+    # part of an ordinary run, so its guard is a finding of its own, related to the `def`
+    assert _found(CLUSTER) == sorted([(line_of(CLUSTER, "def gaps"), tuple(lines)),
+                                      (lines[0], (line_of(CLUSTER, "def gaps"),))])
+
+
+@pytest.mark.parametrize("exit_early", ["if len(centers) >= 3:\n            break",
+                                        "if centers[-1].sum() > 100:\n            return torch.stack(centers)"])
+def test_a_loop_that_can_stop_before_the_rows_run_out_keeps_the_guard_related(exit_early):
+    """Another way out of the loop (enough centers, a value test): the rows need not come down to one, so the
+    `2 <= rows.size()[0]` guard stays the related location of the finding at the `def`."""
+    source = CLUSTER.replace("if left.shape[0] == 1:\n            break", exit_early + "\n        if left.shape[0] == 1:"
+                             "\n            break")
+    assert source != CLUSTER
+    guard = line_of(source, "return rows[:, 0].amax()")
+    assert _found(source) == [(line_of(source, "def gaps"), (guard,))]
 
 
 def test_rows_of_each_level_recompile_at_the_first_test_of_them(tmp_path):

@@ -27,7 +27,7 @@ from typing import Callable, Dict, Iterable, List, Optional, Set, Tuple
 from dynlint.analysis.defs import (Defs, after_short_circuit, argument, body_nodes, host_assigned_at, is_training,
                                    loop_targets, param_defaults, param_of, returned, unpacked, value_kind)
 from dynlint.analysis.names import COMPILE, SKIPS_FRAME, strip_call
-from dynlint.analysis.ragged import first_read, ragged
+from dynlint.analysis.ragged import first_read, ragged, runs_down
 from dynlint.linter.index import CallSite, dotted_name
 from dynlint.linter.project import FuncRef, Project
 
@@ -57,10 +57,11 @@ class Frame:
     # a decorator's wrapper: the numbers of positional arguments its entries' calls pass (two or more: its
     # `*args` has another length at some entry, and Dynamo guards on the length where it is read)
     arities: Tuple[int, ...] = ()
-    # (parameter, line of a call, (path, line, column) of the frame's first work with it): a tensor whose size
-    # depends on data, handed to this frame by code Dynamo runs eagerly (analysis/ragged.py); the first work may be
-    # in a function the frame passes it to, inlined: there an entry of 0 or 1 rows fails `2 <= x.size()[0]`
-    sizes: Tuple[Tuple[str, int, Tuple[str, int, int]], ...] = ()
+    # (parameter, line of a call, (path, line, column) of the frame's first work with it, whether the call hands it
+    # the rows of a tensor a loop runs down): a tensor whose size depends on data, handed to this frame by code
+    # Dynamo runs eagerly (analysis/ragged.py); the first work may be in a function the frame passes it to,
+    # inlined: there an entry of 0 or 1 rows fails `2 <= x.size()[0]`
+    sizes: Tuple[Tuple[str, int, Tuple[str, int, int], bool], ...] = ()
 
 
 BUILTINS = frozenset(dir(builtins))
@@ -605,7 +606,7 @@ class Frames:
         return Frame(why, per_instance, none_or_value, repeated, ints, sizes=sizes)
 
     # ---- tensors whose size depends on data, from eager callers (analysis/ragged.py) ----------------------------
-    def _sizes(self, ref: FuncRef, calls) -> Tuple[Tuple[str, int, Tuple[str, int, int]], ...]:
+    def _sizes(self, ref: FuncRef, calls) -> Tuple[Tuple[str, int, Tuple[str, int, int], bool], ...]:
         fdef = self.defs.definition(ref)
         if fdef is None:
             return ()
@@ -618,7 +619,7 @@ class Frames:
                                                self.project.by_path[caller[0]].qualify):
                     work = self._first_work(ref, p)
                     if work is not None:
-                        out.append((p, site.line, work))
+                        out.append((p, site.line, work, runs_down(self.defs.definition(caller), call, expr)))
                     break
         return tuple(out)
 

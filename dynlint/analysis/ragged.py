@@ -9,8 +9,11 @@ dynamic sizes assume a value of at least 2, an entry where the selection keeps 0
 tensor (an operation on it, not a call that passes it on into an inlined function: there, the callee's first
 operation on it). The first recompile, on a new size, names no line (Dynamo's log names the frame): DYN509 reports
 it at the frame's `def`, with the `2 <= x.size()[0]` guard as its related location: that one fails only where
-the data leave 0 or 1 rows. Measured on torch 2.13 (tests/test_ragged_sizes.py; bench/guard_probes.py "frame
-data-dependent size").
+the data leave 0 or 1 rows. Where the rows come from a loop that runs a tensor down (`while order.numel() > 0:`
+... `order = order[1:][keep]`, ending only when it is empty or has one row left) and the frame gets a slice of it
+past its first row, the entries take every size the loop leaves, down to one row when two are left: that guard
+fails in an ordinary run, and is a finding of its own (`runs_down`). Measured on torch 2.13
+(tests/test_ragged_sizes.py; bench/guard_probes.py "frame data-dependent size").
 """
 from __future__ import annotations
 
@@ -116,3 +119,65 @@ def first_read(fdef: ast.AST, param: str) -> Tuple[Optional[ast.Name], Optional[
     if isinstance(parent, ast.keyword) and isinstance(parents.get(id(parent)), ast.Call):
         return first, parents[id(parent)], parent.arg
     return first, None, None
+
+
+def _size_query(expr: ast.expr) -> Optional[str]:
+    """The tensor whose row count `expr` asks: `x.numel()`, `x.nelement()`, `len(x)`, `x.shape[0]`, `x.size(0)`,
+    `x.size()[0]`, or a comparison of one of those with a constant."""
+    if isinstance(expr, ast.Compare) and len(expr.comparators) == 1 and isinstance(expr.comparators[0], ast.Constant):
+        expr = expr.left
+    if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and \
+            expr.func.attr in ("numel", "nelement", "size") and isinstance(expr.func.value, ast.Name):
+        return expr.func.value.id
+    if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and expr.func.id == "len" and \
+            len(expr.args) == 1 and isinstance(expr.args[0], ast.Name):
+        return expr.args[0].id
+    if isinstance(expr, ast.Subscript) and isinstance(expr.slice, ast.Constant) and expr.slice.value == 0:
+        inner = expr.value
+        if isinstance(inner, ast.Call):
+            inner = inner.func      # `x.size()[0]`
+        if isinstance(inner, ast.Attribute) and inner.attr in ("shape", "size") and isinstance(inner.value, ast.Name):
+            return inner.value.id
+    return None
+
+
+def _past_first(expr: ast.AST, name: str) -> bool:
+    """Does `expr` hold `name[1:]` (the rows of `name` past its first)?"""
+    return any(isinstance(n, ast.Subscript) and isinstance(n.value, ast.Name) and n.value.id == name and
+               isinstance(n.slice, ast.Slice) and n.slice.upper is None and n.slice.step is None and
+               isinstance(n.slice.lower, ast.Constant) and n.slice.lower.value == 1 for n in ast.walk(expr))
+
+
+def _own_statements(loop: ast.While):
+    """The statements of a loop's body, not those of loops or functions nested in it."""
+    stack = list(loop.body)
+    while stack:
+        node = stack.pop()
+        yield node
+        if not isinstance(node, (ast.For, ast.While, ast.AsyncFor, ast.FunctionDef, ast.AsyncFunctionDef,
+                                 ast.ClassDef, ast.Lambda)):
+            stack.extend(ast.iter_child_nodes(node))
+
+
+def runs_down(fdef: ast.AST, call: ast.Call, arg: ast.expr) -> bool:
+    """Is `arg` of `call` the rows past the first of a tensor that a `while` loop around the call runs down to
+    (nearly) empty? The loop runs while the tensor has rows, drops at least its first row each iteration
+    (`x = x[1:][keep]`), and leaves early only once a test of its row count says so (no `return`, no other
+    `break`): the frame's entries then have every row count the loop leaves, one when two rows are left."""
+    for loop in (n for n in ast.walk(fdef) if isinstance(n, ast.While)):
+        name = _size_query(loop.test)
+        if name is None or not _past_first(arg, name) or \
+                not any(n is call for stmt in loop.body for n in ast.walk(stmt)):
+            continue
+        own = list(_own_statements(loop))
+        shrinks = any(isinstance(n, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in n.targets)
+                      and _past_first(n.value, name) for n in own)
+        # each `break` stands alone in the body of an `if` that tests the tensor's row count
+        sized_exits = [b for n in own if isinstance(n, ast.If) and _size_query(n.test) == name
+                       for b in n.body if isinstance(b, ast.Break)]
+        breaks = [n for n in own if isinstance(n, ast.Break)]
+        exits_early = any(isinstance(n, ast.Return) for n in own) or \
+            any(not any(b is s for s in sized_exits) for b in breaks)
+        if shrinks and not exits_early:
+            return True
+    return False

@@ -265,12 +265,25 @@ class ValueDiffersBetweenFrameEntries(TorchRule):
         if sized is None or not isinstance(fn, cst.FunctionDef) or "sizes" in self.done:
             return
         self.done.add("sizes")
-        param, call, (path, line, column) = sized
+        param, call, (path, line, column), down = sized
+        what = f"The size of `{param}` (a tensor whose rows depend on its values, passed at line {call} by code " \
+               f"Dynamo runs eagerly)"
+        func, why = self._func(frame, self.ctx.qualname), self._why(frame)
+        at = self.ctx.position(fn.name)
         self.ctx.report(self, node, self.format_message(
-            what=f"The size of `{param}` (a tensor whose rows depend on its values, passed at line {call} by code "
-                 f"Dynamo runs eagerly)", func=self._func(frame, self.ctx.qualname), why=self._why(frame),
-            effect=effect("frame data-dependent size")), at=self.ctx.position(fn.name),
+            what=what, func=func, why=why, effect=effect("frame data-dependent size")), at=at,
             related=[(path, line, column, f"an entry with 0 or 1 rows fails `2 <= {param}.size()[0]` here")])
+        if down and path == self.ctx.path:
+            # the rows of a tensor a loop runs down: the entry with one row comes in an ordinary run, and its
+            # guard has a line of its own (analysis/ragged.runs_down)
+            text = self.ctx.source.splitlines()[line - 1] if line <= len(self.ctx.source.splitlines()) else ""
+            name = re.match(r"\w*", text[column:]).group(0)
+            self.ctx.report(self, node, self.format_message(
+                what=what, func=func, why=why,
+                effect=f"the loop around line {call} runs them down, so an entry gets one row (Dynamo's dynamic sizes "
+                       f"assume at least 2) and fails `2 <= {param}.size()[0]` here, compiling the frame once more"),
+                at=(line, column, line, column + max(len(name), 1)),
+                related=[(at[0], at[1], "the frame's first new size recompiles at its `def`")])
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
         frame = self.frame()
