@@ -59,11 +59,48 @@ def main():
 '''
 
 
+# a closure cell that a setter of the same closure changes between calls (`nonlocal weight; weight = w`)
+SETTER = '''
+import torch
+
+
+def make_step():
+    weight = 0.5
+    verbose = False
+
+    @torch.compile(backend="eager")
+    def step(x):
+        y = x.sin() * weight
+        if verbose:
+            y = y + 1
+        return y
+
+    def set_weight(w):
+        nonlocal weight
+        weight = w
+
+    def set_verbose(on):
+        nonlocal verbose
+        verbose = on
+
+    return step, set_weight, set_verbose
+
+
+def main():
+    step, set_weight, set_verbose = make_step()
+    x = torch.randn(4)
+    for epoch in range(3):
+        step(x)
+        set_weight(0.5 / (epoch + 2))
+'''
+
 
 
 @pytest.mark.parametrize("source, code, guard", [
     (FACTORY, "DYN501", "return x * factor + math.sqrt(factor)"),
     (CLOSED_OVER, "DYN514", "return signal * self.gain + self.offset"),
+    (SETTER, "DYN514", "y = x.sin() * weight"),
+    (SETTER.replace("set_weight(0.5 / (epoch + 2))", "set_verbose(epoch % 2 == 0)"), "DYN514", "if verbose:"),
     (CLOSED_OVER.replace("calib.update(0.25, 3.0)", "calib.gain = 3.0"), "DYN514",
      "return signal * self.gain + self.offset"),
 ])
@@ -79,6 +116,9 @@ def test_state_read_without_an_argument_is_reported_at_the_guard(tmp_path, sourc
         "for factor in", "for _ in").replace("make_scaler(factor)(x)", "make_scaler(2.0)(x)")),
     (CLOSED_OVER, "DYN514", CLOSED_OVER.replace("    denoise(signal)\n    calib.update(0.25, 3.0)\n",
                                                 "    calib.update(0.25, 3.0)\n    denoise(signal)\n")),
+    (SETTER, "DYN514", SETTER.replace("        set_weight(0.5 / (epoch + 2))\n", "").replace(
+        "    step, set_weight, set_verbose = make_step()\n",
+        "    step, set_weight, set_verbose = make_step()\n    set_weight(0.25)\n")),
 ])
 def test_state_that_does_not_change_between_calls_is_not_reported(tmp_path, source, code, same):
     """The same number for every closure, a setter called once before the first call: one graph."""

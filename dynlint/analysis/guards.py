@@ -40,6 +40,9 @@ BEHAVIOUR = {
     "global list": EVERY_CHANGE,               # appended to, read or not
     "global dict store": ONCE,                 # `CACHE["last"] = y`: empty, then not
     "closure int": ONCE,                       # `nonlocal calls; calls += 1`
+    "closure float": ONCE,                     # `nonlocal w; w = v` in a setter, between calls
+    "closure bool": ONCE,                      # `nonlocal flag; flag = on` between calls: one graph per value
+    "closure str": EVERY_CHANGE,               # `nonlocal mode; mode = name` between calls
     "closure int in range": EVERY_CHANGE,      # `for _ in range(calls)`
     "int argument": ONCE,
     "float argument": ONCE,

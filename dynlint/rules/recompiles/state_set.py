@@ -392,7 +392,21 @@ class StateSetBetweenCalls(SiteBookkeeping):
                 (isinstance(value, cst.UnaryOperation) and isinstance(value.operator, cst.Not)):
             return "bool"
         if isinstance(value, cst.Name) and value.value in parameter_names(fn) and isinstance(target, cst.Name):
+            if (id(fn), target.value) in self.cells:        # a closure's setter, called again and again
+                return self._cell_kind(target.value) if _called_in_a_loop(self.ctx.source or "", fn.name.value) \
+                    else None
             return _first_value_kind(self.ctx.source or "", target.value)
+        return None
+
+    def _cell_kind(self, name: str) -> Optional[str]:
+        """"bool", "int", "float" or "str" for a closure cell that the enclosing function binds to a literal in its
+        own body (`aux_weight = 0.5` before `def set_aux_weight(w): nonlocal aux_weight; aux_weight = w`)."""
+        outer = [f for f in self.ctx.functions if isinstance(f, cst.FunctionDef)][-2:-1]
+        for stmt in outer[0].body.body if outer and isinstance(outer[0].body, cst.IndentedBlock) else ():
+            for small in stmt.body if isinstance(stmt, cst.SimpleStatementLine) else ():
+                if isinstance(small, cst.Assign) and len(small.targets) == 1 and \
+                        isinstance(small.targets[0].target, cst.Name) and small.targets[0].target.value == name:
+                    return _literal_kind(small.value)
         return None
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
@@ -434,8 +448,8 @@ class StateSetBetweenCalls(SiteBookkeeping):
         ix = self.ctx.index
         if isinstance(target, cst.Name) and (id(fn), target.value) in self.declared:
             return target.value, f"global {kind}"
-        if isinstance(target, cst.Name) and (id(fn), target.value) in self.cells and kind == "int":
-            return target.value, "closure int"
+        if isinstance(target, cst.Name) and (id(fn), target.value) in self.cells:
+            return target.value, f"closure {kind}"
         if not (isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name)) or ix is None:
             return None
         obj, name = target.value.value, f"{target.value.value}.{target.attr.value}"
@@ -741,6 +755,27 @@ def _module_level_names(source: str) -> Set[str]:
     tree = guard_lines.parsed(source)
     return {t.id for st in (tree.body if tree is not None else ()) if isinstance(st, ast.Assign)
             for t in st.targets if isinstance(t, ast.Name)}
+
+
+def _called_in_a_loop(source: str, name: str) -> bool:
+    """Does a loop of the file call the function `name` by that name (a setter handed out by a closure factory,
+    `set_weight(w)` in a training loop)?"""
+    tree = guard_lines.parsed(source)
+    return tree is not None and any(
+        isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id == name
+        for loop in ast.walk(tree) if isinstance(loop, (ast.For, ast.While))
+        for stmt in loop.body for call in ast.walk(stmt))
+
+
+def _literal_kind(value: cst.BaseExpression) -> Optional[str]:
+    """The kind of a literal: `0.5`, `3`, `True`, `"gelu"`."""
+    if isinstance(value, cst.Float):
+        return "float"
+    if isinstance(value, cst.Integer):
+        return "int"
+    if isinstance(value, cst.Name) and value.value in ("True", "False"):
+        return "bool"
+    return "str" if isinstance(value, cst.SimpleString) else None
 
 
 def _first_value_kind(source: str, name: str) -> Optional[str]:
