@@ -80,7 +80,8 @@ class Finding:
 
     @property
     def sort_key(self):
-        return (self.path, self.cell, self.line, self.column, self.code)
+        # the message last: two findings of one code at one place keep one order from run to run
+        return (self.path, self.cell, self.line, self.column, self.code, self.end_line, self.end_column, self.message)
 
     def to_dict(self) -> dict:
         return {

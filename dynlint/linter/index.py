@@ -746,6 +746,10 @@ def assigned_between_calls(tree: ast.AST, aliases) -> List[Tuple[int, str, str, 
     function that calls one callee both before it and after it (`trainer.fit(a)`, the assignment,
     `trainer.fit(b)`)."""
     out = []
+    if not any(isinstance(n, (ast.Assign, ast.AugAssign)) and
+               any(_through(t, aliases) for t in (n.targets if isinstance(n, ast.Assign) else [n.target]))
+               for n in ast.walk(tree)):
+        return out          # (most functions: one walk, not one per loop)
     scopes = [n for n in ast.walk(tree) if isinstance(n, (ast.For, ast.While, ast.FunctionDef, ast.AsyncFunctionDef))]
     for scope in scopes:
         stores = [n for s in scope.body for n in ast.walk(s) if isinstance(n, (ast.Assign, ast.AugAssign)) and

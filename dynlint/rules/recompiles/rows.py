@@ -63,7 +63,7 @@ def loop_values(ctx, tensors) -> Iterator[Tuple[str, str, str, List[Tuple[str, i
     from dynlint.rules.recompiles.common import loop_scalar_kind
     for qual, info in entry_methods(ctx, functions=True):
         method, params = qual.rpartition(".")[2], [p for p in info.params if p not in ("self", "cls")]
-        callers = None
+        callers, around = None, {}       # around: id of a call -> the loops around it (one walk per call)
         for param in params:
             callers = callers if callers is not None else \
                 (alias_calls(tensors, info.cls, method) or []) + (receiver_calls(tensors, info.cls, method) or [])
@@ -73,9 +73,13 @@ def loop_values(ctx, tensors) -> Iterator[Tuple[str, str, str, List[Tuple[str, i
                     continue        # a function's or module's calls in its own file: the site rules see them
                 for call in calls:
                     arg = bound_arguments(call, params).get(param)
-                    loop = _loop_binding(fdef, call, arg.value) if isinstance(arg, cst.Name) else None
+                    if not isinstance(arg, cst.Name):
+                        continue
+                    if id(call) not in around:
+                        around[id(call)] = _loops_around(fdef, call)
+                    loop = _loop_binding(around[id(call)], arg.value)
                     kind = loop_scalar_kind(loop, arg.value) if loop is not None else \
-                        _set_by_loop(fdef, call, arg.value) if isinstance(arg, cst.Name) else None
+                        _set_by_loop(around[id(call)], arg.value)
                     if kind:
                         kinds.add(kind)
                         found.append((other.ctx.index.path, _call_line(other, cinfo, call), arg.value))
@@ -88,9 +92,9 @@ def _call_line(other, info, call: cst.Call) -> int:
     return _line_in(other.ctx.source or "", info, call)
 
 
-def _loop_binding(fdef: cst.FunctionDef, call: cst.Call, name: str) -> Optional[cst.For]:
-    """The innermost `for` loop of `fdef` around `call` whose target binds `name`."""
-    found = [n for n in reversed(_loops_around(fdef, call)) if _binds_target(n.target, name)]
+def _loop_binding(loops: List[cst.For], name: str) -> Optional[cst.For]:
+    """The innermost of the `for` loops around a call (`_loops_around`) whose target binds `name`."""
+    found = [n for n in reversed(loops) if _binds_target(n.target, name)]
     return found[0] if found else None
 
 
@@ -110,13 +114,14 @@ def _loops_around(fdef: cst.FunctionDef, call: cst.Call) -> List[cst.For]:
     return found
 
 
-def _set_by_loop(fdef: cst.FunctionDef, call: cst.Call, name: str) -> Optional[str]:
-    """The kind of a local that the innermost loop around `call` binding it sets once from a test of its variable
-    (`freq = torch.rand(8) if epoch > 0 else None`): "None or tensor" and the like (`scalars._conditional_kind`)."""
+def _set_by_loop(loops: List[cst.For], name: str) -> Optional[str]:
+    """The kind of a local that the innermost of the loops around a call (`_loops_around`) binding it sets once from
+    a test of its variable (`freq = torch.rand(8) if epoch > 0 else None`): "None or tensor" and the like
+    (`scalars._conditional_kind`)."""
     from dynlint.linter.walker import descendants
     from dynlint.rules.recompiles.common import names_in
     from dynlint.rules.recompiles.scalars import _conditional_kind
-    for loop in reversed(_loops_around(fdef, call)):
+    for loop in reversed(loops):
         binds = [n for n in descendants(loop.body) if isinstance(n, cst.Assign) and
                  any(isinstance(t.target, cst.Name) and t.target.value == name for t in n.targets)]
         if not binds:
