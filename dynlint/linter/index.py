@@ -396,6 +396,7 @@ class _Indexer(ast.NodeVisitor):
         self.is_package = is_package
         self.stack: List[Tuple[str, str]] = []   # ("class"|"def", name)
         self.func_stack: List[FunctionInfo] = []
+        self.returns: List[List[Optional[ast.expr]]] = []    # per function of func_stack: its `return`s' values
         self.top: Tuple[int, int] = (0, 0)
         self.loop_vars: List[Dict[str, str]] = [{}]   # loop variable -> "self.<attr>"
         self.named: Counter = Counter()                # name -> times it occurs as a name (`ModuleIndex.refs`)
@@ -514,8 +515,6 @@ class _Indexer(ast.NodeVisitor):
         self.ix.functions[qual] = info
         info.true_if_any = _true_if_any(node)
         info.sets_keywords = _sets_keywords(node)
-        info.iterates = self._iterates(node, params)
-        info.returns_def = _returns_def(node)
         info.annotations = {a.arg: names for a in args.posonlyargs + args.args + args.kwonlyargs
                             if a.annotation is not None for names in [_annotation_names(a.annotation)] if names}
         if cls and len(self.stack) == 1 and cls in self.ix.classes:
@@ -525,18 +524,27 @@ class _Indexer(ast.NodeVisitor):
         self.stack.append(("def", node.name))
         self.func_stack.append(info)
         self.loop_vars.append({})
+        self.returns.append([])
         self.generic_visit(node)
+        returns = self.returns.pop()        # the values of its own `return`s (visit_Return)
+        info.iterates = self._iterates(returns, params)
+        info.returns_def = _returns_def(node, returns)
         self.loop_vars.pop()
         self.func_stack.pop()
         self.stack.pop()
 
+    def visit_Return(self, node: ast.Return) -> None:
+        if self.returns:
+            self.returns[-1].append(node.value)
+        self.generic_visit(node)
+
     visit_AsyncFunctionDef = visit_FunctionDef
 
-    def _iterates(self, fn, params: List[str]) -> str:
+    def _iterates(self, returns: List[Optional[ast.expr]], params: List[str]) -> str:
         """FunctionInfo.iterates of one `def`: every `return` gives the same parameter, itself, as `iter(p)` or
         wrapped in a progress bar (`tqdm(p, ...)`), or such a bar with no iterable (`tqdm(total=n)`)."""
         found: Set[str] = set()
-        for r in _own_returns(fn):
+        for r in returns:
             wraps = isinstance(r, ast.Call) and (dotted_name(r.func) == "iter" or
                                                  self.ix.qualify(dotted_name(r.func) or "") in ITERATOR_WRAPPERS)
             inner = (r.args[0] if r.args else None) if wraps else r
@@ -778,25 +786,12 @@ def _through(target: ast.expr, aliases) -> Optional[Tuple[str, str, object]]:
     return None
 
 
-def _returns_def(fn) -> str:
-    """FunctionInfo.returns_def of one `def`: the name of a def in its body that every `return` gives."""
+def _returns_def(fn, returns: List[Optional[ast.expr]]) -> str:
+    """FunctionInfo.returns_def of one `def` whose own `return`s give `returns`: the name of a def in its body that
+    every `return` gives."""
     defs = {n.name for n in fn.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
-    found = {r.id if isinstance(r, ast.Name) and r.id in defs else "" for r in _own_returns(fn)} if defs else set()
+    found = {r.id if isinstance(r, ast.Name) and r.id in defs else "" for r in returns} if defs else set()
     return found.pop() if len(found) == 1 else ""
-
-
-def _own_returns(fn) -> List[Optional[ast.expr]]:
-    """The values of the `return` statements of `fn` (not of functions or classes nested in it)."""
-    out: List[Optional[ast.expr]] = []
-    stack = list(fn.body)
-    while stack:
-        n = stack.pop()
-        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-            continue
-        if isinstance(n, ast.Return):
-            out.append(n.value)
-        stack.extend(ast.iter_child_nodes(n))
-    return out
 
 
 def _sets_keywords(fn) -> bool:
