@@ -57,7 +57,11 @@ class ValueDiffersBetweenFrameEntries(TorchRule):
         int attribute is specialised, so a layer index recompiles for every layer until `recompile_limit` (8),
         after which the remaining layers run eagerly on every call; a flag or a None-versus-tensor argument
         costs one recompile. The cost disappears with the break: an inlined function's values are constants
-        of its caller's one trace (docs/guards.md, "frame" rows).
+        of its caller's one trace (docs/guards.md, "frame" rows). Rows that a mask or `nonzero()` picks differ
+        in number from entry to entry: the first new number recompiles with the size dynamic, and an entry of
+        0 or 1 rows fails Dynamo's `2 <= x.size()[0]` where the frame first works with them; where a loop runs
+        the tensor down (greedy non-maximum suppression, `order = order[1:][keep]` until it is empty), that
+        entry comes in an ordinary run, and its guard is a finding of its own.
     """
     INVALID = [Example("""
         import torch

@@ -65,7 +65,9 @@ class StateSetBetweenCalls(SiteBookkeeping):
         and a call there of a setter of the same object with a new value (`scheduler.set_timesteps(steps)`
         in a loop, or with a parameter its callers pass differently), or an assignment of a number to an
         attribute it reads (`scheduler.eta = 0.5`), between two compiled calls, is reported in the class's
-        file, at the guard.
+        file, at the guard. A closure cell of any Python scalar kind counts when another function of the same
+        closure sets it (`def set_weight(w): nonlocal weight; weight = w`) and a loop calls that setter: a
+        float or bool cell recompiles once, a string on every new value (docs/guards.md, "closure" rows).
     """
     INVALID = [Example("""
         import torch
