@@ -44,3 +44,54 @@ def test_a_compiled_callable_object_guards_the_config_it_keeps(tmp_path):
     assert {f.line for r in obs.recompiles for f in r.failures[:1]} == {15}
     found = [(f.line, f.code, f.related[0][1]) for f in check_source(CALLABLE_OBJECT).findings]
     assert found == [(15, "DYN514", 25)]
+
+
+NARROWED = '''import torch
+from torch import nn
+
+
+class Observer(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("peak", torch.ones(()))
+
+    def forward(self, x):
+        self.peak.copy_(torch.maximum(self.peak, x.abs().max()))
+        return x
+
+    def scale(self):
+        return 127 / float(self.peak)
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+        self.obs = Observer()
+
+    def forward(self, x):
+        return self.obs(self.fc(x))
+
+
+def main():
+    net = Net()
+    net(torch.randn(2, 4))
+    return {name: torch.compile(m.scale)() for name, m in net.named_modules() if isinstance(m, Observer)}
+'''
+
+
+@pytest.mark.dynamo
+@pytest.mark.parametrize("test", ["isinstance(m, Observer)", "isinstance(m, (Observer, nn.Identity))"])
+def test_a_method_compiled_through_a_name_an_isinstance_test_narrows(tmp_path, test):
+    """`torch.compile(m.scale)` for the modules `isinstance(m, Observer)` keeps: as a type checker narrows `m`
+    there, the compiled method is `Observer.scale`, and its `float()` of a tensor breaks the graph there."""
+    from dynlint.compiler import harness
+    source = NARROWED.replace("isinstance(m, Observer)", test)
+    path = tmp_path / "m.py"
+    path.write_text(source)
+    obs = harness.observe(str(path), ["main()"])
+    assert obs.error is None, obs.error
+    line = source.splitlines().index("        return 127 / float(self.peak)") + 1
+    assert {b.line for b in obs.breaks if b.path == str(path)} == {line}
+    found = [f for f in check_source(source, filename="m.py").findings if f.code == "DYN202"]
+    assert [f.line for f in found] == [line]

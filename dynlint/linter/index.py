@@ -684,11 +684,26 @@ class _Indexer(ast.NodeVisitor):
         if name and name.endswith((".add", ".update")) and DYNAMO_CONFIG in self.ix.qualify(name):
             self._dynamo_setting(name.rsplit(".", 1)[0], node.args)
         site = self._call_site(node, name)
+        if name == "isinstance" and self.func_stack:
+            self._narrowed(node)
         if name and name.startswith("self."):
             self._class_facts(node, name)
             self._kept_by_keyword(node, name)
         if site:
             (self.func_stack[-1].calls if self.func_stack else self.ix.module_calls).append(site)
+
+    def _narrowed(self, node: ast.Call) -> None:
+        """`isinstance(m, Observer)` (or a tuple of classes) on a local name: where the test holds, `m` is an
+        instance of that class, as a type checker narrows it; its methods are what `m.method` names there
+        (`torch.compile(m.calculate_qparams)` for the modules of a model that are observers)."""
+        if len(node.args) != 2 or node.keywords or not isinstance(node.args[0], ast.Name):
+            return
+        kinds = node.args[1].elts if isinstance(node.args[1], ast.Tuple) else [node.args[1]]
+        names = [dotted_name(k) for k in kinds]
+        if not all(n and n.rsplit(".", 1)[-1][:1].isupper() for n in names):
+            return
+        bound = self.func_stack[-1].instances.setdefault(node.args[0].id, [])
+        bound.extend(n for n in names if n not in bound)
 
     def _call_site(self, node: ast.Call, name: Optional[str]) -> Optional[CallSite]:
         args = [dotted_name(a) or "" for a in node.args]
