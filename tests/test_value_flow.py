@@ -883,3 +883,42 @@ def main():
     assert {6, 7} <= broken_lines(tmp_path, src, "main()")
     assert 8 not in broken_lines(tmp_path, src, "main()")
 
+
+
+AVERAGER = '''import copy
+
+import torch
+from torch import nn
+
+
+class Averager:
+    def __init__(self):
+        self.avg = None
+
+    def update(self, params):
+        if self.avg is None:
+            self.avg = [copy.deepcopy(p.detach()) for p in params]
+        return len(self.avg)
+
+
+def main():
+    model = nn.Linear(3, 2)
+    update = torch.compile(Averager().update)
+    update(PARAMS)
+'''
+
+
+@pytest.mark.parametrize("params", ["list(model.parameters())", "tuple(model.buffers()) + tuple(model.parameters())"])
+def test_a_modules_parameters_are_tensors_also_in_a_list(tmp_path, params):
+    """`model.parameters()` gives the module's tensors one by one, and `list(...)` of it holds the same tensors:
+    a compiled method handed one deep-copies tensors, which breaks the graph (DYN304) where dynlint says."""
+    from dynlint.compiler import harness
+    src = AVERAGER.replace("PARAMS", params)
+    path = tmp_path / "m.py"
+    path.write_text(src)
+    obs = harness.observe(str(path), ["main()"])
+    assert obs.error is None, obs.error
+    line = src.splitlines().index("            self.avg = [copy.deepcopy(p.detach()) for p in params]") + 1
+    assert {(b.line, b.gb_types) for b in obs.breaks if b.path == str(path)} == \
+        {(line, ("Attempted to copy.deepcopy a tensor",))}
+    assert [f.line for f in api.check_source(src).findings if f.code == "DYN304"] == [line]

@@ -26,9 +26,9 @@ from dynlint.analysis.tensors.syntax import NON_TENSOR_TESTS, bound_arguments, i
     np_sized_draw, optional_param, type_comment
 from dynlint.analysis.tensors.torch_api import (
     BOOL_CREATORS, BOOL_METHODS, BOOL_TORCH_FUNCS, CONTAINER_BUILTINS, EVIDENCE_METHODS, FULL_REDUCTIONS,
-    INTEGER_DTYPES, LAYOUT_METHODS, NP_TRACED_DRAWS, NP_VALUE_FUNCS, SCALAR_MATH, SCALAR_PRESERVING,
-    SEQUENCE_ANNOTATIONS, TENSOR_ANNOTATIONS, TENSOR_METHODS, TORCH_OTHER_FUNCS, TORCH_TENSOR_CLASSES,
-    TORCH_TENSOR_PREFIXES, TORCH_VALUE_FUNCS, VALUE_ANNOTATIONS, VALUE_BUILTINS, VALUE_METHODS)
+    INTEGER_DTYPES, LAYOUT_METHODS, MODULE_TENSORS, NP_TRACED_DRAWS, NP_VALUE_FUNCS, SCALAR_MATH,
+    SCALAR_PRESERVING, SEQUENCE_ANNOTATIONS, TENSOR_ANNOTATIONS, TENSOR_METHODS, TORCH_OTHER_FUNCS,
+    TORCH_TENSOR_CLASSES, TORCH_TENSOR_PREFIXES, TORCH_VALUE_FUNCS, VALUE_ANNOTATIONS, VALUE_BUILTINS, VALUE_METHODS)
 from dynlint.linter.index import ITERATOR_WRAPPERS
 from dynlint.linter.walker import walk
 
@@ -902,6 +902,8 @@ class Tensors(CallerKinds, AttributeKinds):
             if self._submodule(method):
                 return TENSOR
             return WEAK if any(self._kind(a.value) == TENSOR for a in node.args) else UNKNOWN
+        if method in MODULE_TENSORS and not node.args and not self._names_module(recv):
+            return TENSORS          # `model.parameters()`, `model.buffers()`: nn.Module's tensors, one by one
         base = self._kind(recv)
         if isinstance(recv, cst.Comparison) and method in EVIDENCE_METHODS and not \
                 any(isinstance(c.operator, NON_TENSOR_TESTS) for c in recv.comparisons):
@@ -947,6 +949,9 @@ class Tensors(CallerKinds, AttributeKinds):
             return WEAK
         if q.startswith("torch."):
             return self._torch_call(q)
+        if q in ("list", "tuple") and len(node.args) == 1 and not node.args[0].keyword and not node.args[0].star \
+                and self._kind(node.args[0].value) == TENSORS:
+            return TENSORS          # `list(model.parameters())`: the same tensors, in a list
         if q in VALUE_BUILTINS:
             return VALUE
         if q in ("abs", "max", "min"):

@@ -126,6 +126,9 @@ SCALAR_PRESERVING = frozenset({"long", "int", "float", "double", "half", "to", "
                                "floor", "ceil", "clamp", "clamp_min", "clamp_max", "sqrt", "exp", "log", "neg",
                                "cpu", "cuda", "squeeze", "type_as"})
 
+# nn.Module methods that give its tensors one by one (`for p in model.parameters()`: each a tensor)
+MODULE_TENSORS = frozenset({"parameters", "buffers"})
+
 # ---- Python builtins and annotations
 # builtins that return containers: their elements can be anything
 CONTAINER_BUILTINS = frozenset({"enumerate", "zip", "sorted", "reversed", "list", "tuple", "dict", "set", "map",
