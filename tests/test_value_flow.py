@@ -922,3 +922,31 @@ def test_a_modules_parameters_are_tensors_also_in_a_list(tmp_path, params):
     assert {(b.line, b.gb_types) for b in obs.breaks if b.path == str(path)} == \
         {(line, ("Attempted to copy.deepcopy a tensor",))}
     assert [f.line for f in api.check_source(src).findings if f.code == "DYN304"] == [line]
+
+
+ROLLOUT = '''import torch
+
+
+@torch.compile(backend="eager")
+def step(returns, reward, done):
+    returns = returns + reward
+    finished = returns[done]
+    return returns.masked_fill(done, 0.0), finished
+
+
+def main():
+    returns = torch.zeros(4)
+    for t in range(3):
+        step(returns, torch.ones(4), torch.arange(4) % 3 == t)
+'''
+
+
+@pytest.mark.parametrize("use", ["returns.masked_fill(done, 0.0)", "torch.where(done, 0.0, returns)",
+                                 "torch.masked_fill(returns, done, 0.0)"])
+def test_a_parameter_torch_takes_as_a_mask_is_a_boolean_tensor(tmp_path, use):
+    """`done` is used where torch's signatures take only a boolean tensor (the mask of `masked_fill`, the condition
+    of `torch.where`): indexing with it selects by a mask, which breaks the graph (DYN402) where dynlint says."""
+    src = ROLLOUT.replace("returns.masked_fill(done, 0.0)", use)
+    line = src.splitlines().index("    finished = returns[done]") + 1
+    assert line in broken_lines(tmp_path, src, "main()")
+    assert [f.line for f in api.check_source(src).findings if f.code == "DYN402"] == [line]

@@ -182,6 +182,12 @@ def _role(cls: type) -> int:
     return role
 
 
+# where torch's signatures take a boolean tensor (a mask, a condition): method -> (the argument's position in a
+# tensor's method, in the `torch.` function), None where there is no such form
+MASK_USES = {"masked_fill": (0, 1), "masked_fill_": (0, None), "masked_select": (0, 1), "masked_scatter": (0, None),
+             "masked_scatter_": (0, None), "where": (None, 0)}
+
+
 class Assignments:
     """Collect name -> assigned value nodes in a function body (not in nested functions), with where each binding
     and each use of a name is (`Where`), for `reaching`."""
@@ -191,6 +197,7 @@ class Assignments:
         self.where: Dict[str, List[Where]] = {}
         self.uses: Dict[int, Where] = {}          # id(Name node) -> where it is read
         self.evidence: Set[str] = set()     # names used the way only tensors are: x.shape, x.view(...)
+        self.masks: Set[str] = set()        # names torch's signatures require to be boolean tensors (MASK_USES)
         self._order = 0
         self._blocks: List[int] = []
         self._loops: List[int] = []
@@ -344,6 +351,13 @@ class Assignments:
         f = node.func
         if isinstance(f, cst.Attribute) and isinstance(f.value, cst.Name) and f.attr.value in EVIDENCE_METHODS:
             self.evidence.add(f.value.value)
+        if isinstance(f, cst.Attribute) and f.attr.value in MASK_USES:
+            where = isinstance(f.value, cst.Name) and f.value.value == "torch"
+            position = MASK_USES[f.attr.value][where]
+            args = [a for a in node.args if not a.keyword and not a.star]
+            if position is not None and len(args) > position and isinstance(args[position].value, cst.Name) and \
+                    (not where or len(args) == 3):
+                self.masks.add(args[position].value.value)
 
     def visit_Assign(self, node: cst.Assign) -> None:
         for t in node.targets:

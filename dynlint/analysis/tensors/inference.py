@@ -556,8 +556,10 @@ class Tensors(CallerKinds, AttributeKinds):
         # `forward`'s parameters taken for tensors by the name guess alone (`_param_kind`): their elements are not
         # (`height, width = input_dimensions` is two ints as often as not)
         # parameters annotated as boolean tensors (`mask: torch.BoolTensor | None`) are masks
+        # and those used where torch takes only a boolean tensor (`x.masked_fill(done, 0.0)`)
         env[" bools"] = {p.name.value for p in ordered + list(params.kwonly_params) if p.annotation is not None and
-                         "BoolTensor" in cst.Module([]).code_for_node(p.annotation.annotation)}
+                         "BoolTensor" in cst.Module([]).code_for_node(p.annotation.annotation)} | \
+            (collector.masks & {p.name.value for p in ordered + list(params.kwonly_params)})
         callers = self._from_callers(fn) or {}
         env[" guessed"] = {p.name.value for p in ordered + list(params.kwonly_params)
                            if env.get(p.name.value) == TENSOR and p.annotation is None and p.default is None and
