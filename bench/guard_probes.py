@@ -60,6 +60,32 @@ STEP_SET_BY_LOOP = MOD + """
             m(torch.ones(3))
     """
 
+def closure_setter(first: str, body: str, value: str) -> str:
+    """A compiled closure that reads the cell `w` (bound to `first`, read by `body`) and a setter of the same
+    closure (`nonlocal w; w = v`) that `run(i)` calls with `value` before each call."""
+    return FN + f"""
+
+        def make():
+            w = {first}
+
+            @torch.compile
+            def f(x):
+{textwrap.indent(body, " " * 16)}
+                return x * 2
+
+            def set_w(v):
+                nonlocal w
+                w = v
+            return f, set_w
+
+        f, set_w = make()
+
+        def run(i):
+            set_w({value})
+            f(torch.ones(3))
+    """
+
+
 def layers(init: str, body: str, outer: str = "for layer in self.layers:\n    x = layer(x)") -> str:
     """A model of 10 layers whose forward breaks the graph (a print), so Dynamo compiles each layer's
     forward as a frame of its own, entered once per layer: `init` sets up a layer (it gets its index `i`),
@@ -826,71 +852,12 @@ PROBES: List[Probe] = [
         def run(i):
             f(torch.ones(3))
     """, model="closure int in range"),
-    Probe("closure", "a closure float that a setter of the closure sets between calls (`nonlocal w; w = v`)", FN + """
-
-        def make():
-            w = 0.5
-
-            @torch.compile
-            def f(x):
-                return x * w
-
-            def set_w(v):
-                nonlocal w
-                w = v
-            return f, set_w
-
-        f, set_w = make()
-
-        def run(i):
-            set_w(0.5 + i)
-            f(torch.ones(3))
-    """, model="closure float"),
-    Probe("closure", "a closure bool flag that a setter sets between calls, alternating, read in an `if`", FN + """
-
-        def make():
-            flag = False
-
-            @torch.compile
-            def f(x):
-                if flag:
-                    x = x + 1
-                return x * 2
-
-            def set_flag(on):
-                nonlocal flag
-                flag = on
-            return f, set_flag
-
-        f, set_flag = make()
-
-        def run(i):
-            set_flag(i % 2 == 1)
-            f(torch.ones(3))
-    """, model="closure bool"),
+    Probe("closure", "a closure float that a setter of the closure sets between calls (`nonlocal w; w = v`)",
+          closure_setter("0.5", "x = x * w", "0.5 + i"), model="closure float"),
+    Probe("closure", "a closure bool flag that a setter sets between calls, alternating, read in an `if`",
+          closure_setter("False", "if w:\n    x = x + 1", "i % 2 == 1"), model="closure bool"),
     Probe("closure", "a closure string that a setter sets between calls, a new value each call, compared in an "
-          "`if`", FN + """
-
-        def make():
-            mode = "m0"
-
-            @torch.compile
-            def f(x):
-                if mode == "m0":
-                    x = x + 1
-                return x * 2
-
-            def set_mode(name):
-                nonlocal mode
-                mode = name
-            return f, set_mode
-
-        f, set_mode = make()
-
-        def run(i):
-            set_mode("m%d" % i)
-            f(torch.ones(3))
-    """, model="closure str"),
+          "`if`", closure_setter('"m0"', 'if w == "m0":\n    x = x + 1', '"m%d" % i'), model="closure str"),
     # ---- frames of their own: a layer whose forward breaks the graph is compiled once per layer entry
     Probe("frame", "a layer index (`self.index = i`) read by a layer whose forward breaks the graph",
           layers("self.index = i", "x = x * self.index"), model="frame int attribute per instance"),

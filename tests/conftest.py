@@ -64,6 +64,17 @@ def line_of(source: str, text: str) -> int:
     return next(n for n, line in enumerate(source.splitlines(), 1) if text in line)
 
 
+def dynamo_breaks(tmp_path: Path, source: str, call: str = "main()") -> set:
+    """Run `call` of `source` under real Dynamo; (line, gb_types) of each graph break, at the innermost frame in
+    the source (a break inside a library it calls, `copy.deepcopy`, stands at the line that called it)."""
+    from dynlint.compiler import harness
+    path = tmp_path / "probe.py"
+    path.write_text(source)
+    obs = harness.observe(str(path), [call])
+    assert obs.error is None, obs.error
+    return {(b.line, b.gb_types) for b in obs.breaks if b.path == str(path)}
+
+
 def dynamo_guard_lines(tmp_path: Path, source: str, call: str = "main()", lineless: bool = True) -> list:
     """Run `call` of `source` under real Dynamo; the lines of the guards that failed, over every recompile. A
     guard with no line of its own (a tensor's dtype or size) counts at the frame's first line, or, with

@@ -2,6 +2,7 @@
 stands at the line the guard that fails names."""
 import pytest
 
+from conftest import dynamo_breaks, line_of
 from dynlint.api import check_source
 
 CALLABLE_OBJECT = '''import torch
@@ -85,13 +86,8 @@ def main():
 def test_a_method_compiled_through_a_name_an_isinstance_test_narrows(tmp_path, test):
     """`torch.compile(m.scale)` for the modules `isinstance(m, Observer)` keeps: as a type checker narrows `m`
     there, the compiled method is `Observer.scale`, and its `float()` of a tensor breaks the graph there."""
-    from dynlint.compiler import harness
     source = NARROWED.replace("isinstance(m, Observer)", test)
-    path = tmp_path / "m.py"
-    path.write_text(source)
-    obs = harness.observe(str(path), ["main()"])
-    assert obs.error is None, obs.error
-    line = source.splitlines().index("        return 127 / float(self.peak)") + 1
-    assert {b.line for b in obs.breaks if b.path == str(path)} == {line}
+    line = line_of(source, "return 127 / float(self.peak)")
+    assert {ln for ln, _ in dynamo_breaks(tmp_path, source)} == {line}
     found = [f for f in check_source(source, filename="m.py").findings if f.code == "DYN202"]
     assert [f.line for f in found] == [line]

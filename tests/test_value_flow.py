@@ -5,6 +5,7 @@ import textwrap
 
 import pytest
 
+from conftest import dynamo_breaks, line_of
 from dynlint import api
 
 
@@ -912,15 +913,9 @@ def main():
 def test_a_modules_parameters_are_tensors_also_in_a_list(tmp_path, params):
     """`model.parameters()` gives the module's tensors one by one, and `list(...)` of it holds the same tensors:
     a compiled method handed one deep-copies tensors, which breaks the graph (DYN304) where dynlint says."""
-    from dynlint.compiler import harness
     src = AVERAGER.replace("PARAMS", params)
-    path = tmp_path / "m.py"
-    path.write_text(src)
-    obs = harness.observe(str(path), ["main()"])
-    assert obs.error is None, obs.error
-    line = src.splitlines().index("            self.avg = [copy.deepcopy(p.detach()) for p in params]") + 1
-    assert {(b.line, b.gb_types) for b in obs.breaks if b.path == str(path)} == \
-        {(line, ("Attempted to copy.deepcopy a tensor",))}
+    line = line_of(src, "self.avg = [copy.deepcopy(p.detach()) for p in params]")
+    assert dynamo_breaks(tmp_path, src) == {(line, ("Attempted to copy.deepcopy a tensor",))}
     assert [f.line for f in api.check_source(src).findings if f.code == "DYN304"] == [line]
 
 
@@ -947,6 +942,6 @@ def test_a_parameter_torch_takes_as_a_mask_is_a_boolean_tensor(tmp_path, use):
     """`done` is used where torch's signatures take only a boolean tensor (the mask of `masked_fill`, the condition
     of `torch.where`): indexing with it selects by a mask, which breaks the graph (DYN402) where dynlint says."""
     src = ROLLOUT.replace("returns.masked_fill(done, 0.0)", use)
-    line = src.splitlines().index("    finished = returns[done]") + 1
-    assert line in broken_lines(tmp_path, src, "main()")
+    line = line_of(src, "finished = returns[done]")
+    assert line in {ln for ln, _ in dynamo_breaks(tmp_path, src)}
     assert [f.line for f in api.check_source(src).findings if f.code == "DYN402"] == [line]

@@ -352,11 +352,11 @@ class Assignments:
         if isinstance(f, cst.Attribute) and isinstance(f.value, cst.Name) and f.attr.value in EVIDENCE_METHODS:
             self.evidence.add(f.value.value)
         if isinstance(f, cst.Attribute) and f.attr.value in MASK_USES:
-            where = isinstance(f.value, cst.Name) and f.value.value == "torch"
-            position = MASK_USES[f.attr.value][where]
+            function = isinstance(f.value, cst.Name) and f.value.value == "torch"     # `torch.where(...)`
+            position = MASK_USES[f.attr.value][function]
             args = [a for a in node.args if not a.keyword and not a.star]
             if position is not None and len(args) > position and isinstance(args[position].value, cst.Name) and \
-                    (not where or len(args) == 3):
+                    (not function or f.attr.value != "where" or len(args) == 3):
                 self.masks.add(args[position].value.value)
 
     def visit_Assign(self, node: cst.Assign) -> None:
