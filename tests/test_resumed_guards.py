@@ -195,3 +195,130 @@ def test_a_list_handed_on_is_not_reported_where_the_callee_iterates_it():
     assert "for s in sizes" in source and ".tolist()" in source
     lines = [f.line for f in check_source(source, filename="handed.py").findings if f.code == "DYN510"]
     assert _line(source, "for s in sizes:") not in lines
+
+
+HELD = '''
+import time
+
+import torch
+
+
+def normalise(x):
+    if x.sum() > 0:                 # a data-dependent branch: a function that breaks
+        return x / x.sum()
+    return x
+
+
+@torch.compile(backend="eager")
+def timed(x):
+    start = time.perf_counter()
+    y = normalise(x.sin())
+    return y, time.perf_counter() - start
+
+
+@torch.compile(backend="eager")
+def counted(x):
+    n = int(x.argmax())
+    y = x.cos()
+    print("tick")
+    return y, n
+
+
+@torch.compile(backend="eager")
+def elapsed(x):
+    start = time.perf_counter()
+    took = time.perf_counter() - start
+    return x.sin(), took
+
+
+@torch.compile(backend="eager")
+def only_returned(x):
+    start = time.perf_counter()
+    return x.sin(), start
+
+
+@torch.compile(backend="eager")
+def read_first(x):
+    scale = x.abs().max().item()
+    y = x / scale
+    y = normalise(y)
+    return y, scale
+
+
+def main():
+    for i in range(3):
+        x = torch.randn(4) + i
+        timed(x), counted(x), elapsed(x), only_returned(x), read_first(x)
+'''
+
+
+def test_a_number_made_at_a_break_is_guarded_where_the_graph_breaks_again_while_it_is_needed(tmp_path):
+    """DYN520 (analysis/resumed.held_across): the clock's float and `int(t)` are held across the next break (a
+    call of a function that breaks, a `print`, the clock read again) and guarded at its line; one only returned
+    is not guarded, and one the resumed frame computes with first is guarded at that read (DYN510), not at the
+    next break."""
+    pytest.importorskip("torch")
+    from conftest import dynamo_guard_lines
+    found = sorted(f.line for f in check_source(HELD, filename="held.py", preview=True).findings
+                   if f.code == "DYN520")
+    held = [_line(HELD, "y = normalise(x.sin())"), _line(HELD, 'print("tick")'),
+            _line(HELD, "took = time.perf_counter() - start")]
+    assert found == held
+    guarded = dynamo_guard_lines(tmp_path, HELD)
+    assert set(held) <= set(guarded)
+    assert _line(HELD, "return x.sin(), start") not in guarded
+    assert _line(HELD, "y = normalise(y)") not in guarded and _line(HELD, "y = x / scale") in guarded
+
+
+def test_the_function_that_breaks_again_may_be_in_another_file_and_an_edit_there_is_followed(tmp_path):
+    from dynlint import api
+    helper, rest = HELD.split("@torch.compile", 1)
+    (tmp_path / "pyproject.toml").write_text("[tool.dynlint]\n")
+    (tmp_path / "helper.py").write_text(helper)
+    (tmp_path / "model.py").write_text("import time\n\nimport torch\n\nfrom helper import normalise\n\n\n"
+                                       "@torch.compile" + rest)
+    cfg = api.load_config([str(tmp_path)], api.known_codes())
+
+    def dyn520():
+        return [(f.path, f.line) for f in api.check([str(tmp_path)], cfg, cache=True).findings if f.code == "DYN520"]
+    model = (tmp_path / "model.py").read_text()
+    expected = [_line(model, "y = normalise(x.sin())"), _line(model, 'print("tick")'),
+                _line(model, "took = time.perf_counter() - start")]
+    assert dyn520() == [("model.py", line) for line in expected] == dyn520()      # cold, then from the cache
+    # the helper no longer breaks: the next break is the clock's second read, in the return
+    (tmp_path / "helper.py").write_text(helper.replace("if x.sum() > 0:", "if x.dim() > 0:"))
+    expected[0] = _line(model, "return y, time.perf_counter() - start")
+    assert dyn520() == [("model.py", line) for line in expected]
+
+
+def test_no_number_held_across_a_call_not_known_here_or_in_a_generator():
+    """A call of a function the analysis cannot see (a wrapper's `fn(*args)`) may break first; a context
+    manager's generator is not resumed (no guard at its second clock read: tests/test_frames.py's timing
+    wrappers)."""
+    opaque = HELD.replace("    y = normalise(x.sin())\n", "    y = x.sin()\n    y = hook(y)\n    y = normalise(y)\n") \
+        .replace("def timed(x):", "def timed(x, hook=torch.relu):")
+    assert [f.line for f in check_source(opaque, filename="opaque.py", preview=True).findings
+            if f.code == "DYN520"] == [_line(opaque, 'print("tick")'), _line(opaque, "took = time.perf_counter()")]
+    generator = '''
+import contextlib
+import time
+
+import torch
+
+TIMES = {}
+
+
+@contextlib.contextmanager
+def timing(name):
+    start = time.perf_counter()
+    yield
+    TIMES[name] = time.perf_counter() - start
+
+
+@torch.compile(backend="eager")
+def step(x):
+    with timing("step"):
+        return x.sin()
+'''
+    assert not [f for f in check_source(generator, filename="generator.py", preview=True).findings
+                if f.code == "DYN520"]

@@ -28,6 +28,7 @@ from dynlint.analysis.defs import (Defs, after_short_circuit, argument, body_nod
                                    loop_targets, param_defaults, param_of, returned, unpacked, value_kind)
 from dynlint.analysis.names import COMPILE, SKIPS_FRAME, strip_call
 from dynlint.analysis.ragged import first_read, ragged, runs_down
+from dynlint.analysis.resumed import held_across
 from dynlint.linter.index import CallSite, dotted_name
 from dynlint.linter.project import FuncRef, Project
 
@@ -62,6 +63,9 @@ class Frame:
     # Dynamo runs eagerly (analysis/ragged.py); the first work may be in a function the frame passes it to,
     # inlined: there an entry of 0 or 1 rows fails `2 <= x.size()[0]`
     sizes: Tuple[Tuple[str, int, Tuple[str, int, int], bool], ...] = ()
+    # (name, line, line of the next break): a Python number the break at `line` makes in this function, still
+    # needed where the graph breaks next: the frame Dynamo resumes after `line` guards it there (DYN520)
+    held: Tuple[Tuple[str, int, int], ...] = ()
 
 
 BUILTINS = frozenset(dir(builtins))
@@ -76,6 +80,8 @@ MAYBE_NONE = frozenset({"get", "pop", "setdefault", "getattr", "forward", "__cal
 
 
 HOST_CODES = frozenset({"DYN201", "DYN202", "DYN203"})     # .item(), int(t)/float(t), .tolist(): Python values
+# breaks whose call gives a Python number: those, the clock (DYN307), `math` functions of a tensor (DYN205)
+NUMBER_CODES = HOST_CODES | {"DYN205", "DYN307"}
 
 
 def _none_at_some(seen: Dict[Tuple, int]) -> Optional[int]:
@@ -181,6 +187,10 @@ class Frames:
             frame = out.get(ref)
             out[ref] = replace(frame, host=frame.host + host) if frame else \
                 Frame((host[0][1], host[0][2], False), (), (), False, host=host)
+        for ref, held in self._numbers_held(found).items():
+            frame = out.get(ref)
+            out[ref] = replace(frame, held=frame.held + held) if frame else \
+                Frame((ref[0], held[0][1], False), (), (), False, held=held)
         # the parsed defs are done with: free them before the check of the frames forks its workers
         self.defs.clear()
         self._scanned.clear()
@@ -541,6 +551,33 @@ class Frames:
                         if after is not None else None
                     if param:
                         out.setdefault(callee, []).append((param, f.path, f.line))
+        return {r: tuple(dict.fromkeys(v)) for r, v in out.items()}
+
+    def _numbers_held(self, found) -> Dict[FuncRef, Tuple[Tuple[str, int, int], ...]]:
+        """The Python numbers a break makes (`t0 = time.perf_counter()`) that its function still needs where the
+        graph breaks next, by itself or in a call of a function that breaks (resumed.held_across): (name, line
+        made, line of that break), per function. Kept between runs while the breaks and the files are unchanged."""
+        stops: Dict[FuncRef, Set[int]] = {}
+        for _, ref, f in found:
+            stops.setdefault(ref, set()).add(f.line)
+        for path, line in self.entered:
+            owner = self._owner(path, line)
+            if owner is not None and self._runs((path, owner), line):
+                stops.setdefault((path, owner), set()).add(line)
+        made = [(ref, f.line) for _, ref, f in found if f.code in NUMBER_CODES]
+        asked = tuple((ref, line, tuple(sorted(stops[ref]))) for ref, line in made)
+        return self._reuse(("held",), asked, lambda: self._numbers_held_now(asked))
+
+    def _numbers_held_now(self, asked) -> Dict[FuncRef, Tuple[Tuple[str, int, int], ...]]:
+        out: Dict[FuncRef, List[Tuple[str, int, int]]] = {}
+        for ref, line, stops in asked:
+            fdef = self.defs.definition(ref)
+            ix = self.project.by_path.get(ref[0])
+            known = (lambda n: n in ix.imports or n in ix.functions or n in ix.classes or
+                     n in ix.module_instances or n in ix.assigned_calls) if ix is not None else (lambda n: False)
+            held = held_across(fdef, line, stops, known) if fdef is not None else None
+            if held is not None:
+                out.setdefault(ref, []).append((held[0], line, held[1]))
         return {r: tuple(dict.fromkeys(v)) for r, v in out.items()}
 
     def _runs(self, ref: FuncRef, line: int, column: Optional[int] = None) -> Optional[str]:

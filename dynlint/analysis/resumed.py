@@ -21,11 +21,15 @@ as usual). A recompile finding in such a function's own code names a guard that 
 from __future__ import annotations
 
 import ast
+import builtins
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 from dynlint.analysis import guard_lines
+from dynlint.analysis.defs import body_nodes, host_call
 from dynlint.analysis.names import SKIPS_FRAME
 from dynlint.linter.finding import Finding
+
+BUILTINS = frozenset(dir(builtins))
 
 
 def resumed_guards(findings: Sequence[Finding], breaks: Sequence[Finding],
@@ -71,6 +75,44 @@ def resumes_after(fn: ast.AST, line: int) -> bool:
             return False
         stack.extend(ast.iter_child_nodes(n))
     return True
+
+
+# calls whose value is a Python number: the clock (`time.perf_counter()`), the `math` module
+NUMBER_MODULES = ("time.", "math.")
+
+
+def held_across(fn: ast.AST, made: int, breaks: Sequence[int], known: Callable[[str], bool]
+                ) -> Optional[Tuple[str, int]]:
+    """The Python number a break at `made` binds (`t0 = time.perf_counter()`, `s = x.sum().item()`), and the
+    next of `breaks` (lines of `fn`: its breaks, and its calls of functions that break) while it is still needed.
+    Dynamo resumes after the first break in a frame that receives the number; where that frame ends at the next
+    break with the number live, it keeps the number and guards its value there (measured on torch 2.13:
+    `___stack0 == 35749.2` at the second break's line, for a float and an int alike; a number the frame only
+    returns is not guarded). None where the code between reads or rebinds it (a read that computes is where the
+    guard is: DYN510), where a break is in a loop (the frame is skipped), where a call between them goes to a
+    function not known here (`fn(self, *args)` of a wrapper: it may break first), where nothing reads it
+    after, or in a generator. The frame guards it even with no tensor work before that break (`elapsed =
+    time.perf_counter() - start` right after the first: measured). `known(name)`: a module-level name of the file (a def, a class, an import)."""
+    if any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in body_nodes(fn)):
+        return None             # a generator (a context manager's): Dynamo makes no resumed frame of it
+    stmt = next((s for s in body_nodes(fn) if isinstance(s, ast.Assign) and
+                 s.lineno <= made <= (s.end_lineno or s.lineno)), None)
+    if stmt is None or len(stmt.targets) != 1 or not isinstance(stmt.targets[0], ast.Name) or \
+            not isinstance(stmt.value, ast.Call) or not (
+                host_call(stmt.value) or (guard_lines.dotted(stmt.value.func) or "").startswith(NUMBER_MODULES)):
+        return None
+    name, end = stmt.targets[0].id, stmt.end_lineno or stmt.lineno
+    later = sorted(b for b in breaks if b > end)
+    if not later or not resumes_after(fn, made) or not resumes_after(fn, later[0]):
+        return None
+    at = later[0]
+    uses = [n for n in body_nodes(fn) if isinstance(n, ast.Name) and n.id == name]
+    if any(end < n.lineno < at for n in uses) or not any(n.lineno >= at and isinstance(n.ctx, ast.Load) for n in uses):
+        return None
+    params = {a.arg for a in fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs}
+    opaque = [c for c in body_nodes(fn) if isinstance(c, ast.Call) and end < c.lineno < at and
+              isinstance(c.func, ast.Name) and (c.func.id in params or not (known(c.func.id) or c.func.id in BUILTINS))]
+    return None if opaque else (name, at)
 
 
 def in_skipped_frames(findings: Sequence[Finding], breaks: Sequence[Finding], text: Callable[[str], Optional[str]],

@@ -139,6 +139,7 @@ BEHAVIOUR = {
     ('DYN517', ''): {'2.11-2.15': ('recompile', ())},
     ('DYN518', ''): {'2.11-2.15': ('recompile', ())},
     ('DYN519', ''): {'2.11-2.13': ('recompile', ()), '2.14-2.15': ('nothing', ())},
+    ('DYN520', ''): {'2.13': ('recompile', ())},
     ('DYN601', ''): {
         '2.11-2.15': ('break', ('Skip calling `torch.compiler.disable()`d function', 'Skip inlining `torch.compiler.disable()`d function')),
     },
@@ -385,6 +386,7 @@ VALID = {
     ('DYN517', 1): {'2.11-2.15': 'clean'},
     ('DYN518', 0): {'2.11-2.15': 'clean'},
     ('DYN519', 0): {'2.11-2.15': 'clean'},
+    ('DYN520', 0): {'2.13': 'clean'},
     ('DYN601', 0): {'2.11-2.15': 'clean'},
     ('DYN602', 0): {'2.11-2.15': 'clean'},
     ('DYN603', 0): {'2.11-2.15': 'clean'},

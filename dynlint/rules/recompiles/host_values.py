@@ -3,7 +3,7 @@ after it, in the same function (DYN510) or in its caller (DYN511)."""
 from __future__ import annotations
 
 import ast
-from typing import Optional, Set
+from typing import Optional, Set, Tuple
 
 import libcst as cst
 
@@ -376,3 +376,86 @@ class HostValueGuardedInResumedCode(TorchRule):
         path, line = origin
         self.report(node, name=node.value, where=f"line {line}" if path == self.ctx.path else f"{path}:{line}",
                     effect=effect("values after a break"))
+
+
+@register
+class HostValueHeldAcrossBreak(TorchRule):
+    """Checks for a Python number made where the graph breaks (`start = time.perf_counter()`, `s =
+    x.sum().item()`) and still needed where the graph breaks again further down (`y = self.head(y)` with a
+    break inside, then `time.perf_counter() - start`): the frame Dynamo resumes after the first break ends at
+    the second with the number live, and is guarded on its value there (analysis/frames.py `Frame.held`)."""
+    code = "DYN520"
+    name = "host-value-held-across-break"
+    message = ("`{name}` holds the Python number made at the graph break at line {line} and is still needed when "
+               "the graph breaks again here; the code Dynamo resumed after line {line} is guarded on its value at "
+               "this line: {effect}")
+    fix = ("Take the number outside the compiled code (time the call from its caller), keep it a tensor, or fix "
+           "either break")
+    recompiles = True
+    severity = "note"
+    scope = "frame"
+    why = """
+        A call that breaks the graph and gives a Python number (the clock, `.item()`, `int(t)`, a `math`
+        function of a tensor) ends the graph; Dynamo runs it and resumes the function after it in a frame of
+        its own whose inputs include the number. Where that resumed frame breaks again, by itself or in a call
+        of a function that breaks, while the number is still needed further down (`elapsed =
+        time.perf_counter() - start` after the model's call), Dynamo has to keep the number across the break
+        and guards it, at the line of that second break: a clock reading, or any number taken from data,
+        differs on the next call and recompiles the resumed code there (measured on torch 2.13; the value is
+        dynamic after that). Timing wrappers around a forward that breaks do this on every call.
+    """
+    INVALID = [Example("""
+        import time
+
+        import torch
+
+
+        def normalise(x):
+            if x.sum() > 0:                     # a data-dependent branch: the graph breaks in here
+                return x / x.sum()
+            return x
+
+
+        @torch.compile
+        def timed(x):
+            start = time.perf_counter()         # a break: the clock is read eagerly
+            y = normalise(x.sin())              # breaks again with `start` needed below: guarded here
+            return y, time.perf_counter() - start
+    """, "timed(torch.ones(3))", "timed(torch.ones(3))")]
+    VALID = [Example("""
+        import torch
+
+
+        def normalise(x):
+            return x / x.abs().sum().clamp_min(1e-6)
+
+
+        @torch.compile
+        def step(x):
+            return normalise(x.sin())
+    """, "step(torch.ones(3))", "step(torch.ones(3))")]
+
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self.done: Set[Tuple[str, str, int]] = set()
+
+    def _at(self, node: cst.CSTNode) -> None:
+        project = self.ctx.project
+        frame = project.frames.get((self.ctx.path, self.ctx.qualname)) if project is not None else None
+        line = self.ctx.position(node)[0]
+        for name, made, at in (frame.held if frame is not None else ()):
+            key = (self.ctx.qualname, name, at)
+            if at == line and key not in self.done:
+                self.done.add(key)
+                message = self.format_message(name=name, line=made, effect=effect("values after a break"))
+                self.ctx.report(self, node, message, (),
+                                related=[(made, 0, f"`{name}` is made here, at the break")])
+
+    def visit_Call(self, node: cst.Call) -> None:
+        self._at(node)
+
+    def visit_If(self, node: cst.If) -> None:
+        self._at(node.test)
+
+    def visit_While(self, node: cst.While) -> None:
+        self._at(node.test)
