@@ -456,6 +456,17 @@ def test_select_all_selects_every_rule(cli, project):
     assert json.loads(every.stdout)["findings"] == json.loads(default.stdout)["findings"]
 
 
+def test_a_rule_that_works_from_the_breaks_reports_when_selected_alone(cli, tmp_path):
+    """DYN510 reads the `.item()` break of its unit: `--select DYN510` still runs the break rules, and reports
+    only what was selected."""
+    write_tree(tmp_path, {"model.py": (
+        "import torch\n\n\n@torch.compile\ndef normalise(x):\n    peak = x.abs().max().item()\n"
+        "    return x / (peak + 1e-6)\n")})
+    r = cli("check", ".", "--select", "DYN510", "--output-format", "json", "--no-cache", cwd=tmp_path)
+    assert r.returncode == 1, r.stderr
+    assert [(f["code"], f["line"]) for f in json.loads(r.stdout)["findings"]] == [("DYN510", 7)]
+
+
 def test_rule_all_explains_every_rule(cli):
     r = cli("rule", "--all")
     assert r.returncode == 0, r.stderr

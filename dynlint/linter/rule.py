@@ -76,6 +76,9 @@ class Rule:
     severity: ClassVar[str] = "warning"
     precision: ClassVar[str] = "high"      # SARIF precision: very-high | high | medium | low
     scope: ClassVar[str] = "region"
+    # reads the graph breaks of its unit in `finish` (a value made at a break, a frame resumed after one): the
+    # break rules run with it, selected or not (rules.checked_rules); a frame rule always does
+    reads_breaks: ClassVar[bool] = False
     tags: ClassVar[Tuple[str, ...]] = ()
     # A preview rule runs only with --preview: set here when its finding depends on what the code cannot show
     # (how callers vary a value); rules measured below 0.9 precision on real code are preview too (rules/)

@@ -57,11 +57,11 @@ def active_rules(config) -> List[Type[Rule]]:
 
 
 def checked_rules(config) -> List[Type[Rule]]:
-    """The active rules, and with a frame rule among them (DYN509) every default graph-break rule: the frame
-    pass finds frames from where the graph breaks, whether or not those findings are selected (the engine
-    drops findings of rules the configuration does not select)."""
+    """The active rules, and with a frame rule among them (DYN509), or one that reads its unit's breaks
+    (`reads_breaks`: DYN510), every default graph-break rule: they work from where the graph breaks, whether or
+    not those findings are selected (the engine drops findings of rules the configuration does not select)."""
     rules = active_rules(config)
-    if any(r.scope == "frame" for r in rules):
+    if any(r.scope == "frame" or r.reads_breaks for r in rules):
         rules += [r for r in all_rules() if r not in rules and r.scope == "region" and not r.recompiles and
                   not is_preview(r.code)]
     return rules

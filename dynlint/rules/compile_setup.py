@@ -91,6 +91,7 @@ class FullgraphWithKnownBreak(TorchRule):
     """Checks for functions compiled with `fullgraph=True` that contain a line dynlint predicts to break the
     graph."""
     code = "DYN702"
+    reads_breaks = True
     name = "fullgraph-with-known-break"
     message = "`fullgraph=True`, but line {line} breaks the graph ({code} {name}): the first call raises"
     fix = "Fix the break first, or drop `fullgraph=True` while it remains"

@@ -144,6 +144,7 @@ class HostValueGuardedAfterBreak(ResumedWork):
     `n = mask.sum().item()`) and then read by the code after it (`x.split(sizes)`, `if n:`): Dynamo
     resumes after the break in a new frame that receives the value as an input and guards on it."""
     code = "DYN510"
+    reads_breaks = True
     name = "host-value-guarded-after-break"
     message = ("`{name}` comes from the graph break at line {line} and is read by the code Dynamo resumes after "
                "it, which is guarded on its value: {effect}")
@@ -208,7 +209,7 @@ class HostValueGuardedAfterBreak(ResumedWork):
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
-        self.read: dict = {}        # (function, name) -> the first later read
+        self.read: dict = {}        # (function, name, line made) -> the first later read of that value
 
     def _resumed(self, qualname: str, line: int) -> bool:
         """Dynamo resumes the function after a break at `line`: not one in a loop of it (a break in a loop
@@ -241,12 +242,11 @@ class HostValueGuardedAfterBreak(ResumedWork):
             self._number_call(value))
         if host and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
             key = (self.ctx.qualname, node.targets[0].target.value)
-            self.made[key] = self.ctx.position(node)[0]
-            self.read.pop(key, None)
+            self.made[key] = self.ctx.position(node)[0]     # (each break makes a value of its own)
 
     def visit_Name(self, node: cst.Name) -> None:
         key = (self.ctx.qualname, node.value)
-        if key not in self.made or key in self.read:
+        if key not in self.made or key + (self.made[key],) in self.read:
             return
         parent = self.ctx.parents[-1] if self.ctx.parents else None
         if isinstance(parent, (cst.AssignTarget, cst.Param)) or (isinstance(parent, cst.Attribute) and
@@ -256,7 +256,7 @@ class HostValueGuardedAfterBreak(ResumedWork):
             return
         kind = read_kind(self.ctx, node, lambda recv: self.tensors.kind(recv) in (TENSOR, WEAK))
         if kind is not None:            # handed on first: guarded in the function it goes to, not here
-            self.read[key] = node if kind == GUARD else self._handed_guard(node)
+            self.read[key + (self.made[key],)] = node if kind == GUARD else self._handed_guard(node)
 
     def _handed_guard(self, node: cst.Name):
         """(the span, the callee) where a function of this file that the value is handed to first computes
@@ -282,16 +282,16 @@ class HostValueGuardedAfterBreak(ResumedWork):
 
     def finish(self, findings) -> None:
         breaks = {f.line for f in findings if f.code in HOST_VALUES + NUMBER_BREAKS}
-        for key, read in self.read.items():
-            if read is None or self.made[key] not in breaks or not self.works_after(key[0], self.made[key]) or \
-                    not self._resumed(key[0], self.made[key]):
+        for (qualname, name, made), read in self.read.items():
+            if read is None or made not in breaks or not self.works_after(qualname, made) or \
+                    not self._resumed(qualname, made):
                 continue
-            message = self.format_message(name=key[1], line=self.made[key], effect=effect("values after a break"))
+            message = self.format_message(name=name, line=made, effect=effect("values after a break"))
             if isinstance(read, tuple):     # handed to a function of this file: guarded at its first use there
-                (span, callee), line = read, self.made[key]
+                (span, callee), line = read, made
                 self.ctx.report(self, None, message.replace(" is read by the code", f" is handed to `{callee}` by "
                                                              "the code", 1), at=span,
-                                related=[(line, 0, f"`{key[1]}` is made here, at the break")])
+                                related=[(line, 0, f"`{name}` is made here, at the break")])
             else:
                 self.ctx.report(self, read, message, ())
 

@@ -49,6 +49,7 @@ class LoopStateGuardedAfterBreak(TorchRule):
     own at every iteration, with the loop's locals as inputs, and guards the counter's value where the body
     first computes with it."""
     code = "DYN519"
+    reads_breaks = True
     name = "loop-state-guarded-after-break"
     message = ("`{name}` changes on every iteration of the loop whose condition breaks the graph at line {line}: "
                "Dynamo resumes the loop's body as a frame of its own at each iteration, and guards `{name}`'s "

@@ -183,6 +183,7 @@ class ModulePythonStateMutation(TorchRule):
     `self.flag = not self.flag`, `self.history.append(...)` in an `nn.Module`, a sampler's
     `self.step_index += 1`."""
     code = "DYN306"
+    reads_breaks = True
     name = "module-python-state-mutation"
     message = "`{expr}` changes a Python attribute of the {owner}: Dynamo guards on it, so {effect}"
     fix = ("Keep counters in a registered buffer (`self.register_buffer('steps', torch.tensor(0), persistent=False)`) "
