@@ -363,6 +363,57 @@ def test_an_int_that_indexes_a_python_list_is_guarded_there_at_every_new_value(t
     assert _found(tensor) == [line_of(NOISE, "x = x * (k + 1)")]
 
 
+SAMPLER = textwrap.dedent("""
+    import torch
+
+    TABLE = torch.arange(10.0)
+
+
+    @torch.compile(backend="eager")
+    def step(x, t):
+        y = x * t
+        a = TABLE[t]
+        if t > 0:
+            return y * a + TABLE[t - 1]
+        return y * a
+
+
+    @torch.compile(backend="eager")
+    def last(x, t):
+        y = x * t
+        if t == 0:
+            return y
+        return y + 1
+
+
+    @torch.compile(backend="eager")
+    def ahead(x, t):
+        y = x * t
+        prev = t - 3
+        if prev >= 0:
+            y = y + TABLE[prev]
+        return y
+
+
+    def main():
+        x = torch.ones(3)
+        for t in reversed(range(6)):
+            x = step(x, t) + last(x, t) + ahead(x, t)
+""")
+
+
+def test_an_int_that_became_dynamic_is_guarded_again_where_a_branch_tests_it(tmp_path):
+    """A sampler's step index changes at every call: guarded at its first read, dynamic after the first change;
+    then a branch on it guards the side taken, and the last step (t = 0) takes the other: a recompile at the
+    test (`t != 0`), or, for an inequality on the int (or the int plus constants), at the first tensor index by
+    it, whose range Dynamo folds the test into (`1 <= t <= 9` at `TABLE[t]`; `3 <= t` at `TABLE[prev]`)."""
+    guards = dynamo_guard_lines(tmp_path, SAMPLER)
+    first = [n for n, line in enumerate(SAMPLER.splitlines(), 1) if "y = x * t" in line]
+    again = [line_of(SAMPLER, text) for text in ("a = TABLE[t]", "if t == 0:", "y = y + TABLE[prev]")]
+    assert sorted(set(guards)) == sorted(first + again)
+    assert _found(SAMPLER) == sorted(first + again)
+
+
 BLOCKS = textwrap.dedent("""
     import torch
     import torch.nn as nn

@@ -383,3 +383,45 @@ def math_call(ctx, entry: Optional[str], param: Optional[str]) -> Optional[tuple
                     any(isinstance(m, ast.Name) and m.id == param for a in n.args for m in ast.walk(a))),
                    key=lambda n: (n.lineno, n.col_offset))
     return guard_lines.span_of(source, calls[0]) if calls else None
+
+
+INEQUALITIES = (ast.Lt, ast.LtE, ast.Gt, ast.GtE)
+
+
+def branch_guard(ctx, entry: Optional[str], param: Optional[str]) -> Optional[tuple]:
+    """The span where Dynamo guards a branch on the int parameter `param` of the function `entry` of this file
+    once the int is dynamic (after its first change): the first `if`/`while`/conditional-expression test that
+    compares it (or a local computed from it) with something. The branch's side is guarded, so the first value on
+    its other side recompiles again (a sampler's `if t > 0:` at the last step). Measured on torch 2.13: the
+    guard stands at the test (`1 <= t`, `t != 0`), except that an inequality on the int, or on the int plus
+    constants (`prev = t - 3`), is folded into the range that a tensor index by them sets (`table[t]`, before
+    the test or in its branch), and Dynamo names the first such index (`1 <= t <= 9`, `3 <= t <= 9`)."""
+    ix, source = ctx.index, ctx.source or ""
+    info = ix.functions.get(entry or "") if ix is not None and param else None
+    fn = guard_lines.function_at(source, info.def_line) if info is not None else None
+    if fn is None:
+        return None
+    derived, linear = {param}, {param}
+    for n in ast.walk(fn):
+        if isinstance(n, ast.Assign) and isinstance(n.value, ast.BinOp) and _indexed_by(n.value, param):
+            names = {t.id for t in n.targets if isinstance(t, ast.Name)}
+            derived |= names
+            if all(isinstance(e, (ast.Name, ast.Constant, ast.BinOp, ast.operator, ast.expr_context)) and
+                   (not isinstance(e, ast.Name) or e.id == param) for e in ast.walk(n.value)):
+                linear |= names         # the int plus constants: its range is the int's
+    tests = sorted((n.test for n in ast.walk(fn) if isinstance(n, (ast.If, ast.While, ast.IfExp))),
+                   key=lambda t: (t.lineno, t.col_offset))
+    for test in tests:
+        compare = next((c for c in ast.walk(test) if isinstance(c, ast.Compare) and len(c.ops) == 1 and
+                        any(isinstance(e, ast.Name) and e.id in derived for e in (c.left, c.comparators[0]))), None)
+        if compare is None:
+            continue
+        own = any(isinstance(e, ast.Name) and e.id in linear for e in (compare.left, compare.comparators[0]))
+        if own and isinstance(compare.ops[0], INEQUALITIES):
+            index = min((n for n in ast.walk(fn) if isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Load)
+                         and any(_indexed_by(n.slice, name) for name in linear)),
+                        key=lambda n: (n.lineno, n.col_offset), default=None)
+            if index is not None:
+                return guard_lines.span_of(source, index)
+        return guard_lines.span_of(source, test)
+    return None

@@ -15,7 +15,8 @@ from dynlint.analysis.tensors import TENSOR
 from dynlint.linter.rule import Example, register
 from dynlint.linter.walker import children, descendants, dotted
 from dynlint.rules.common import TorchRule, call_args, source_of
-from dynlint.rules.recompiles.changing import drawn_number, list_index, math_call, object_state, set_by_callers
+from dynlint.rules.recompiles.changing import (branch_guard, drawn_number, list_index, math_call, object_state,
+                                               set_by_callers)
 from dynlint.rules.recompiles.handed import compiled_attribute, compiled_parameter, handed_arguments, having
 from dynlint.rules.recompiles.rows import loop_values, row_index_guards
 from dynlint.rules.recompiles.tensor_args import tensor_rank
@@ -55,7 +56,9 @@ class VaryingScalarArgument(SiteBookkeeping):
         (`self.alphas_cumprod[t]`): Dynamo turns it into a Python int there and guards on its value (`t.item()
         == 900`), so every new value recompiles (`index_select` keeps it in the graph). An int that indexes a
         Python list (`self.sigmas[k]`) is specialised there even after it became dynamic: every further value
-        fails that second guard, reported at the subscript. What changes between calls is followed beyond loop
+        fails that second guard, reported at the subscript. A branch on a dynamic int (`if t > 0:`, `if t == 0:`)
+        guards the side it took, so a sampler's last step recompiles again: at the test, or, for an inequality,
+        at the first tensor index by the int, whose range the test is folded into (`1 <= t <= 9`). What changes between calls is followed beyond loop
         variables: the rows of `zip`, `itertools.product` and `enumerate`, a list attribute the class only fills
         with ints, a number an object keeps that the loop changes (`scaler.update()` assigning `self.scale`), an
         attribute a caller changes between calls of the method that hands it on, a draw from a random generator
@@ -532,6 +535,12 @@ class VaryingScalarArgument(SiteBookkeeping):
                 self.ctx.report(self, None, self.format_message(
                     callee=callee, var=var, kind=f"{kind}, {what}", effect=effect("number argument specialised again")),
                     at=span, related=related)
+        branch = branch_guard(self.ctx, entry, param) if kind == "int" else None
+        if branch is not None and (first is None or branch[0] != first[0]) and \
+                not any(span[0] == branch[0] for span, _ in found):
+            self.ctx.report(self, None, self.format_message(
+                callee=callee, var=var, kind=f"{kind}, in a branch once dynamic",
+                effect=effect("int argument in condition")), at=branch, related=related)
 
     def _returned_number(self, value: cst.BaseExpression) -> Optional[str]:
         """"float" or "int" for a call of a function of this file that returns a Python number computed from its
