@@ -821,3 +821,68 @@ def test_a_counter_the_compiled_method_advances_goes_through_a_math_function(tmp
     assert guards == [line_of(AGEING, "return 1.0 - math.exp(-self.age / 3.0)"), line_of(AGEING, "self.age += 1")]
     found = sorted(f.line for f in api.check_source(AGEING, filename="probe.py").findings if f.code == "DYN306")
     assert found == guards
+
+
+OPTIONS = textwrap.dedent("""
+    import torch
+
+
+    @torch.compile(backend="eager")
+    def unread(x, opts):
+        clip = opts.get("clip")
+        return x.clamp(-clip, clip)
+
+
+    @torch.compile(backend="eager")
+    def used(x, opts):
+        clip = opts.get("clip")
+        if clip is not None:
+            x = x.clamp(-clip, clip)
+        return x * 2
+
+
+    @torch.compile(backend="eager")
+    def asked(x, opts):
+        y = x * 2
+        if "clip" in opts:
+            y = y.clamp(-1, 1)
+        return y
+
+
+    @torch.compile(backend="eager")
+    def whole(x, opts):
+        for name, value in opts.items():
+            x = x * value
+        return x
+
+
+    def main():
+        x = torch.randn(3, 4)
+        a = {"clip": 1.0}
+        b = {"clip": 1.0}
+        c = {"scale": 1.0}
+        d = {"scale": 1.0}
+        for i in range(3):
+            unread(x, a)
+            used(x, b)
+            asked(x, c)
+            whole(x, d)
+            a["note"] = 2.0 + i
+            b["clip"] = 2.0 + i
+            c["clip"] = 2.0 + i
+            d[f"extra{i}"] = 1.0
+""")
+
+
+def test_a_dict_changed_between_calls_is_guarded_one_key_at_a_time(tmp_path):
+    """DYN517 on a dict argument changed between calls: the value of an item the code uses is guarded at its
+    first use (not where `.get` binds it), a key it asks about where it asks, a key it never looks up nowhere
+    (no recompile, no finding), and a dict it iterates on its keys, a guard with no line of its own (at the
+    function's start)."""
+    guards = dynamo_guard_lines(tmp_path, OPTIONS)
+    found = sorted(f.line for f in api.check_source(OPTIONS, filename="probe.py", preview=True).findings
+                   if f.code == "DYN517")
+    expected = [line_of(OPTIONS, text) for text in ("if clip is not None:", 'if "clip" in opts:')] + \
+        [line_of(OPTIONS, "def whole(x, opts):") - 1]          # (its decorator: Dynamo's first line)
+    assert found == expected
+    assert set(expected) <= set(guards) and line_of(OPTIONS, "return x.clamp(-clip, clip)") not in guards

@@ -263,6 +263,44 @@ def key_read(source: str, fn: ast.AST, name: str, key: object) -> Optional[Span]
     return None
 
 
+def key_lookup(fn: ast.AST, name: str, node: ast.AST) -> bool:
+    """Is `node` a lookup of one constant key in `name` (`name[k]`, `name.get(k)`, `k in name`)?"""
+    if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], (ast.In, ast.NotIn)):
+        return isinstance(node.left, ast.Constant) and dotted(node.comparators[0]) == name
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get":
+        return dotted(node.func.value) == name and bool(node.args) and isinstance(node.args[0], ast.Constant)
+    return isinstance(node, ast.Subscript) and dotted(node.value) == name and isinstance(node.slice, ast.Constant)
+
+
+def reads_whole(fn: ast.AST, name: str) -> bool:
+    """Does `fn` read the dict `name` other than one constant key at a time (iterates it, takes its length, its
+    keys or items, unpacks it, hands it on)? Dynamo guards its key set then; a key looked up by name is guarded
+    alone (measured on torch 2.13: a key the code never looks up can be added between calls)."""
+    looked = {id(n) for node in ast.walk(fn) if key_lookup(fn, name, node)
+              for n in ([node.func.value] if isinstance(node, ast.Call) else
+                        [node.value] if isinstance(node, ast.Subscript) else node.comparators)}
+    return any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load) and id(n) not in looked
+               for n in ast.walk(fn))
+
+
+def item_use(source: str, fn: ast.AST, name: str, key: object) -> Optional[Span]:
+    """Where Dynamo guards the value of the item `key` of the dict `name` (a value changed between calls): where
+    the code first uses it, the local it binds it to followed (`clip = opts.get("clip")` guards nothing;
+    `if clip is not None:` does). None when `fn` never looks the key up."""
+    for stmt in _statements(fn.body):
+        for expr in _own_expressions(stmt):
+            hits = sorted((n for n in ast.walk(expr) if key_lookup(fn, name, n) and not isinstance(n, ast.Compare)
+                           and _constant(n.args[0] if isinstance(n, ast.Call) else n.slice) == key),
+                          key=lambda n: (n.lineno, n.col_offset))
+            if not hits:
+                continue
+            if isinstance(stmt, ast.Assign) and stmt.value is hits[0] and len(stmt.targets) == 1 and \
+                    isinstance(stmt.targets[0], ast.Name):
+                return guard_read(source, fn, stmt.targets[0].id, after=stmt.end_lineno or stmt.lineno)
+            return span_of(source, hits[0])
+    return None
+
+
 def _constant(node: ast.AST) -> object:
     return node.value if isinstance(node, ast.Constant) else None
 

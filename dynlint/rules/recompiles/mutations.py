@@ -67,6 +67,18 @@ def _changes(scope: ast.AST, name: str, setters: Dict[str, List[str]]) -> Iterat
                 yield n.lineno, n.col_offset, "attr", attr
 
 
+def _literal(key_repr: str) -> object:
+    try:
+        return ast.literal_eval(key_repr)
+    except (ValueError, SyntaxError):
+        return None
+
+
+def _has_key(value: Optional[ast.AST], key: object) -> bool:
+    """The dict display a name was bound to holds the constant key."""
+    return isinstance(value, ast.Dict) and any(isinstance(k, ast.Constant) and k.value == key for k in value.keys)
+
+
 def _loops_around(scope: ast.AST, line: int) -> List[ast.AST]:
     return [n for n in ast.walk(scope) if isinstance(n, (ast.For, ast.While)) and
             n.lineno <= line <= (n.end_lineno or n.lineno)]
@@ -84,7 +96,9 @@ def _container(tree: ast.Module, name: str, line: int) -> bool:
 class ArgumentChangedBetweenCalls(SiteBookkeeping):
     """Checks for an object handed to compiled code (an argument, or the object whose compiled method is
     called) that set-up code changes in place between two calls: an attribute it reads set, a dict or list it
-    reads changed, a tensor's `requires_grad` or rank changed in place."""
+    reads changed (a dict's item where the code uses it, a key it looks up where it looks, a key it never
+    looks up not at all, unless it reads the dict whole), a tensor's `requires_grad` or rank changed in
+    place."""
     code = "DYN517"
     name = "argument-changed-between-calls"
     message = ("`{obj}` is changed in place at line {line} between calls of compiled `{callee}`, which reads "
@@ -98,9 +112,12 @@ class ArgumentChangedBetweenCalls(SiteBookkeeping):
         (`cfg.center == True`), a dict's keys or a list's length (`'extra' in feats`, `len(xs) == 2`), a tensor's
         `requires_grad` and rank. Changing the object in place between two calls (a config flag flipped,
         `feats["extra"] = ...`, `pred.requires_grad_()`) fails the guard at the next call, which compiles
-        again: once per new value, and for an int on every value. The finding stands at the guard, the read
-        that Dynamo's recompile log names (a tensor's metadata: the compiled function's first line); the
-        change and the next call are its related locations. Module attributes are DYN506's.
+        again: once per new value, and for an int on every value. A dict is guarded one key at a time where
+        the code looks a key up (`'extra' in feats`), and on the value of an item where the code uses it (`clip
+        = opts.get("clip")` guards nothing, `if clip is not None:` does); a key the code never looks up can be
+        added freely unless it reads the dict whole (iterates it, takes its length). The finding stands at the
+        guard, the read that Dynamo's recompile log names (a tensor's metadata: the compiled function's first
+        line); the change and the next call are its related locations. Module attributes are DYN506's.
     """
     INVALID = [Example("""
         import torch
@@ -176,7 +193,24 @@ class ArgumentChangedBetweenCalls(SiteBookkeeping):
             loss_fn(pred, target)
             pred.requires_grad_(True)
             return loss_fn(pred, target)
-    """, "run()")]
+    """, "run()"), Example("""
+        import torch
+
+
+        @torch.compile
+        def clipped(x, opts):
+            clip = opts.get("clip")          # binding the item guards nothing
+            if clip is not None:             # its first use: guarded on `opts['clip'] == 1.0` here
+                x = x.clamp(-clip, clip)
+            return x * 2
+
+
+        def run(x):
+            opts = {"clip": 1.0}
+            clipped(x, opts)
+            opts["clip"] = 0.5
+            return clipped(x, opts)
+    """, "run(torch.ones(3))")]
     VALID = [Example("""
         import torch
         from dataclasses import dataclass
@@ -214,6 +248,23 @@ class ArgumentChangedBetweenCalls(SiteBookkeeping):
             step(x, buf)
             buf[0] = 1.0                 # a tensor's values: data, not guarded
             return step(x, buf)
+    """, "run(torch.ones(3))"), Example("""
+        import torch
+
+
+        @torch.compile
+        def clipped(x, opts):
+            clip = opts.get("clip")
+            if clip is not None:
+                x = x.clamp(-clip, clip)
+            return x * 2
+
+
+        def run(x):
+            opts = {"clip": 1.0}
+            clipped(x, opts)
+            opts["note"] = "second"      # a key the compiled code never looks up: not guarded
+            return clipped(x, opts)
     """, "run(torch.ones(3))")]
 
     GUARD = {"attr": "its value", "items": "the keys of a dict or the length of a list",
@@ -276,31 +327,41 @@ class ArgumentChangedBetweenCalls(SiteBookkeeping):
                     (looped and detail in GROW):
                 continue            # (a list grown in the loop that calls: DYN507's)
             value = f"{param}.{detail}" if kind == "attr" else param
+            guard = self.GUARD[kind]
             span = self.guard_span(entry, value, at_entry=False)
             if span is None:
                 continue                # the compiled code never reads it: not guarded
-            if detail.startswith("key "):           # a key added: guarded where the code looks it up
-                span = self._key_span(entry, param, detail[4:]) or span
+            if kind == "items" and detail == "[...]" and (fn := self._entry_def(entry)) is not None and \
+                    guard_lines.reads_whole(fn, param):
+                span = self.guard_span(entry, None)     # a key not known here, of a dict read whole: its keys
+            if detail.startswith("key "):
+                # a key the code looks up: guarded there when it is added, where its value is used when that
+                # changes; one it never looks up, of a dict it never reads whole, is not guarded at all
+                fn, key = self._entry_def(entry), _literal(detail[4:])
+                had = _has_key(guard_lines.last_binding(tree, name, c_line), key)
+                found = None if fn is None else \
+                    guard_lines.item_use(self.ctx.source or "", fn, param, key) if had else \
+                    guard_lines.key_read(self.ctx.source or "", fn, param, key)
+                if found is None and fn is not None and not guard_lines.reads_whole(fn, param):
+                    continue
+                if found is not None:
+                    guard = f"the value of `{param}[{key!r}]`" if had else f"whether `{param}` holds {key!r}"
+                # (a dict read whole is guarded on its keys with no line of its own: at the function's start)
+                span = found or self.guard_span(entry, None) or span
             if kind == "metadata":
                 span = self.guard_span(entry, None)
             what = f"`{value}`" if kind == "attr" else f"`{param}`"
             col = guard_lines.column((self.ctx.source or "").splitlines(), c_line, c_col)
             self.ctx.report(self, node, self.format_message(obj=name, line=c_line, callee=callee, what=what,
-                                                            guard=self.GUARD[kind]),
+                                                            guard=guard),
                             at=span, related=[(c_line, col, f"`{name}` changes here"),
                                               (line, here[1], "the next call")])
             return True
         return False
 
-    def _key_span(self, entry: str, param: str, key_repr: str):
-        """Where the compiled code looks up the key a subscript assignment adds (`feats["extra"] = ...`)."""
+    def _entry_def(self, entry: str) -> Optional[ast.AST]:
         info = self.ctx.index.functions.get(entry) if self.ctx.index is not None else None
-        fn = guard_lines.function_at(self.ctx.source or "", info.def_line) if info is not None else None
-        try:
-            key = ast.literal_eval(key_repr)
-        except (ValueError, SyntaxError):
-            return None
-        return guard_lines.key_read(self.ctx.source or "", fn, param, key) if fn is not None else None
+        return guard_lines.function_at(self.ctx.source or "", info.def_line) if info is not None else None
 
     @staticmethod
     def _earlier_call(scope: ast.AST, callee: str, line: int) -> Optional[int]:
