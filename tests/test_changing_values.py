@@ -886,3 +886,35 @@ def test_a_dict_changed_between_calls_is_guarded_one_key_at_a_time(tmp_path):
         [line_of(OPTIONS, "def whole(x, opts):") - 1]          # (its decorator: Dynamo's first line)
     assert found == expected
     assert set(expected) <= set(guards) and line_of(OPTIONS, "return x.clamp(-clip, clip)") not in guards
+
+
+DOMAINS = textwrap.dedent("""
+    import torch
+    import torch.nn as nn
+
+
+    class Domains(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.domain_scale = {"speech": 1.0, "music": 2.0, "noise": 3.0}
+            self.lin = nn.Linear(4, 4)
+
+        def forward(self, x, extras):
+            y = self.lin(x)
+            return y * self.domain_scale[extras["domain"]]
+
+
+    def main():
+        model = torch.compile(Domains(), backend="eager")
+        for domain in ["speech", "music", "noise"]:
+            model(torch.randn(2, 4), {"domain": domain, "weight": 1.0})
+""")
+
+
+def test_the_changing_item_of_a_dict_display_argument_is_guarded_where_it_is_used(tmp_path):
+    """A loop variable handed in as an item of a dict (`{"domain": d}`) is guarded where the compiled code uses
+    the item (`extras['domain'] == 'speech'`), on every new string, as an argument of its own would be."""
+    guards = dynamo_guard_lines(tmp_path, DOMAINS)
+    use = line_of(DOMAINS, 'return y * self.domain_scale[extras["domain"]]')
+    assert guards == [use]
+    assert _found(DOMAINS) == [use]

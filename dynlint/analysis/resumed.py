@@ -95,13 +95,10 @@ def held_across(fn: ast.AST, made: int, breaks: Sequence[int], known: Callable[[
     time.perf_counter() - start` right after the first: measured). `known(name)`: a module-level name of the file (a def, a class, an import)."""
     if any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in body_nodes(fn)):
         return None             # a generator (a context manager's): Dynamo makes no resumed frame of it
-    stmt = next((s for s in body_nodes(fn) if isinstance(s, ast.Assign) and
-                 s.lineno <= made <= (s.end_lineno or s.lineno)), None)
-    if stmt is None or len(stmt.targets) != 1 or not isinstance(stmt.targets[0], ast.Name) or \
-            not isinstance(stmt.value, ast.Call) or not (
-                host_call(stmt.value) or (guard_lines.dotted(stmt.value.func) or "").startswith(NUMBER_MODULES)):
+    made_by = _number_assigned(fn, made)
+    if made_by is None:
         return None
-    name, end = stmt.targets[0].id, stmt.end_lineno or stmt.lineno
+    name, end = made_by
     later = sorted(b for b in breaks if b > end)
     if not later or not resumes_after(fn, made) or not resumes_after(fn, later[0]):
         return None
@@ -109,10 +106,26 @@ def held_across(fn: ast.AST, made: int, breaks: Sequence[int], known: Callable[[
     uses = [n for n in body_nodes(fn) if isinstance(n, ast.Name) and n.id == name]
     if any(end < n.lineno < at for n in uses) or not any(n.lineno >= at and isinstance(n.ctx, ast.Load) for n in uses):
         return None
+    return None if _opaque_call(fn, end, at, known) else (name, at)
+
+
+def _number_assigned(fn: ast.AST, made: int) -> Optional[Tuple[str, int]]:
+    """(name, last line) of `name = <a call giving a Python number>` at line `made` of `fn`: a host value
+    (`.item()`, `int(t)`), the clock, a `math` function."""
+    stmt = next((s for s in body_nodes(fn) if isinstance(s, ast.Assign) and
+                 s.lineno <= made <= (s.end_lineno or s.lineno)), None)
+    if stmt is None or len(stmt.targets) != 1 or not isinstance(stmt.targets[0], ast.Name) or \
+            not isinstance(stmt.value, ast.Call) or not (
+                host_call(stmt.value) or (guard_lines.dotted(stmt.value.func) or "").startswith(NUMBER_MODULES)):
+        return None
+    return stmt.targets[0].id, stmt.end_lineno or stmt.lineno
+
+
+def _opaque_call(fn: ast.AST, end: int, at: int, known: Callable[[str], bool]) -> bool:
+    """A call between the lines whose function is a parameter, a closure's variable or a local: not known here."""
     params = {a.arg for a in fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs}
-    opaque = [c for c in body_nodes(fn) if isinstance(c, ast.Call) and end < c.lineno < at and
-              isinstance(c.func, ast.Name) and (c.func.id in params or not (known(c.func.id) or c.func.id in BUILTINS))]
-    return None if opaque else (name, at)
+    return any(isinstance(c, ast.Call) and end < c.lineno < at and isinstance(c.func, ast.Name) and
+               (c.func.id in params or not (known(c.func.id) or c.func.id in BUILTINS)) for c in body_nodes(fn))
 
 
 def in_skipped_frames(findings: Sequence[Finding], breaks: Sequence[Finding], text: Callable[[str], Optional[str]],

@@ -401,14 +401,7 @@ def branch_guard(ctx, entry: Optional[str], param: Optional[str]) -> Optional[tu
     fn = guard_lines.function_at(source, info.def_line) if info is not None else None
     if fn is None:
         return None
-    derived, linear = {param}, {param}
-    for n in ast.walk(fn):
-        if isinstance(n, ast.Assign) and isinstance(n.value, ast.BinOp) and _indexed_by(n.value, param):
-            names = {t.id for t in n.targets if isinstance(t, ast.Name)}
-            derived |= names
-            if all(isinstance(e, (ast.Name, ast.Constant, ast.BinOp, ast.operator, ast.expr_context)) and
-                   (not isinstance(e, ast.Name) or e.id == param) for e in ast.walk(n.value)):
-                linear |= names         # the int plus constants: its range is the int's
+    derived, linear = _computed_from(fn, param)
     tests = sorted((n.test for n in ast.walk(fn) if isinstance(n, (ast.If, ast.While, ast.IfExp))),
                    key=lambda t: (t.lineno, t.col_offset))
     for test in tests:
@@ -417,11 +410,23 @@ def branch_guard(ctx, entry: Optional[str], param: Optional[str]) -> Optional[tu
         if compare is None:
             continue
         own = any(isinstance(e, ast.Name) and e.id in linear for e in (compare.left, compare.comparators[0]))
-        if own and isinstance(compare.ops[0], INEQUALITIES):
-            index = min((n for n in ast.walk(fn) if isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Load)
-                         and any(_indexed_by(n.slice, name) for name in linear)),
-                        key=lambda n: (n.lineno, n.col_offset), default=None)
-            if index is not None:
-                return guard_lines.span_of(source, index)
-        return guard_lines.span_of(source, test)
+        index = min((n for n in ast.walk(fn) if isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Load)
+                     and any(_indexed_by(n.slice, name) for name in linear)),
+                    key=lambda n: (n.lineno, n.col_offset), default=None)
+        folded = own and isinstance(compare.ops[0], INEQUALITIES) and index is not None
+        return guard_lines.span_of(source, index if folded else test)
     return None
+
+
+def _computed_from(fn: ast.AST, param: str) -> Tuple[set, set]:
+    """The names `fn` computes from `param` by arithmetic (and `param`), and those of them that are `param` plus
+    constants (`prev = t - 3`: its range is the int's)."""
+    derived, linear = {param}, {param}
+    for n in ast.walk(fn):
+        if isinstance(n, ast.Assign) and isinstance(n.value, ast.BinOp) and _indexed_by(n.value, param):
+            names = {t.id for t in n.targets if isinstance(t, ast.Name)}
+            derived |= names
+            if all(isinstance(e, (ast.Name, ast.Constant, ast.BinOp, ast.operator, ast.expr_context)) and
+                   (not isinstance(e, ast.Name) or e.id == param) for e in ast.walk(n.value)):
+                linear |= names
+    return derived, linear

@@ -152,7 +152,7 @@ class _ModeAroundCompiledCall(SiteBookkeeping):
         literal = _literal_bool(flag)
         if literal is not None:
             return "on" if literal else "off"
-        from dynlint.rules.recompiles.scalars import _bound_in_loop
+        from dynlint.rules.recompiles.argument_values import bound_in_loop as _bound_in_loop
         loops = [b for b in self.ctx.blocks if isinstance(b, cst.For)]
         bound = _bound_in_loop(self.ctx, flag, loops, flag) if isinstance(flag, cst.Name) else None
         return "varies" if varying(self.ctx, flag, loops) or (bound is not None and varying(self.ctx, bound, loops)) \

@@ -331,23 +331,11 @@ class ArgumentChangedBetweenCalls(SiteBookkeeping):
             span = self.guard_span(entry, value, at_entry=False)
             if span is None:
                 continue                # the compiled code never reads it: not guarded
-            if kind == "items" and detail == "[...]" and (fn := self._entry_def(entry)) is not None and \
-                    guard_lines.reads_whole(fn, param):
-                span = self.guard_span(entry, None)     # a key not known here, of a dict read whole: its keys
-            if detail.startswith("key "):
-                # a key the code looks up: guarded there when it is added, where its value is used when that
-                # changes; one it never looks up, of a dict it never reads whole, is not guarded at all
-                fn, key = self._entry_def(entry), _literal(detail[4:])
-                had = _has_key(guard_lines.last_binding(tree, name, c_line), key)
-                found = None if fn is None else \
-                    guard_lines.item_use(self.ctx.source or "", fn, param, key) if had else \
-                    guard_lines.key_read(self.ctx.source or "", fn, param, key)
-                if found is None and fn is not None and not guard_lines.reads_whole(fn, param):
+            if kind == "items":
+                item = self._item_guard(tree, entry, name, param, detail, c_line)
+                if item is None:
                     continue
-                if found is not None:
-                    guard = f"the value of `{param}[{key!r}]`" if had else f"whether `{param}` holds {key!r}"
-                # (a dict read whole is guarded on its keys with no line of its own: at the function's start)
-                span = found or self.guard_span(entry, None) or span
+                span, guard = item[0] or span, item[1] or guard
             if kind == "metadata":
                 span = self.guard_span(entry, None)
             what = f"`{value}`" if kind == "attr" else f"`{param}`"
@@ -358,6 +346,24 @@ class ArgumentChangedBetweenCalls(SiteBookkeeping):
                                               (line, here[1], "the next call")])
             return True
         return False
+
+    def _item_guard(self, tree, entry: str, name: str, param: str, detail: str, c_line: int):
+        """Where, and on what, Dynamo guards a dict the change `detail` makes (`key 'k'`, `[...]`): (span or None
+        for the first read, what it guards or None for the default); None where nothing is guarded. A key the code
+        looks up is guarded there when it is added, where its value is used when that changes; one it never looks
+        up, of a dict it never reads whole, is not guarded at all; a dict read whole is guarded on its keys, with
+        no line of its own (the function's first line)."""
+        fn = self._entry_def(entry)
+        if fn is None or not detail.startswith("key "):
+            whole = fn is not None and detail == "[...]" and guard_lines.reads_whole(fn, param)
+            return (self.guard_span(entry, None) if whole else None), None
+        key = _literal(detail[4:])
+        had = _has_key(guard_lines.last_binding(tree, name, c_line), key)
+        source = self.ctx.source or ""
+        found = guard_lines.item_use(source, fn, param, key) if had else guard_lines.key_read(source, fn, param, key)
+        if found is not None:
+            return found, (f"the value of `{param}[{key!r}]`" if had else f"whether `{param}` holds {key!r}")
+        return (self.guard_span(entry, None), None) if guard_lines.reads_whole(fn, param) else None
 
     def _entry_def(self, entry: str) -> Optional[ast.AST]:
         info = self.ctx.index.functions.get(entry) if self.ctx.index is not None else None

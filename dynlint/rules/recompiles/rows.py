@@ -120,7 +120,7 @@ def _set_by_loop(loops: List[cst.For], name: str) -> Optional[str]:
     (`scalars._conditional_kind`)."""
     from dynlint.linter.walker import descendants
     from dynlint.rules.recompiles.common import names_in
-    from dynlint.rules.recompiles.scalars import _conditional_kind
+    from dynlint.rules.recompiles.argument_values import conditional_kind as _conditional_kind
     for loop in reversed(loops):
         binds = [n for n in descendants(loop.body) if isinstance(n, cst.Assign) and
                  any(isinstance(t.target, cst.Name) and t.target.value == name for t in n.targets)]

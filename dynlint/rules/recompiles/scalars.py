@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import List, Optional, Tuple
+from typing import Optional, Tuple
 
 import libcst as cst
 
@@ -13,16 +13,17 @@ from dynlint.analysis.defs import body_nodes
 from dynlint.analysis.guards import effect, recompiles
 from dynlint.analysis.tensors import TENSOR
 from dynlint.linter.rule import Example, register
-from dynlint.linter.walker import children, descendants, dotted
+from dynlint.linter.walker import dotted
 from dynlint.rules.common import TorchRule, call_args, source_of
+from dynlint.rules.recompiles.argument_values import (attribute_value, bound_in_loop, carried_number, changing_number,
+                                                      item_key, loop_origin, made_by_torch, number_expr, value_kind)
 from dynlint.rules.recompiles.changing import (branch_guard, drawn_number, list_index, math_call, object_state,
                                                set_by_callers)
 from dynlint.rules.recompiles.handed import compiled_attribute, compiled_parameter, handed_arguments, having
 from dynlint.rules.recompiles.rows import loop_values, row_index_guards
 from dynlint.rules.recompiles.tensor_args import tensor_rank
-from dynlint.rules.recompiles.common import (GRAD_OFF, SiteBookkeeping, bound_parameter, compile_call, float_expr,
-                                             literal_kind, loop_changed, names_in, number_read, parameter_names,
-                                             varying)
+from dynlint.rules.recompiles.common import (GRAD_OFF, SiteBookkeeping, bound_parameter, compile_call,
+                                             parameter_names, varying)
 
 
 # argument kinds that `torch.compile(dynamic=True)` makes symbolic from the first call: a new value recompiles
@@ -489,17 +490,16 @@ class VaryingScalarArgument(SiteBookkeeping):
         """Report `arg` of the call where it changes between calls and the compiled code reads it (each such
         argument: Dynamo guards each at its own first read; `param`, when given, is the entry's parameter it
         reaches through a function that hands it on); True when reported."""
-        value = _bound_in_loop(self.ctx, arg.value, loops, node) or arg.value
-        read = _changing_number(self.ctx, arg.value, node) or drawn_number(self.ctx, arg.value, loops)
-        found = read or varying(self.ctx, value, loops) or _loop_origin(self.ctx, value, loops, node) or \
-            _carried_number(self.ctx, arg.value) or object_state(self.ctx, arg.value) or \
+        value = bound_in_loop(self.ctx, arg.value, loops, node) or arg.value
+        read = changing_number(self.ctx, arg.value, node) or drawn_number(self.ctx, arg.value, loops)
+        found = read or varying(self.ctx, value, loops) or loop_origin(self.ctx, value, loops, node) or \
+            carried_number(self.ctx, arg.value) or object_state(self.ctx, arg.value) or \
             set_by_callers(self.ctx, arg.value)
         if found is None:
             return False
         var, var_kind = found
-        carried = isinstance(value, cst.Attribute) and dotted(value) == var     # (`self.step`, carried)
-        kind = var_kind if read or carried else \
-            _value_kind(value, var_kind, enum_classes(self.ctx.source or "")) or self._returned_number(value)
+        key = item_key(value, var)         # `{"domain": d}`: the dict's item is the changing value
+        kind = self._kind_of(value, var, var_kind, bool(read) or key is not None)
         if kind is None:
             return False            # built from the loop variable in a way not known here (`batches[i]`)
         if entry is None and self._method_elsewhere(callee):
@@ -513,11 +513,35 @@ class VaryingScalarArgument(SiteBookkeeping):
             return False            # (numbers are symbolic from the start under `dynamic=True`)
         if not self.reads(entry, param):
             return False            # an argument the compiled function never reads is not guarded
+        if key is not None:
+            return self._item_argument(value, entry, param, key, callee, var, kind, guard)
         self.report_at_guard(value, entry, param, f"`{var}` changes here", also=also, callee=callee, var=var,
                              kind=kind, effect=effect(guard) if guard else "new values recompile")
         if kind in ("int", "float"):
             self._specialised(entry, param, kind, callee, var,
                               [(*self.ctx.position(value)[:2], f"`{var}` changes here")])
+        return True
+
+    def _kind_of(self, value: cst.BaseExpression, var: str, var_kind: str, direct: bool) -> Optional[str]:
+        """The kind of value an argument built from the changing `var` has (`direct`: `var`'s own)."""
+        carried = isinstance(value, cst.Attribute) and dotted(value) == var     # (`self.step`, carried)
+        return var_kind if direct or carried else \
+            value_kind(value, var_kind, enum_classes(self.ctx.source or "")) or self._returned_number(value)
+
+    def _item_argument(self, value, entry, param, key, callee: str, var: str, kind: str, guard) -> bool:
+        """A dict display handed to the compiled code with the changing value as an item (`model(x, {"domain":
+        d})`): Dynamo guards that item where the code first uses it (`self.scale[extras["domain"]]`: `extras[
+        'domain'] == 'a'`, measured on torch 2.13), as it guards an argument of that kind. True when reported."""
+        info = self.ctx.index.functions.get(entry or "") if self.ctx.index is not None else None
+        fn = guard_lines.function_at(self.ctx.source or "", info.def_line) if info is not None else None
+        span = guard_lines.item_use(self.ctx.source or "", fn, param, key) if fn is not None and param else None
+        if span is None:
+            return False
+        line, col = self.ctx.position(value)[:2]
+        self.ctx.report(self, value, self.format_message(
+            callee=callee, var=var, kind=f"{kind}, the item {key!r} of `{param}`",
+            effect=effect(guard) if guard else "new values recompile"), at=span,
+            related=[(line, col, f"`{var}` changes here")])
         return True
 
     def _specialised(self, entry: Optional[str], param: Optional[str], kind: str, callee: str, var: str,
@@ -551,7 +575,7 @@ class VaryingScalarArgument(SiteBookkeeping):
             isinstance(value.func, cst.Name) and ix is not None else None
         fn = guard_lines.function_at(self.ctx.source or "", info.def_line) if info and not info.cls else None
         returns = [n.value for n in body_nodes(fn) if isinstance(n, ast.Return)] if fn else []
-        if not returns or any(r is None or not _number_expr(r) for r in returns):
+        if not returns or any(r is None or not number_expr(r) for r in returns):
             return None
         floats = any(isinstance(n, ast.Constant) and isinstance(n.value, float) or
                      isinstance(n, ast.BinOp) and isinstance(n.op, ast.Div) for r in returns for n in ast.walk(r))
@@ -643,7 +667,7 @@ class VaryingScalarArgument(SiteBookkeeping):
         fn = guard_lines.function_at(source, info.def_line)
         resolve = self._resolver(tree, info.def_line, None, info.cls)
         index = next((n for n in ast.walk(fn) if isinstance(n, ast.Subscript) and isinstance(n.slice, ast.Name) and
-                      n.slice.id == param and _made_by_torch(n.value, resolve)), None) if fn else None
+                      n.slice.id == param and made_by_torch(n.value, resolve)), None) if fn else None
         if index is None:
             return False
         var = arg.value.value
@@ -667,7 +691,7 @@ class VaryingScalarArgument(SiteBookkeeping):
                 return None
             owner = node.value.id
             made = [cls] if owner == "self" else ix.built(owner, here)
-            return _attribute_value(tree, made[0], node.attr) if len(made) == 1 and made[0] else None
+            return attribute_value(tree, made[0], node.attr) if len(made) == 1 and made[0] else None
         return resolve
 
     def _tensor_argument(self, callee: str, value: cst.BaseExpression, loops) -> bool:
@@ -675,260 +699,13 @@ class VaryingScalarArgument(SiteBookkeeping):
         (`torch.ones(3, dtype=(torch.float32, torch.float64)[i % 2])`): Dynamo guards on both."""
         for a in value.args if isinstance(value, cst.Call) else ():
             found = varying(self.ctx, a.value, loops) if a.keyword is not None else None
-            guard = self.TENSOR_KEYWORDS.get((a.keyword.value, _value_kind(a.value, found[1]))) if found else None
+            guard = self.TENSOR_KEYWORDS.get((a.keyword.value, value_kind(a.value, found[1]))) if found else None
             if guard:
                 self.report_at_guard(a.value, self.compiled_entry(callee), None, f"`{found[0]}` changes here",
                                      callee=callee, var=found[0], kind=f"the `{a.keyword.value}` of a tensor argument",
                                      effect=effect(guard))
                 return True
         return False
-
-
-def _made_by_torch(node: ast.AST, resolve, depth: int = 0) -> bool:
-    """A tensor made by a torch function, directly or through methods and names (`self.alphas_cumprod =
-    torch.cumprod(1 - betas, dim=0)`): a list or a NumPy array indexed by a tensor is another matter."""
-    while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
-            guard_lines.dotted(node.func.value) != "torch":
-        node = node.func.value                      # `torch.arange(n).flip(0)`
-    if isinstance(node, (ast.Name, ast.Attribute)) and depth < 4 and guard_lines.dotted(node) != "torch":
-        return _made_by_torch(resolve(node), resolve, depth + 1)
-    return isinstance(node, ast.Call) and (guard_lines.dotted(node.func) or "").startswith("torch.")
-
-
-def _attribute_value(tree: ast.Module, cls: str, attr: str) -> Optional[ast.AST]:
-    """The value of the one assignment `self.<attr> = ...` in the methods of the file's class `cls`; None when
-    there is none or more than one."""
-    found = [n.value for c in tree.body if isinstance(c, ast.ClassDef) and c.name == cls for n in ast.walk(c)
-             if isinstance(n, ast.Assign) and any(guard_lines.dotted(t) == f"self.{attr}" for t in n.targets)]
-    return found[0] if len(found) == 1 else None
-
-
-def _changing_number(ctx, value: cst.BaseExpression, call: cst.Call) -> Optional[Tuple[str, str]]:
-    """(name, "float" or "int") for a number a loop around the call (a `for` or a `while`, the innermost
-    first) reads anew each iteration from a value that changes: `t.item()` of the tensor it binds, `dt =
-    min(dt_max, float(a.rsqrt()))` with `a` computed from the state it updates. A different number every call;
-    the name is the local passed, or the changing name it is read from."""
-    for loop in (b for b in reversed(ctx.blocks) if isinstance(b, (cst.For, cst.While))):
-        bound = _bound_in_loop(ctx, value, [loop], call) or value
-        changed = loop_changed(loop)
-        kind = number_read(bound, changed)
-        if kind:
-            return (value.value if isinstance(value, cst.Name) else sorted(names_in(bound) & changed)[0]), kind
-    return None
-
-
-def _loop_origin(ctx, value: cst.BaseExpression, loops, call: cst.Call, depth: int = 0) -> Optional[Tuple[str, str]]:
-    """`varying` through the locals the loops bind once (`frac = 1.0 - (update - 1.0) / n`, `coef = base * frac`
-    ... `loss(x, coef)`): (the loop variable it is computed from, its kind); None when not known."""
-    for name in sorted({value.value} if isinstance(value, cst.Name) else names_in(value)):
-        bound = _bound_in_loop(ctx, cst.Name(name), loops, call) if depth < 3 else None
-        found = bound is not None and (varying(ctx, bound, loops) or _loop_origin(ctx, bound, loops, call, depth + 1))
-        if found:
-            return found
-    return None
-
-
-def _carried_number(ctx, value: cst.BaseExpression) -> Optional[Tuple[str, str]]:
-    """(name, "int" | "float") for a Python number the innermost loop around the call carries from one
-    iteration to the next: set to a number literal before the loop (an attribute of `self`: in `__init__`) and
-    updated in it by arithmetic on itself, names and number literals (`step += 1`, `t += dt`, `eps *= 10`,
-    `lr = lr * 0.9`, `self.step += 1`). Each call gets a new value."""
-    loops = [b for b in ctx.blocks if isinstance(b, (cst.For, cst.While))]     # (a `while` carries them too)
-    name = dotted(value) if isinstance(value, (cst.Name, cst.Attribute)) else None
-    fn = next((f for f in reversed(ctx.functions) if isinstance(f, cst.FunctionDef)), None)
-    if name is None or not loops or fn is None or "." in name and not name.startswith("self."):
-        return None
-    updates = _bindings(loops[-1].body, name)
-    if len(updates) != 1 or not _number_update(updates[0], name):
-        return None
-    start = ctx.position(loops[-1])[0]
-    before = [v for n in _bindings(fn.body, name) if isinstance(n, cst.Assign) and len(n.targets) == 1 and
-              ctx.position(n)[0] < start for v in [_value_of(n.targets[0].target, n.value, name)] if v is not None]
-    kind = _first_number_kind(before[-1] if before else None, updates[0])
-    if kind is None and name.startswith("self.") and not before:
-        info = ctx.index.classes.get(ctx.class_name) if ctx.index is not None and ctx.class_name else None
-        kind = info.scalars.get(name[5:]) if info is not None else None     # what `__init__` set it to
-    return (name, kind) if kind in ("int", "float") else None
-
-
-def _bindings(body: cst.CSTNode, name: str) -> List[cst.CSTNode]:
-    """The statements in `body` that bind `name` (a name or `self.attr`)."""
-    return [n for n in descendants(body) if isinstance(n, (cst.Assign, cst.AugAssign, cst.AnnAssign, cst.For))
-            and any(dotted(t) == name or name in names_in(t) for t in _targets(n))]
-
-
-def _first_number_kind(first: Optional[cst.BaseExpression], update: cst.CSTNode) -> Optional[str]:
-    """"float" or "int" from a carried number's first value (a literal) and its update (`/=` makes a float)."""
-    first = first.expression if isinstance(first, cst.UnaryOperation) else first
-    if isinstance(first, cst.Float) or isinstance(update, cst.AugAssign) and isinstance(update.operator,
-                                                                                       cst.DivideAssign):
-        return "float"
-    return "int" if isinstance(first, cst.Integer) else None
-
-
-def _value_of(target: cst.BaseExpression, value: cst.BaseExpression, name: str) -> Optional[cst.BaseExpression]:
-    """What `target = value` binds to `name` (`t, dt = 0.0, 0.25` binds 0.0 to `t`)."""
-    if isinstance(target, (cst.Name, cst.Attribute)):
-        return value if dotted(target) == name else None
-    if isinstance(target, cst.Tuple) and isinstance(value, cst.Tuple) and len(target.elements) == len(value.elements):
-        return next((v.value for t, v in zip(target.elements, value.elements)
-                     if isinstance(t.value, cst.Name) and t.value.value == name), None)
-    return None
-
-
-def _targets(n: cst.CSTNode) -> List[cst.CSTNode]:
-    return [t.target for t in n.targets] if isinstance(n, cst.Assign) else [n.target]
-
-
-def _number_update(n: cst.CSTNode, name: str) -> bool:
-    """`name += 1`, `t += dt`, `name *= 0.5`, `name = name * 0.9 + 1`, `name = max(0.05, name * 0.99)`:
-    arithmetic on the name itself, other names and number literals (`min`, `max`, `abs`, `round` of such)."""
-    def numeric(e: cst.BaseExpression) -> bool:
-        if isinstance(e, (cst.Integer, cst.Float)):
-            return True
-        if isinstance(e, cst.UnaryOperation):
-            return numeric(e.expression)
-        if isinstance(e, cst.BinaryOperation):
-            return numeric(e.left) and numeric(e.right)
-        if isinstance(e, cst.Call) and isinstance(e.func, cst.Name) and e.func.value in ("min", "max", "abs", "round"):
-            return bool(e.args) and all(a.keyword is None and not a.star and numeric(a.value) for a in e.args)
-        return isinstance(e, cst.Name) or dotted(e) == name      # itself, or another number (`t += dt`)
-    if isinstance(n, cst.AugAssign):
-        return dotted(n.target) == name and numeric(n.value)
-    return isinstance(n, cst.Assign) and len(n.targets) == 1 and dotted(n.targets[0].target) == name and \
-        isinstance(n.value, (cst.BinaryOperation, cst.Call)) and numeric(n.value) and \
-        any(dotted(e) == name for e in descendants(n.value) if isinstance(e, (cst.Name, cst.Attribute)))
-
-
-def _bound_in_loop(ctx, value: cst.BaseExpression, loops, call: cst.Call) -> Optional[cst.BaseExpression]:
-    """What a local passed at `call` holds when the innermost loop around the call binds it once, above the
-    call (`freq = w if epoch > 0 else None` ... `step(x, freq)`): that expression, which changes as the loop
-    variable does; None otherwise."""
-    if not isinstance(value, cst.Name) or not loops:
-        return None
-    binds = []
-    for loop in reversed(loops):            # the innermost loop that binds it (`for update ...: coef = ...`)
-        stack = [loop.body]
-        while stack:
-            n = stack.pop()
-            if isinstance(n, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
-                continue
-            if isinstance(n, (cst.Assign, cst.AugAssign, cst.AnnAssign)) or isinstance(n, (cst.For, cst.With)):
-                targets = [t.target for t in n.targets] if isinstance(n, cst.Assign) else \
-                    [n.target] if isinstance(n, (cst.AugAssign, cst.AnnAssign, cst.For)) else \
-                    [i.asname.name for i in n.items if i.asname]
-                if any(value.value in names_in(t) for t in targets):
-                    binds.append(n)
-            stack.extend(children(n))
-        if binds:
-            break
-    if len(binds) != 1 or not isinstance(binds[0], cst.Assign) or len(binds[0].targets) != 1 or \
-            not isinstance(binds[0].targets[0].target, cst.Name):
-        return None
-    return binds[0].value if ctx.position(binds[0])[0] < ctx.position(call)[0] else None
-
-
-def _dict_keys(node: cst.BaseExpression) -> Optional[frozenset]:
-    """The literal keys of a dict display (`{"clip": 1.0}`); None for anything else."""
-    if not isinstance(node, cst.Dict) or not all(
-            isinstance(e, cst.DictElement) and isinstance(e.key, (cst.SimpleString, cst.Integer)) for e in node.elements):
-        return None
-    return frozenset(e.key.value for e in node.elements)
-
-
-def _value_kind(value: cst.BaseExpression, var_kind: str, enums: frozenset = frozenset()) -> Optional[str]:
-    """The kind of an argument built from a varying name of kind `var_kind`; None when not known. `enums`:
-    the Enum classes of the file."""
-    if isinstance(value, cst.Name):
-        return var_kind
-    if isinstance(value, (cst.Dict, cst.Tuple)):
-        return _display_kind(value, var_kind)
-    if isinstance(value, cst.IfExp):
-        return _conditional_kind(value)
-    if isinstance(value, cst.Subscript):
-        return _picked_kind(value, enums)
-    if _truth_value(value):
-        return "bool"
-    if float_expr(value):
-        return "float"            # `step * 0.5`: a float made of the int
-    if _has_string(value):
-        return "str"
-    return var_kind if isinstance(value, (cst.BinaryOperation, cst.UnaryOperation)) else None
-
-
-def _display_kind(value: cst.BaseExpression, var_kind: str) -> Optional[str]:
-    """"dict" or "tuple" for a dict or tuple display of numbers, one of them built from the varying name
-    (Dynamo guards on each item); None for one that holds anything else (or unpacks another: `{**base}`)."""
-    if isinstance(value, cst.Dict) and not all(isinstance(e, cst.DictElement) for e in value.elements):
-        return None
-    kinds = [_value_kind(e.value, var_kind) for e in value.elements]
-    if not any(kinds) or not all(k in ("int", "float", None) for k in kinds):
-        return None
-    return "dict" if isinstance(value, cst.Dict) else "tuple"
-
-
-def _conditional_kind(value: cst.IfExp) -> Optional[str]:
-    """`t if i % 2 else None`: a None or a tensor (`0.7 if i % 2 else None`: a None or a float); `{"clip": 1.0} if i % 2 else {}`: a dict whose key set
-    changes; `0.1 if step > 1 else 0.0`: one of two numbers (or strings, or bools) of one kind; None for any
-    other conditional expression."""
-    if any(isinstance(b, cst.Name) and b.value == "None" for b in (value.body, value.orelse)):
-        other = literal_kind(value.orelse if isinstance(value.body, cst.Name) and value.body.value == "None"
-                             else value.body)
-        return f"None or {other}" if other in ("int", "float", "str", "bool") else "None or tensor"
-    arms = {literal_kind(value.body), literal_kind(value.orelse)}
-    if len(arms) == 1 and None not in arms:
-        return arms.pop()
-    keys = _dict_keys(value.body)
-    return "dict" if keys is not None and _dict_keys(value.orelse) not in (None, keys) else None
-
-
-def _number_expr(node: ast.expr) -> bool:
-    """Arithmetic of names and number literals, `min`/`max`/`abs`/`round`/`int`/`float` of such, or a conditional
-    expression of them: a Python number when its names are."""
-    if isinstance(node, ast.Constant):
-        return isinstance(node.value, (int, float)) and not isinstance(node.value, bool)
-    if isinstance(node, ast.Name):
-        return True
-    if isinstance(node, ast.BinOp):
-        return _number_expr(node.left) and _number_expr(node.right)
-    if isinstance(node, ast.UnaryOp):
-        return _number_expr(node.operand)
-    if isinstance(node, ast.IfExp):
-        return _number_expr(node.body) and _number_expr(node.orelse)
-    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
-        node.func.id in ("min", "max", "abs", "round", "int", "float") and not node.keywords and \
-        all(_number_expr(a) for a in node.args)
-
-
-def _picked_kind(value: cst.Subscript, enums: frozenset = frozenset()) -> Optional[str]:
-    """An item picked from a literal tuple or list (`("relu", "gelu")[i % 2]`: a str; `(torch.float32,
-    torch.float64)[i % 2]`: a dtype; members of an Enum class of the file: an enum); None for any other
-    subscript."""
-    items = [e.value for e in value.value.elements] if isinstance(value.value, (cst.Tuple, cst.List)) else []
-    if items and all(isinstance(e, cst.SimpleString) for e in items):
-        return "str"
-    owners = {e.value.value for e in items if isinstance(e, cst.Attribute) and isinstance(e.value, cst.Name)}
-    if items and len(owners) == 1 and all(isinstance(e, cst.Attribute) for e in items):
-        return "dtype" if owners == {"torch"} else "enum" if owners <= enums else None
-    return None
-
-
-def _truth_value(value: cst.BaseExpression) -> bool:
-    """A comparison, `and` / `or`, `not x` or `bool(x)`: a bool."""
-    return isinstance(value, (cst.Comparison, cst.BooleanOperation)) or \
-        (isinstance(value, cst.UnaryOperation) and isinstance(value.operator, cst.Not)) or \
-        (isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value == "bool")
-
-
-def _has_string(node: cst.CSTNode) -> bool:
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        if isinstance(n, (cst.SimpleString, cst.FormattedString)):
-            return True
-        if isinstance(n, (cst.BinaryOperation, cst.UnaryOperation)):
-            stack.extend(children(n))
-    return False
 
 
 @register
