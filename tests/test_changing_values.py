@@ -918,3 +918,46 @@ def test_the_changing_item_of_a_dict_display_argument_is_guarded_where_it_is_use
     use = line_of(DOMAINS, 'return y * self.domain_scale[extras["domain"]]')
     assert guards == [use]
     assert _found(DOMAINS) == [use]
+
+
+NAMED = textwrap.dedent("""
+    import enum
+
+    import torch
+
+
+    class Mode(enum.Enum):
+        FAST = 1
+        SLOW = 2
+
+
+    @torch.compile(backend="eager")
+    def sgd_step(w, g, lr):
+        return w - lr * g
+
+
+    @torch.compile(backend="eager")
+    def run(x, mode):
+        if mode is Mode.FAST:
+            return x * 2
+        return x.sin()
+
+
+    def main():
+        w, g = torch.randn(4), torch.randn(4)
+        decayed = [0.1 * 0.9 ** i for i in range(3)]
+        for lr in decayed:
+            w = sgd_step(w, g, lr)
+        for mode in [Mode.FAST, Mode.SLOW]:
+            run(w, mode)
+""")
+
+
+def test_the_elements_of_a_list_the_function_builds_and_of_a_list_of_enum_members(tmp_path):
+    """A loop over a local bound once to a list (a display or a comprehension of floats) binds its elements;
+    a loop over members of an Enum class binds constants Dynamo guards by identity (`___check_obj_id`): each
+    new one recompiles, at the first read."""
+    guards = dynamo_guard_lines(tmp_path, NAMED)
+    expected = [line_of(NAMED, "return w - lr * g"), line_of(NAMED, "if mode is Mode.FAST:")]
+    assert guards == expected
+    assert _found(NAMED) == expected

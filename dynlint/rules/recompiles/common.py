@@ -11,7 +11,7 @@ import libcst as cst
 from dynlint.analysis import guard_lines
 from dynlint.analysis.held import held_by_name
 from dynlint.analysis.names import COMPILE, strip_call
-from dynlint.linter.walker import children
+from dynlint.linter.walker import children, descendants, dotted
 from dynlint.rules.common import TorchRule
 from dynlint.rules.recompiles.handed import having
 
@@ -171,6 +171,42 @@ def names_in(node: cst.CSTNode) -> Set[str]:
     return out
 
 
+def enum_classes(source: str) -> frozenset:
+    """The names of the file's Enum (and Flag) classes: their members are constants a call can pass."""
+    tree = guard_lines.parsed(source)
+    return frozenset(c.name for c in (tree.body if tree is not None else ()) if isinstance(c, ast.ClassDef) and
+                     any((guard_lines.dotted(b) or "").endswith(("Enum", "Flag")) for b in c.bases))
+
+
+def _enum_members(ctx, loop: cst.For, name: str) -> Optional[str]:
+    """`for mode in [Mode.FAST, Mode.SLOW]` (a list or tuple of members of an Enum class of the file): "enum",
+    each member a constant Dynamo guards by identity."""
+    it = loop.iter
+    while isinstance(it, cst.Call) and _callee(it) in ORDERINGS and len(it.args) == 1 and not it.args[0].star:
+        it = it.args[0].value
+    if not (isinstance(loop.target, cst.Name) and loop.target.value == name and isinstance(it, (cst.List, cst.Tuple))
+            and len(it.elements) > 1 and all(isinstance(e.value, cst.Attribute) for e in it.elements)):
+        return None
+    owners = {dotted(e.value.value) for e in it.elements}
+    return "enum" if len(owners) == 1 and owners <= enum_classes(ctx.source or "") else None
+
+
+def _named_elements(ctx, loop: cst.For, name: str) -> Optional[str]:
+    """`lrs = [0.1, 0.05]` (or `[0.1 * 0.9 ** i for i in range(n)]`) once in the function, then `for lr in lrs`:
+    the kind of the elements the name holds."""
+    fn = next((f for f in reversed(ctx.functions) if isinstance(f, cst.FunctionDef)), None)
+    if fn is None or not isinstance(loop.iter, cst.Name):
+        return None
+    values = [n.value for n in descendants(fn.body) if isinstance(n, cst.Assign) and
+              any(isinstance(t.target, cst.Name) and t.target.value == loop.iter.value for t in n.targets)]
+    if len(values) != 1:
+        return None
+    value = values[0]
+    if isinstance(value, cst.ListComp) and isinstance(loop.target, cst.Name) and loop.target.value == name:
+        return literal_kind(value.elt) or ("float" if float_expr(value.elt) else None)
+    return _bound_kind(loop.target, value, name) if isinstance(value, (cst.List, cst.Tuple)) else None
+
+
 def varying(ctx, value: cst.BaseExpression, loops) -> Optional[Tuple[str, str]]:
     """(name, kind of its values) of a name in `value` that changes between calls: the variable of an
     enclosing loop (`loops`: the `for` statements around it; over an object's list of ints too), or a parameter of the enclosing function that a
@@ -180,7 +216,8 @@ def varying(ctx, value: cst.BaseExpression, loops) -> Optional[Tuple[str, str]]:
     for var in sorted(names):
         for loop in reversed(loops):
             kind = loop_scalar_kind(loop, var) or _handed_elements(ctx, loop, var) or \
-                attribute_elements(ctx, loop, var)
+                attribute_elements(ctx, loop, var) or _enum_members(ctx, loop, var) or \
+                _named_elements(ctx, loop, var)
             if kind:
                 return var, kind
     fn = next((f for f in reversed(ctx.functions) if isinstance(f, cst.FunctionDef)), None)

@@ -14,7 +14,8 @@ from dynlint.linter.rule import Example, register
 from dynlint.rules.recompiles.regional import instances_compiled_apart
 from dynlint.rules.recompiles.common import (SiteBookkeeping, call_bindings, defaults_of,
                                              forwarded_keywords, literal_value)
-from dynlint.rules.recompiles.scalars import SYMBOLIC, enum_classes
+from dynlint.rules.recompiles.common import enum_classes
+from dynlint.rules.recompiles.scalars import SYMBOLIC
 
 
 class EnumMember(str):

@@ -23,7 +23,7 @@ from dynlint.rules.recompiles.handed import compiled_attribute, compiled_paramet
 from dynlint.rules.recompiles.rows import loop_values, row_index_guards
 from dynlint.rules.recompiles.tensor_args import tensor_rank
 from dynlint.rules.recompiles.common import (GRAD_OFF, SiteBookkeeping, bound_parameter, compile_call,
-                                             parameter_names, varying)
+                                             enum_classes, parameter_names, varying)
 
 
 # argument kinds that `torch.compile(dynamic=True)` makes symbolic from the first call: a new value recompiles
@@ -761,10 +761,3 @@ class RangeOverIntArgument(TorchRule):
             if isinstance(arg, cst.Name) and arg.value in params and self.tensors.kind(arg) != TENSOR:
                 self.report(node, var=arg.value)
                 return
-
-
-def enum_classes(source: str) -> frozenset:
-    """The names of the file's Enum (and Flag) classes: their members are constants a call can pass."""
-    tree = guard_lines.parsed(source)
-    return frozenset(c.name for c in (tree.body if tree is not None else ()) if isinstance(c, ast.ClassDef) and
-                     any((guard_lines.dotted(b) or "").endswith(("Enum", "Flag")) for b in c.bases))
