@@ -445,6 +445,23 @@ PROBES: List[Probe] = [
             model.use_bias = bool(i % 2)
             m(torch.ones(3))
     """, distinct=2, model="module bool attribute"),
+    Probe("module attribute", "a str attribute of an nn.Module set between calls, a mode forward tests", MOD + """
+
+        class M(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.mode = "train"
+
+            def forward(self, x):
+                return x + 1 if self.mode == "train" else x * 2
+
+        model = M()
+        m = torch.compile(model)
+
+        def run(i):
+            model.mode = f"mode{i}"
+            m(torch.ones(3))
+    """, model="module str attribute"),
     Probe("module attribute", "a plain tensor attribute of an nn.Module replaced between calls (same shape)",
           MOD + """
 

@@ -961,3 +961,52 @@ def test_the_elements_of_a_list_the_function_builds_and_of_a_list_of_enum_member
     expected = [line_of(NAMED, "return w - lr * g"), line_of(NAMED, "if mode is Mode.FAST:")]
     assert guards == expected
     assert _found(NAMED) == expected
+
+
+MODES = textwrap.dedent("""
+    import torch
+    import torch.nn as nn
+
+
+    class Head(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = nn.Linear(4, 4)
+            self.mode = "train"
+
+        def forward(self, x):
+            y = self.lin(x)
+            if self.mode == "train":
+                return y * 2
+            return y.softmax(-1)
+
+
+    def main():
+        model = Head()
+        fast = torch.compile(model, backend="eager")
+        for mode in ["train", "eval", "export"]:
+            model.mode = mode
+            fast(torch.randn(2, 4))
+""")
+
+
+def test_a_str_attribute_of_a_compiled_module_set_between_calls(tmp_path):
+    """`model.mode = mode` between calls: Dynamo guards forward's read (`self.mode == 'train'`), and every new
+    string recompiles (DYN506, the guard model's "module str attribute")."""
+    guards = dynamo_guard_lines(tmp_path, MODES)
+    read = line_of(MODES, 'if self.mode == "train":')
+    assert guards == [read]
+    assert [f.line for f in api.check_source(MODES, filename="probe.py").findings if f.code == "DYN506"] == [read]
+
+
+def test_a_list_attribute_of_a_compiled_module_grown_between_calls(tmp_path):
+    """`model.sizes.append(s)` between calls of the compiled module, whose forward reads `len(self.sizes)`:
+    Dynamo guards the list's length there, and every change recompiles (DYN506, "module list attribute")."""
+    source = MODES.replace('self.mode = "train"', "self.sizes = [4]").replace(
+        'if self.mode == "train":', "if len(self.sizes) > 2:").replace(
+        'for mode in ["train", "eval", "export"]:\n        model.mode = mode',
+        "for s in [5, 6, 7]:\n        model.sizes.append(s)")
+    guards = dynamo_guard_lines(tmp_path, source)
+    read = line_of(source, "if len(self.sizes) > 2:")
+    assert guards == [read]
+    assert [f.line for f in api.check_source(source, filename="probe.py").findings if f.code == "DYN506"] == [read]

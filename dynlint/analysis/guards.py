@@ -22,6 +22,7 @@ BEHAVIOUR = {
     "module int attribute, unspecialised": ONCE,   # with `allow_unspec_int_on_nn_module = True`
     "module float attribute": ONCE,
     "module bool attribute": ONCE,             # flipped: one graph per value, both kept
+    "module str attribute": EVERY_CHANGE,      # `model.mode = "eval"`: guarded on the string
     "module list attribute": EVERY_CHANGE,     # appended to in forward, read or not
     "module attribute reset each call": NEVER,  # `self.mult = 1` before `self.mult *= 2`
     "module dict cache": ONCE,                 # `self.cache[key] = ...` in forward: once per new key

@@ -302,7 +302,8 @@ def _tested_class(loop: ast.For, name: str) -> str:
 
 
 def _init_scalars(init: ast.AST) -> Dict[str, str]:
-    """`self.x = <int, float or bool constant>` in `__init__`'s statements (blocks entered) -> the type's name."""
+    """`self.x = <int, float, bool or str constant>` in `__init__`'s statements (blocks entered) -> the type's
+    name."""
     scalars: Dict[str, str] = {}
     stack = list(init.body)
     while stack:
@@ -311,7 +312,7 @@ def _init_scalars(init: ast.AST) -> Dict[str, str]:
             value = n.value.operand if isinstance(n.value, ast.UnaryOp) and isinstance(n.value.op, ast.USub) \
                 else n.value
             if len(n.targets) == 1 and _self_attr(n.targets[0]) and isinstance(value, ast.Constant) and \
-                    type(value.value) in (int, float, bool):
+                    type(value.value) in (int, float, bool, str):
                 scalars[_self_attr(n.targets[0])] = type(value.value).__name__
         elif isinstance(n, (ast.If, ast.For, ast.While, ast.With, ast.Try)):
             stack += n.body + getattr(n, "orelse", []) + getattr(n, "finalbody", []) + \

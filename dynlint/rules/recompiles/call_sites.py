@@ -16,6 +16,7 @@ from dynlint.linter.walker import children, descendants
 from dynlint.rules.common import source_of
 from dynlint.analysis import guard_lines
 from dynlint.rules.recompiles.caches import ANY, key_of, key_reads
+from dynlint.rules.recompiles.changing import class_def, python_list
 from dynlint.rules.recompiles.common import SiteBookkeeping, bound_parameter, call_bindings, names_in
 from dynlint.rules.recompiles.foreign_setters import assigned_elsewhere, number_kind
 
@@ -489,9 +490,16 @@ class ArgumentSetChangesBetweenCalls(SiteBookkeeping):
         return fn.args.kwarg.arg if fn is not None and fn.args.kwarg is not None else None
 
 
+# what changes a list in place
+LIST_CHANGES = frozenset({"append", "extend", "insert", "pop", "remove", "clear"})
+# the guard model's kind of a module attribute holding each kind of constant (an int's depends on a setting)
+MODULE_KINDS = {"float": "module float attribute", "bool": "module bool attribute", "str": "module str attribute"}
+WHAT = {"int": "an int", "float": "a float", "bool": "a bool", "str": "a str"}
+
+
 @register
 class ModuleAttributeSetBetweenCalls(SiteBookkeeping):
-    """Checks for a training loop (or any repeated code) that changes an int, float or bool attribute of a
+    """Checks for a training loop (or any repeated code) that changes an int, float, bool or str attribute of a
     compiled module whose `forward` reads it: `model.step = step`, `model.global_step += 1`, or a call of a method of the
     module that does (`model.advance()`, a scheduler's `set_step(i)`), on the module or on the modules of its
     tree (`model.freeze(True)` looping over `self.modules()`)."""
@@ -508,8 +516,8 @@ class ModuleAttributeSetBetweenCalls(SiteBookkeeping):
         the training loop) fails that guard on every new value, so the model recompiles each step until
         `recompile_limit` (8) makes it run eagerly, silently. The same int passed as an argument recompiles
         once and then becomes dynamic; a tensor buffer is a graph input and never recompiles. A float
-        attribute recompiles once and is then a graph input, a bool compiles one graph per value (both
-        reported, with how often). So does a method of the model that sets the attribute on the modules of
+        attribute recompiles once and is then a graph input, a bool compiles one graph per value, a string
+        (`model.mode = "eval"`) recompiles on every new value (all reported, with how often). So does a method of the model that sets the attribute on the modules of
         its tree (`for m in self.modules(): m.frozen = on`): the compiled model guards it where each
         submodule's `forward` reads it. An attribute that `forward` never reads is not guarded (docs/guards.md).
         An attribute of a submodule set through the chain that holds it (`model.sa1.npoint = 48`) is guarded
@@ -616,10 +624,17 @@ class ModuleAttributeSetBetweenCalls(SiteBookkeeping):
         self._check(node, node.target)
 
     def visit_Call(self, node: cst.Call) -> None:
-        """`model.advance()` in a loop, where `Net.advance` changes an int attribute forward reads."""
+        """`model.advance()` in a loop, where `Net.advance` changes an int attribute forward reads; or
+        `model.sizes.append(s)`, a list attribute forward reads."""
         func = node.func
-        if not (self._loops or any(isinstance(f, cst.FunctionDef) for f in self.ctx.functions)) or \
-                not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)) or func.value.value == "self":
+        if not (self._loops or any(isinstance(f, cst.FunctionDef) for f in self.ctx.functions)):
+            return
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Attribute) and \
+                isinstance(func.value.value, cst.Name) and func.value.value.value != "self" and \
+                func.attr.value in LIST_CHANGES:
+            self._list_changed(node, func.value.value.value, func.value.attr.value)
+            return
+        if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)) or func.value.value == "self":
             return
         name, method = func.value.value, func.attr.value
         for path, info in self.module_classes(name):
@@ -632,6 +647,26 @@ class ModuleAttributeSetBetweenCalls(SiteBookkeeping):
                     if self._report(node, name, attr, sub_path, sub, f" on every `{sub.name}` in its tree (in "
                                     f"`{info.name}.{method}`)", shown=attr):
                         return
+
+    def _list_changed(self, node: cst.Call, name: str, attr: str) -> None:
+        """`model.sizes.append(s)` between calls, where the module class (of this file) keeps `self.sizes` as a
+        list and `forward` reads it: Dynamo guards the list (its length, `len(self.sizes) == 1`) where forward
+        first reads it, and every change recompiles (the guard model's "module list attribute")."""
+        tree = guard_lines.parsed(self.ctx.source or "")
+        for path, info in self.module_classes(name):
+            cls = class_def(self.ctx.source or "", info) if path == self.ctx.path else None
+            receiver = ast.Attribute(value=ast.Name(id="self", ctx=ast.Load()), attr=attr, ctx=ast.Load())
+            if cls is None or not is_module_class(self.ctx.project, path, info.name) or \
+                    not python_list(receiver, cls, cls, tree):
+                continue
+            reader = f"{info.name}.forward"
+            if self.guard_span(reader, f"self.{attr}", at_entry=False) is None:
+                continue            # forward never reads it: not guarded
+            kind = "module list attribute"
+            self.report_at_guard(node, reader, f"self.{attr}", f"`{name}.{attr}` changes here", at_entry=False,
+                                 expr=source_of(node), attr=f"{name}.{attr}", reader=reader, effect=effect(kind),
+                                 how="", what="a list")
+            return
 
     def _submodule_classes(self, path: str, info, only: str):
         """The project's module classes whose instances the module class `info` builds into its attributes, at
@@ -667,14 +702,13 @@ class ModuleAttributeSetBetweenCalls(SiteBookkeeping):
                 return False
         elif attr not in info.reads:
             return False
-        kind = {"float": "module float attribute", "bool": "module bool attribute"}.get(
-            scalar or "", module_int(self.ctx.source or ""))
+        kind = MODULE_KINDS.get(scalar or "", module_int(self.ctx.source or ""))
         if scalar is None or not recompiles(kind):
             return False
         shown = shown or f"{name}.{attr}"
         self.report_at_guard(node, reader, f"self.{attr}", f"`{shown}` changes here", at_entry=False,
                              expr=source_of(node), attr=shown, reader=f"{info.name}.forward", effect=effect(kind), how=how,
-                             what={"int": "an int", "float": "a float", "bool": "a bool"}[scalar])
+                             what=WHAT[scalar])
         return True
 
     def _check(self, node, target) -> None:
@@ -696,13 +730,12 @@ class ModuleAttributeSetBetweenCalls(SiteBookkeeping):
         """A module class of this unit whose instance another file changes between calls of the compiled object
         (`model.sa1.npoint = 48` in a training script): reported here, at the guard (`foreign_setters`)."""
         for cls, reader, attr, scalar, span, related in assigned_elsewhere(self, modules=True):
-            kind = {"float": "module float attribute", "bool": "module bool attribute"}.get(
-                scalar, module_int(self.ctx.source or ""))
+            kind = MODULE_KINDS.get(scalar, module_int(self.ctx.source or ""))
             if recompiles(kind):
                 shown = related[3].split("`")[1].split("=")[0].strip()
                 self.ctx.report(self, None, self.format_message(
                     expr=related[3].split("`")[1], attr=shown, how="", reader=reader, effect=effect(kind),
-                    what={"int": "an int", "float": "a float", "bool": "a bool"}[scalar]), at=span, related=[related])
+                    what=WHAT[scalar]), at=span, related=[related])
 
     def _check_submodule(self, node, target: cst.Attribute) -> None:
         """`model.sa1.npoint = 48` between calls: an attribute of a submodule the compiled module keeps (`self.sa1 =

@@ -30,7 +30,7 @@ def object_state(ctx, value: cst.BaseExpression) -> Optional[Tuple[str, str]]:
     obj, attr = value.value.value, value.attr.value
     ix = ctx.index
     classes = [c for c in ix.built(obj, ix.functions.get(ctx.qualname or "")) if c in ix.classes]
-    cls = _class_def(ctx.source or "", ix.classes[classes[0]]) if len(classes) == 1 else None
+    cls = class_def(ctx.source or "", ix.classes[classes[0]]) if len(classes) == 1 else None
     if cls is None:
         return None
     setters = _setters(cls, attr)
@@ -57,7 +57,7 @@ def _method(func: cst.BaseExpression, obj: str) -> Optional[str]:
     return None
 
 
-def _class_def(source: str, info) -> Optional[ast.ClassDef]:
+def class_def(source: str, info) -> Optional[ast.ClassDef]:
     tree = guard_lines.parsed(source)
     return next((n for n in ast.walk(tree) if isinstance(n, ast.ClassDef) and n.name == info.name and
                  n.lineno <= info.start <= (n.end_lineno or n.lineno)), None) if tree is not None else None
@@ -218,7 +218,7 @@ def set_by_callers(ctx, value: cst.BaseExpression) -> Optional[Tuple[str, str]]:
         return None
     attr, method = value.attr.value, (ctx.qualname or "").rpartition(".")[2]
     info = ctx.index.classes.get(ctx.class_name)
-    cls = _class_def(ctx.source or "", info) if info is not None else None
+    cls = class_def(ctx.source or "", info) if info is not None else None
     kind = _attribute_kind(cls, attr) if cls is not None else None
     if kind is None:
         return None
@@ -275,11 +275,11 @@ def list_index(ctx, entry: Optional[str], param: Optional[str]) -> Optional[tupl
     fn = guard_lines.function_at(source, info.def_line) if info is not None else None
     if fn is None:
         return None
-    cls = _class_def(source, ix.classes[info.cls]) if info.cls in ix.classes else None
+    cls = class_def(source, ix.classes[info.cls]) if info.cls in ix.classes else None
     subscripts = sorted((n for n in ast.walk(fn) if isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Load)
                          and _indexed_by(n.slice, param)), key=lambda n: (n.lineno, n.col_offset))
     for n in subscripts:
-        if _python_list(n.value, fn, cls, guard_lines.parsed(source)):
+        if python_list(n.value, fn, cls, guard_lines.parsed(source)):
             return guard_lines.span_of(source, n)
     return None
 
@@ -290,7 +290,7 @@ def _indexed_by(index: ast.expr, param: str) -> bool:
     return isinstance(index, ast.BinOp) and any(isinstance(n, ast.Name) and n.id == param for n in ast.walk(index))
 
 
-def _python_list(receiver: ast.expr, fn: ast.AST, cls: Optional[ast.ClassDef], tree: Optional[ast.Module]) -> bool:
+def python_list(receiver: ast.expr, fn: ast.AST, cls: Optional[ast.ClassDef], tree: Optional[ast.Module]) -> bool:
     """Every value bound to `receiver` (`self.X` in the class's methods; a name in the function, else at the top
     of the file) is a list or tuple display, a comprehension, or `list(...)`/`tuple(...)`/`sorted(...)`."""
     if isinstance(receiver, ast.Attribute) and isinstance(receiver.value, ast.Name) and receiver.value.id == "self":
@@ -335,7 +335,7 @@ def attribute_elements(ctx, loop: cst.CSTNode, name: str) -> Optional[str]:
         if not classes and here is not None and obj in here.params and ctx.project is not None:
             held = held_by_name(ctx.project, ix, here, obj)
             classes = [c for c in ix.classes if ix.qualify(c) in held]
-    cls = _class_def(ctx.source or "", ix.classes[classes[0]]) if len(classes) == 1 else None
+    cls = class_def(ctx.source or "", ix.classes[classes[0]]) if len(classes) == 1 else None
     values = [n.value for m in (_methods(cls).values() if cls is not None else ()) for n in _assigned(m, attr)
               if isinstance(n, ast.Assign)]
     filled = [v for v in values if not (isinstance(v, ast.List) and not v.elts)]
