@@ -1010,3 +1010,37 @@ def test_a_list_attribute_of_a_compiled_module_grown_between_calls(tmp_path):
     read = line_of(source, "if len(self.sizes) > 2:")
     assert guards == [read]
     assert [f.line for f in api.check_source(source, filename="probe.py").findings if f.code == "DYN506"] == [read]
+
+
+def test_a_number_read_through_a_getter_of_an_object_the_loop_changes(tmp_path):
+    """`update(w, g, sched.get_last_lr()[0])` with `sched.step()` in the loop: the getter returns `[self.lr]`,
+    which `step` halves, so every call hands the compiled function a new float (`lr == 0.1`, then dynamic)."""
+    source = textwrap.dedent("""
+        import torch
+
+
+        class Sched:
+            def __init__(self, lr):
+                self.lr = lr
+
+            def step(self):
+                self.lr *= 0.5
+
+            def get_last_lr(self):
+                return [self.lr]
+
+
+        @torch.compile(backend="eager")
+        def update(w, g, lr):
+            return w - lr * g
+
+
+        def main():
+            w, g = torch.randn(4), torch.randn(4)
+            sched = Sched(0.1)
+            for _ in range(3):
+                w = update(w, g, sched.get_last_lr()[0])
+                sched.step()
+    """)
+    guards = dynamo_guard_lines(tmp_path, source)
+    assert guards == [line_of(source, "return w - lr * g")] == _found(source)

@@ -23,7 +23,13 @@ def object_state(ctx, value: cst.BaseExpression) -> Optional[Tuple[str, str]]:
     built (`scaler = LossScaler()`) that a loop around the call changes: by assigning it (`scaler.scale = s`),
     or by calling a method of the object's class that assigns `self.<attr>` (`scaler.update(found_inf)` with
     `self.scale *= 2.0`; `stopper(loss)`, whose `__call__` sets `self.best = loss`). Each iteration hands the
-    compiled call the value the last one left."""
+    compiled call the value the last one left. Read through a getter too (`sched.get_last_lr()[0]`, whose
+    method returns `[self.lr]`)."""
+    if isinstance(value, cst.Subscript) and isinstance(value.value, cst.Call):
+        value = value.value             # `sched.get_last_lr()[0]`: an item of what the getter returns
+    getter = value.func if isinstance(value, cst.Call) and not value.args else None
+    if getter is not None:
+        value = getter
     if not (isinstance(value, cst.Attribute) and isinstance(value.value, cst.Name)) or \
             value.value.value == "self" or ctx.index is None:
         return None
@@ -31,7 +37,9 @@ def object_state(ctx, value: cst.BaseExpression) -> Optional[Tuple[str, str]]:
     ix = ctx.index
     classes = [c for c in ix.built(obj, ix.functions.get(ctx.qualname or "")) if c in ix.classes]
     cls = class_def(ctx.source or "", ix.classes[classes[0]]) if len(classes) == 1 else None
-    if cls is None:
+    if cls is not None and getter is not None:
+        attr = _returned_attribute(cls, attr)
+    if cls is None or attr is None:
         return None
     setters = _setters(cls, attr)
     for loop in (b for b in reversed(ctx.blocks) if isinstance(b, (cst.For, cst.While))):
@@ -42,6 +50,19 @@ def object_state(ctx, value: cst.BaseExpression) -> Optional[Tuple[str, str]]:
                 kind = _attribute_kind(cls, attr)
                 return (f"{obj}.{attr}", kind) if kind else None
     return None
+
+
+def _returned_attribute(cls: ast.ClassDef, method: str) -> Optional[str]:
+    """The attribute a getter of the class returns (`return self.lr`, `return [self.lr]`), else None."""
+    fn = _methods(cls).get(method)
+    returns = [n.value for n in ast.walk(fn) if isinstance(n, ast.Return)] if fn is not None else []
+    attrs = set()
+    for r in returns:
+        r = r.elts[0] if isinstance(r, (ast.List, ast.Tuple)) and len(r.elts) == 1 else r
+        if not (isinstance(r, ast.Attribute) and isinstance(r.value, ast.Name) and r.value.id == "self"):
+            return None
+        attrs.add(r.attr)
+    return attrs.pop() if len(attrs) == 1 else None
 
 
 def _targets(n) -> List[cst.BaseExpression]:

@@ -493,13 +493,14 @@ class VaryingScalarArgument(SiteBookkeeping):
         value = bound_in_loop(self.ctx, arg.value, loops, node) or arg.value
         read = changing_number(self.ctx, arg.value, node) or drawn_number(self.ctx, arg.value, loops)
         found = read or varying(self.ctx, value, loops) or loop_origin(self.ctx, value, loops, node) or \
-            carried_number(self.ctx, arg.value) or object_state(self.ctx, arg.value) or \
-            set_by_callers(self.ctx, arg.value)
+            carried_number(self.ctx, arg.value)
+        state = None if found else object_state(self.ctx, arg.value) or set_by_callers(self.ctx, arg.value)
+        found = found or state
         if found is None:
             return False
         var, var_kind = found
         key = item_key(value, var)         # `{"domain": d}`: the dict's item is the changing value
-        kind = self._kind_of(value, var, var_kind, bool(read) or key is not None)
+        kind = self._kind_of(value, var, var_kind, bool(read or state) or key is not None)
         if kind is None:
             return False            # built from the loop variable in a way not known here (`batches[i]`)
         if entry is None and self._method_elsewhere(callee):
