@@ -93,6 +93,15 @@ def test_the_table_of_skipped_torch_functions_is_the_installed_torchs():
     assert set(load_bench("dynamo_skips").skipped()) == expected
 
 
+def test_the_table_of_torch_functions_answering_with_python_values_is_the_installed_torchs():
+    """DYN617 reads analysis/non_tensor_returns.py, measured by bench/non_tensor_returns.py under real Dynamo: on
+    the release it was measured on, measuring again gives the same table."""
+    from dynlint.analysis import non_tensor_returns
+    if RELEASE not in non_tensor_returns.MEASURED:
+        pytest.skip(f"torch {RELEASE} is not the measured release ({', '.join(non_tensor_returns.MEASURED)})")
+    assert set(load_bench("non_tensor_returns").measure()) == non_tensor_returns.NON_TENSOR_RETURNS
+
+
 def test_the_table_of_optimizer_methods_is_what_the_installed_torch_does():
     """DYN614 reads analysis/torch_methods.py, measured by bench/torch_methods.py under real Dynamo (every
     optimizer and scheduler of torch.optim, each method called from compiled code): on the torch it was measured

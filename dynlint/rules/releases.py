@@ -214,6 +214,7 @@ BEHAVIOUR = {
     ('DYN703', ''): {'2.11-2.15': ('recompile', ())},
     ('DYN704', 'torch.cuda.amp.autocast'): {'2.11-2.15': ('warning', ())},
     ('DYN705', ''): {'2.11-2.15': ('not compiled', ())},
+    ('DYN617', ''): {'2.13': ('break', ('torch.* op returned non-Tensor',))},
 }
 # rule -> release -> whether fullgraph=True raises at its break (else it captures the value)
 FULLGRAPH_RAISES = {
@@ -269,6 +270,7 @@ FULLGRAPH_RAISES = {
     'DYN614': {'2.11-2.15': True},
     'DYN615': {'2.11-2.15': True},
     'DYN616': {'2.11-2.15': True},
+    'DYN617': {'2.13': True},
 }
 # (Dynamo setting the project's code makes, value) -> (rule, pattern) -> release -> what Dynamo did
 # there instead (only where it differs from BEHAVIOUR)
@@ -405,6 +407,7 @@ VALID = {
     ('DYN614', 0): {'2.11-2.15': 'clean'},
     ('DYN615', 0): {'2.11-2.15': 'clean'},
     ('DYN616', 0): {'2.11-2.15': 'clean'},
+    ('DYN617', 0): {'2.13': 'clean'},
     ('DYN701', 0): {'2.11-2.15': 'clean'},
     ('DYN702', 0): {'2.11-2.15': 'clean'},
     ('DYN703', 0): {'2.11-2.15': 'clean'},

@@ -5,6 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from dynlint.analysis.dynamo_skips import NOT_SKIPPED_ON, SKIPPED_TORCH_FUNCTIONS
+from dynlint.analysis.non_tensor_returns import NON_TENSOR_RETURNS
 from dynlint.analysis.held import held_by_attribute, held_by_name
 from dynlint.analysis.names import DISABLE, SKIPS_FRAME, strip_call
 from dynlint.analysis.regions import is_disabled
@@ -690,6 +691,47 @@ class SkippedTorchCall(NamedCallRule):
         per = {r: (("break", ()) if finding.pattern not in NOT_SKIPPED_ON.get(r, ()) else ("nothing", ()))
                for r in torch_release.RELEASES}
         return torch_release.on_release(finding, release, per)
+
+
+@register
+class TorchCallReturningPythonValue(NamedCallRule):
+    """Checks for calls to the torch functions that answer with a Python value Dynamo cannot put in a graph
+    (`torch.cuda.device_count()`, `torch.cuda.max_memory_allocated()`, `torch.get_num_threads()`,
+    `torch.backends.mps.is_available()`), measured under real Dynamo into a generated table
+    (`analysis/non_tensor_returns.py`)."""
+    code = "DYN617"
+    name = "torch-call-returns-python-value"
+    message = "`{call}()` answers with a Python value Dynamo cannot keep in the graph: it breaks the graph"
+    fix = ("Ask once, outside the compiled code, and pass the answer in (a device count, a memory figure, a "
+           "backend's availability); log memory after the compiled call returns")
+    gb_types = ("torch.* op returned non-Tensor",)
+    why = """
+        Dynamo puts a torch function in the graph by running it on fake tensors; one that answers with a Python
+        value (a device count, a number of threads, bytes allocated, whether a backend is built) and that
+        Dynamo has no constant rule for ends the graph: `torch.* op returned non-Tensor`. The graph resumes
+        after the call. Device and memory queries in a compiled training step or forward (logging peak memory,
+        choosing a path by device count) do this on every call; `torch.cuda.is_available()` is folded to a
+        constant and does not. The table is measured from the installed torch by
+        `bench/non_tensor_returns.py`, not written by hand.
+    """
+    INVALID = [Example("""
+        import torch
+
+        @torch.compile
+        def scaled(x):
+            workers = max(1, torch.get_num_threads())
+            return x / workers
+    """, "scaled(torch.ones(4))")]
+    VALID = [Example("""
+        import torch
+
+        WORKERS = max(1, torch.get_num_threads())       # asked once, outside
+
+        @torch.compile
+        def scaled(x):
+            return x / WORKERS
+    """, "scaled(torch.ones(4))")]
+    exact = NON_TENSOR_RETURNS
 
 
 # Tensor methods Dynamo does not trace, each with the gb_type it breaks with
