@@ -287,6 +287,10 @@ def _name_targets(project: Project, ix: ModuleIndex, fn: FunctionInfo, c: CallSi
     r = project.resolve(ix, c.target, fn.qualname)
     if r and r[0] == "function":
         return [r[1]]
+    if r and r[0] == "class" and is_module_class(project, r[1][0], r[1][1].name):
+        # an nn.Module built in traced code: Dynamo traces its `__init__` (and breaks there: DYN618)
+        init = project.method(r[1][0], r[1][1].name, "__init__")
+        return [init] if init else []
     if r is not None:
         return []
     if c.target.endswith(".apply"):

@@ -215,6 +215,7 @@ BEHAVIOUR = {
     ('DYN704', 'torch.cuda.amp.autocast'): {'2.11-2.15': ('warning', ())},
     ('DYN705', ''): {'2.11-2.15': ('not compiled', ())},
     ('DYN617', ''): {'2.13': ('break', ('torch.* op returned non-Tensor',))},
+    ('DYN618', ''): {'2.13': ('break', ('Uninitialized nn.Module',))},
 }
 # rule -> release -> whether fullgraph=True raises at its break (else it captures the value)
 FULLGRAPH_RAISES = {
@@ -271,6 +272,7 @@ FULLGRAPH_RAISES = {
     'DYN615': {'2.11-2.15': True},
     'DYN616': {'2.11-2.15': True},
     'DYN617': {'2.13': True},
+    'DYN618': {'2.13': True},
 }
 # (Dynamo setting the project's code makes, value) -> (rule, pattern) -> release -> what Dynamo did
 # there instead (only where it differs from BEHAVIOUR)
@@ -408,6 +410,7 @@ VALID = {
     ('DYN615', 0): {'2.11-2.15': 'clean'},
     ('DYN616', 0): {'2.11-2.15': 'clean'},
     ('DYN617', 0): {'2.13': 'clean'},
+    ('DYN618', 0): {'2.13': 'clean'},
     ('DYN701', 0): {'2.11-2.15': 'clean'},
     ('DYN702', 0): {'2.11-2.15': 'clean'},
     ('DYN703', 0): {'2.11-2.15': 'clean'},

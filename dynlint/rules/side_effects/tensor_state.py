@@ -492,6 +492,111 @@ class ParameterCreatedInForward(TorchRule):
             self.report(node, call=f"nn.{cls}")
 
 
+@register
+class ModuleBuiltInCompiledCode(TorchRule):
+    """Checks for an `nn.Module` subclass of the project built inside traced code (`Gate(x.shape[-1])` in a
+    compiled function) whose `__init__` breaks (it makes parameters): Dynamo runs that `__init__` as a frame of
+    its own and breaks at its `super().__init__()` call; and for a traced method that initialises its module
+    again (`super().__init__()` in a `reset()`)."""
+    code = "DYN618"
+    name = "module-built-in-compiled-code"
+    reads_breaks = True
+    message = "`{cls}` is an nn.Module {how} inside compiled code: Dynamo breaks the graph at this call"
+    fix = "Build the module once, in the enclosing module's `__init__` (or before compiling), and only call it here"
+    gb_types = ("Uninitialized nn.Module", "Unsupported super().__init__() call")
+    why = """
+        Calling an `nn.Module` class in traced code runs its `__init__` under Dynamo. Where that `__init__`
+        breaks the graph (an `nn.Parameter(...)` or a layer with weights, DYN316), Dynamo runs it as a frame of
+        its own, and there `super().__init__()` on the new object breaks too (`Uninitialized nn.Module`); the
+        module is built afresh, freshly initialised, on every call. (An `__init__` with nothing that breaks is
+        inlined, measured on torch 2.13.) The finding stands in `__init__`, which the compiled code reaches
+        through the construction. A traced method that initialises its module again (`super().__init__()` in a
+        `reset()`) breaks the same way (`Unsupported super().__init__() call`).
+    """
+    INVALID = [Example("""
+        import torch
+        import torch.nn as nn
+
+        class Gate(nn.Module):
+            def __init__(self, dim):
+                super().__init__()                  # its own frame (a parameter below breaks): breaks here
+                self.weight = nn.Parameter(torch.ones(dim))
+
+            def forward(self, x):
+                return x * self.weight
+
+        @torch.compile
+        def gated(x):
+            gate = Gate(x.shape[-1])
+            return gate(x)
+    """, "gated(torch.ones(3))"), Example("""
+        import torch
+        import torch.nn as nn
+
+        class Resettable(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.calls = 0
+
+            def reset(self):
+                super().__init__()              # initialised again, from traced code
+                self.calls = 0
+
+            def forward(self, x):
+                if x.shape[0] > 2:
+                    self.reset()
+                return x * 2
+
+        model = torch.compile(Resettable())
+    """, "model(torch.ones(3))")]
+    VALID = [Example("""
+        import torch
+        import torch.nn as nn
+
+        class Gate(nn.Module):
+            def __init__(self, scale):
+                super().__init__()
+                self.scale = scale
+
+            def forward(self, x):
+                return x * self.scale
+
+        GATE = Gate(2.0)
+
+        @torch.compile
+        def gated(x):
+            return GATE(x)
+    """, "gated(torch.ones(3))")]
+
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self._inits: list = []
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func, cls = node.func, self.ctx.class_name
+        if not (isinstance(func, cst.Attribute) and func.attr.value == "__init__" and
+                isinstance(func.value, cst.Call) and isinstance(func.value.func, cst.Name) and
+                func.value.func.value == "super") or not cls or self.ctx.project is None or \
+                not is_module_class(self.ctx.project, self.ctx.path, cls):
+            return
+        if (self.ctx.qualname or "").endswith(f"{cls}.__init__"):
+            self._inits.append((node, cls, self.ctx.qualname))     # (reported in `finish`, if it is a frame)
+            return
+        self.report(node, cls=cls, how="initialised again")
+
+    def finish(self, findings) -> None:
+        """A module's `__init__` reached from traced code is inlined into the graph when nothing in it breaks;
+        where something does (an `nn.Parameter(...)`, a layer with weights: DYN316), Dynamo runs it as a frame
+        of its own, whose `super().__init__()` breaks on the uninitialised module (measured, torch 2.13)."""
+        from dynlint.linter.rule import REGISTRY
+        for node, cls, qualname in self._inits:
+            info = self.ctx.index.functions.get(qualname) if self.ctx.index is not None else None
+            if info is not None and any(
+                    info.def_line < f.line <= info.end and f.code != self.code and f.code in REGISTRY and
+                    not REGISTRY[f.code].recompiles and f.gb_types for f in findings):
+                self.report(node, cls=cls, how="built")
+
+
 # the factories whose `requires_grad=True` Dynamo refuses inside a graph
 GRAD_FACTORIES = frozenset(f"torch.{n}" for n in (
     "tensor", "zeros", "ones", "empty", "full", "rand", "randn", "randint", "arange", "linspace", "logspace", "eye",
