@@ -6,6 +6,7 @@ from typing import List, Optional, Set, Tuple
 
 import libcst as cst
 
+from dynlint.analysis import guard_lines
 from dynlint.analysis.names import COMPILE
 from dynlint.linter.rule import REGISTRY, Example, FixExample, register
 from dynlint.fixes.common import SAFE, Autofix, torch_imports, torch_name
@@ -190,7 +191,19 @@ class DynamicFalseWithVaryingShapes(SiteBookkeeping):
             for n in range(2, 6):
                 out.append(fast(torch.ones(n)))
             return out
-    """, "lengths()")]
+    """, "lengths()"), Example("""
+        import torch
+
+        @torch.compile(dynamic=False)
+        def normalise(x):
+            return x / x.norm()
+
+        def run():
+            out = []
+            for n in range(2, 5):
+                out.append(normalise(torch.ones(n)))
+            return out
+    """, "run()")]
     VALID = [Example("""
         import torch
 
@@ -212,10 +225,15 @@ class DynamicFalseWithVaryingShapes(SiteBookkeeping):
             if isinstance(value, cst.Call) and (self.call_name(value) or "") in COMPILE and \
                     _is_const(_kwarg(value, "dynamic"), "False"):
                 out.add(target)
+        ix = self.ctx.index
         for name in self.compiled_names():
-            call = compile_call(self.ctx, name)
-            if call is not None and any(k.arg == "dynamic" and isinstance(k.value, ast.Constant) and
-                                        k.value.value is False for k in call.keywords):
+            info = ix.functions.get(name) if ix is not None else None
+            fn = guard_lines.function_at(self.ctx.source or "", info.def_line) if info is not None else None
+            # `torch.compile(f, dynamic=False)`, or `@torch.compile(dynamic=False)` on the def
+            calls = [compile_call(self.ctx, name)] + [d for d in (fn.decorator_list if fn is not None else ())
+                                                      if isinstance(d, ast.Call)]
+            if any(call is not None and any(k.arg == "dynamic" and isinstance(k.value, ast.Constant) and
+                                            k.value.value is False for k in call.keywords) for call in calls):
                 out.add(name)
         return out
 
