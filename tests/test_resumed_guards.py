@@ -322,3 +322,42 @@ def step(x):
 '''
     assert not [f for f in check_source(generator, filename="generator.py", preview=True).findings
                 if f.code == "DYN520"]
+
+
+RETURNED = '''
+import torch
+
+
+def pick(sizes, x) -> int:
+    i = int(x.sum().abs()) % len(sizes)       # a break: the caller's graph ends at the call
+    return sizes[i]
+
+
+def normalise(x):
+    if x.sum() > 0:
+        return x / x.sum()
+    return x
+
+
+@torch.compile(backend="eager")
+def step(x):
+    size = pick([4, 6, 8], x)
+    y = normalise(x.sin())
+    return torch.nn.functional.pad(y, (0, size))
+
+
+def main():
+    for i in range(3):
+        step(torch.full((4,), float(i)))       # size 4, 6, 8
+'''
+
+
+def test_a_number_a_breaking_function_returns_is_guarded_where_the_caller_breaks_again(tmp_path):
+    """`size = pick(...)`, a function that breaks and says it returns an int: the caller's resumed frame receives
+    the number and, breaking again at `normalise(...)` with `size` still needed, guards it there."""
+    pytest.importorskip("torch")
+    from conftest import dynamo_guard_lines
+    at = _line(RETURNED, "y = normalise(x.sin())")
+    assert [f.line for f in check_source(RETURNED, filename="returned.py", preview=True).findings
+            if f.code == "DYN520"] == [at]
+    assert at in dynamo_guard_lines(tmp_path, RETURNED, lineless=False)

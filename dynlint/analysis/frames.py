@@ -24,11 +24,11 @@ from collections import deque
 from dataclasses import dataclass, replace
 from typing import Callable, Dict, Iterable, List, Optional, Set, Tuple
 
-from dynlint.analysis.defs import (Defs, after_short_circuit, argument, body_nodes, host_assigned_at, is_training,
-                                   loop_targets, param_defaults, param_of, returned, unpacked, value_kind)
+from dynlint.analysis.defs import (Defs, after_short_circuit, argument, body_nodes, is_training, loop_targets,
+                                  param_defaults, param_of, value_kind)
 from dynlint.analysis.names import COMPILE, SKIPS_FRAME, strip_call
 from dynlint.analysis.ragged import first_read, ragged, runs_down
-from dynlint.analysis.resumed import held_across
+from dynlint.analysis.host_flow import host_flow, numbers_held
 from dynlint.linter.index import CallSite, dotted_name
 from dynlint.linter.project import FuncRef, Project
 
@@ -79,9 +79,6 @@ SUPER_CALL = "super().__call__"
 MAYBE_NONE = frozenset({"get", "pop", "setdefault", "getattr", "forward", "__call__"})
 
 
-HOST_CODES = frozenset({"DYN201", "DYN202", "DYN203"})     # .item(), int(t)/float(t), .tolist(): Python values
-# breaks whose call gives a Python number: those, the clock (DYN307), `math` functions of a tensor (DYN205)
-NUMBER_CODES = HOST_CODES | {"DYN205", "DYN307"}
 
 
 def _none_at_some(seen: Dict[Tuple, int]) -> Optional[int]:
@@ -183,11 +180,11 @@ class Frames:
         self._mark_unsupplied(out)
         for ref, frame in self._wrapper_frames(frames, eager, callers, compiled).items():
             out.setdefault(ref, frame)
-        for ref, host in self._host_flow(found, callers).items():
+        for ref, host in host_flow(self, found, callers).items():
             frame = out.get(ref)
             out[ref] = replace(frame, host=frame.host + host) if frame else \
                 Frame((host[0][1], host[0][2], False), (), (), False, host=host)
-        for ref, held in self._numbers_held(found).items():
+        for ref, held in numbers_held(self, found, frames, callers).items():
             frame = out.get(ref)
             out[ref] = replace(frame, held=frame.held + held) if frame else \
                 Frame((ref[0], held[0][1], False), (), (), False, held=held)
@@ -517,68 +514,6 @@ class Frames:
             if expr.id in params and self._supplied(caller, expr.id, depth - 1, seen | {ref}):
                 return True
         return False
-
-    def _host_flow(self, found, callers) -> Dict[FuncRef, Tuple[Tuple[str, str, int], ...]]:
-        """Python values that a break makes and its function returns (`sizes = counts.tolist()` ...
-        `return x, sizes`): the caller's graph ends at the call, and the code Dynamo resumes after it receives
-        them. Where the caller unpacks them, and the parameter of what it passes them to next (inlined into
-        the resumed frame), they are values that frame is guarded on (read by DYN511). Kept between runs
-        while the breaks, the call graph around them and the files read are unchanged."""
-        hosts = [(ref, f) for _, ref, f in found if f.code in HOST_CODES]
-        asked = tuple((ref, f.path, f.line, tuple(
-            (c, s.line, tuple((later.line, callee) for later, callee in self.edges(c) if later is not None))
-            for c, s in callers.get(ref, ()) if s is not None)) for ref, f in hosts)
-        return self._reuse(("host",), asked, lambda: self._host_flow_now(hosts, callers))
-
-    def _host_flow_now(self, hosts, callers) -> Dict[FuncRef, Tuple[Tuple[str, str, int], ...]]:
-        out: Dict[FuncRef, List[Tuple[str, str, int]]] = {}
-        for ref, f in hosts:
-            fdef = self.defs.definition(ref)
-            name = host_assigned_at(fdef, f.line) if fdef is not None else None
-            positions = returned(fdef, name) if name else set()
-            if len(positions) != 1:
-                continue
-            k = positions.pop()
-            for caller, site in callers.get(ref, ()):
-                call = self.defs.call(caller, site)[0] if site is not None else None
-                held = unpacked(self.defs.definition(caller), call, k) if call is not None else None
-                if held is None:
-                    continue
-                out.setdefault(caller, []).append((held, f.path, f.line))
-                for later, callee in self.edges(caller):
-                    after = self.defs.call(caller, later)[0] if later is not None and later.line > site.line else None
-                    param = param_of(self.defs.definition(callee), after, held, bool(self.project.function(callee).cls)) \
-                        if after is not None else None
-                    if param:
-                        out.setdefault(callee, []).append((param, f.path, f.line))
-        return {r: tuple(dict.fromkeys(v)) for r, v in out.items()}
-
-    def _numbers_held(self, found) -> Dict[FuncRef, Tuple[Tuple[str, int, int], ...]]:
-        """The Python numbers a break makes (`t0 = time.perf_counter()`) that its function still needs where the
-        graph breaks next, by itself or in a call of a function that breaks (resumed.held_across): (name, line
-        made, line of that break), per function. Kept between runs while the breaks and the files are unchanged."""
-        stops: Dict[FuncRef, Set[int]] = {}
-        for _, ref, f in found:
-            stops.setdefault(ref, set()).add(f.line)
-        for path, line in self.entered:
-            owner = self._owner(path, line)
-            if owner is not None and self._runs((path, owner), line):
-                stops.setdefault((path, owner), set()).add(line)
-        made = [(ref, f.line) for _, ref, f in found if f.code in NUMBER_CODES]
-        asked = tuple((ref, line, tuple(sorted(stops[ref]))) for ref, line in made)
-        return self._reuse(("held",), asked, lambda: self._numbers_held_now(asked))
-
-    def _numbers_held_now(self, asked) -> Dict[FuncRef, Tuple[Tuple[str, int, int], ...]]:
-        out: Dict[FuncRef, List[Tuple[str, int, int]]] = {}
-        for ref, line, stops in asked:
-            fdef = self.defs.definition(ref)
-            ix = self.project.by_path.get(ref[0])
-            known = (lambda n: n in ix.imports or n in ix.functions or n in ix.classes or
-                     n in ix.module_instances or n in ix.assigned_calls) if ix is not None else (lambda n: False)
-            held = held_across(fdef, line, stops, known) if fdef is not None else None
-            if held is not None:
-                out.setdefault(ref, []).append((held[0], line, held[1]))
-        return {r: tuple(dict.fromkeys(v)) for r, v in out.items()}
 
     def _runs(self, ref: FuncRef, line: int, column: Optional[int] = None) -> Optional[str]:
         key, digest = ("runs", ref, line, column), self._digest(ref[0])

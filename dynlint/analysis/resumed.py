@@ -81,8 +81,8 @@ def resumes_after(fn: ast.AST, line: int) -> bool:
 NUMBER_MODULES = ("time.", "math.")
 
 
-def held_across(fn: ast.AST, made: int, breaks: Sequence[int], known: Callable[[str], bool]
-                ) -> Optional[Tuple[str, int]]:
+def held_across(fn: ast.AST, made: int, breaks: Sequence[int], known: Callable[[str], bool],
+                returned: bool = False) -> Optional[Tuple[str, int]]:
     """The Python number a break at `made` binds (`t0 = time.perf_counter()`, `s = x.sum().item()`), and the
     next of `breaks` (lines of `fn`: its breaks, and its calls of functions that break) while it is still needed.
     Dynamo resumes after the first break in a frame that receives the number; where that frame ends at the next
@@ -95,7 +95,7 @@ def held_across(fn: ast.AST, made: int, breaks: Sequence[int], known: Callable[[
     time.perf_counter() - start` right after the first: measured). `known(name)`: a module-level name of the file (a def, a class, an import)."""
     if any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in body_nodes(fn)):
         return None             # a generator (a context manager's): Dynamo makes no resumed frame of it
-    made_by = _number_assigned(fn, made)
+    made_by = _number_assigned(fn, made, returned)
     if made_by is None:
         return None
     name, end = made_by
@@ -103,19 +103,28 @@ def held_across(fn: ast.AST, made: int, breaks: Sequence[int], known: Callable[[
     if not later or not resumes_after(fn, made) or not resumes_after(fn, later[0]):
         return None
     at = later[0]
-    uses = [n for n in body_nodes(fn) if isinstance(n, ast.Name) and n.id == name]
+    uses = [n for n in body_nodes(fn) if isinstance(n, ast.Name) and n.id == name and not _exclusive(fn, made, n.lineno)]
     if any(end < n.lineno < at for n in uses) or not any(n.lineno >= at and isinstance(n.ctx, ast.Load) for n in uses):
         return None
     return None if _opaque_call(fn, end, at, known) else (name, at)
 
 
-def _number_assigned(fn: ast.AST, made: int) -> Optional[Tuple[str, int]]:
+def _exclusive(fn: ast.AST, a: int, b: int) -> bool:
+    """Are lines `a` and `b` in the two arms of one `if` of `fn` (no run goes through both)?"""
+    def within(stmts, line):
+        return bool(stmts) and stmts[0].lineno <= line <= (stmts[-1].end_lineno or stmts[-1].lineno)
+    return any(isinstance(n, ast.If) and (within(n.body, a) and within(n.orelse, b) or
+                                          within(n.orelse, a) and within(n.body, b)) for n in body_nodes(fn))
+
+
+def _number_assigned(fn: ast.AST, made: int, returned: bool = False) -> Optional[Tuple[str, int]]:
     """(name, last line) of `name = <a call giving a Python number>` at line `made` of `fn`: a host value
-    (`.item()`, `int(t)`), the clock, a `math` function."""
+    (`.item()`, `int(t)`), the clock, a `math` function; with `returned`, any call (one of a function that
+    breaks and returns a number, which the caller's resumed frame receives)."""
     stmt = next((s for s in body_nodes(fn) if isinstance(s, ast.Assign) and
                  s.lineno <= made <= (s.end_lineno or s.lineno)), None)
     if stmt is None or len(stmt.targets) != 1 or not isinstance(stmt.targets[0], ast.Name) or \
-            not isinstance(stmt.value, ast.Call) or not (
+            not isinstance(stmt.value, ast.Call) or not (returned or
                 host_call(stmt.value) or (guard_lines.dotted(stmt.value.func) or "").startswith(NUMBER_MODULES)):
         return None
     return stmt.targets[0].id, stmt.end_lineno or stmt.lineno
