@@ -875,6 +875,22 @@ PROBES: List[Probe] = [
           closure_setter("False", "if w:\n    x = x + 1", "i % 2 == 1"), model="closure bool"),
     Probe("closure", "a closure string that a setter sets between calls, a new value each call, compared in an "
           "`if`", closure_setter('"m0"', 'if w == "m0":\n    x = x + 1', '"m%d" % i'), model="closure str"),
+    Probe("closure", "an instance of a class a function defines, made at each call (`class Box: ...; return "
+          "Box(x)`), read by the compiled function", FN + """
+
+        def wrap(x):
+            class Box:
+                def __init__(self, v):
+                    self.v = v
+            return Box(x)
+
+        @torch.compile
+        def f(b):
+            return b.v + 1
+
+        def run(i):
+            f(wrap(torch.ones(3)))
+    """, model="class made at each call"),
     # ---- frames of their own: a layer whose forward breaks the graph is compiled once per layer entry
     Probe("frame", "a layer index (`self.index = i`) read by a layer whose forward breaks the graph",
           layers("self.index = i", "x = x * self.index"), model="frame int attribute per instance"),

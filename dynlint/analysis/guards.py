@@ -45,6 +45,7 @@ BEHAVIOUR = {
     "closure bool": ONCE,                      # `nonlocal flag; flag = on` between calls: one graph per value
     "closure str": EVERY_CHANGE,               # `nonlocal mode; mode = name` between calls
     "closure int in range": EVERY_CHANGE,      # `for _ in range(calls)`
+    "class made at each call": EVERY_CHANGE,   # an instance of a class a function defines, one class per call
     "int argument": ONCE,
     "float argument": ONCE,
     "bool argument": ONCE,                     # one graph per value, both kept

@@ -140,6 +140,7 @@ BEHAVIOUR = {
     ('DYN518', ''): {'2.11-2.15': ('recompile', ())},
     ('DYN519', ''): {'2.11-2.13': ('recompile', ()), '2.14-2.15': ('nothing', ())},
     ('DYN520', ''): {'2.13': ('recompile', ())},
+    ('DYN521', ''): {'2.13': ('recompile', ())},
     ('DYN601', ''): {
         '2.11-2.15': ('break', ('Skip calling `torch.compiler.disable()`d function', 'Skip inlining `torch.compiler.disable()`d function')),
     },
@@ -391,6 +392,7 @@ VALID = {
     ('DYN518', 0): {'2.11-2.15': 'clean'},
     ('DYN519', 0): {'2.11-2.15': 'clean'},
     ('DYN520', 0): {'2.13': 'clean'},
+    ('DYN521', 0): {'2.13': 'clean'},
     ('DYN601', 0): {'2.11-2.15': 'clean'},
     ('DYN602', 0): {'2.11-2.15': 'clean'},
     ('DYN603', 0): {'2.11-2.15': 'clean'},
