@@ -1044,3 +1044,31 @@ def test_a_number_read_through_a_getter_of_an_object_the_loop_changes(tmp_path):
     """)
     guards = dynamo_guard_lines(tmp_path, source)
     assert guards == [line_of(source, "return w - lr * g")] == _found(source)
+
+
+def test_a_loop_over_functions_hands_in_a_new_object_at_each_call(tmp_path):
+    """`for act in [F.relu, F.gelu, torch.tanh, swish]`: each function is guarded by identity where the compiled
+    code calls it (`___check_obj_id(act, ...)`), one graph per function."""
+    source = textwrap.dedent("""
+        import torch
+        import torch.nn.functional as F
+
+
+        def swish(t):
+            return t * torch.sigmoid(t)
+
+
+        @torch.compile(backend="eager")
+        def apply(x, act):
+            y = x * 2
+            return act(y)
+
+
+        def main():
+            x = torch.randn(4)
+            for act in [F.relu, F.gelu, torch.tanh, swish]:
+                apply(x, act)
+    """)
+    call = line_of(source, "return act(y)")
+    assert call in dynamo_guard_lines(tmp_path, source, lineless=False)
+    assert _found(source) == [call]

@@ -180,15 +180,28 @@ def enum_classes(source: str) -> frozenset:
 
 def _enum_members(ctx, loop: cst.For, name: str) -> Optional[str]:
     """`for mode in [Mode.FAST, Mode.SLOW]` (a list or tuple of members of an Enum class of the file): "enum",
-    each member a constant Dynamo guards by identity."""
+    each member a constant Dynamo guards by identity; a list of functions (`_functions`): "function"."""
     it = loop.iter
     while isinstance(it, cst.Call) and _callee(it) in ORDERINGS and len(it.args) == 1 and not it.args[0].star:
         it = it.args[0].value
     if not (isinstance(loop.target, cst.Name) and loop.target.value == name and isinstance(it, (cst.List, cst.Tuple))
-            and len(it.elements) > 1 and all(isinstance(e.value, cst.Attribute) for e in it.elements)):
+            and len(it.elements) > 1):
         return None
+    if not all(isinstance(e.value, cst.Attribute) for e in it.elements):
+        return _functions(ctx, it)
     owners = {dotted(e.value.value) for e in it.elements}
-    return "enum" if len(owners) == 1 and owners <= enum_classes(ctx.source or "") else None
+    if len(owners) == 1 and owners <= enum_classes(ctx.source or ""):
+        return "enum"
+    return _functions(ctx, it)
+
+
+def _functions(ctx, it) -> Optional[str]:
+    """`[F.relu, F.gelu, swish]`: "function" when every element is a function of the project or a name of a
+    module the file imports, not all the same: Dynamo guards each by identity where the code calls it."""
+    ix = ctx.index
+    names = [dotted(e.value) for e in it.elements]
+    known = ix is not None and all(n and (n in ix.functions or n.split(".")[0] in ix.imports) for n in names)
+    return "function" if known and len(set(names)) > 1 else None
 
 
 def _named_elements(ctx, loop: cst.For, name: str) -> Optional[str]:

@@ -371,7 +371,7 @@ class VaryingScalarArgument(SiteBookkeeping):
     """, "sample(nn.Linear(4, 4))")]
 
     GUARD = {"int": "int argument", "float": "float argument", "bool": "bool argument", "str": "str argument",
-             "enum": "enum argument",
+             "enum": "enum argument", "function": "enum argument",
              "None or tensor": "None or tensor argument", "None or int": "None or tensor argument",
              "None or float": "None or tensor argument", "None or str": "None or tensor argument",
              "None or bool": "None or tensor argument", "dtype": "dtype argument", "dict": "dict argument",
