@@ -1072,3 +1072,24 @@ def test_a_loop_over_functions_hands_in_a_new_object_at_each_call(tmp_path):
     call = line_of(source, "return act(y)")
     assert call in dynamo_guard_lines(tmp_path, source, lineless=False)
     assert _found(source) == [call]
+
+
+def test_a_loop_over_lists_of_numbers_hands_in_items_dynamo_guards(tmp_path):
+    """`for sizes in ([2, 4], [3, 3], [1, 5])`: the list's items are guarded where the compiled code reads them
+    (`sizes[0] == 2` at `x.split(sizes)`), as a tuple's are."""
+    source = textwrap.dedent("""
+        import torch
+
+
+        @torch.compile(backend="eager")
+        def split_sum(x, sizes):
+            return [p.sum() for p in x.split(sizes)]
+
+
+        def main():
+            x = torch.randn(6)
+            for sizes in ([2, 4], [3, 3], [1, 5]):
+                split_sum(x, sizes)
+    """)
+    read = line_of(source, "return [p.sum() for p in x.split(sizes)]")
+    assert dynamo_guard_lines(tmp_path, source, lineless=False) == [read] == _found(source)

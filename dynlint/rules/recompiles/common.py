@@ -110,10 +110,10 @@ def _dtypes_kind(it) -> Optional[str]:
 
 
 def _tuple_literals_kind(it) -> Optional[str]:
-    """`for size in [(4, 4), (6, 3)]`: "tuple" when every element is a tuple of number literals, of one length,
-    and they are not all alike (Dynamo guards each item it reads)."""
+    """`for size in [(4, 4), (6, 3)]` (or lists, `([2, 4], [3, 3])`): "tuple" when every element is a tuple or
+    list of number literals, of one length, and they are not all alike (Dynamo guards each item it reads)."""
     rows = [e.value for e in it.elements]
-    if not all(isinstance(r, cst.Tuple) and r.elements and
+    if not all(isinstance(r, (cst.Tuple, cst.List)) and r.elements and
                all(literal_kind(x.value) in ("int", "float") for x in r.elements) for r in rows):
         return None
     shown = {tuple(cst.Module([]).code_for_node(x.value) for x in r.elements) for r in rows}
