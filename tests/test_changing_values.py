@@ -1093,3 +1093,14 @@ def test_a_loop_over_lists_of_numbers_hands_in_items_dynamo_guards(tmp_path):
     """)
     read = line_of(source, "return [p.sum() for p in x.split(sizes)]")
     assert dynamo_guard_lines(tmp_path, source, lineless=False) == [read] == _found(source)
+
+
+def test_no_branch_guard_after_the_int_is_specialised_again_by_a_python_list(tmp_path):
+    """With a Python list for the table, `TABLE[t]` specialises `t` again at every value (a guard there each
+    time): the branch on it further down is on a constant and installs no guard of its own."""
+    source = SAMPLER.replace("TABLE = torch.arange(10.0)", "TABLE = [float(i) for i in range(10)]")
+    guards = dynamo_guard_lines(tmp_path, source)
+    branch = line_of(source, "if t > 0:")
+    assert line_of(source, "a = TABLE[t]") in guards and branch not in guards
+    found = _found(source)
+    assert line_of(source, "a = TABLE[t]") in found and branch not in found

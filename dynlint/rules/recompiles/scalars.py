@@ -560,9 +560,11 @@ class VaryingScalarArgument(SiteBookkeeping):
                 self.ctx.report(self, None, self.format_message(
                     callee=callee, var=var, kind=f"{kind}, {what}", effect=effect("number argument specialised again")),
                     at=span, related=related)
+        # (an int specialised again before the branch, indexing a Python list, is a constant there: the branch
+        # installs no guard of its own)
         branch = branch_guard(self.ctx, entry, param) if kind == "int" else None
         if branch is not None and (first is None or branch[0] != first[0]) and \
-                not any(span[0] == branch[0] for span, _ in found):
+                not any(span[0] <= branch[0] for span, _ in found):
             self.ctx.report(self, None, self.format_message(
                 callee=callee, var=var, kind=f"{kind}, in a branch once dynamic",
                 effect=effect("int argument in condition")), at=branch, related=related)
