@@ -31,6 +31,17 @@ from dynlint.rules.recompiles.common import (GRAD_OFF, SiteBookkeeping, bound_pa
 SYMBOLIC = frozenset({"int argument", "float argument"})
 
 
+def _descends(loops, var: str) -> bool:
+    """The innermost loop binding `var` counts down: `for t in reversed(range(n))`, `range(n, 0, -1)`."""
+    loop = next((b for b in reversed(loops) if isinstance(b, cst.For) and isinstance(b.target, cst.Name) and
+                 b.target.value == var), None)
+    it = loop.iter if loop is not None else None
+    if isinstance(it, cst.Call) and dotted(it.func) == "reversed" and it.args:
+        return isinstance(it.args[0].value, cst.Call) and dotted(it.args[0].value.func) == "range"
+    return isinstance(it, cst.Call) and dotted(it.func) == "range" and len(it.args) == 3 and \
+        isinstance(it.args[2].value, cst.UnaryOperation) and isinstance(it.args[2].value.operator, cst.Minus)
+
+
 @register
 class VaryingScalarArgument(SiteBookkeeping):
     """Checks for calls of a compiled function inside a loop that pass the loop variable: an int, float, bool or
@@ -58,8 +69,9 @@ class VaryingScalarArgument(SiteBookkeeping):
         == 900`), so every new value recompiles (`index_select` keeps it in the graph). An int that indexes a
         Python list (`self.sigmas[k]`) is specialised there even after it became dynamic: every further value
         fails that second guard, reported at the subscript. A branch on a dynamic int (`if t > 0:`, `if t == 0:`)
-        guards the side it took, so a sampler's last step recompiles again: at the test, or, for an inequality,
-        at the first tensor index by the int, whose range the test is folded into (`1 <= t <= 9`). What changes between calls is followed beyond loop
+        guards the side it took, so a loop that counts down (a sampler's steps) recompiles again at its last
+        step: at the test, or, for an inequality, at the first tensor index by the int, whose range the test is
+        folded into (`1 <= t <= 9`); one counting up from 0 is dynamic from 1 on, on one side for good. What changes between calls is followed beyond loop
         variables: the rows of `zip`, `itertools.product` and `enumerate`, a list attribute the class only fills
         with ints, a number an object keeps that the loop changes (`scaler.update()` assigning `self.scale`), an
         attribute a caller changes between calls of the method that hands it on, a draw from a random generator
@@ -520,7 +532,7 @@ class VaryingScalarArgument(SiteBookkeeping):
                              kind=kind, effect=effect(guard) if guard else "new values recompile")
         if kind in ("int", "float"):
             self._specialised(entry, param, kind, callee, var,
-                              [(*self.ctx.position(value)[:2], f"`{var}` changes here")])
+                              [(*self.ctx.position(value)[:2], f"`{var}` changes here")], _descends(loops, var))
         return True
 
     def _kind_of(self, value: cst.BaseExpression, var: str, var_kind: str, direct: bool) -> Optional[str]:
@@ -546,7 +558,7 @@ class VaryingScalarArgument(SiteBookkeeping):
         return True
 
     def _specialised(self, entry: Optional[str], param: Optional[str], kind: str, callee: str, var: str,
-                     related) -> None:
+                     related, descending: bool = False) -> None:
         """A second guard of a varying number, after its first change made it dynamic: where the compiled code
         specialises it again, every new value recompiles. An int indexing a Python list (`changing.list_index`),
         a number handed to a `math` function (`changing.math_call`): the first of them in the function."""
@@ -560,9 +572,10 @@ class VaryingScalarArgument(SiteBookkeeping):
                 self.ctx.report(self, None, self.format_message(
                     callee=callee, var=var, kind=f"{kind}, {what}", effect=effect("number argument specialised again")),
                     at=span, related=related)
-        # (an int specialised again before the branch, indexing a Python list, is a constant there: the branch
-        # installs no guard of its own)
-        branch = branch_guard(self.ctx, entry, param) if kind == "int" else None
+        # (only where the loop counts down, as a sampler's steps do: its values cross a test of the int after it
+        # became dynamic; one counting up from 0 is dynamic from 1 on, on one side of `t > 0` for good. An int
+        # specialised again before the branch, indexing a Python list, is a constant there: no guard of its own)
+        branch = branch_guard(self.ctx, entry, param) if kind == "int" and descending else None
         if branch is not None and (first is None or branch[0] != first[0]) and \
                 not any(span[0] <= branch[0] for span, _ in found):
             self.ctx.report(self, None, self.format_message(
