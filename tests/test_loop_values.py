@@ -4,7 +4,8 @@ function or module an attribute holds compiled, `self.policy = torch.compile(Pol
 (`for size in [(4, 4), (6, 3)]`; DYN501), a list grown by concatenation (`ws = ws + [w]`; DYN507), an attribute of
 a class used as a namespace of settings (`Cfg.temperature = 0.7`; DYN514), an object handed to the compiled
 function whose method advances an attribute it reads (`sched.step()`; DYN514), tuples of another length for one
-parameter (DYN505), tensors made with each dtype of a loop over dtypes (DYN501, at the `def`: a guard on a
+parameter (DYN505), a list or `*args` tuple whose length the loop variable sets (`[... for i in range(n)]`,
+`feats[:k]`, `[x] * n`; DYN507), tensors made with each dtype of a loop over dtypes (DYN501, at the `def`: a guard on a
 tensor's dtype has no line of its own), a number drawn from Python's random generator for each call (DYN501). Each finding stands at the line
 Dynamo's recompile log names, and the same code with the value held fixed recompiles nothing and gets none."""
 import pytest
@@ -289,6 +290,51 @@ def main():
 
 
 
+STARRED_LENGTH = '''import torch
+
+
+def stack_sum(*tensors):
+    return torch.stack(tensors).sum(0)
+
+
+def main():
+    opt = torch.compile(stack_sum, backend="eager")
+    for n in range(1, 4):
+        ts = [torch.full((2,), float(i)) for i in range(n)]
+        opt(*ts)
+'''
+
+SLICED_LENGTH = '''import torch
+
+
+def cat_all(xs):
+    out = xs[0]
+    for x in xs[1:]:
+        out = out + x
+    return out
+
+
+def main():
+    opt = torch.compile(cat_all, backend="eager")
+    feats = [torch.randn(2) for _ in range(5)]
+    for k in range(2, 5):
+        opt(feats[:k])
+'''
+
+REPEATED_LENGTH = '''import torch
+
+
+def mean_of(xs):
+    return torch.stack(xs).mean(0)
+
+
+def main():
+    opt = torch.compile(mean_of, backend="eager")
+    x = torch.randn(3)
+    for n in (2, 3, 4):
+        opt([x] * n)
+'''
+
 CASES = [
     (CARRIED_INT, "DYN501", "return x * min(1.0, step / 4)", ("        step += 1\n", "")),
     (CARRIED_FLOAT, "DYN501", "return x / (x.norm() + eps)", ("        eps *= 10\n", "")),
@@ -307,6 +353,9 @@ CASES = [
     (ADVANCED, "DYN514", "return x * (0.9 ** sched.t)", ("        s.step()\n", "")),
     (HOOKS, "DYN505", "for h in hooks:", ("    m(x, hooks=(torch.relu,))\n    m(x, hooks=(torch.relu, torch.tanh))\n",
                                           "    m(x)\n")),
+    (STARRED_LENGTH, "DYN507", "return torch.stack(tensors).sum(0)", ("range(n)]", "range(2)]")),
+    (SLICED_LENGTH, "DYN507", "out = xs[0]", ("opt(feats[:k])", "opt(feats[:2])")),
+    (REPEATED_LENGTH, "DYN507", "return torch.stack(xs).mean(0)", ("[x] * n", "[x] * 2")),
 ]
 
 

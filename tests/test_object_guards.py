@@ -422,3 +422,52 @@ def test_a_lazily_set_attribute_after_a_break_is_guarded_only_where_dynamo_compi
     expected = [line_of(source, "if self.low is None:")] if guarded else []
     assert _found(source, "DYN306") == expected
     assert dynamo_guard_lines(tmp_path, source) == expected
+
+
+HELD = '''
+import torch
+
+
+class Decoder(torch.nn.Module):
+    def forward(self, x, past=None):
+        y = x.sin()
+        if past is not None:
+            y = y + past
+        return y, y
+
+
+class Greedy:
+    def __init__(self, decoder, steps):
+        self.decoder = decoder
+        self.steps = steps
+
+    def _step(self, x, hidden):
+        return self.decoder(x, hidden)
+
+    def run(self, x):
+        hidden = None
+        for _ in range(self.steps):
+            out, new = self._step(x, hidden)
+            hidden = new
+        return out
+
+
+def main():
+    decoder = Decoder()
+    Greedy(torch.compile(decoder, backend="eager"), 3).run(torch.randn(4))
+'''
+
+
+def test_a_loop_carried_none_reaching_a_compiled_module_an_object_keeps_is_reported_at_the_guard(tmp_path):
+    """The compiled module reaches the loop as an `__init__` argument the object keeps (`self.decoder =
+    decoder`), the carried state through a method that hands it on: the first call gets None, the next a
+    tensor; Dynamo guards `past is None` at forward's first read of it."""
+    pytest.importorskip("torch")
+    guard = line_of(HELD, "if past is not None:")
+    assert _found(HELD, "DYN505") == [guard]
+    assert dynamo_guard_lines(tmp_path, HELD) == [guard]
+    same = HELD.replace("hidden = None\n", "hidden = torch.zeros(4)\n")     # a tensor from the first call on
+    assert _found(same, "DYN505") == []
+    assert dynamo_guard_lines(tmp_path, same) == []
+    eager = HELD.replace("torch.compile(decoder, backend=\"eager\")", "decoder")
+    assert _found(eager, "DYN505") == []

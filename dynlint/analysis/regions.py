@@ -555,10 +555,16 @@ def _forwarding_lines(ix: ModuleIndex, lines: Set[int]) -> Set[int]:
 def _handed_compiled_lines(ix: ModuleIndex, compiled: Set[str], calls) -> Set[int]:
     """Lines of calls of a parameter that a call of its function in the file passes a compiled callable
     (`sample(compiled_unet, ...)`, `def sample(unet, ...)`: `unet(x, t)`)."""
-    handed = {(c.target, i) for c in calls if c.kind == "name" for i, a in enumerate(c.args) if a in compiled}
+    handed = {(c.target, i) for c in calls if c.kind == "name" for i, a in enumerate(c.args) if a in compiled or
+              ix.qualify(strip_call(a)) in COMPILE}
     out = set()
     for q, f in ix.functions.items():
         params = [p for p in f.params if p not in ("self", "cls")] if f.cls else f.params
-        held = {params[i] for i in range(len(params)) if (q, i) in handed}
+        held = {params[i] for i in range(len(params)) if (q, i) in handed or
+                q == f"{f.cls}.__init__" and (f.cls, i) in handed}
         out |= {c.line for c in f.calls if c.kind == "name" and c.target in held}
+        # a construction hands one to `__init__`, which keeps it (`self.dec = dec`): `self.dec(...)` in the class
+        kept = {a for a, p in ix.classes[f.cls].param_attrs.items() if p in held} if f.cls in ix.classes else ()
+        out |= {c.line for g in ix.functions.values() if kept and g.cls == f.cls for c in g.calls
+                if c.kind == "self" and c.target in kept}
     return out

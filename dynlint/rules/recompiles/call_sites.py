@@ -17,8 +17,11 @@ from dynlint.rules.common import source_of
 from dynlint.analysis import guard_lines
 from dynlint.rules.recompiles.caches import ANY, key_of, key_reads
 from dynlint.rules.recompiles.changing import class_def, python_list
-from dynlint.rules.recompiles.common import SiteBookkeeping, bound_parameter, call_bindings, names_in
+from dynlint.rules.recompiles.argument_values import bound_in_loop
+from dynlint.rules.recompiles.common import (SiteBookkeeping, bound_parameter, call_bindings, loop_changed,
+                                               names_in)
 from dynlint.rules.recompiles.foreign_setters import assigned_elsewhere, number_kind
+from dynlint.rules.recompiles.handed import handed_arguments
 
 
 def _constant(node: cst.BaseExpression) -> bool:
@@ -339,6 +342,7 @@ class ArgumentSetChangesBetweenCalls(SiteBookkeeping):
     def visit_Call(self, node: cst.Call) -> None:
         compared = self.calls_compared(node, _structures)
         if compared is None:
+            self._held_or_handed(node)
             return
         callee, entry, here, mine, calls = compared
         for param, this in mine.items():
@@ -456,7 +460,26 @@ class ArgumentSetChangesBetweenCalls(SiteBookkeeping):
         return None
 
 
-    def _none_then_carried(self, node: cst.Call, arg: cst.Arg, callee: str, entry: Optional[str], loop) -> bool:
+    def _held_or_handed(self, node: cst.Call) -> None:
+        """The loop-carried None of `_none_then_carried` where the call runs compiled code through an attribute
+        (`self.decoder(token, hidden)`, the attribute holding a compiled module or method) or through a function
+        of the file that hands the argument on to such a call (`self._step(label, hidden)`)."""
+        loops = [b for b in self.ctx.blocks if isinstance(b, (cst.For, cst.While))]
+        if not loops:
+            return
+        entry = self.compiled_method(node)
+        if entry is not None:
+            callee = source_of(node.func)
+            for arg in node.args:
+                if not arg.star and self._none_then_carried(node, arg, callee, entry, loops[-1]):
+                    return
+            return
+        for arg, entry, param, inner in handed_arguments(self, node):
+            if self._none_then_carried(node, arg, inner, entry, loops[-1], param):
+                return
+
+    def _none_then_carried(self, node: cst.Call, arg: cst.Arg, callee: str, entry: Optional[str], loop,
+                           param: Optional[str] = None) -> bool:
         """A loop-carried state that starts as None: `h = None` before the loop, `out, h = model(x, h)` (or any
         other value) in it. The first call gets None, the next a value: Dynamo guarded `h is None` where the
         compiled code first reads it, and compiles again, once (measured, torch 2.13: an RNN cell's hidden
@@ -473,7 +496,7 @@ class ArgumentSetChangesBetweenCalls(SiteBookkeeping):
         if not before or not _is_none(before[-1].value) or not inside or any(_is_none(n.value) for n in inside):
             return False
         info = self.ctx.index.functions.get(entry) if self.ctx.index is not None else None
-        param = bound_parameter(info, node, arg) if info is not None else None
+        param = param or (bound_parameter(info, node, arg) if info is not None else None)
         if param is None or not self.reads(entry, param):
             return False
         line = self.ctx.position(inside[0])[0]
@@ -771,7 +794,9 @@ class GrowingListArgument(SiteBookkeeping):
         A list argument is unpacked into its items: Dynamo traces one graph input per element and guards on
         the list's length (`len(past) == 3`). A list that grows by one item per call fails that guard every
         time, so each call recompiles until `recompile_limit` (8), after which the function runs eagerly.
-        A list created afresh with the same length each call does not recompile (docs/guards.md).
+        So does a list (or a `*args` tuple) whose length the loop variable sets: `[f(i) for i in range(n)]`,
+        `feats[:k]`, `[x] * n`. A list created afresh with the same length each call does not recompile
+        (docs/guards.md).
     """
     INVALID = [Example("""
         import torch
@@ -835,6 +860,14 @@ class GrowingListArgument(SiteBookkeeping):
             return
         loops = [b for b in self.ctx.blocks if isinstance(b, (cst.For, cst.While))]
         info = self.ctx.index.functions.get(self.compiled_entry(func.value) or "") if self.ctx.index else None
+        if self._grown_argument(node, func, info, loops):
+            return
+        for arg in node.args if loops and info is not None else ():
+            if arg.star != "**" and self._length_from_loop(node, arg, func.value, info, loops):
+                return
+
+    def _grown_argument(self, node: cst.Call, func: cst.Name, info, loops) -> bool:
+        """A list argument that grows between calls (`history.append(x)`); True when reported."""
         for arg in node.args:
             name = arg.value.value if isinstance(arg.value, cst.Name) and not arg.star else None
             if name is not None and name not in self._grown and loops:
@@ -850,7 +883,31 @@ class GrowingListArgument(SiteBookkeeping):
                     f"{name}.{grow}()"
                 self.report_at_guard(arg.value, self.compiled_entry(func.value), param, f"`{name}` is passed here",
                                      name=name, grow=shown, callee=func.value)
-                return
+                return True
+        return False
+
+    def _length_from_loop(self, node: cst.Call, arg: cst.Arg, callee: str, info, loops) -> bool:
+        """A list or tuple whose length the loop's variable sets, passed at each iteration (`[f(i) for i in
+        range(n)]`, `feats[:k]`, `[x] * n`, bound in the loop or written at the call; unpacked into `*args`
+        too): Dynamo guards the length where the compiled code first reads it (`len(tensors) == 2`, measured on
+        torch 2.13), so each new length compiles again. True when reported."""
+        value = bound_in_loop(self.ctx, arg.value, loops, node) or arg.value
+        changed = loop_changed(loops[-1])
+        var = _length_name(value, changed)
+        if var is None:
+            return False
+        entry = self.compiled_entry(callee)
+        fn = guard_lines.function_at(self.ctx.source or "", info.def_line)
+        param = (fn.args.vararg.arg if fn is not None and fn.args.vararg is not None else None) if arg.star \
+            else bound_parameter(info, node, arg)
+        if param is None or not self.reads(entry, param):
+            return False
+        shown = source_of(arg.value)
+        self.report_at_guard(arg.value, entry, param, f"`{shown}` gets its length from `{var}` here", message=(
+            f"`{'*' if arg.star else ''}{shown}` has another length at each call of compiled `{callee}` (its "
+            f"length comes from `{var}`, which the loop changes): Dynamo guards on the length of a "
+            f"{'`*' + param + '` tuple' if arg.star else 'list argument'}, so every new length recompiles"))
+        return True
 
     def _grows_between_calls(self, name: str) -> bool:
         """Bound outside the loop that grows it (and this call is in that loop), or not bound in this function
@@ -862,6 +919,33 @@ class GrowingListArgument(SiteBookkeeping):
         if not self.tensors.bound_in(fn, name) or name in (p.name.value for p in fn.params.params):
             return True
         return loop is not None and loop in self.ctx.blocks and not binds(loop, name, concatenated=True)
+
+
+def _length_name(value: cst.BaseExpression, changed) -> Optional[str]:
+    """The name among `changed` (what the loop changes) that sets the length of the list or tuple `value`
+    builds: the bound of a comprehension's `range(...)` or a slice it iterates, a slice's bounds (`feats[:k]`),
+    the count of a repeated display (`[x] * n`); None for anything else."""
+    if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value in ("list", "tuple") \
+            and len(value.args) == 1:
+        value = value.args[0].value
+    if isinstance(value, (cst.ListComp, cst.GeneratorExp)) and value.for_in.inner_for_in is None and \
+            value.for_in.ifs == ():
+        it = value.for_in.iter
+        if isinstance(it, cst.Call) and isinstance(it.func, cst.Name) and it.func.value in ("range", "enumerate"):
+            it = it.args[0].value if it.func.value == "enumerate" and it.args else it
+            found = sorted(set().union(*(names_in(a.value) for a in it.args)) & changed) \
+                if isinstance(it, cst.Call) and it.func.value == "range" else []
+            return found[0] if found else None
+        value = it
+    if isinstance(value, cst.Subscript) and len(value.slice) == 1 and isinstance(value.slice[0].slice, cst.Slice):
+        sl = value.slice[0].slice
+        found = sorted(set().union(*(names_in(b) for b in (sl.lower, sl.upper) if b is not None)) & changed)
+        return found[0] if found and not names_in(value.value) & changed else None
+    if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Multiply) and \
+            isinstance(value.left, (cst.List, cst.Tuple)):
+        found = sorted(names_in(value.right) & changed)
+        return found[0] if found else None
+    return None
 
 
 def _grown_in(loop: cst.CSTNode, name: str, grow: frozenset) -> Optional[str]:

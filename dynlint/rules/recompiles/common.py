@@ -13,7 +13,7 @@ from dynlint.analysis.held import held_by_name
 from dynlint.analysis.names import COMPILE, strip_call
 from dynlint.linter.walker import children, descendants, dotted
 from dynlint.rules.common import TorchRule
-from dynlint.rules.recompiles.handed import having
+from dynlint.rules.recompiles.handed import compiled_attribute, having
 
 
 GRAD_OFF = frozenset({"torch.no_grad", "torch.inference_mode"})        # what turns grad mode off for its block
@@ -591,6 +591,25 @@ class SiteBookkeeping(TorchRule):
         here = self.ctx.position(node)[:2]
         mine = next((found for ln, col, found in calls if (ln, col) == here), None)
         return callee, entry, here, mine or {}, calls
+
+    def compiled_method(self, node: cst.Call) -> Optional[str]:
+        """`Cls.m` for a call of a compiled method (`@torch.compile` on it, or `self.m = torch.compile(self.m)`:
+        `regions.compiled_methods`; or an attribute holding it, `self.fwd = torch.compile(self.m)`) of a class `Cls`
+        of this file: `self.m(...)` in a method of `Cls`, or
+        `buf.m(...)` where `buf = Cls(...)` in the calling function or at the module level (or `buf.m` is rebound
+        there to its compiled self)."""
+        f, ix = node.func, self.ctx.index
+        if not (isinstance(f, cst.Attribute) and isinstance(f.value, cst.Name)) or ix is None:
+            return None
+        here = ix.functions.get(self.ctx.qualname)
+        if f.value.value == "self":
+            classes = [here.cls] if here is not None and here.cls else []
+        else:
+            classes = having(ix, ix.built(f.value.value, here), f.attr.value)
+        cls = classes[0] if len(classes) == 1 else ""
+        q = compiled_attribute(ix, cls, f.attr.value, self.ctx.source) if cls else None
+        rebound = f"{f.value.value}.{f.attr.value}" in self.compiled_names()    # `agent.act = torch.compile(...)`
+        return q or (f"{cls}.{f.attr.value}" if rebound and f"{cls}.{f.attr.value}" in ix.functions else None)
 
     def shadowed(self, name: str) -> bool:
         """The function being checked defines `name` as a nested function that is not compiled (a test's own

@@ -186,25 +186,50 @@ def _attr(func: ast.expr) -> str:
     return func.attr if isinstance(func, ast.Attribute) else ""
 
 
-def _compiled_callable(ix, info, attr: str) -> Optional[str]:
+def _compiled_callable(ix, info, attr: str, source: Optional[str] = None) -> Optional[str]:
     """The frame a call of `self.<attr>` runs when the attribute holds a function or a module of this file
     compiled (`self.step_fn = torch.compile(train_step)`: `train_step`; `self.policy =
-    torch.compile(Policy())`: `Policy.forward`)."""
+    torch.compile(Policy())`: `Policy.forward`), or keeps an `__init__` parameter that every construction of
+    the class in `source` passes such a callable (`self.dec = dec` ... `Runner(torch.compile(Decoder()))`)."""
     held = info.compiled_callables.get(attr) if info is not None else None
+    if held is None and info is not None and attr in info.param_attrs and source:
+        held = _constructed_with(ix, source, info.name, info.param_attrs[attr])
     if held in ix.functions and not ix.functions[held].cls:
         return held
     return f"{held}.forward" if held in ix.classes and f"{held}.forward" in ix.functions else None
 
 
-def compiled_attribute(ix, cls: str, attr: str) -> Optional[str]:
+def _constructed_with(ix, source: str, cls: str, param: str) -> Optional[str]:
+    """What every construction of the file's class `cls` in `source` passes its `__init__` parameter `param`
+    compiled (`Runner(torch.compile(Decoder()), ...)`: `Decoder`, as for `torch.compile(dec)` where `dec =
+    Decoder()`; `torch.compile(step)`: `step`); None when a
+    construction passes anything else, unpacks its arguments, or there is none."""
+    init, tree = ix.functions.get(f"{cls}.__init__"), guard_lines.parsed(source)
+    if init is None or tree is None:
+        return None
+    held = set()
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == cls:
+            bound = _bind(n, _params(init))
+            value = bound.get(param) if bound is not None else None
+            wrapped = value.args[0] if isinstance(value, ast.Call) and value.args and \
+                ix.qualify(guard_lines.dotted(value.func) or "") in COMPILE else None
+            name = guard_lines.dotted(wrapped.func if isinstance(wrapped, ast.Call) else wrapped) if wrapped else None
+            built = ix.built(name, ix.function_at(n.lineno)) if name and name not in ix.functions else []
+            held.add(built[0] if len(built) == 1 else name)     # `torch.compile(decoder)`, `decoder = Net(...)`
+    return held.pop() if len(held) == 1 and None not in held else None
+
+
+def compiled_attribute(ix, cls: str, attr: str, source: Optional[str] = None) -> Optional[str]:
     """`Cls.m` when the attribute `attr` of the file's class `cls` holds its method `m` compiled (`self.fwd =
-    torch.compile(self.m)`, or `m` itself rebound or decorated), else None."""
+    torch.compile(self.m)`, or `m` itself rebound or decorated), else None; given the file's `source`, also a
+    compiled callable its constructions hand in (`_compiled_callable`)."""
     info = ix.classes.get(cls)
     held = info.compiled.get(attr) if info is not None else None
     q = f"{cls}.{held}" if held else f"{cls}.{attr}"
     fn = ix.functions.get(q)
     if fn is None:
-        return _compiled_callable(ix, info, attr)
+        return _compiled_callable(ix, info, attr, source)
     from dynlint.analysis.regions import compiled_methods
     return q if held or attr in compiled_methods(ix) else None
 
@@ -225,7 +250,7 @@ def handed_arguments(rule, call: cst.Call) -> List[Tuple[cst.Arg, str, str, str]
     for n in _own_nodes(fn):
         if isinstance(n, ast.Call) and info.cls and guard_lines.dotted(n.func) == f"self.{_attr(n.func)}":
             inner = f"self.{_attr(n.func)}"     # `self.fwd(...)`: an attribute holding a compiled method
-            entry = compiled_attribute(ix, info.cls, _attr(n.func))
+            entry = compiled_attribute(ix, info.cls, _attr(n.func), rule.ctx.source)
         elif not (isinstance(n, ast.Call) and isinstance(n.func, ast.Name)):
             continue
         elif n.func.id in _params(info):    # a compiled callable this call passes (`sample_fn`)

@@ -19,7 +19,7 @@ from dynlint.rules.recompiles.argument_values import (attribute_value, bound_in_
                                                       item_key, loop_origin, made_by_torch, number_expr, value_kind)
 from dynlint.rules.recompiles.changing import (branch_guard, drawn_number, list_index, math_call, object_state,
                                                set_by_callers)
-from dynlint.rules.recompiles.handed import compiled_attribute, compiled_parameter, handed_arguments, having
+from dynlint.rules.recompiles.handed import compiled_parameter, handed_arguments
 from dynlint.rules.recompiles.rows import loop_values, row_index_guards
 from dynlint.rules.recompiles.tensor_args import tensor_rank
 from dynlint.rules.recompiles.common import (GRAD_OFF, SiteBookkeeping, bound_parameter, compile_call,
@@ -406,25 +406,6 @@ class VaryingScalarArgument(SiteBookkeeping):
             return "int argument in condition"
         return "int argument"
 
-    def _compiled_method(self, node: cst.Call) -> Optional[str]:
-        """`Cls.m` for a call of a compiled method (`@torch.compile` on it, or `self.m = torch.compile(self.m)`:
-        `regions.compiled_methods`; or an attribute holding it, `self.fwd = torch.compile(self.m)`) of a class `Cls`
-        of this file: `self.m(...)` in a method of `Cls`, or
-        `buf.m(...)` where `buf = Cls(...)` in the calling function or at the module level (or `buf.m` is rebound
-        there to its compiled self)."""
-        f, ix = node.func, self.ctx.index
-        if not (isinstance(f, cst.Attribute) and isinstance(f.value, cst.Name)) or ix is None:
-            return None
-        here = ix.functions.get(self.ctx.qualname)
-        if f.value.value == "self":
-            classes = [here.cls] if here is not None and here.cls else []
-        else:
-            classes = having(ix, ix.built(f.value.value, here), f.attr.value)
-        cls = classes[0] if len(classes) == 1 else ""
-        q = compiled_attribute(ix, cls, f.attr.value) if cls else None
-        rebound = f"{f.value.value}.{f.attr.value}" in self.compiled_names()    # `agent.act = torch.compile(...)`
-        return q or (f"{cls}.{f.attr.value}" if rebound and f"{cls}.{f.attr.value}" in ix.functions else None)
-
     def finish(self, findings) -> None:
         """The elements of a tensor that calls in other files iterate and pass to a method of this unit compiled
         as an entry, which indexes a tensor with them (`rows.py`)."""
@@ -454,7 +435,7 @@ class VaryingScalarArgument(SiteBookkeeping):
         if isinstance(node.func, cst.Name) and self.shadowed(node.func.value):
             self._handed_on(node, loops)        # the calling function's own function (a factory of closures)
             return
-        method = self._compiled_method(node)
+        method = self.compiled_method(node)
         held = compiled_parameter(self, node.func.value) if method is None and isinstance(node.func, cst.Name) and \
             node.func.value not in self.compiled_names() else None
         if method is None and held is None and \
