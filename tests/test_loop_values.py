@@ -5,7 +5,8 @@ function or module an attribute holds compiled, `self.policy = torch.compile(Pol
 a class used as a namespace of settings (`Cfg.temperature = 0.7`; DYN514), an object handed to the compiled
 function whose method advances an attribute it reads (`sched.step()`; DYN514), tuples of another length for one
 parameter (DYN505), a list or `*args` tuple whose length the loop variable sets (`[... for i in range(n)]`,
-`feats[:k]`, `[x] * n`; DYN507), tensors made with each dtype of a loop over dtypes (DYN501, at the `def`: a guard on a
+`feats[:k]`, `[x] * n`; DYN507), an object built from the loop variable that keeps it as an attribute (a
+dataclass, a class's `__init__`, a named tuple; DYN501, where the attribute is first read), tensors made with each dtype of a loop over dtypes (DYN501, at the `def`: a guard on a
 tensor's dtype has no line of its own), a number drawn from Python's random generator for each call (DYN501). Each finding stands at the line
 Dynamo's recompile log names, and the same code with the value held fixed recompiles nothing and gets none."""
 import pytest
@@ -335,6 +336,70 @@ def main():
         opt([x] * n)
 '''
 
+KEPT_DATACLASS = '''from dataclasses import dataclass
+
+import torch
+
+
+@dataclass
+class SamplerConfig:
+    temperature: float = 1.0
+    top_k: int = 0
+
+
+def sample_logits(logits, cfg):
+    scaled = logits.sin()
+    return scaled / cfg.temperature
+
+
+def main():
+    opt = torch.compile(sample_logits, backend="eager")
+    x = torch.randn(4)
+    for t in (0.5, 1.0, 2.0):
+        opt(x, SamplerConfig(temperature=t))
+'''
+
+KEPT_INIT = '''import torch
+
+
+class Affine:
+    def __init__(self, scale, shift=0.0):
+        self.scale = scale
+        self.shift = shift
+
+
+def apply(x, op):
+    y = x.cos()
+    return y * op.scale + op.shift
+
+
+def main():
+    opt = torch.compile(apply, backend="eager")
+    x = torch.randn(4)
+    for s in (0.5, 1.5):
+        op = Affine(s)
+        opt(x, op)
+'''
+
+KEPT_NAMEDTUPLE = '''from collections import namedtuple
+
+import torch
+
+Coefs = namedtuple("Coefs", ["alpha", "beta"])
+
+
+def mix(x, c):
+    y = x.tanh()
+    return y * c.alpha + c.beta
+
+
+def main():
+    opt = torch.compile(mix, backend="eager")
+    x = torch.randn(4)
+    for i in range(3):
+        opt(x, Coefs(0.1 * i, 1.0))
+'''
+
 CASES = [
     (CARRIED_INT, "DYN501", "return x * min(1.0, step / 4)", ("        step += 1\n", "")),
     (CARRIED_FLOAT, "DYN501", "return x / (x.norm() + eps)", ("        eps *= 10\n", "")),
@@ -356,6 +421,9 @@ CASES = [
     (STARRED_LENGTH, "DYN507", "return torch.stack(tensors).sum(0)", ("range(n)]", "range(2)]")),
     (SLICED_LENGTH, "DYN507", "out = xs[0]", ("opt(feats[:k])", "opt(feats[:2])")),
     (REPEATED_LENGTH, "DYN507", "return torch.stack(xs).mean(0)", ("[x] * n", "[x] * 2")),
+    (KEPT_DATACLASS, "DYN501", "return scaled / cfg.temperature", ("temperature=t)", "temperature=0.5)")),
+    (KEPT_INIT, "DYN501", "return y * op.scale + op.shift", ("Affine(s)", "Affine(0.5)")),
+    (KEPT_NAMEDTUPLE, "DYN501", "return y * c.alpha + c.beta", ("Coefs(0.1 * i, 1.0)", "Coefs(0.1, 1.0)")),
 ]
 
 

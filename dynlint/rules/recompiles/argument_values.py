@@ -13,6 +13,56 @@ from dynlint.linter.walker import children, descendants, dotted
 from dynlint.rules.recompiles.common import float_expr, literal_kind, loop_changed, names_in, number_read, varying
 
 
+def kept_attribute(source: str, value: cst.BaseExpression, var: str) -> Optional[Tuple[str, cst.BaseExpression]]:
+    """(the attribute, the argument) where an object built from the changing `var` keeps it: `Cfg(temperature=t)`
+    or `Opts(s)` for a dataclass of the file or a class whose `__init__` does `self.scale = scale`, a named tuple
+    (`namedtuple("Params", ["alpha", "beta"])`, `class P(NamedTuple)`), `SimpleNamespace(gain=g)`. Dynamo guards
+    that attribute by value where the compiled code first reads `cfg.temperature` (measured, torch 2.13); None
+    when `value` is no such construction or more than one of its arguments is built from `var`."""
+    if not isinstance(value, cst.Call) or any(a.star for a in value.args):
+        return None
+    name = dotted(value.func) or ""
+    namespace = name.rpartition(".")[2] == "SimpleNamespace"
+    params = [] if namespace else _record_fields(source, name)
+    hit = [(a.keyword.value if a.keyword is not None else params[i] if i < len(params) else None, a.value)
+           for i, a in enumerate(value.args) if var in names_in(a.value)]
+    if not (namespace or params) or len(hit) != 1 or not (namespace or hit[0][0] in params):
+        return None
+    attr = hit[0][0] if namespace else _kept_as(source, name, hit[0][0])
+    return (attr, hit[0][1]) if attr else None
+
+
+def _record_fields(source: str, name: str) -> List[str]:
+    """The parameters, in order, of a module-level record class of the file: a dataclass's fields, a named
+    tuple's, the parameters of an `__init__`; empty for anything else."""
+    from dynlint.rules.recompiles.constants import class_fields
+    tree = guard_lines.parsed(source)
+    for n in tree.body if tree is not None else ():
+        if isinstance(n, ast.ClassDef) and n.name == name:
+            if any(guard_lines.dotted(b) in ("NamedTuple", "typing.NamedTuple") for b in n.bases):
+                return [s.target.id for s in n.body if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name)]
+            return list(class_fields(n) or ())
+        if isinstance(n, ast.Assign) and [guard_lines.dotted(t) for t in n.targets] == [name] and \
+                isinstance(n.value, ast.Call) and guard_lines.dotted(n.value.func) in (
+                    "namedtuple", "collections.namedtuple") and len(n.value.args) == 2:
+            spec = n.value.args[1]
+            if isinstance(spec, ast.Constant) and isinstance(spec.value, str):
+                return spec.value.replace(",", " ").split()
+            if isinstance(spec, (ast.List, ast.Tuple)) and all(isinstance(e, ast.Constant) for e in spec.elts):
+                return [e.value for e in spec.elts]
+    return []
+
+
+def _kept_as(source: str, name: str, param: str) -> Optional[str]:
+    """The attribute the file's record class `name` keeps its parameter `param` as (a dataclass's or a named
+    tuple's field is its own; `self.scale = scale` in an `__init__`)."""
+    from dynlint.rules.recompiles.constants import class_fields
+    tree = guard_lines.parsed(source)
+    cls = next((n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == name), None) if tree else None
+    fields = class_fields(cls) if cls is not None else None
+    return (fields[param][0] or None) if fields and param in fields else param
+
+
 def item_key(value: cst.BaseExpression, var: str) -> Optional[str]:
     """The constant key of a dict display whose item is the name `var` (`{"domain": d}`), else None."""
     if not isinstance(value, cst.Dict):

@@ -349,7 +349,7 @@ def _kept_constants(ctx, tree: ast.Module, node: Optional[ast.expr], line: int) 
     if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)):
         return {}
     cls = next((c for c in tree.body if isinstance(c, ast.ClassDef) and c.name == node.func.id), None)
-    fields = _fields(cls) if cls is not None else None
+    fields = class_fields(cls) if cls is not None else None
     if fields is None:
         return {}
     names = list(fields)
@@ -365,7 +365,7 @@ def _kept_constants(ctx, tree: ast.Module, node: Optional[ast.expr], line: int) 
     return out
 
 
-def _fields(cls: ast.ClassDef) -> Optional[dict]:
+def class_fields(cls: ast.ClassDef) -> Optional[dict]:
     """{`__init__` parameter: (the attribute it is kept as, or "", its default)} of a class: a dataclass's
     fields in order, or the parameters of its `__init__` and the `self.<attr> = <parameter>` it does."""
     if any(guard_lines.dotted(d.func if isinstance(d, ast.Call) else d) in ("dataclass", "dataclasses.dataclass")

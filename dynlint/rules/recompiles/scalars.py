@@ -16,7 +16,8 @@ from dynlint.linter.rule import Example, register
 from dynlint.linter.walker import dotted
 from dynlint.rules.common import TorchRule, call_args, source_of
 from dynlint.rules.recompiles.argument_values import (attribute_value, bound_in_loop, carried_number, changing_number,
-                                                      item_key, loop_origin, made_by_torch, number_expr, value_kind)
+                                                      item_key, kept_attribute, loop_origin, made_by_torch, number_expr,
+                                                      value_kind)
 from dynlint.rules.recompiles.changing import (branch_guard, drawn_number, list_index, math_call, object_state,
                                                set_by_callers)
 from dynlint.rules.recompiles.handed import compiled_parameter, handed_arguments
@@ -484,18 +485,10 @@ class VaryingScalarArgument(SiteBookkeeping):
         argument: Dynamo guards each at its own first read; `param`, when given, is the entry's parameter it
         reaches through a function that hands it on); True when reported."""
         value = bound_in_loop(self.ctx, arg.value, loops, node) or arg.value
-        read = changing_number(self.ctx, arg.value, node) or drawn_number(self.ctx, arg.value, loops)
-        found = read or varying(self.ctx, value, loops) or loop_origin(self.ctx, value, loops, node) or \
-            carried_number(self.ctx, arg.value)
-        state = None if found else object_state(self.ctx, arg.value) or set_by_callers(self.ctx, arg.value)
-        found = found or state
+        found = self._changing(node, arg, value, loops)
         if found is None:
             return False
-        var, var_kind = found
-        key = item_key(value, var)         # `{"domain": d}`: the dict's item is the changing value
-        kind = self._kind_of(value, var, var_kind, bool(read or state) or key is not None)
-        if kind is None:
-            return False            # built from the loop variable in a way not known here (`batches[i]`)
+        var, kind, key, kept = found
         if entry is None and self._method_elsewhere(callee):
             return False            # reported at its guard, in the method's file (`rows.loop_values`)
         info = self.ctx.index.functions.get(entry or "") if self.ctx.index is not None else None
@@ -505,16 +498,40 @@ class VaryingScalarArgument(SiteBookkeeping):
             guard = self._int_use(entry, param)
         if guard and not recompiles(guard) or (guard in SYMBOLIC and self.compiled_dynamic(callee)):
             return False            # (numbers are symbolic from the start under `dynamic=True`)
+        if kept is not None:
+            if not param:
+                return False
+            param = f"{param}.{kept[0]}"
         if not self.reads(entry, param):
             return False            # an argument the compiled function never reads is not guarded
         if key is not None:
             return self._item_argument(value, entry, param, key, callee, var, kind, guard)
         self.report_at_guard(value, entry, param, f"`{var}` changes here", also=also, callee=callee, var=var,
-                             kind=kind, effect=effect(guard) if guard else "new values recompile")
-        if kind in ("int", "float"):
+                             kind=f"{kind}, kept as `{param}`" if kept else kind,
+                             effect=effect(guard) if guard else "new values recompile")
+        if kind in ("int", "float") and not kept:
             self._specialised(entry, param, kind, callee, var,
                               [(*self.ctx.position(value)[:2], f"`{var}` changes here")], _descends(loops, var))
         return True
+
+    def _changing(self, node: cst.Call, arg: cst.Arg, value: cst.BaseExpression, loops):
+        """(the changing name, the kind of value the argument carries, the dict display's key it is the item of,
+        the (attribute, argument) of an object built from it that keeps it) for an argument that changes
+        between calls; None for one that does not, or is built from it in a way not known here (`batches[i]`)."""
+        read = changing_number(self.ctx, arg.value, node) or drawn_number(self.ctx, arg.value, loops)
+        found = read or varying(self.ctx, value, loops) or loop_origin(self.ctx, value, loops, node) or \
+            carried_number(self.ctx, arg.value)
+        state = None if found else object_state(self.ctx, arg.value) or set_by_callers(self.ctx, arg.value)
+        found = found or state
+        if found is None:
+            return None
+        var, var_kind = found
+        key = item_key(value, var)         # `{"domain": d}`: the dict's item is the changing value
+        kind = self._kind_of(value, var, var_kind, bool(read or state) or key is not None)
+        kept = kept_attribute(self.ctx.source or "", value, var) if kind is None else None
+        if kept is not None:       # `Cfg(temperature=t)`: the object's attribute is the changing value
+            kind = value_kind(kept[1], var_kind, enum_classes(self.ctx.source or ""))
+        return (var, kind, key, kept) if kind is not None else None
 
     def _kind_of(self, value: cst.BaseExpression, var: str, var_kind: str, direct: bool) -> Optional[str]:
         """The kind of value an argument built from the changing `var` has (`direct`: `var`'s own)."""
