@@ -369,3 +369,59 @@ def test_a_loop_in_another_file_passes_its_counter_to_a_compiled_method(cli, tmp
     # the same value on every call: nothing to guard anew
     (pkg / "trainer.py").write_text(LOOP_TRAINER.replace("step(batch, batch_idx)", "step(batch, 1)"))
     assert ("pkg/module.py", 12, "DYN501") not in _found(cli, tmp_path)
+
+
+FLAGS_MODULE = '''
+import torch
+
+DEBUG = False
+
+
+def set_debug(flag):
+    global DEBUG
+    DEBUG = flag
+
+
+def scaled(x):
+    y = x.sin()
+    if DEBUG:
+        y = y.clamp(-0.5, 0.5)
+    return y * 2
+'''
+
+FLAGS_RUN = '''
+import torch
+
+from pkg import flags
+from pkg.flags import scaled, set_debug
+
+
+def main():
+    fn = torch.compile(scaled)
+    x = torch.randn(4)
+    for debug in (False, True):
+        set_debug(debug)
+        fn(x)
+'''
+
+
+@pytest.mark.parametrize("call", ["set_debug(debug)", "flags.set_debug(debug)"])
+def test_a_setter_of_a_global_called_in_another_file_is_reported_at_the_guard(cli, tmp_path, monkeypatch, call):
+    """`set_debug(flag)`, a function of the compiled code's file that assigns the global it reads, called between
+    compiled calls in another file (by name or through the module): Dynamo guards `G['DEBUG'] == False` at the
+    first read and the call after the setter fails it (DYN514, at the guard, the setter's call related)."""
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (tmp_path / "pyproject.toml").write_text("[tool.dynlint]\n")
+    (pkg / "__init__.py").write_text("")
+    (pkg / "flags.py").write_text(FLAGS_MODULE)
+    run = FLAGS_RUN.replace("set_debug(debug)", call)
+    (pkg / "run.py").write_text(run)
+    guard = FLAGS_MODULE.splitlines().index("    if DEBUG:") + 1
+    obs = observe_package(tmp_path, monkeypatch, pkg / "flags.py", "__import__('pkg.run').run.main()")
+    assert set().union(*obs.guard_lines(str(pkg / "flags.py"))) == {guard}
+    assert ("pkg/flags.py", guard, "DYN514") in _found(cli, tmp_path)
+    # called once before the compiled calls: one value for every call, nothing recompiles
+    (pkg / "run.py").write_text(run.replace(f"    for debug in (False, True):\n        {call}\n        fn(x)\n",
+                                            f"    debug = True\n    {call}\n    fn(x)\n    fn(x)\n"))
+    assert ("pkg/flags.py", guard, "DYN514") not in _found(cli, tmp_path)

@@ -339,3 +339,53 @@ def _module_reads(ctx, local: str) -> Dict[str, str]:
 def _reads_memo() -> dict:
     """file -> {local name: {NAME: the first traced function reading `local.NAME`}} (`_module_reads`)."""
     return {}
+
+
+def global_setters_called_elsewhere(rule) -> Iterator[Tuple[str, str, str, tuple, Related]]:
+    """(the traced function, the global it reads, the kind of its value, the span of its guard, (file, line, 0,
+    what) of the call) for each global of this file that a function of the file sets (`def set_debug(flag):
+    global DEBUG; DEBUG = flag`), read by the unit's traced code, where another file of the project calls that
+    setter between calls (in a loop that calls something else, or between two calls of one callee): Dynamo
+    guards `G['DEBUG'] == False` at the first read, and the call after the setter fails it (measured, torch
+    2.13), as for a global the other file assigns through the module (`module_globals_set_elsewhere`)."""
+    from dynlint.rules.recompiles.state_set import _state_set_by, traced_reads
+    ctx = rule.ctx
+    ix, project, tree = ctx.index, ctx.project, guard_lines.parsed(ctx.source or "")
+    if ix is None or project is None or project.sources is None or tree is None:
+        return
+    setters = {fn.name: [(n, k) for n, k in _state_set_by(ctx.source or "", fn) if "." not in n and k]
+               for fn in tree.body if isinstance(fn, ast.FunctionDef)}
+    setters = {s: sets for s, sets in setters.items() if sets}
+    importers = project.facts.importers
+    rels = {r for m in [ix.module, *(f"{ix.module}.{s}" for s in setters)] for r in importers.get(m, ())}
+    for rel in sorted(rels):
+        cix = project.by_path.get(rel)
+        other = guard_lines.parsed(project.sources(rel) or "") if cix is not None and rel != ix.path else None
+        names = {local: full.rpartition(".")[2] for local, full in cix.imports.items()
+                 if full.rpartition(".")[0] == ix.module and full.rpartition(".")[2] in setters} if other else {}
+        names.update({f"{local}.{s}": s for local, full in (cix.imports.items() if other else ())
+                      if full == ix.module for s in setters})
+        for line, callee in _called_between_calls(other, set(names)) if names else ():
+            for name, kind in setters[names[callee]]:
+                reader = next(iter(traced_reads(ctx, name)), None)
+                span = rule.guard_span(reader, name, at_entry=False) if reader else None
+                if span is not None:
+                    yield reader, name, kind, span, (rel, line, 0, f"`{callee}(...)` changes `{name}` here")
+                    break
+
+
+def _called_between_calls(tree: ast.AST, callees: set) -> List[Tuple[int, str]]:
+    """(line, callee) of each call in `tree` of one of `callees` (dotted names) made between calls: in a loop
+    that calls something else too, or in a function that calls another callee both before it and after it."""
+    out = []
+    for scope in (n for n in ast.walk(tree) if isinstance(n, (ast.For, ast.While, ast.FunctionDef))):
+        calls = [(n.lineno, guard_lines.dotted(n.func)) for s in scope.body for n in ast.walk(s)
+                 if isinstance(n, ast.Call)]
+        for line, callee in calls:
+            if callee not in callees:
+                continue
+            others = [(ln, c) for ln, c in calls if c and c != callee]
+            if isinstance(scope, (ast.For, ast.While)) and others or \
+                    {c for ln, c in others if ln < line} & {c for ln, c in others if ln > line}:
+                out.append((line, callee))
+    return list(dict.fromkeys(out))

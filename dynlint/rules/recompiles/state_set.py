@@ -18,7 +18,8 @@ from dynlint.linter.walker import descendants, dotted
 from dynlint.rules.common import source_of
 from dynlint.rules.recompiles.call_sites import binds
 from dynlint.rules.recompiles.common import SiteBookkeeping, call_bindings, float_expr, parameter_names
-from dynlint.rules.recompiles.foreign_setters import assigned_elsewhere, module_globals_set_elsewhere, set_elsewhere
+from dynlint.rules.recompiles.foreign_setters import (assigned_elsewhere, global_setters_called_elsewhere,
+                                                      module_globals_set_elsewhere, set_elsewhere)
 from dynlint.rules.recompiles.handed import compiled_parameter, having, passed_values
 
 
@@ -55,7 +56,8 @@ class StateSetBetweenCalls(SiteBookkeeping):
         guards.md, "global" and "object attribute"); an item of a module-level dict or list is guarded the
         same way, where the compiled code first looks its key up (`G['CONFIG']['scale'] == 1.0`). The change can also be a call, between two calls, of a
         function of the file that assigns such state (a setter: `set_fast_path(True)` with `global
-        _USE_FAST_PATH` inside, or `CONFIG["max_len"] = ...`), including an attribute of a compiled module. A
+        _USE_FAST_PATH` inside, or `CONFIG["max_len"] = ...`), including an attribute of a compiled module, called
+        in this file or in another one of the project (reported at the guard, in the setter's file). A
         settings module's global that a loop in another file assigns (`config.TEMPERATURE = t`) is guarded as
         `G['config'].TEMPERATURE` where the traced code reads it, and reported there. Module attributes set directly
         are DYN506's; state that the compiled code itself changes is DYN305's and DYN306's. Only values whose
@@ -360,6 +362,12 @@ class StateSetBetweenCalls(SiteBookkeeping):
             if recompiles(what):
                 self.ctx.report(self, None, self.format_message(
                     expr=f"{read} = ...", name=read, func=reader, effect=effect(what)), at=span, related=[related])
+        for reader, read, kind, span, related in global_setters_called_elsewhere(self):
+            what = f"global {kind}"
+            if recompiles(what):
+                self.ctx.report(self, None, self.format_message(
+                    expr=related[3].split("`")[1], name=read, func=reader, effect=effect(what)), at=span,
+                    related=[related])
 
     def visit_Global(self, node: cst.Global) -> None:
         fn = next((f for f in reversed(self.ctx.functions) if isinstance(f, cst.FunctionDef)), None)

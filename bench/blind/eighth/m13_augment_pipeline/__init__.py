@@ -1,0 +1,4 @@
+"""GPU-style batched image augmentation driven by a RandAugment-like policy."""
+from .run import main
+
+__all__ = ["main"]

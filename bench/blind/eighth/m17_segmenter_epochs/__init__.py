@@ -1,0 +1,4 @@
+"""Tiny semantic segmenter trained with alternating train / validation epochs."""
+from .run import main
+
+__all__ = ["main"]
