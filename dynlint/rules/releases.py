@@ -42,6 +42,7 @@ BEHAVIOUR = {
         '2.11': ('break', ('copy.deepcopy()',)),
         '2.12-2.15': ('break', ('Attempted to copy.deepcopy a tensor',)),
     },
+    ('DYN305', 'class attribute'): {'2.13': ('recompile', ())},
     ('DYN305', 'closure int'): {'2.11-2.13': ('recompile', ()), '2.14-2.15': ('nothing', ())},
     ('DYN305', 'global int'): {'2.11-2.13': ('recompile', ()), '2.14-2.15': ('nothing', ())},
     ('DYN305', 'global list'): {'2.11-2.15': ('recompile', ())},

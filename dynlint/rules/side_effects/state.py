@@ -14,7 +14,7 @@ from dynlint.analysis.held import held_by_attribute, held_by_name
 from dynlint.analysis.regions import is_module_class
 from dynlint.analysis.tensors.kinds import TENSOR, TENSORS, VALUE
 from dynlint.linter.rule import Example, FixExample, register
-from dynlint.linter.walker import descendants, walk
+from dynlint.linter.walker import descendants, dotted, walk
 from dynlint.fixes.buffers import counter_to_buffer
 from dynlint.rules.common import TorchRule, source_of
 from dynlint.rules.recompiles.caches import made_per_call
@@ -42,7 +42,8 @@ def _declared(fn: cst.FunctionDef, kind) -> set:
 @register
 class MutableGlobalState(TorchRule):
     """Checks for traced code that mutates module-level or closure state: `global n; n += 1`, `nonlocal`
-    counters, `HISTORY.append(x)`, `CACHE[key] = value` on containers the function does not own."""
+    counters, `HISTORY.append(x)`, `CACHE[key] = value` on containers the function does not own, a class's or a
+    module's attribute (`Tracker.calls += 1`)."""
     code = "DYN305"
     name = "mutable-global-state"
     message = "`{expr}` mutates {where} state: Dynamo guards on it, so {effect}"
@@ -93,6 +94,18 @@ class MutableGlobalState(TorchRule):
 
             counted = make_counter()
         """, "for _ in range(4): counted(torch.ones(3))"),
+        Example("""
+            import torch
+
+            class Tracker(torch.nn.Module):
+                calls = 0                       # a class attribute: one for every instance, kept between calls
+
+                def forward(self, x):
+                    Tracker.calls += 1
+                    return x / Tracker.calls
+
+            model = torch.compile(Tracker())
+        """, "for _ in range(4): model(torch.ones(3))"),
     ]
     VALID = [Example("""
         import torch
@@ -109,7 +122,18 @@ class MutableGlobalState(TorchRule):
             y = scaled(x)
             SEEN.append(y.detach())
             return y
-    """, "for _ in range(4): record(torch.ones(3))")]
+    """, "for _ in range(4): record(torch.ones(3))"), Example("""
+        import torch
+
+        class Scaled(torch.nn.Module):
+            factor = 2.0                        # a class attribute read, never changed: one graph
+
+            def forward(self, x):
+                Scaled.last_batch = 3           # set, not read: nothing to guard
+                return x * Scaled.factor
+
+        model = torch.compile(Scaled())
+    """, "for _ in range(4): model(torch.ones(3))")]
 
     _BUILTINS = frozenset(dir(__import__("builtins")))
 
@@ -152,10 +176,33 @@ class MutableGlobalState(TorchRule):
             if where:
                 self.report(node, expr=source_of(node), where=where, effect=effect("global int"),
                             pattern="global dict store")
+        elif self._shared_attribute(target):
+            self.report(node, expr=source_of(node), where=self._shared_attribute(target), effect=effect("global int"),
+                        pattern="class attribute")
+
+    def _shared_attribute(self, target: cst.BaseExpression) -> Optional[str]:
+        """"class" or "module-level" for `Cls.attr` / `mod.attr` / `obj.attr` where the head names a class of
+        the file, an import or a module-level object: state that outlives the call, guarded by Dynamo where
+        the traced code reads it (`G['Registry'].seen == 0`, measured on torch 2.13), so a change made in
+        the traced code fails the guard at the next call."""
+        if not (isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name)):
+            return None
+        head, ix = target.value.value, self.ctx.index
+        if head in ("self", "cls") or self.is_local(head):
+            return None
+        if ix is not None and (head in ix.classes or head in ix.imports):
+            return "class" if head in ix.classes or head[:1].isupper() else "module-level"
+        return "module-level" if self._state(head) == "module-level" else None
 
     def visit_Assign(self, node: cst.Assign) -> None:
         for t in node.targets:
             target = t.target
+            where = self._shared_attribute(target)
+            if where and any(dotted(n) == dotted(target) for n in descendants(node.value)
+                             if isinstance(n, cst.Attribute)):
+                self.report(node, expr=source_of(node), where=where, effect=effect("global int"),
+                            pattern="class attribute")      # made from its old value: `Cls.n = Cls.n + 1`
+                return
             where = self._state(target.value) if isinstance(target, cst.Name) else None
             if where in ("global", "closure") and self.tensors.kind(node.value) != TENSOR:
                 kind = "closure int" if where == "closure" else "global int"
