@@ -471,3 +471,56 @@ def test_a_loop_carried_none_reaching_a_compiled_module_an_object_keeps_is_repor
     assert dynamo_guard_lines(tmp_path, same) == []
     eager = HELD.replace("torch.compile(decoder, backend=\"eager\")", "decoder")
     assert _found(eager, "DYN505") == []
+
+
+KEPT_COUNTERS = '''
+import torch
+
+
+def count_dict(x, meta):
+    meta["n"] += 1
+    return x * meta["n"]
+
+
+def count_list(x, state):
+    state[0] += 1
+    return x * state[0]
+
+
+class Acc:
+    def __init__(self):
+        self.count = 0
+
+
+def count_attr(x, acc):
+    acc.count += 1
+    return x * acc.count
+
+
+def main():
+    x = torch.randn(4)
+    a = torch.compile(count_dict, backend="eager")
+    b = torch.compile(count_list, backend="eager")
+    c = torch.compile(count_attr, backend="eager")
+    meta = {"n": 0}
+    state = [0]
+    acc = Acc()
+    for _ in range(3):
+        a(x, meta)
+        b(x, state)
+        c(x, acc)
+'''
+
+
+def test_a_number_the_compiled_code_changes_in_a_container_the_caller_keeps_is_reported_at_the_guard(tmp_path):
+    """`meta["n"] += 1`, `state[0] += 1`, `acc.count += 1` in compiled code, on a dict, a list or an object the
+    caller made once and hands in again (three compiled aliases in one function, each resolved to its own
+    function): Dynamo guards the number where it is read and the next call finds the new one (DYN306)."""
+    pytest.importorskip("torch")
+    guards = [line_of(KEPT_COUNTERS, s) for s in ('meta["n"] += 1', "state[0] += 1", "acc.count += 1")]
+    assert _found(KEPT_COUNTERS, "DYN306") == guards
+    assert dynamo_guard_lines(tmp_path, KEPT_COUNTERS) == guards
+    fresh = KEPT_COUNTERS.replace("a(x, meta)", 'a(x, {"n": 0})').replace("b(x, state)", "b(x, [0])").replace(
+        "c(x, acc)", "c(x, Acc())")            # a new container at each call: every call reads 0
+    assert _found(fresh, "DYN306") == []
+    assert dynamo_guard_lines(tmp_path, fresh) == []

@@ -111,7 +111,10 @@ def _instance_method(project: Project, ix: ModuleIndex, held, target: str):
 def _compiled_by(project: Project, ix: ModuleIndex, caller: Optional[FunctionInfo], calls, call):
     """What a call of a name bound to `torch.compile(f)` in the same scope runs (`step = torch.compile(
     eval_step)` ... `step(model, metrics)` calls `eval_step`): the resolved `f`, from the last such compile
-    above the call; None when not known."""
+    above the call (the one bound to the called name, where the scope records it); None when not known."""
+    wrapped = caller.compiled.get(call.target) if caller is not None else None
+    if wrapped:
+        return project.resolve(ix, wrapped, caller.qualname)
     made = [c for c in calls if c.kind == "name" and c.line <= call.line and c.args and c.args[0] and
             ix.qualify(c.target) == "torch.compile"]
     if not made:

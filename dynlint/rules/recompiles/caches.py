@@ -408,3 +408,33 @@ def _bound_per_call(ctx, file: _File, caller: ast.AST, call: ast.Call, name: str
 def _file(source: str) -> _File:
     """The file's functions and its parent map, made once per file (every unit of the file asks)."""
     return _File(guard_lines.parsed(source))
+
+
+def handed_item(ctx, node: cst.AugAssign) -> Optional[str]:
+    """The parameter for `meta["steps"] += 1` / `state[0] += 1` in traced code, where every call of the function
+    that this file shows (direct, or through a name it is compiled into) passes that parameter a local bound to a
+    dict or list display before the call, outside the loop around it: one container the caller keeps and hands
+    in again. Dynamo guards the item where the traced code reads it (`meta['steps'] == 0`) and the next call
+    finds the new number (measured, torch 2.13: once, then the int is dynamic). None otherwise."""
+    target, fn = node.target, ctx.function
+    if not (isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name) and len(target.slice) == 1 and
+            isinstance(target.slice[0].slice, cst.Index) and
+            isinstance(target.slice[0].slice.value, (cst.SimpleString, cst.Integer)) and
+            isinstance(node.value, (cst.Integer, cst.Float)) and isinstance(fn, cst.FunctionDef)):
+        return None
+    name, ix, tree = target.value.value, ctx.index, guard_lines.parsed(ctx.source or "")
+    here = ix.functions.get(ctx.qualname) if ix is not None else None
+    fdef = guard_lines.function_at(ctx.source or "", here.def_line) if here is not None else None
+    if fdef is None or name not in here.params or name == "self":
+        return None
+    file = _file(ctx.source or "")
+    fdef = file.own(fdef)
+    calls = list(file.callers(fdef)) + _compiled_calls(file, fdef)
+    if not calls or made_per_call(ctx, fdef, name):
+        return None
+    for _, call in calls:
+        arg = _passed(fdef, call, name)
+        if not (isinstance(arg, ast.Name) and
+                isinstance(guard_lines.last_binding(tree, arg.id, call.lineno), (ast.Dict, ast.List))):
+            return None
+    return name

@@ -361,10 +361,7 @@ def global_setters_called_elsewhere(rule) -> Iterator[Tuple[str, str, str, tuple
     for rel in sorted(rels):
         cix = project.by_path.get(rel)
         other = guard_lines.parsed(project.sources(rel) or "") if cix is not None and rel != ix.path else None
-        names = {local: full.rpartition(".")[2] for local, full in cix.imports.items()
-                 if full.rpartition(".")[0] == ix.module and full.rpartition(".")[2] in setters} if other else {}
-        names.update({f"{local}.{s}": s for local, full in (cix.imports.items() if other else ())
-                      if full == ix.module for s in setters})
+        names = _setter_names(cix.imports, ix.module, setters) if other else {}
         for line, callee in _called_between_calls(other, set(names)) if names else ():
             for name, kind in setters[names[callee]]:
                 reader = next(iter(traced_reads(ctx, name)), None)
@@ -372,6 +369,15 @@ def global_setters_called_elsewhere(rule) -> Iterator[Tuple[str, str, str, tuple
                 if span is not None:
                     yield reader, name, kind, span, (rel, line, 0, f"`{callee}(...)` changes `{name}` here")
                     break
+
+
+def _setter_names(imports: Dict[str, str], module: str, setters) -> Dict[str, str]:
+    """{the dotted name an importer calls a setter of `module` by: the setter} (`set_debug` after a from-import,
+    `flags.set_debug` through the module)."""
+    names = {local: full.rpartition(".")[2] for local, full in imports.items()
+             if full.rpartition(".")[0] == module and full.rpartition(".")[2] in setters}
+    names.update({f"{local}.{s}": s for local, full in imports.items() if full == module for s in setters})
+    return names
 
 
 def _called_between_calls(tree: ast.AST, callees: set) -> List[Tuple[int, str]]:

@@ -17,7 +17,7 @@ from dynlint.linter.rule import Example, FixExample, register
 from dynlint.linter.walker import descendants, dotted, walk
 from dynlint.fixes.buffers import counter_to_buffer
 from dynlint.rules.common import TorchRule, source_of
-from dynlint.rules.recompiles.caches import made_per_call
+from dynlint.rules.recompiles.caches import handed_item, made_per_call
 
 MUTATORS = frozenset({"append", "extend", "insert", "pop", "popleft", "appendleft", "update", "setdefault",
                       "add", "clear", "remove", "discard", "popitem"})
@@ -232,7 +232,7 @@ class ModulePythonStateMutation(TorchRule):
     code = "DYN306"
     reads_breaks = True
     name = "module-python-state-mutation"
-    message = "`{expr}` changes a Python attribute of the {owner}: Dynamo guards on it, so {effect}"
+    message = "`{expr}` changes a Python value kept by the {owner}: Dynamo guards on it, so {effect}"
     fix = ("Keep counters in a registered buffer (`self.register_buffer('steps', torch.tensor(0), persistent=False)`) "
            "or outside the module; make a lazily set value in `__init__` or before the first compiled call")
     recompiles = True
@@ -529,6 +529,9 @@ class ModulePythonStateMutation(TorchRule):
             self._report(node, self._kind(attr, node.value))
         elif self._handed_counter(node):                                   # `state.step += 1`, `state` passed in
             self.report(node, expr=source_of(node), effect=effect("object int attribute"), owner="object")
+        elif self.ctx.in_region and handed_item(self.ctx, node):            # `meta["steps"] += 1`, `meta` passed in
+            self.report(node, expr=source_of(node), effect=effect("object int attribute"),
+                        owner=f"container `{handed_item(self.ctx, node)}` the caller keeps")
 
     def _handed_counter(self, node: cst.AugAssign) -> bool:
         """`state.step += 1` in traced code, `state` a parameter that every caller passes an instance of a plain
