@@ -6,7 +6,7 @@ a class used as a namespace of settings (`Cfg.temperature = 0.7`; DYN514), an ob
 function whose method advances an attribute it reads (`sched.step()`; DYN514), tuples of another length for one
 parameter (DYN505), a list or `*args` tuple whose length the loop variable sets (`[... for i in range(n)]`,
 `feats[:k]`, `[x] * n`; DYN507), an object built from the loop variable that keeps it as an attribute (a
-dataclass, a class's `__init__`, a named tuple; DYN501, where the attribute is first read), tensors made with each dtype of a loop over dtypes (DYN501, at the `def`: a guard on a
+dataclass, a class's `__init__`, a named tuple; DYN501, where the attribute is first read), tensors made with each dtype of a loop over dtypes, or given `requires_grad_(i % 2 == 0)` (DYN501, at the `def`: a guard on a
 tensor's dtype has no line of its own), a number drawn from Python's random generator for each call (DYN501). Each finding stands at the line
 Dynamo's recompile log names, and the same code with the value held fixed recompiles nothing and gets none."""
 import pytest
@@ -400,6 +400,19 @@ def main():
         opt(x, Coefs(0.1 * i, 1.0))
 '''
 
+GRAD_TOGGLED = '''import torch
+
+
+def pool(x):
+    return x.mean(-1)
+
+
+def main():
+    opt = torch.compile(pool, backend="eager")
+    for i in range(3):
+        opt(torch.randn(4, 8).requires_grad_(i % 2 == 0))
+'''
+
 CASES = [
     (CARRIED_INT, "DYN501", "return x * min(1.0, step / 4)", ("        step += 1\n", "")),
     (CARRIED_FLOAT, "DYN501", "return x / (x.norm() + eps)", ("        eps *= 10\n", "")),
@@ -424,6 +437,7 @@ CASES = [
     (KEPT_DATACLASS, "DYN501", "return scaled / cfg.temperature", ("temperature=t)", "temperature=0.5)")),
     (KEPT_INIT, "DYN501", "return y * op.scale + op.shift", ("Affine(s)", "Affine(0.5)")),
     (KEPT_NAMEDTUPLE, "DYN501", "return y * c.alpha + c.beta", ("Coefs(0.1 * i, 1.0)", "Coefs(0.1, 1.0)")),
+    (GRAD_TOGGLED, "DYN501", "def pool(x):", ("requires_grad_(i % 2 == 0)", "requires_grad_(True)")),
 ]
 
 

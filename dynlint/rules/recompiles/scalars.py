@@ -710,16 +710,31 @@ class VaryingScalarArgument(SiteBookkeeping):
 
     def _tensor_argument(self, callee: str, value: cst.BaseExpression, loops) -> bool:
         """A tensor made for the call with a `dtype=` or `requires_grad=` built from the loop variable
-        (`torch.ones(3, dtype=(torch.float32, torch.float64)[i % 2])`): Dynamo guards on both."""
-        for a in value.args if isinstance(value, cst.Call) else ():
-            found = varying(self.ctx, a.value, loops) if a.keyword is not None else None
-            guard = self.TENSOR_KEYWORDS.get((a.keyword.value, value_kind(a.value, found[1]))) if found else None
+        (`torch.ones(3, dtype=(torch.float32, torch.float64)[i % 2])`), or set on it by a method (`x.requires_grad_(
+        i % 2 == 0)`, `x.to(dtype)`): Dynamo guards on both."""
+        for keyword, arg in _tensor_keywords(value):
+            found = varying(self.ctx, arg, loops)
+            guard = self.TENSOR_KEYWORDS.get((keyword, value_kind(arg, found[1]))) if found else None
             if guard:
-                self.report_at_guard(a.value, self.compiled_entry(callee), None, f"`{found[0]}` changes here",
-                                     callee=callee, var=found[0], kind=f"the `{a.keyword.value}` of a tensor argument",
+                self.report_at_guard(arg, self.compiled_entry(callee), None, f"`{found[0]}` changes here",
+                                     callee=callee, var=found[0], kind=f"the `{keyword}` of a tensor argument",
                                      effect=effect(guard))
                 return True
         return False
+
+
+def _tensor_keywords(value: cst.BaseExpression):
+    """(keyword, argument) for what a tensor expression says of its dtype and `requires_grad`: a factory's
+    keywords (`torch.ones(3, dtype=dt)`), `.requires_grad_(flag)`, `.to(dtype)` / `.type(dtype)`."""
+    if not isinstance(value, cst.Call):
+        return []
+    if isinstance(value.func, cst.Attribute) and len(value.args) == 1 and value.args[0].keyword is None:
+        method = value.func.attr.value
+        if method == "requires_grad_":
+            return [("requires_grad", value.args[0].value)]
+        if method in ("to", "type"):
+            return [("dtype", value.args[0].value)]
+    return [(a.keyword.value, a.value) for a in value.args if a.keyword is not None]
 
 
 @register

@@ -41,11 +41,12 @@ def tensor_metadata(node: ast.AST, resolve=lambda name: None) -> Optional[dict]:
     None for anything else (its metadata is not known here). `resolve(name)`: the expression a local name was
     last bound to, for a cast of a name (`data.double()`)."""
     chain = []
-    while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and not node.keywords and \
-            (node.func.attr in CASTS or node.func.attr in KEPT or node.func.attr == "requires_grad_") and \
-            (not node.args or (node.func.attr == "requires_grad_" and len(node.args) == 1)):
-        chain.append((node.func.attr, node.args[0] if node.args else None))
-        node = node.func.value
+    while True:
+        step = _step(node)
+        if step is None:
+            break
+        chain.append(step[1:])
+        node = step[0]
     if isinstance(node, ast.Name) and chain:
         node = resolve(node.id)
     meta = _factory_metadata(node, resolve)
@@ -56,7 +57,39 @@ def tensor_metadata(node: ast.AST, resolve=lambda name: None) -> Optional[dict]:
             meta["requires_grad"] = False
         elif step in CASTS:
             meta["dtype"] = CASTS[step]
+        elif step == "rank":
+            meta["rank"] = arg(meta["rank"]) if meta["rank"] is not None else None
+            meta["sizes"] = None
     return meta
+
+
+def _step(node: ast.AST):
+    """(the tensor it is made from, the step, its argument) for one step that keeps a tensor's metadata but
+    what it names: a cast, `clone`/`contiguous`/`detach`, `requires_grad_(...)`, or a change of rank ("rank",
+    a function of the old rank): `unsqueeze(d)`, `view(...)`/`reshape(...)` to k sizes, `flatten()`, `x[None]`;
+    None for anything else."""
+    if isinstance(node, ast.Subscript):
+        items = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        added = sum(isinstance(i, ast.Constant) and i.value is None for i in items)
+        if added and all(isinstance(i, ast.Slice) or isinstance(i, ast.Constant) and i.value in (None, Ellipsis)
+                         for i in items):
+            return node.value, "rank", lambda r, k=added: r + k           # `x[None]`, `x[:, None]`
+        return None
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)) or node.keywords:
+        return None
+    attr, args = node.func.attr, node.args
+    if attr in CASTS or attr in KEPT or attr == "requires_grad_":
+        if not args or (attr == "requires_grad_" and len(args) == 1):
+            return node.func.value, attr, (args[0] if args else None)
+        return None
+    if attr == "unsqueeze" and len(args) == 1:
+        return node.func.value, "rank", lambda r: r + 1
+    if attr == "flatten" and not args:
+        return node.func.value, "rank", lambda r: 1
+    if attr in ("view", "reshape") and args and not any(isinstance(a, ast.Starred) for a in args):
+        k = len(args[0].elts) if len(args) == 1 and isinstance(args[0], (ast.Tuple, ast.List)) else len(args)
+        return node.func.value, "rank", lambda r, k=k: k
+    return None
 
 
 def _factory_metadata(node: Optional[ast.AST], resolve=lambda name: None) -> Optional[dict]:
@@ -227,6 +260,16 @@ class TensorMetadataDiffersBetweenCalls(SiteBookkeeping):
         def run():
             w = torch.randn(3, 3)
             return project(torch.ones(2, 3), w), project(torch.ones(2, 3), w.clone().requires_grad_())
+    """, "run()"), Example("""
+        import torch
+
+        @torch.compile
+        def pool(x):
+            return x.mean(-1)
+
+        def run():
+            x = torch.randn(4, 8)
+            return pool(x), pool(x.unsqueeze(0))        # a batch of one: rank 3 where the first call had 2
     """, "run()")]
     VALID = [Example("""
         import torch
@@ -258,6 +301,16 @@ class TensorMetadataDiffersBetweenCalls(SiteBookkeeping):
         def run():
             w = torch.randn(3, 3, requires_grad=True)
             return project(torch.ones(2, 3), w.detach()), project(torch.zeros_like(torch.ones(2, 3)), w.detach())
+    """, "run()"), Example("""
+        import torch
+
+        @torch.compile
+        def pool(x):
+            return x.mean(-1)
+
+        def run():
+            x = torch.randn(4, 8)
+            return pool(x[None]), pool(x.view(1, 4, 8))  # rank 3 at both calls
     """, "run()")]
 
     WHAT = (("dtype", "dtype", "{}"), ("rank", "rank", "rank-{}"), ("requires_grad", "`requires_grad`",
