@@ -6,7 +6,8 @@ a class used as a namespace of settings (`Cfg.temperature = 0.7`; DYN514), an ob
 function whose method advances an attribute it reads (`sched.step()`; DYN514), tuples of another length for one
 parameter (DYN505), a list or `*args` tuple whose length the loop variable sets (`[... for i in range(n)]`,
 `feats[:k]`, `[x] * n`; DYN507), an object built from the loop variable that keeps it as an attribute (a
-dataclass, a class's `__init__`, a named tuple; DYN501, where the attribute is first read), tensors made with each dtype of a loop over dtypes, or given `requires_grad_(i % 2 == 0)` (DYN501, at the `def`: a guard on a
+dataclass, a class's `__init__`, a named tuple; DYN501, where the attribute is first read), tensors made with each dtype of a loop over dtypes, or given `requires_grad_(i % 2 == 0)`, a size of a tensor or list the loop
+grows (`tokens.shape[1]` after `torch.cat([tokens, nxt], dim=1)`, `len(history)`; DYN501) (DYN501, at the `def`: a guard on a
 tensor's dtype has no line of its own), a number drawn from Python's random generator for each call (DYN501). Each finding stands at the line
 Dynamo's recompile log names, and the same code with the value held fixed recompiles nothing and gets none."""
 import pytest
@@ -413,6 +414,36 @@ def main():
         opt(torch.randn(4, 8).requires_grad_(i % 2 == 0))
 '''
 
+GROWN_SIZE = '''import torch
+
+
+def embed(tok, pos):
+    return tok.float() * (pos + 1)
+
+
+def main():
+    opt = torch.compile(embed, backend="eager")
+    tokens = torch.zeros(1, 1, dtype=torch.long)
+    for _ in range(3):
+        opt(torch.ones(1, 1), tokens.shape[1])
+        tokens = torch.cat([tokens, tokens[:, -1:]], dim=1)
+'''
+
+GROWN_LIST = '''import torch
+
+
+def average(x, n):
+    return x / n
+
+
+def main():
+    opt = torch.compile(average, backend="eager")
+    history = []
+    for step in range(3):
+        history.append(step)
+        opt(torch.ones(2), len(history))
+'''
+
 CASES = [
     (CARRIED_INT, "DYN501", "return x * min(1.0, step / 4)", ("        step += 1\n", "")),
     (CARRIED_FLOAT, "DYN501", "return x / (x.norm() + eps)", ("        eps *= 10\n", "")),
@@ -438,6 +469,8 @@ CASES = [
     (KEPT_INIT, "DYN501", "return y * op.scale + op.shift", ("Affine(s)", "Affine(0.5)")),
     (KEPT_NAMEDTUPLE, "DYN501", "return y * c.alpha + c.beta", ("Coefs(0.1 * i, 1.0)", "Coefs(0.1, 1.0)")),
     (GRAD_TOGGLED, "DYN501", "def pool(x):", ("requires_grad_(i % 2 == 0)", "requires_grad_(True)")),
+    (GROWN_SIZE, "DYN501", "return tok.float() * (pos + 1)", ("tokens.shape[1])", "tokens.shape[0])")),
+    (GROWN_LIST, "DYN501", "return x / n", ("        history.append(step)\n", "")),
 ]
 
 

@@ -10,7 +10,8 @@ import libcst as cst
 
 from dynlint.analysis import guard_lines
 from dynlint.linter.walker import children, descendants, dotted
-from dynlint.rules.recompiles.common import float_expr, literal_kind, loop_changed, names_in, number_read, varying
+from dynlint.rules.recompiles.common import (float_expr, literal_kind, loop_changed, loop_grown, names_in, number_read,
+                                             varying)
 
 
 def kept_attribute(source: str, value: cst.BaseExpression, var: str) -> Optional[Tuple[str, cst.BaseExpression]]:
@@ -98,10 +99,11 @@ def changing_number(ctx, value: cst.BaseExpression, call: cst.Call) -> Optional[
     the name is the local passed, or the changing name it is read from."""
     for loop in (b for b in reversed(ctx.blocks) if isinstance(b, (cst.For, cst.While))):
         bound = bound_in_loop(ctx, value, [loop], call) or value
-        changed = loop_changed(loop)
-        kind = number_read(bound, changed)
+        changed, grown = loop_changed(loop), loop_grown(loop)
+        kind = number_read(bound, changed, grown)
         if kind:
-            return (value.value if isinstance(value, cst.Name) else sorted(names_in(bound) & changed)[0]), kind
+            return (value.value if isinstance(value, cst.Name) else
+                    sorted(names_in(bound) & (changed | set(grown)))[0]), kind
     return None
 
 

@@ -285,10 +285,14 @@ def loop_changed(loop) -> Set[str]:
 NUMBER_CASTS = {"float": "float", "int": "int", "round": "int"}
 
 
-def number_read(node: cst.BaseExpression, changed: Set[str]) -> Optional[str]:
+def number_read(node: cst.BaseExpression, changed: Set[str], grown: Optional[dict] = None) -> Optional[str]:
     """"float" or "int" for a Python number read from a value that changes (`float(a.rsqrt())`, `int(n)`,
-    `t.item()`, where the names in `changed` change), or built from one by arithmetic, `min`, `max` or `abs`;
-    None for anything else."""
+    `t.item()`, where the names in `changed` change; a size of what the loop grows, `tokens.shape[1]`,
+    `tokens.size(1)`, `len(history)`, where the names in `grown` grow), or built from one by arithmetic, `min`,
+    `max` or `abs`; None for anything else."""
+    size, grown = _size_of(node), grown or {}
+    if size is not None and size[0] in grown and _same_dim(size[1], grown[size[0]]):
+        return "int"
     if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "item" \
             and not node.args:
         return "float" if names_in(node.func.value) & changed else None
@@ -297,16 +301,67 @@ def number_read(node: cst.BaseExpression, changed: Set[str]) -> Optional[str]:
         if name in NUMBER_CASTS and len(node.args) == 1:
             return NUMBER_CASTS[name] if names_in(node.args[0].value) & changed else None
         if name in ("min", "max", "abs") and node.args and not any(a.keyword or a.star for a in node.args):
-            kinds = {number_read(a.value, changed) for a in node.args} - {None}
+            kinds = {number_read(a.value, changed, grown) for a in node.args} - {None}
             return ("float" if "float" in kinds else "int") if kinds else None
         return None
     if isinstance(node, cst.BinaryOperation):
-        kinds = {number_read(node.left, changed), number_read(node.right, changed)} - {None}
+        kinds = {number_read(node.left, changed, grown), number_read(node.right, changed, grown)} - {None}
         return ("float" if "float" in kinds or isinstance(node.operator, cst.Divide) else "int") if kinds \
             else None
     if isinstance(node, cst.UnaryOperation):
-        return number_read(node.expression, changed)
+        return number_read(node.expression, changed, grown)
     return None
+
+
+def _size_of(node: cst.BaseExpression) -> Optional[Tuple[str, Optional[int]]]:
+    """(the name whose size `node` reads, the dimension when a literal): `t.shape[i]`, `t.size(i)`, `len(t)`
+    (dimension 0); None for anything else."""
+    if isinstance(node, cst.Subscript) and isinstance(node.value, cst.Attribute) and \
+            node.value.attr.value == "shape" and isinstance(node.value.value, cst.Name) and len(node.slice) == 1 \
+            and isinstance(node.slice[0].slice, cst.Index):
+        return node.value.value.value, _int_literal(node.slice[0].slice.value)
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "size" \
+            and len(node.args) == 1 and isinstance(node.func.value, cst.Name):
+        return node.func.value.value, _int_literal(node.args[0].value)
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "len" and \
+            len(node.args) == 1 and isinstance(node.args[0].value, cst.Name):
+        return node.args[0].value.value, 0
+    return None
+
+
+def _int_literal(node: cst.BaseExpression) -> Optional[int]:
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
+        inner = _int_literal(node.expression)
+        return -inner if inner is not None else None
+    return int(node.value) if isinstance(node, cst.Integer) else None
+
+
+def _same_dim(read: Optional[int], grown: Optional[int]) -> bool:
+    """A size read at dimension `read` is one that grows at `grown` (None: not known, so it may be)."""
+    return read is None or grown is None or read == grown or (read < 0) != (grown < 0)
+
+
+# concatenations and the dimension they grow (None: it depends on the rank)
+GROWS = {"cat": 0, "concat": 0, "concatenate": 0, "vstack": 0, "hstack": None, "column_stack": 1}
+
+
+def loop_grown(loop) -> Dict[str, Optional[int]]:
+    """{name: the dimension it grows in} for the names a loop's body makes longer at each iteration: a tensor
+    rebound to a concatenation that holds it (`tokens = torch.cat([tokens, nxt], dim=1)`: 1), a list it appends
+    to or extends (`history.append(x)`: 0)."""
+    out: Dict[str, Optional[int]] = {}
+    for n in descendants(loop.body):
+        if isinstance(n, cst.Assign) and len(n.targets) == 1 and isinstance(n.targets[0].target, cst.Name) and \
+                isinstance(n.value, cst.Call) and isinstance(n.value.func, cst.Attribute) and \
+                n.value.func.attr.value in GROWS and n.value.args and \
+                n.targets[0].target.value in names_in(n.value.args[0].value):
+            dim = next((a.value for a in n.value.args[1:] if a.keyword is None or a.keyword.value in ("dim", "axis")),
+                       None)
+            out[n.targets[0].target.value] = GROWS[n.value.func.attr.value] if dim is None else _int_literal(dim)
+        elif isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) and \
+                n.func.attr.value in ("append", "extend") and isinstance(n.func.value, cst.Name):
+            out[n.func.value.value] = 0
+    return out
 
 
 def headers_around(lines: List[str], line: int, first: int = 1):
