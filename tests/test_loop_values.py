@@ -1,7 +1,8 @@
 """Values that change between calls of a compiled function in the ways a training or sampling loop changes them,
 under real Dynamo: a number the loop carries (`step += 1`, `eps *= 10`, `eps = max(0.05, eps * 0.5)`, `t += dt` in a `while`, a trainer's `self.step += 1`, also through a
 function or module an attribute holds compiled, `self.policy = torch.compile(Policy())`; DYN501), rows of tuples of numbers
-(`for size in [(4, 4), (6, 3)]`; DYN501), a list grown by concatenation (`ws = ws + [w]`; DYN507), an attribute of
+(`for size in [(4, 4), (6, 3)]`; DYN501), a list of tuples built from the loop variable and iterated by the
+compiled code (guarded where an element is first used; DYN501), a list grown by concatenation (`ws = ws + [w]`; DYN507), an attribute of
 a class used as a namespace of settings (`Cfg.temperature = 0.7`; DYN514), an object handed to the compiled
 function whose method advances an attribute it reads (`sched.step()`; DYN514), tuples of another length for one
 parameter (DYN505), a list or `*args` tuple whose length the loop variable sets (`[... for i in range(n)]`,
@@ -444,6 +445,23 @@ def main():
         opt(torch.ones(2), len(history))
 '''
 
+SIZES_LIST = '''import torch
+
+
+def crop(images, image_sizes):
+    outs = []
+    for img, (h, w) in zip(images, image_sizes):
+        outs.append(img[..., :h, :w].sum())
+    return torch.stack(outs)
+
+
+def main():
+    opt = torch.compile(crop, backend="eager")
+    imgs = torch.randn(2, 3, 8, 8)
+    for s in (4, 5, 6):
+        opt(imgs, [(s, s), (s, 8)])
+'''
+
 CASES = [
     (CARRIED_INT, "DYN501", "return x * min(1.0, step / 4)", ("        step += 1\n", "")),
     (CARRIED_FLOAT, "DYN501", "return x / (x.norm() + eps)", ("        eps *= 10\n", "")),
@@ -471,6 +489,7 @@ CASES = [
     (GRAD_TOGGLED, "DYN501", "def pool(x):", ("requires_grad_(i % 2 == 0)", "requires_grad_(True)")),
     (GROWN_SIZE, "DYN501", "return tok.float() * (pos + 1)", ("tokens.shape[1])", "tokens.shape[0])")),
     (GROWN_LIST, "DYN501", "return x / n", ("        history.append(step)\n", "")),
+    (SIZES_LIST, "DYN501", "outs.append(img[..., :h, :w].sum())", ("[(s, s), (s, 8)]", "[(4, 4), (4, 8)]")),
 ]
 
 

@@ -325,3 +325,32 @@ def last_binding(tree: ast.Module, name: str, line: int) -> Optional[ast.AST]:
             if best is None or n.lineno > best.lineno:
                 best = n
     return best.value if best is not None else None
+
+
+def element_use(source: str, fn: ast.AST, name: str) -> Optional[Span]:
+    """Where Dynamo guards the numbers a list or tuple argument holds (`image_sizes[0][0] == 4`) when the
+    function first reads it by iterating it (`for img, (h, w) in zip(images, image_sizes):`, `for s in sizes:`):
+    unpacking guards nothing, the first use of a name bound from an element does (measured, torch 2.13). None
+    when the first read is no such loop (`guard_read` says where), or the loop never uses the elements."""
+    for stmt in _statements(fn.body):
+        read = next((e for e in _own_expressions(stmt) if next(_reads(e, {name}), None) is not None), None)
+        if read is None:
+            continue
+        if not isinstance(stmt, ast.For):
+            return None
+        it, target = stmt.iter, stmt.target
+        if isinstance(it, ast.Call) and dotted(it.func) in ("zip", "enumerate") and not it.keywords:
+            pos = next((i for i, a in enumerate(it.args) if isinstance(a, ast.Name) and a.id == name), None)
+            if pos is None or not isinstance(target, ast.Tuple):
+                return None
+            target = target.elts[pos + (dotted(it.func) == "enumerate")] if \
+                pos + (dotted(it.func) == "enumerate") < len(target.elts) else None
+        elif not (isinstance(it, ast.Name) and it.id == name):
+            return None
+        bound = {n.id for n in ast.walk(target) if isinstance(n, ast.Name)} if target is not None else set()
+        for inner in _statements(stmt.body):
+            use = next((u for e in _own_expressions(inner) for u in _reads(e, bound)), None)
+            if use is not None:
+                return span_of(source, use)
+        return None
+    return None

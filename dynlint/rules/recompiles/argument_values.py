@@ -231,7 +231,7 @@ def value_kind(value: cst.BaseExpression, var_kind: str, enums: frozenset = froz
     the Enum classes of the file."""
     if isinstance(value, cst.Name):
         return var_kind
-    if isinstance(value, (cst.Dict, cst.Tuple)):
+    if isinstance(value, (cst.Dict, cst.Tuple, cst.List)):
         return _display_kind(value, var_kind)
     if isinstance(value, cst.IfExp):
         return conditional_kind(value)
@@ -247,14 +247,26 @@ def value_kind(value: cst.BaseExpression, var_kind: str, enums: frozenset = froz
 
 
 def _display_kind(value: cst.BaseExpression, var_kind: str) -> Optional[str]:
-    """"dict" or "tuple" for a dict or tuple display of numbers, one of them built from the varying name
-    (Dynamo guards on each item); None for one that holds anything else (or unpacks another: `{**base}`)."""
-    if isinstance(value, cst.Dict) and not all(isinstance(e, cst.DictElement) for e in value.elements):
+    """"dict", "tuple" or "list" for a display of numbers (or of such displays: `[(s, s), (s, 8)]`), one of them
+    built from the varying name (Dynamo guards on each item, `image_sizes[0][0] == 4`: once, then the int is
+    dynamic); None for one that holds anything else (or unpacks another: `{**base}`, `[*xs]`)."""
+    if isinstance(value, cst.Dict) and not all(isinstance(e, cst.DictElement) for e in value.elements) or \
+            not isinstance(value, cst.Dict) and any(isinstance(e, cst.StarredElement) for e in value.elements):
         return None
-    kinds = [value_kind(e.value, var_kind) for e in value.elements]
-    if not any(kinds) or not all(k in ("int", "float", None) for k in kinds):
+    kinds = [value_kind(e.value, var_kind) if not isinstance(e.value, (cst.Dict, cst.Tuple, cst.List)) else
+             _display_kind(e.value, var_kind) or ("display" if _numbers(e.value) else "other")
+             for e in value.elements]
+    if not any(k not in (None, "display") for k in kinds) or \
+            not all(k in ("int", "float", "tuple", "list", "display", None) for k in kinds):
         return None
-    return "dict" if isinstance(value, cst.Dict) else "tuple"
+    return "dict" if isinstance(value, cst.Dict) else "list" if isinstance(value, cst.List) else "tuple"
+
+
+def _numbers(value: cst.BaseExpression) -> bool:
+    """A display of number literals only (`(4, 8)`)."""
+    return all(isinstance(e.value, (cst.Integer, cst.Float)) or
+               isinstance(e.value, (cst.Tuple, cst.List)) and _numbers(e.value)
+               for e in getattr(value, "elements", ()) if not isinstance(e, cst.StarredElement))
 
 
 def conditional_kind(value: cst.IfExp) -> Optional[str]:

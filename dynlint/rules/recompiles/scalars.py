@@ -388,7 +388,7 @@ class VaryingScalarArgument(SiteBookkeeping):
              "None or tensor": "None or tensor argument", "None or int": "None or tensor argument",
              "None or float": "None or tensor argument", "None or str": "None or tensor argument",
              "None or bool": "None or tensor argument", "dtype": "dtype argument", "dict": "dict argument",
-             "tuple": "tuple argument"}
+             "tuple": "tuple argument", "list": "tuple argument"}
 
     def _int_use(self, callee: Optional[str], param: Optional[str]) -> str:
         """How the compiled function `callee` (a qualname of this file) uses its int parameter `param`:
@@ -506,6 +506,8 @@ class VaryingScalarArgument(SiteBookkeeping):
             return False            # an argument the compiled function never reads is not guarded
         if key is not None:
             return self._item_argument(value, entry, param, key, callee, var, kind, guard)
+        if kind in ("tuple", "list") and self._element_argument(value, entry, param, callee, var, kind, guard):
+            return True
         self.report_at_guard(value, entry, param, f"`{var}` changes here", also=also, callee=callee, var=var,
                              kind=f"{kind}, kept as `{param}`" if kept else kind,
                              effect=effect(guard) if guard else "new values recompile")
@@ -538,6 +540,21 @@ class VaryingScalarArgument(SiteBookkeeping):
         carried = isinstance(value, cst.Attribute) and dotted(value) == var     # (`self.step`, carried)
         return var_kind if direct or carried else \
             value_kind(value, var_kind, enum_classes(self.ctx.source or "")) or self._returned_number(value)
+
+    def _element_argument(self, value, entry, param, callee: str, var: str, kind: str, guard) -> bool:
+        """A list or tuple of numbers that the compiled code first reads by iterating it (`for img, (h, w) in
+        zip(images, image_sizes)`): the guard stands where an element is first used (`guard_lines.element_use`).
+        True when reported."""
+        info = self.ctx.index.functions.get(entry or "") if self.ctx.index is not None else None
+        fn = guard_lines.function_at(self.ctx.source or "", info.def_line) if info is not None else None
+        span = guard_lines.element_use(self.ctx.source or "", fn, param) if fn is not None and param else None
+        if span is None:
+            return False
+        line, col = self.ctx.position(value)[:2]
+        self.ctx.report(self, value, self.format_message(
+            callee=callee, var=var, kind=kind, effect=effect(guard) if guard else "new values recompile"), at=span,
+            related=[(line, col, f"`{var}` changes here")])
+        return True
 
     def _item_argument(self, value, entry, param, key, callee: str, var: str, kind: str, guard) -> bool:
         """A dict display handed to the compiled code with the changing value as an item (`model(x, {"domain":
