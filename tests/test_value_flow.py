@@ -144,6 +144,43 @@ def test_callers_that_disagree_leave_the_parameter_unknown():
     assert api.check_source(src, select=("DYN403",)).findings == []
 
 
+LOGGED = '''
+import torch
+
+LOGGED = {}
+
+
+def log_metric(name, value):
+    LOGGED[name] = float(value)
+    return value
+
+
+def log_dict(metrics):
+    for k, v in metrics.items():
+        log_metric(k, v)
+
+
+@torch.compile
+def step(x):
+    loss = log_metric("loss", x.sum())
+    log_dict({"l1": x.abs().sum()})
+    return loss
+'''
+
+
+def test_a_tensor_from_one_caller_and_what_is_not_known_from_another_is_a_tensor(tmp_path):
+    """`log_metric(name, x.sum())` from compiled code, and `log_metric(k, v)` with what this analysis cannot
+    read: the first call makes `float(value)` break the graph (local evidence, not lost to the other caller)."""
+    pytest.importorskip("torch")
+    line = line_of(LOGGED, "LOGGED[name] = float(value)")
+    found = [f.line for f in api.check_source(LOGGED, select=("DYN202",)).findings]
+    assert found == [line]
+    assert line in broken_lines(tmp_path, LOGGED, "step(torch.ones(4))")
+    # a Python number from the other caller: the two disagree, and the parameter stays unknown
+    number = LOGGED.replace("log_metric(k, v)", "log_metric(k, 1.0)")
+    assert api.check_source(number, select=("DYN202",)).findings == []
+
+
 def test_a_class_used_where_this_file_cannot_see_keeps_the_guess():
     # Block escapes (named outside the calls that build it): its callers are not all in view
     assert sizes_warned(height="h", extra="\nREGISTRY = [Block]\n") == [8, 9]

@@ -12,7 +12,7 @@ from dynlint.analysis.held import held_by_name
 from dynlint.analysis.regions import is_module_class
 from dynlint.analysis.tensors.assignments import calls_through, read_file_facts
 from dynlint.analysis.tensors.foreign import compiled_kinds, foreign_kinds, passed_kinds, receiver_kinds
-from dynlint.analysis.tensors.kinds import UNKNOWN, VALUE, combined
+from dynlint.analysis.tensors.kinds import TENSOR, UNKNOWN, VALUE, combined
 
 
 class CallerKinds:
@@ -262,8 +262,12 @@ class CallerKinds:
 
 
 def _combined(found: Optional[Dict[str, List[str]]]) -> Optional[Dict[str, str]]:
-    """Parameter -> what all the kinds passed to it make (`combined`), for the parameters something is passed to."""
-    return {n: combined(k) for n, k in found.items() if k} if found is not None else None
+    """Parameter -> what all the kinds passed to it make (`combined`), for the parameters something is passed to;
+    a tensor where some call passes a tensor and the others pass what is not known (none a Python value): the
+    calls that pass the tensor make the code break where a tensor does (local evidence, not lost to a caller
+    this analysis cannot read)."""
+    return {n: TENSOR if TENSOR in k and set(k) <= {TENSOR, UNKNOWN} else combined(k)
+            for n, k in found.items() if k} if found is not None else None
 
 
 def _called_names() -> Dict[str, Optional[Set[str]]]:
