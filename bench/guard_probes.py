@@ -957,6 +957,23 @@ PROBES: List[Probe] = [
         def run(i):
             m(torch.ones(3))
     """, distinct=2, model="frame int argument"),
+    Probe("frame", "a str argument of a helper that breaks the graph, another string at each of three calls",
+          MOD + """
+
+        class M(nn.Module):
+            def log(self, name, x):
+                key = "train/" + name
+                print(key)
+                return x * len(key)
+
+            def forward(self, x):
+                return self.log("loss", x) + self.log("acc", x) + self.log("lr", x)
+
+        m = torch.compile(M())
+
+        def run(i):
+            m(torch.ones(3))
+    """, distinct=3, model="frame str argument"),
     Probe("frame", "rows picked by `torch.where(levels == level)` in a loop that breaks the graph, handed to a "
           "helper: 4, 2, 1 and 3 rows", FN + """
 

@@ -41,6 +41,7 @@ class Frame:
     none_or_value: Tuple[Tuple[str, int], ...]  # (parameter, line of a call) None at some entries, not at others
     repeated: bool                              # entered more than once per call (a layer among many)
     ints: Tuple[Tuple[str, int], ...] = ()      # (parameter, line of a call) int constants that differ
+    strs: Tuple[Tuple[str, int], ...] = ()      # ... str constants that differ (`log("loss", v)`, `log("acc", a)`)
     via: str = ""                               # not a frame itself: inlined into this frame function
     # (name, path, line): a local or parameter holding Python values that the graph break at path:line made
     # (`sizes = counts.tolist()` in a function that returns them), in code Dynamo resumes after that break
@@ -89,11 +90,11 @@ def _none_at_some(seen: Dict[Tuple, int]) -> Optional[int]:
     return min(first or both) if first or both else None
 
 
-def _ints_differ(seen: Dict[Tuple, int]) -> Optional[int]:
-    """The first line of an int constant argument that differs between one caller's entries."""
+def _ints_differ(seen: Dict[Tuple, int], kind: str = "int") -> Optional[int]:
+    """The first line of an int (or `kind`) constant argument that differs between one caller's entries."""
     values: Dict[object, Dict[int, int]] = {}
     for (c, state), line in seen.items():
-        if isinstance(state, tuple):
+        if isinstance(state, tuple) and state[0] == kind:
             values.setdefault(c, {}).setdefault(state[1], line)
     differ = [line for v in values.values() if len(v) > 1 for line in v.values()]
     return min(differ) if differ else None
@@ -264,7 +265,8 @@ class Frames:
                 continue            # a root: entered from outside traced code, with the user's values
             asked = (why, eager_only, tuple((c, s.line, s.kind, s.target) for c, s in entries))
             frame = self._reuse(ref, asked, lambda: self._frame(ref, why, entries, eager_only))
-            if frame.per_instance or frame.none_or_value or frame.repeated or frame.ints or frame.sizes:
+            if frame.per_instance or frame.none_or_value or frame.repeated or frame.ints or frame.strs or \
+                    frame.sizes:
                 out[ref] = frame
         return out
 
@@ -573,9 +575,9 @@ class Frames:
             repeated = self._is_multi(ref[0], fn.cls)
         calls = [(c, s, self.defs.call(c, s)) for c, s in entries]
         repeated = repeated or any(loop for _, _, (_, loop) in calls)
-        none_or_value, ints = self._arguments(ref, calls, eager_only)
+        none_or_value, ints, strs = self._arguments(ref, calls, eager_only)
         sizes = self._sizes(ref, calls) if eager_only else ()
-        return Frame(why, per_instance, none_or_value, repeated, ints, sizes=sizes)
+        return Frame(why, per_instance, none_or_value, repeated, ints, strs=strs, sizes=sizes)
 
     # ---- tensors whose size depends on data, from eager callers (analysis/ragged.py) ----------------------------
     def _sizes(self, ref: FuncRef, calls) -> Tuple[Tuple[str, int, Tuple[str, int, int], bool], ...]:
@@ -622,7 +624,7 @@ class Frames:
         tensor (different callers may reach it inlined, not as an entry)."""
         fdef = self.defs.definition(ref)
         if fdef is None:
-            return (), ()
+            return (), (), ()
         args = fdef.args
         positional = args.posonlyargs + args.args
         defaults = param_defaults(args)
@@ -630,7 +632,7 @@ class Frames:
         if self.project.function(ref).cls and names:
             names = names[1:]           # self: calls through an instance do not pass it
         read = {n.id for n in ast.walk(fdef) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
-        nones, ints, across = [], [], []
+        nones, ints, strs, across = [], [], [], []
         builtin = False
         annotations = {a.arg: a.annotation for a in positional + args.kwonlyargs}
         for p in names + [a.arg for a in args.kwonlyargs]:
@@ -651,6 +653,9 @@ class Frames:
             line = _ints_differ(seen)
             if line is not None:
                 ints.append((p, line))
+            line = _ints_differ(seen, "str")
+            if line is not None:
+                strs.append((p, line))
         # Between entries from different callers, the `is None` guard is the one a recompile names unless a
         # guard Dynamo checks before it fails too: a builtin at one entry for a parameter meant for a tensor (a
         # tensor argument's guard is checked on entry, before those of the tests in the code; a `torch.Size`
@@ -659,7 +664,7 @@ class Frames:
         ix = self.project.by_path.get(ref[0])
         if across and not builtin and not (ix is not None and any(self._wrapper_of(ix, d) for d in fn.decorators)):
             nones += across
-        return tuple(nones), tuple(ints)
+        return tuple(nones), tuple(ints), tuple(strs)
 
     def _entry_states(self, calls, param: str, index: Optional[int], default: Optional[ast.expr],
                       eager_only: bool) -> Dict[Tuple, int]:
@@ -704,8 +709,8 @@ class Frames:
             if not isinstance(expr, ast.Constant):
                 return None
         if isinstance(expr, ast.Constant):
-            if type(expr.value) is int:
-                return ("int", expr.value)
+            if type(expr.value) in (int, str):
+                return (type(expr.value).__name__, expr.value)
             return "none" if expr.value is None else "value"
         if isinstance(expr, ast.Name):
             return self._name_state(caller, expr.id, call)

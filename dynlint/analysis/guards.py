@@ -71,6 +71,7 @@ BEHAVIOUR = {
     "frame None or tensor": ONCE,                       # None for the first layer, a tensor for the others
     "frame requires_grad per entry": ONCE,              # measured, no rule yet: the input, then outputs
     "frame int argument": ONCE,                         # `shift=2` at one call, the default 1 at another
+    "frame str argument": EVERY_CHANGE,                 # `log("loss", v)`, `log("acc", a)`: each string its own
     "frame data-dependent size": A_FEW,                 # rows kept by a mask: a new size, then 0 or 1 rows
     "frame flag it sets": ONCE,                         # `if not state.ready: ...; state.ready = True`
     "frame item flag it sets": EVERY_CHANGE,            # each layer's own item of a shared cache: every layer

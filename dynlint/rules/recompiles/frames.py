@@ -38,7 +38,8 @@ class ValueDiffersBetweenFrameEntries(TorchRule):
     inlined into its caller's graph but compiled on its own, and guarded on what it reads. A layer's
     `forward` entered once per layer then compiles again for every layer whose `self.layer_idx` (an int set
     per instance) differs, once for a flag that differs between layers, for an argument that is None for the
-    first layer and a tensor for the rest, or for a flag the frame itself sets on an object every layer
+    first layer and a tensor for the rest, for a string constant that differs between its calls (a logging
+    helper called with each metric's name), or for a flag the frame itself sets on an object every layer
     shares."""
     code = "DYN509"
     name = "value-differs-between-frame-entries"
@@ -172,7 +173,23 @@ class ValueDiffersBetweenFrameEntries(TorchRule):
                     idx = torch.where(levels == level)[0]
                     out[idx] = pool(feats, rois[idx])
                 return out
-    """, "torch.compile(Pooler())(torch.ones(2, 3), torch.ones(10, 5), torch.tensor([0, 0, 0, 0, 1, 1, 2, 3, 3, 3]))")]
+    """, "torch.compile(Pooler())(torch.ones(2, 3), torch.ones(10, 5), torch.tensor([0, 0, 0, 0, 1, 1, 2, 3, 3, 3]))"),
+        Example("""
+        import torch
+
+        LOGGED = {}
+
+        def log_metric(name, value):
+            key = f"train/{name}"             # each string is a guard of the frame: one graph per name
+            LOGGED[key] = float(value)
+            return value
+
+        @torch.compile
+        def step(x):
+            loss = log_metric("loss", x.sum())
+            acc = log_metric("acc", x.mean())
+            return loss + acc
+    """, "step(torch.ones(4))")]
     VALID = [Example("""
         import torch
         from torch import nn
@@ -247,7 +264,7 @@ class ValueDiffersBetweenFrameEntries(TorchRule):
 
     def visit_Name(self, node: cst.Name) -> None:
         frame = self.frame()
-        if frame is None or not (frame.ints or frame.sizes):
+        if frame is None or not (frame.ints or frame.strs or frame.sizes):
             return
         parent = self.ctx.parents[-1] if self.ctx.parents else None
         if isinstance(parent, cst.Param) and parent.name is node:
@@ -260,6 +277,10 @@ class ValueDiffersBetweenFrameEntries(TorchRule):
         if line is not None:
             self._report(node, node.value, f"`{node.value}` (an int constant that differs between calls, as at "
                          f"line {line})", "frame int argument", frame)
+        line = dict(frame.strs).get(node.value)
+        if line is not None:
+            self._report(node, node.value, f"`{node.value}` (a string constant that differs between calls, as at "
+                         f"line {line})", "frame str argument", frame)
 
     def _sized(self, node: cst.Name, frame) -> None:
         """A parameter handed tensors whose rows depend on their values: the size guard of a tensor argument has no
