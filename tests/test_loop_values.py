@@ -7,7 +7,8 @@ a class used as a namespace of settings (`Cfg.temperature = 0.7`; DYN514), an ob
 function whose method advances an attribute it reads (`sched.step()`; DYN514), tuples of another length for one
 parameter (DYN505), a list or `*args` tuple whose length the loop variable sets (`[... for i in range(n)]`,
 `feats[:k]`, `[x] * n`; DYN507), an object built from the loop variable that keeps it as an attribute (a
-dataclass, a class's `__init__`, a named tuple; DYN501, where the attribute is first read), tensors made with each dtype of a loop over dtypes, or given `requires_grad_(i % 2 == 0)`, a size of a tensor or list the loop
+dataclass, a class's `__init__`, a named tuple; DYN501, where the attribute is first read), tensors made with each dtype of a loop over dtypes, or given `requires_grad_(i % 2 == 0)`, a number passed to a compiled `functools.partial`
+(guarded in the function it wraps), a size of a tensor or list the loop
 grows (`tokens.shape[1]` after `torch.cat([tokens, nxt], dim=1)`, `len(history)`; DYN501) (DYN501, at the `def`: a guard on a
 tensor's dtype has no line of its own), a number drawn from Python's random generator for each call (DYN501). Each finding stands at the line
 Dynamo's recompile log names, and the same code with the value held fixed recompiles nothing and gets none."""
@@ -462,6 +463,22 @@ def main():
         opt(imgs, [(s, s), (s, 8)])
 '''
 
+PARTIAL = '''import functools
+
+import torch
+
+
+def scaled_sum(x, scale=1.0, dim=0):
+    return (x * scale).sum(dim)
+
+
+def main():
+    opt = torch.compile(functools.partial(scaled_sum, dim=-1), backend="eager")
+    x = torch.randn(2, 4)
+    for s in (0.5, 1.5, 2.5):
+        opt(x, scale=s)
+'''
+
 CASES = [
     (CARRIED_INT, "DYN501", "return x * min(1.0, step / 4)", ("        step += 1\n", "")),
     (CARRIED_FLOAT, "DYN501", "return x / (x.norm() + eps)", ("        eps *= 10\n", "")),
@@ -490,6 +507,7 @@ CASES = [
     (GROWN_SIZE, "DYN501", "return tok.float() * (pos + 1)", ("tokens.shape[1])", "tokens.shape[0])")),
     (GROWN_LIST, "DYN501", "return x / n", ("        history.append(step)\n", "")),
     (SIZES_LIST, "DYN501", "outs.append(img[..., :h, :w].sum())", ("[(s, s), (s, 8)]", "[(4, 4), (4, 8)]")),
+    (PARTIAL, "DYN501", "return (x * scale).sum(dim)", ("opt(x, scale=s)", "opt(x, scale=0.5)")),
 ]
 
 

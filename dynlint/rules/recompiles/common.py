@@ -575,6 +575,9 @@ class SiteBookkeeping(TorchRule):
         wrapped = compile_call(self.ctx, name, scope)
         if wrapped is not None and wrapped.args:
             arg = wrapped.args[0]
+            if isinstance(arg, ast.Call) and ix.qualify(guard_lines.dotted(arg.func) or "") == "functools.partial" \
+                    and len(arg.args) == 1:
+                arg = arg.args[0]               # `functools.partial(f, mode="mean")`: f, with keywords bound
             while isinstance(arg, ast.Call) and isinstance(arg.func, ast.Attribute):
                 arg = arg.func.value            # `Model(cfg).eval()`, `.to(device)`: the module itself
             inner = guard_lines.dotted(arg.func if isinstance(arg, ast.Call) else arg)
