@@ -525,6 +525,15 @@ def _bound(call: ast.Call, a: ast.arguments, params: List[str], defaults: dict) 
     return given
 
 
+def _unwrapped(ix, arg: ast.expr) -> ast.expr:
+    """What `torch.compile` wraps: `functools.partial(f, mode="mean")` runs f, its keywords bound (positional
+    ones would shift f's parameters: left as they are)."""
+    if isinstance(arg, ast.Call) and ix.qualify(guard_lines.dotted(arg.func) or "") == "functools.partial" and \
+            len(arg.args) == 1:
+        return arg.args[0]
+    return arg
+
+
 class SiteBookkeeping(TorchRule):
     """Helpers for site rules that follow names through one top-level statement."""
     scope = "site"
@@ -574,10 +583,7 @@ class SiteBookkeeping(TorchRule):
             return f"{scope}.{name}"        # `@torch.compile def fn(...)` inside a test function
         wrapped = compile_call(self.ctx, name, scope)
         if wrapped is not None and wrapped.args:
-            arg = wrapped.args[0]
-            if isinstance(arg, ast.Call) and ix.qualify(guard_lines.dotted(arg.func) or "") == "functools.partial" \
-                    and len(arg.args) == 1:
-                arg = arg.args[0]               # `functools.partial(f, mode="mean")`: f, with keywords bound
+            arg = _unwrapped(ix, wrapped.args[0])
             while isinstance(arg, ast.Call) and isinstance(arg.func, ast.Attribute):
                 arg = arg.func.value            # `Model(cfg).eval()`, `.to(device)`: the module itself
             inner = guard_lines.dotted(arg.func if isinstance(arg, ast.Call) else arg)
