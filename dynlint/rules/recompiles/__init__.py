@@ -4,7 +4,7 @@ Dynamo specialises a graph on the Python values it sees (ints, floats, bools, st
 mode) and guards on them; a call that fails the guards compiles again. These rules find the call sites and
 code shapes that make the guarded values change. One module per kind: `scalars` (scalar arguments that vary:
 loop variables, `range()` bounds), `constants` (constants that differ between call sites), `call_sites` (what set-up code
-changes between calls: the argument set, module attributes, a growing list), `state_set` (globals, config
+changes between calls: the argument set, module attributes), `growing` (a list argument whose length changes), `state_set` (globals, config
 attributes and the state of objects the compiled code reads),
 `tensor_args` (tensors of another dtype, rank or `requires_grad` from call to call),
 `modes` (train/eval, grad mode, autocast around a compiled call), `frames` (values that differ between the

@@ -16,7 +16,7 @@ from dynlint.analysis.regions import is_module_class
 from dynlint.linter.rule import Example, register
 from dynlint.linter.walker import descendants, dotted
 from dynlint.rules.common import source_of
-from dynlint.rules.recompiles.call_sites import binds
+from dynlint.rules.recompiles.growing import binds
 from dynlint.rules.recompiles.common import SiteBookkeeping, call_bindings, float_expr, parameter_names
 from dynlint.rules.recompiles.foreign_setters import (assigned_elsewhere, global_setters_called_elsewhere,
                                                       module_globals_set_elsewhere, set_elsewhere)
