@@ -526,3 +526,26 @@ def test_the_same_code_with_the_value_fixed_is_silent(tmp_path, source, code, gu
     assert same != source
     assert not [f for f in check_source(same, filename="probe.py").findings if f.code == code]
     assert dynamo_guard_lines(tmp_path, same) == []
+
+
+TENSOR_SLICES = '''import torch
+
+
+def step(xb):
+    return xb.sum()
+
+
+def main():
+    opt = torch.compile(step, backend="eager")
+    x = torch.randn(10, 4)
+    for s, e in ((0, 4), (4, 8), (8, 10)):
+        opt(x[s:e])
+'''
+
+
+def test_a_slice_of_a_tensor_is_no_list_whose_length_is_guarded(tmp_path):
+    """`x[s:e]` of a tensor is a tensor: its new size is the expected first shape change (a size guard at the
+    `def`, then dynamic), not the length guard of a list argument (DYN507)."""
+    pytest.importorskip("torch")
+    assert [f for f in check_source(TENSOR_SLICES, filename="probe.py").findings if f.code == "DYN507"] == []
+    assert dynamo_guard_lines(tmp_path, TENSOR_SLICES, lineless=True) == [line_of(TENSOR_SLICES, "def step(xb):")]

@@ -4,15 +4,18 @@ variable sets (`[f(i) for i in range(n)]`, `feats[:k]`, `[x] * n`, unpacked into
 the length where the compiled code first reads the list."""
 from __future__ import annotations
 
+import ast
 from typing import Optional
 
 import libcst as cst
 
 from dynlint.analysis import guard_lines
+from dynlint.analysis.tensors.kinds import TENSORS
 from dynlint.linter.rule import Example, register
 from dynlint.linter.walker import children, descendants
 from dynlint.rules.common import source_of
 from dynlint.rules.recompiles.argument_values import bound_in_loop
+from dynlint.rules.recompiles.changing import python_list
 from dynlint.rules.recompiles.common import SiteBookkeeping, bound_parameter, loop_changed, names_in
 
 
@@ -131,7 +134,7 @@ class GrowingListArgument(SiteBookkeeping):
         value = bound_in_loop(self.ctx, arg.value, loops, node) or arg.value
         changed = loop_changed(loops[-1])
         var = _length_name(value, changed)
-        if var is None:
+        if var is None or not self._python_sequence(value):
             return False
         entry = self.compiled_entry(callee)
         fn = guard_lines.function_at(self.ctx.source or "", info.def_line)
@@ -145,6 +148,23 @@ class GrowingListArgument(SiteBookkeeping):
             f"length comes from `{var}`, which the loop changes): Dynamo guards on the length of a "
             f"{'`*' + param + '` tuple' if arg.star else 'list argument'}, so every new length recompiles"))
         return True
+
+    def _python_sequence(self, value: cst.BaseExpression) -> bool:
+        """`value` makes a Python list or tuple: a comprehension or a repeated display, or a slice of a name the
+        function binds to one (`feats[:k]`, `feats = [...]`). A slice of a tensor is a tensor, whose new size is
+        the expected first shape change, not a list's length guard."""
+        if isinstance(value, cst.Call) and isinstance(value.func, cst.Name):
+            value = value.args[0].value if value.args else value        # `list(...)`, `tuple(...)`
+        if not isinstance(value, cst.Subscript):
+            return True
+        base = value.value
+        if self.tensors.kind(base) == TENSORS:
+            return True
+        ix = self.ctx.index
+        here = ix.functions.get(self.ctx.qualname or "") if ix is not None else None
+        fn = guard_lines.function_at(self.ctx.source or "", here.def_line) if here is not None else None
+        return isinstance(base, cst.Name) and fn is not None and \
+            python_list(ast.Name(id=base.value, ctx=ast.Load()), fn, None, guard_lines.parsed(self.ctx.source or ""))
 
     def _grows_between_calls(self, name: str) -> bool:
         """Bound outside the loop that grows it (and this call is in that loop), or not bound in this function
