@@ -179,6 +179,10 @@ def test_a_tensor_from_one_caller_and_what_is_not_known_from_another_is_a_tensor
     # a Python number from the other caller: the two disagree, and the parameter stays unknown
     number = LOGGED.replace("log_metric(k, v)", "log_metric(k, 1.0)")
     assert api.check_source(number, select=("DYN202",)).findings == []
+    # the tensor passed only by a caller that runs eagerly: no evidence about what the traced code passes
+    eager = LOGGED.replace('    loss = log_metric("loss", x.sum())\n', '    loss = x.sum()\n') + \
+        "\n\ndef report():\n    return log_metric(\"loss\", torch.ones(3).sum())\n"
+    assert api.check_source(eager, select=("DYN202",)).findings == []
 
 
 def test_a_class_used_where_this_file_cannot_see_keeps_the_guess():

@@ -256,18 +256,30 @@ class CallerKinds:
             if caller is None:
                 return None
             calls = calls_through(caller, {attr for c, attr in holders if c == info.cls}, names)
-            if not passed_kinds(self, caller, info.cls, calls, positions, kinds):
+            mine: Dict[str, List[str]] = {name: [] for name in plain}
+            if not passed_kinds(self, caller, info.cls, calls, positions, mine):
                 return None
+            eager = q not in self.ctx.regions           # (a tensor it passes is no break in traced code)
+            for name, found in mine.items():
+                kinds[name] += [EAGER_TENSOR if eager and k == TENSOR else k for k in found]
         return kinds
+
+
+# a tensor passed by a caller that runs eagerly (not traced): a tensor as any other, but no evidence that the
+# traced code gets one
+EAGER_TENSOR = "eager tensor"
 
 
 def _combined(found: Optional[Dict[str, List[str]]]) -> Optional[Dict[str, str]]:
     """Parameter -> what all the kinds passed to it make (`combined`), for the parameters something is passed to;
-    a tensor where some call passes a tensor and the others pass what is not known (none a Python value): the
-    calls that pass the tensor make the code break where a tensor does (local evidence, not lost to a caller
-    this analysis cannot read)."""
-    return {n: TENSOR if TENSOR in k and set(k) <= {TENSOR, UNKNOWN} else combined(k)
-            for n, k in found.items() if k} if found is not None else None
+    a tensor where some traced call passes a tensor and the others pass what is not known (none a Python value):
+    that call makes the code break where a tensor does (local evidence, not lost to a caller this analysis
+    cannot read)."""
+    def kind(k: List[str]) -> str:
+        if TENSOR in k and set(k) <= {TENSOR, EAGER_TENSOR, UNKNOWN}:
+            return TENSOR
+        return combined([TENSOR if x == EAGER_TENSOR else x for x in k])
+    return {n: kind(k) for n, k in found.items() if k} if found is not None else None
 
 
 def _called_names() -> Dict[str, Optional[Set[str]]]:
