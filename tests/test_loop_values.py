@@ -3,7 +3,8 @@ under real Dynamo: a number the loop carries (`step += 1`, `eps *= 10`, `eps = m
 function or module an attribute holds compiled, `self.policy = torch.compile(Policy())`; DYN501), rows of tuples of numbers
 (`for size in [(4, 4), (6, 3)]`; DYN501), a list of tuples built from the loop variable and iterated by the
 compiled code (guarded where an element is first used; DYN501), a list grown by concatenation (`ws = ws + [w]`; DYN507), an attribute of
-a class used as a namespace of settings (`Cfg.temperature = 0.7`; DYN514), an object handed to the compiled
+a class used as a namespace of settings (`Cfg.temperature = 0.7`; DYN514), a module-level list appended to
+(`HOOKS.append(fn)`; DYN514), an object handed to the compiled
 function whose method advances an attribute it reads (`sched.step()`; DYN514), tuples of another length for one
 parameter (DYN505), a list or `*args` tuple whose length the loop variable sets (`[... for i in range(n)]`,
 `feats[:k]`, `[x] * n`; DYN507), an object built from the loop variable that keeps it as an attribute (a
@@ -479,6 +480,25 @@ def main():
         opt(x, scale=s)
 '''
 
+GLOBAL_LIST = '''import torch
+
+HOOKS = [torch.relu]
+
+
+def apply_hooks(x):
+    for h in HOOKS:
+        x = h(x)
+    return x * 2
+
+
+def main():
+    opt = torch.compile(apply_hooks, backend="eager")
+    x = torch.randn(4)
+    for act in (torch.tanh, torch.sigmoid):
+        HOOKS.append(act)
+        opt(x)
+'''
+
 CASES = [
     (CARRIED_INT, "DYN501", "return x * min(1.0, step / 4)", ("        step += 1\n", "")),
     (CARRIED_FLOAT, "DYN501", "return x / (x.norm() + eps)", ("        eps *= 10\n", "")),
@@ -508,6 +528,7 @@ CASES = [
     (GROWN_LIST, "DYN501", "return x / n", ("        history.append(step)\n", "")),
     (SIZES_LIST, "DYN501", "outs.append(img[..., :h, :w].sum())", ("[(s, s), (s, 8)]", "[(4, 4), (4, 8)]")),
     (PARTIAL, "DYN501", "return (x * scale).sum(dim)", ("opt(x, scale=s)", "opt(x, scale=0.5)")),
+    (GLOBAL_LIST, "DYN514", "for h in HOOKS:", ("        HOOKS.append(act)\n", "")),
 ]
 
 

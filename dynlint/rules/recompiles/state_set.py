@@ -16,6 +16,7 @@ from dynlint.analysis.regions import is_module_class
 from dynlint.linter.rule import Example, register
 from dynlint.linter.walker import descendants, dotted
 from dynlint.rules.common import source_of
+from dynlint.rules.recompiles.call_sites import LIST_CHANGES
 from dynlint.rules.recompiles.growing import binds
 from dynlint.rules.recompiles.common import SiteBookkeeping, call_bindings, float_expr, parameter_names
 from dynlint.rules.recompiles.foreign_setters import (assigned_elsewhere, global_setters_called_elsewhere,
@@ -621,6 +622,8 @@ class StateSetBetweenCalls(SiteBookkeeping):
         """`set_fast_path(True)` between two calls, where the file's `set_fast_path` assigns a global (or an
         attribute of a module-level object) that compiled code reads: the state changes there."""
         func = node.func
+        if self._global_list_changed(node):
+            return
         if isinstance(func, cst.Attribute) and (self.between_calls(node) or self._set_for_each_run(node)):
             self._bound_setter(node, func)
             return
@@ -647,6 +650,28 @@ class StateSetBetweenCalls(SiteBookkeeping):
         for name, key, kind in _items_set_by(self.ctx.source or "", setter) if setter is not None else ():
             if self._item_read(node, name, key, f"global {kind}", f"`{func.value}(...)` changes"):
                 return
+
+    def _global_list_changed(self, node: cst.Call) -> bool:
+        """`HOOKS.append(fn)` between two calls, on a list the module binds at its top level and the traced
+        code reads (`for h in HOOKS:`): Dynamo guards its length there (`len(G['HOOKS']) == 1`, measured on
+        torch 2.13), so each new length compiles again. True when reported."""
+        func = node.func
+        if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and
+                func.attr.value in LIST_CHANGES) or not self.between_calls(node):
+            return False
+        name = func.value.value
+        fn = next((f for f in reversed(self.ctx.functions) if isinstance(f, cst.FunctionDef)), None)
+        if name not in _module_level_names(self.ctx.source or "") or \
+                (fn is not None and self.tensors.bound_in(fn, name)):
+            return False                # (a local of the same name is another list)
+        for reader in traced_reads(self.ctx, name):
+            span = self.guard_span(reader, name, at_entry=False)
+            if span is not None:
+                self.report_at_guard(node, reader, name, f"`{source_of(node)}` changes `{name}` here", at_entry=False,
+                                     expr=source_of(node), name=name, func=reader.split(".")[0],
+                                     effect=effect("global list"))
+                return True
+        return False
 
     def _item_read(self, node, name: str, key, what: str, change: str) -> bool:
         """Report the first read of `name[key]` in the file's traced functions, where Dynamo guards the item
