@@ -162,6 +162,7 @@ class _ModeAroundCompiledCall(SiteBookkeeping):
         super().__init__(ctx)
         self._calls: List[Tuple[cst.Call, str, str, str]] = []      # (call, compiled name, mode, the `with`)
         self._held_entries: dict = {}       # `self.<attr>` holding a compiled module -> its forward here, or None
+        self._set_by_statement: dict = {}   # function -> (mode, call) of the last statement that set the mode
 
     def _mode(self) -> Tuple[str, str]:
         for block in reversed(self.ctx.blocks):         # the innermost `with` that sets the mode
@@ -169,9 +170,15 @@ class _ModeAroundCompiledCall(SiteBookkeeping):
                 mode = self.mode_of(item.item) if isinstance(item.item, cst.Call) else None
                 if mode is not None:
                     return mode, source_of(item.item)
-        return self.DEFAULT, ""
+        # else the last statement above that set it in this function (`torch.set_grad_enabled(flag)`)
+        return self._set_by_statement.get(self.ctx.qualname or "", (self.DEFAULT, ""))
 
     def visit_Call(self, node: cst.Call) -> None:
+        parent = self.ctx.parents[-1] if self.ctx.parents else None
+        mode = self.mode_of(node) if isinstance(parent, cst.Expr) else None
+        if mode is not None:            # a statement that sets the mode until it is set again
+            self._set_by_statement[self.ctx.qualname or ""] = (mode, source_of(node))
+            return
         compiled = self.compiled_here()
         if isinstance(node.func, cst.Name) and node.func.value in compiled:
             self._calls.append((node, node.func.value, *self._mode()))
@@ -350,6 +357,18 @@ class GradModeToggleAroundCompiledCall(_ModeAroundCompiledCall):
             for step in range(steps):
                 with torch.set_grad_enabled(step % 2 == 0):
                     score(x)
+    """, "run(torch.ones(3, requires_grad=True), 2)"), Example("""
+        import torch
+
+        @torch.compile
+        def score(x):
+            return (x * 2).sum()
+
+        def run(x, steps):
+            for step in range(steps):
+                torch.set_grad_enabled(step % 2 == 0)       # a statement: the mode holds until set again
+                score(x)
+            torch.set_grad_enabled(True)
     """, "run(torch.ones(3, requires_grad=True), 2)"), Example("""
         import torch
         from torch import nn
