@@ -570,3 +570,51 @@ def test_a_slice_of_a_tensor_is_no_list_whose_length_is_guarded(tmp_path):
     pytest.importorskip("torch")
     assert [f for f in check_source(TENSOR_SLICES, filename="probe.py").findings if f.code == "DYN507"] == []
     assert dynamo_guard_lines(tmp_path, TENSOR_SLICES, lineless=True) == [line_of(TENSOR_SLICES, "def step(xb):")]
+
+
+SETTER_OF_TWO = '''import torch
+
+FAST = False
+CHECK = False
+
+
+def configure(check=None, fast=None):
+    global CHECK, FAST
+    if check is not None:
+        CHECK = check
+    if fast is not None:
+        FAST = fast
+
+
+def act(x):
+    y = torch.tanh(x) if FAST else torch.sigmoid(x)
+    if CHECK:
+        y = y.clamp(-1, 1)
+    return y
+
+
+def main():
+    opt = torch.compile(act, backend="eager")
+    x = torch.randn(4)
+    for step in range(4):
+        if step == 1:
+            configure(check=True)
+        if step == 2:
+            configure(fast=True)
+        opt(x)
+'''
+
+
+def test_each_global_a_setter_changes_is_reported_at_its_own_guard(tmp_path):
+    """`configure(check=True)` then `configure(fast=True)`: each call changes the global it is given a value
+    for (the other keeps its value), and each global is guarded at its own first read (DYN514)."""
+    pytest.importorskip("torch")
+    guards = [line_of(SETTER_OF_TWO, "y = torch.tanh(x) if FAST else torch.sigmoid(x)"),
+              line_of(SETTER_OF_TWO, "if CHECK:")]
+    found = sorted({f.line for f in check_source(SETTER_OF_TWO, filename="probe.py").findings if f.code == "DYN514"})
+    assert found == guards
+    assert sorted(set(dynamo_guard_lines(tmp_path, SETTER_OF_TWO))) == guards
+    # only `check` is ever given: FAST keeps its value and is not reported
+    one = SETTER_OF_TWO.replace("configure(fast=True)", "configure(check=False)")
+    assert sorted({f.line for f in check_source(one, filename="probe.py").findings if f.code == "DYN514"}) == \
+        [line_of(SETTER_OF_TWO, "if CHECK:")]

@@ -631,7 +631,10 @@ class StateSetBetweenCalls(SiteBookkeeping):
                 or not self.between_calls(node):
             return                      # (state that compiled code changes itself is DYN305's and DYN306's)
         setter = guard_lines.top_function(guard_lines.parsed(self.ctx.source or ""), func.value)
+        reported = False
         for name, kind in _state_set_by(self.ctx.source or "", setter) if setter is not None else ():
+            if _left_as_is(setter, name, node):
+                continue                        # `configure(fast=True)` leaves what `numerics=` would set
             obj, _, attr = name.partition(".")
             entry = self.compiled_entry(obj) if attr else None
             if entry is not None:               # `scaler.temperature = t` on a compiled module: forward reads it
@@ -646,6 +649,8 @@ class StateSetBetweenCalls(SiteBookkeeping):
             self.report_at_guard(node, reader, read, f"`{func.value}(...)` changes `{name}` here", at_entry=False,
                                  expr=source_of(node), name=name, func=reader.split(".")[0],
                                  effect=effect(what) if what else "the next call compiles again")
+            reported = True             # (each global it sets has a guard of its own)
+        if reported:
             return
         for name, key, kind in _items_set_by(self.ctx.source or "", setter) if setter is not None else ():
             if self._item_read(node, name, key, f"global {kind}", f"`{func.value}(...)` changes"):
@@ -730,6 +735,27 @@ def _numbers_assigned(fn: ast.AST) -> List[str]:
                     number(n.value) and t.attr not in out:
                 out.append(t.attr)
     return out
+
+
+def _left_as_is(setter: ast.FunctionDef, name: str, call: cst.Call) -> bool:
+    """The setter assigns `name` only from a parameter defaulting to None, under a test that it is not None
+    (`if fast is not None: FAST = fast`), and `call` does not pass that parameter: the global keeps its value."""
+    args = setter.args
+    params = [a.arg for a in args.posonlyargs + args.args]
+    defaults = dict(zip(params[len(params) - len(args.defaults):], args.defaults))
+    defaults.update({a.arg: d for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None})
+    sources = {n.value.id for n in ast.walk(setter) if isinstance(n, ast.Assign) and isinstance(n.value, ast.Name)
+               and any(isinstance(t, ast.Name) and t.id == name.partition(".")[0] and "." not in name
+                       for t in n.targets)}
+    if len(sources) != 1:
+        return False
+    param = sources.pop()
+    default = defaults.get(param)
+    if not (isinstance(default, ast.Constant) and default.value is None):
+        return False
+    passed = {a.keyword.value for a in call.args if a.keyword is not None} | \
+        {params[i] for i, a in enumerate(call.args) if a.keyword is None and not a.star and i < len(params)}
+    return param not in passed and not any(a.star for a in call.args)
 
 
 def _state_set_by(source: str, fn: ast.FunctionDef) -> List[Tuple[str, Optional[str]]]:
