@@ -4,7 +4,8 @@ function or module an attribute holds compiled, `self.policy = torch.compile(Pol
 (`for size in [(4, 4), (6, 3)]`; DYN501), a list of tuples built from the loop variable and iterated by the
 compiled code (guarded where an element is first used; DYN501), a list grown by concatenation (`ws = ws + [w]`; DYN507), an attribute of
 a class used as a namespace of settings (`Cfg.temperature = 0.7`; DYN514), a module-level list appended to
-(`HOOKS.append(fn)`; DYN514), an object handed to the compiled
+(`HOOKS.append(fn)`; DYN514), the ints of a `range` a function of the file returns (`for i, t in enumerate(ts)`;
+DYN501), an object handed to the compiled
 function whose method advances an attribute it reads (`sched.step()`; DYN514), tuples of another length for one
 parameter (DYN505), a list or `*args` tuple whose length the loop variable sets (`[... for i in range(n)]`,
 `feats[:k]`, `[x] * n`; DYN507), an object built from the loop variable that keeps it as an attribute (a
@@ -499,6 +500,25 @@ def main():
         opt(x)
 '''
 
+RETURNED_STEPS = '''import torch
+
+
+def make_steps(n):
+    return list(range(n - 1, -1, -1))
+
+
+def scale(x, t):
+    return x * (t + 1)
+
+
+def main():
+    opt = torch.compile(scale, backend="eager")
+    x = torch.randn(4)
+    ts = make_steps(3)
+    for i, t in enumerate(ts):
+        opt(x, t)
+'''
+
 CASES = [
     (CARRIED_INT, "DYN501", "return x * min(1.0, step / 4)", ("        step += 1\n", "")),
     (CARRIED_FLOAT, "DYN501", "return x / (x.norm() + eps)", ("        eps *= 10\n", "")),
@@ -529,6 +549,7 @@ CASES = [
     (SIZES_LIST, "DYN501", "outs.append(img[..., :h, :w].sum())", ("[(s, s), (s, 8)]", "[(4, 4), (4, 8)]")),
     (PARTIAL, "DYN501", "return (x * scale).sum(dim)", ("opt(x, scale=s)", "opt(x, scale=0.5)")),
     (GLOBAL_LIST, "DYN514", "for h in HOOKS:", ("        HOOKS.append(act)\n", "")),
+    (RETURNED_STEPS, "DYN501", "return x * (t + 1)", ("opt(x, t)", "opt(x, 2)")),
 ]
 
 
@@ -618,3 +639,46 @@ def test_each_global_a_setter_changes_is_reported_at_its_own_guard(tmp_path):
     one = SETTER_OF_TWO.replace("configure(fast=True)", "configure(check=False)")
     assert sorted({f.line for f in check_source(one, filename="probe.py").findings if f.code == "DYN514"}) == \
         [line_of(SETTER_OF_TWO, "if CHECK:")]
+
+
+NO_GRAD_SAMPLER = '''import torch
+
+
+class Denoiser(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = torch.nn.Linear(4, 4)
+
+    def forward(self, x):
+        return self.lin(x)
+
+
+def step(model, x, t):
+    return x - 0.1 * model(x) * t
+
+
+def sample(model, steps):
+    opt = torch.compile(step, backend="eager")
+    x = torch.randn(2, 4)
+    for t in range(steps):
+        x = opt(model, x, 0.5)
+    return x
+
+
+def main():
+    model = Denoiser()
+    with torch.no_grad():
+        sample(model, 3)
+'''
+
+
+def test_a_result_fed_back_under_no_grad_in_the_caller_does_not_come_back_requiring_grad(tmp_path):
+    """`x = opt(model, x, ...)` in a loop of a function every call of which is made under `torch.no_grad()`:
+    what the module returns does not require grad, so the fed-back `x` is not guarded anew (no DYN501)."""
+    pytest.importorskip("torch")
+    assert [f for f in check_source(NO_GRAD_SAMPLER, filename="probe.py").findings if f.code == "DYN501"] == []
+    assert dynamo_guard_lines(tmp_path, NO_GRAD_SAMPLER, lineless=True) == []
+    with_grad = NO_GRAD_SAMPLER.replace("    with torch.no_grad():\n        sample(model, 3)", "    sample(model, 3)")
+    assert [f.line for f in check_source(with_grad, filename="probe.py").findings if f.code == "DYN501"] == \
+        [line_of(with_grad, "def step(model, x, t):")]
+    assert dynamo_guard_lines(tmp_path, with_grad, lineless=True) == [line_of(with_grad, "def step(model, x, t):")]

@@ -208,16 +208,44 @@ def _named_elements(ctx, loop: cst.For, name: str) -> Optional[str]:
     """`lrs = [0.1, 0.05]` (or `[0.1 * 0.9 ** i for i in range(n)]`) once in the function, then `for lr in lrs`:
     the kind of the elements the name holds."""
     fn = next((f for f in reversed(ctx.functions) if isinstance(f, cst.FunctionDef)), None)
-    if fn is None or not isinstance(loop.iter, cst.Name):
+    it = loop.iter
+    wrapper = it if isinstance(it, cst.Call) and _callee(it) in ("enumerate", *ORDERINGS) and len(it.args) == 1 \
+        else None                       # `for i, t in enumerate(ts)`: the elements of `ts`, counted
+    named = wrapper.args[0].value if wrapper is not None else it
+    if fn is None or not isinstance(named, cst.Name):
         return None
     values = [n.value for n in descendants(fn.body) if isinstance(n, cst.Assign) and
-              any(isinstance(t.target, cst.Name) and t.target.value == loop.iter.value for t in n.targets)]
+              any(isinstance(t.target, cst.Name) and t.target.value == named.value for t in n.targets)]
     if len(values) != 1:
         return None
-    value = values[0]
+    value = _returned_sequence(ctx, values[0]) or values[0]
+    if wrapper is not None:
+        return _bound_kind(loop.target, wrapper.with_changes(args=[wrapper.args[0].with_changes(value=value)]), name)
     if isinstance(value, cst.ListComp) and isinstance(loop.target, cst.Name) and loop.target.value == name:
         return literal_kind(value.elt) or ("float" if float_expr(value.elt) else None)
-    return _bound_kind(loop.target, value, name) if isinstance(value, (cst.List, cst.Tuple)) else None
+    return _bound_kind(loop.target, value, name) if isinstance(value, (cst.List, cst.Tuple, cst.Call)) else None
+
+
+def _returned_sequence(ctx, value: cst.BaseExpression) -> Optional[cst.BaseExpression]:
+    """What a call of a function of the file gives when its one `return` gives a `range(...)` (or `list`, `tuple`,
+    `reversed`, `sorted` of one) or a display: `make_timesteps(1000, 6)` with `return list(range(999, -1,
+    -stride))`; None for anything else."""
+    ix = ctx.index
+    info = ix.functions.get(value.func.value) if ix is not None and isinstance(value, cst.Call) and \
+        isinstance(value.func, cst.Name) else None
+    fdef = guard_lines.function_at(ctx.source or "", info.def_line) if info is not None else None
+    returns = [n.value for n in ast.walk(fdef) if isinstance(n, ast.Return) and n.value is not None] \
+        if fdef is not None else []
+    if len(returns) != 1:
+        return None
+    ret = returns[0]
+    while isinstance(ret, ast.Call) and isinstance(ret.func, ast.Name) and ret.func.id in ORDERINGS and \
+            len(ret.args) == 1:
+        ret = ret.args[0]
+    if not (isinstance(ret, (ast.List, ast.Tuple)) or
+            isinstance(ret, ast.Call) and isinstance(ret.func, ast.Name) and ret.func.id == "range"):
+        return None
+    return cst.parse_expression(ast.unparse(ret))
 
 
 def varying(ctx, value: cst.BaseExpression, loops) -> Optional[Tuple[str, str]]:

@@ -443,8 +443,8 @@ class VaryingScalarArgument(SiteBookkeeping):
                 (not isinstance(node.func, cst.Name) or node.func.value not in self.compiled_names()):
             self._handed_on(node, loops)
             return
-        if method is None and loops and self._comes_back_with_grad(node):
-            return
+        if method is None and loops:
+            self._comes_back_with_grad(node)        # (its other arguments are guarded each on its own)
         callee = f"{node.func.value.value}.{node.func.attr.value}" if method else node.func.value
         entry = method or held or self.compiled_entry(callee)
         for arg in node.args:
@@ -624,7 +624,7 @@ class VaryingScalarArgument(SiteBookkeeping):
         fed_back = self._fed_back(node)
         fn = next((f for f in reversed(self.ctx.functions) if isinstance(f, cst.FunctionDef)), None)
         ix = self.ctx.index
-        info = ix.functions.get(node.func.value) if ix is not None else None
+        info = ix.functions.get(self.compiled_entry(node.func.value) or "") if ix is not None else None
         if fed_back is None or fn is None or info is None or self._grad_mode_set_here(fn) or \
                 not self._runs_module_with_grad(info):
             return False
@@ -656,7 +656,32 @@ class VaryingScalarArgument(SiteBookkeeping):
         setters = [d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator for d in fn.decorators]
         setters += [i.item.func if isinstance(i.item, cst.Call) else i.item for b in self.ctx.blocks
                     if isinstance(b, cst.With) for i in b.items]
-        return any(self.ctx.qualify(n) in GRAD_OFF | {"torch.set_grad_enabled"} for n in setters)
+        return any(self.ctx.qualify(n) in GRAD_OFF | {"torch.set_grad_enabled"} for n in setters) or \
+            self._called_without_grad(fn.name.value)
+
+    def _called_without_grad(self, name: str) -> bool:
+        """Every call of the file's function `name` in the file is made with grad mode off (inside `with
+        torch.no_grad():`, or in a function decorated so): what it runs runs without grad too."""
+        tree = guard_lines.parsed(self.ctx.source or "")
+        calls = [c for c in ast.walk(tree) if isinstance(c, ast.Call) and guard_lines.dotted(c.func) == name] \
+            if tree is not None else []
+        return bool(calls) and all(self._under_grad_off(tree, c) for c in calls)
+
+    def _under_grad_off(self, tree: ast.Module, call: ast.Call) -> bool:
+        """`call` stands inside a `with` that turns grad mode off, or in a function decorated so."""
+        def off(heads) -> bool:
+            return any(self._qualified(h.func if isinstance(h, ast.Call) else h) in GRAD_OFF for h in heads)
+        for scope in ast.walk(tree):
+            heads = [i.context_expr for i in scope.items] if isinstance(scope, ast.With) else \
+                scope.decorator_list if isinstance(scope, ast.FunctionDef) else []
+            if heads and off(heads) and any(n is call for n in ast.walk(scope)):
+                return True
+        return False
+
+    def _qualified(self, node: ast.AST) -> str:
+        ix = self.ctx.index
+        dotted = guard_lines.dotted(node) or ""
+        return ix.qualify(dotted) if ix is not None else dotted
 
     def _runs_module_with_grad(self, info) -> bool:
         """The compiled function (a function of this file) calls one of its parameters (`model(x)`) and sets
