@@ -1,5 +1,5 @@
 """Values that change between calls of a compiled function in the ways a training or sampling loop changes them,
-under real Dynamo: a number the loop carries (`step += 1`, `eps *= 10`, `eps = max(0.05, eps * 0.5)`, `t += dt` in a `while`, a trainer's `self.step += 1`, also through a
+under real Dynamo: a number the loop carries (`step += 1`, from a size: `pos = prompt.shape[1]` ... `pos += 1`, `eps *= 10`, `eps = max(0.05, eps * 0.5)`, `t += dt` in a `while`, a trainer's `self.step += 1`, also through a
 function or module an attribute holds compiled, `self.policy = torch.compile(Policy())`; DYN501), rows of tuples of numbers
 (`for size in [(4, 4), (6, 3)]`; DYN501), a list of tuples built from the loop variable and iterated by the
 compiled code (guarded where an element is first used; DYN501), a list grown by concatenation (`ws = ws + [w]`; DYN507), an attribute of
@@ -519,6 +519,24 @@ def main():
         opt(x, t)
 '''
 
+CARRIED_FROM_SIZE = '''import torch
+
+
+def write(cache, k, pos):
+    cache[:, pos:pos + 1] = k
+    return cache.sum()
+
+
+def main():
+    opt = torch.compile(write, backend="eager")
+    prompt = torch.zeros(1, 3)
+    cache = torch.zeros(1, 16)
+    pos = prompt.shape[1]
+    for _ in range(3):
+        opt(cache, torch.ones(1, 1), pos)
+        pos += 1
+'''
+
 CASES = [
     (CARRIED_INT, "DYN501", "return x * min(1.0, step / 4)", ("        step += 1\n", "")),
     (CARRIED_FLOAT, "DYN501", "return x / (x.norm() + eps)", ("        eps *= 10\n", "")),
@@ -550,6 +568,7 @@ CASES = [
     (PARTIAL, "DYN501", "return (x * scale).sum(dim)", ("opt(x, scale=s)", "opt(x, scale=0.5)")),
     (GLOBAL_LIST, "DYN514", "for h in HOOKS:", ("        HOOKS.append(act)\n", "")),
     (RETURNED_STEPS, "DYN501", "return x * (t + 1)", ("opt(x, t)", "opt(x, 2)")),
+    (CARRIED_FROM_SIZE, "DYN501", "cache[:, pos:pos + 1] = k", ("        pos += 1\n", "")),
 ]
 
 

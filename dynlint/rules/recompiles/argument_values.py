@@ -11,7 +11,7 @@ import libcst as cst
 from dynlint.analysis import guard_lines
 from dynlint.linter.walker import children, descendants, dotted
 from dynlint.rules.recompiles.common import (float_expr, literal_kind, loop_changed, loop_grown, names_in, number_read,
-                                             varying)
+                                             size_read, varying)
 
 
 def kept_attribute(source: str, value: cst.BaseExpression, var: str) -> Optional[Tuple[str, cst.BaseExpression]]:
@@ -148,12 +148,15 @@ def _bindings(body: cst.CSTNode, name: str) -> List[cst.CSTNode]:
 
 
 def _first_number_kind(first: Optional[cst.BaseExpression], update: cst.CSTNode) -> Optional[str]:
-    """"float" or "int" from a carried number's first value (a literal) and its update (`/=` makes a float)."""
+    """"float" or "int" from a carried number's first value (a literal, a size: `pos = prompt.shape[1]`,
+    `len(xs)`, or `int(...)`/`float(...)` of anything) and its update (`/=` makes a float)."""
     first = first.expression if isinstance(first, cst.UnaryOperation) else first
-    if isinstance(first, cst.Float) or isinstance(update, cst.AugAssign) and isinstance(update.operator,
-                                                                                       cst.DivideAssign):
+    cast = first.func.value if isinstance(first, cst.Call) and isinstance(first.func, cst.Name) and \
+        len(first.args) == 1 else None
+    if isinstance(first, cst.Float) or cast == "float" or isinstance(update, cst.AugAssign) and \
+            isinstance(update.operator, cst.DivideAssign):
         return "float"
-    return "int" if isinstance(first, cst.Integer) else None
+    return "int" if isinstance(first, cst.Integer) or cast in ("int", "len") or size_read(first) else None
 
 
 def _value_of(target: cst.BaseExpression, value: cst.BaseExpression, name: str) -> Optional[cst.BaseExpression]:

@@ -357,6 +357,12 @@ def _size_of(node: cst.BaseExpression) -> Optional[Tuple[str, Optional[int]]]:
     return None
 
 
+def size_read(node: Optional[cst.BaseExpression]) -> bool:
+    """`t.shape[i]`, `t.size(i)`: a size of a tensor, an int."""
+    return node is not None and _size_of(node) is not None and not (
+        isinstance(node, cst.Call) and isinstance(node.func, cst.Name))
+
+
 def _int_literal(node: cst.BaseExpression) -> Optional[int]:
     if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
         inner = _int_literal(node.expression)
