@@ -537,6 +537,29 @@ def main():
         pos += 1
 '''
 
+INVERSE_OF_STATE = '''import torch
+
+
+class LossScaler:
+    def __init__(self):
+        self.scale = 1024.0
+
+    def update(self, overflow):
+        self.scale = self.scale / 2 if overflow else self.scale * 2
+
+
+def unscale(g, inv_scale):
+    return g * inv_scale
+
+
+def main():
+    opt = torch.compile(unscale, backend="eager")
+    scaler = LossScaler()
+    for step in range(3):
+        opt(torch.ones(3), 1.0 / scaler.scale)
+        scaler.update(step % 2 == 0)
+'''
+
 CASES = [
     (CARRIED_INT, "DYN501", "return x * min(1.0, step / 4)", ("        step += 1\n", "")),
     (CARRIED_FLOAT, "DYN501", "return x / (x.norm() + eps)", ("        eps *= 10\n", "")),
@@ -569,6 +592,7 @@ CASES = [
     (GLOBAL_LIST, "DYN514", "for h in HOOKS:", ("        HOOKS.append(act)\n", "")),
     (RETURNED_STEPS, "DYN501", "return x * (t + 1)", ("opt(x, t)", "opt(x, 2)")),
     (CARRIED_FROM_SIZE, "DYN501", "cache[:, pos:pos + 1] = k", ("        pos += 1\n", "")),
+    (INVERSE_OF_STATE, "DYN501", "return g * inv_scale", ("        scaler.update(step % 2 == 0)\n", "")),
 ]
 
 

@@ -13,7 +13,7 @@ from dynlint.analysis.defs import body_nodes
 from dynlint.analysis.guards import effect, recompiles
 from dynlint.analysis.tensors import TENSOR
 from dynlint.linter.rule import Example, register
-from dynlint.linter.walker import dotted
+from dynlint.linter.walker import descendants, dotted
 from dynlint.rules.common import TorchRule, call_args, source_of
 from dynlint.rules.recompiles.argument_values import (attribute_value, bound_in_loop, carried_number, changing_number,
                                                       item_key, kept_attribute, loop_origin, made_by_torch, number_expr,
@@ -24,7 +24,7 @@ from dynlint.rules.recompiles.handed import compiled_parameter, handed_arguments
 from dynlint.rules.recompiles.rows import loop_values, row_index_guards
 from dynlint.rules.recompiles.tensor_args import tensor_rank
 from dynlint.rules.recompiles.common import (GRAD_OFF, SiteBookkeeping, bound_parameter, compile_call,
-                                             enum_classes, parameter_names, varying)
+                                             enum_classes, float_expr, parameter_names, varying)
 
 
 # argument kinds that `torch.compile(dynamic=True)` makes symbolic from the first call: a new value recompiles
@@ -523,7 +523,8 @@ class VaryingScalarArgument(SiteBookkeeping):
         read = changing_number(self.ctx, arg.value, node) or drawn_number(self.ctx, arg.value, loops)
         found = read or varying(self.ctx, value, loops) or loop_origin(self.ctx, value, loops, node) or \
             carried_number(self.ctx, arg.value)
-        state = None if found else object_state(self.ctx, arg.value) or set_by_callers(self.ctx, arg.value)
+        state = None if found else object_state(self.ctx, arg.value) or set_by_callers(self.ctx, arg.value) or \
+            self._arithmetic_of_state(arg.value)
         found = found or state
         if found is None:
             return None
@@ -534,6 +535,17 @@ class VaryingScalarArgument(SiteBookkeeping):
         if kept is not None:       # `Cfg(temperature=t)`: the object's attribute is the changing value
             kind = value_kind(kept[1], var_kind, enum_classes(self.ctx.source or ""))
         return (var, kind, key, kept) if kind is not None else None
+
+    def _arithmetic_of_state(self, value: cst.BaseExpression) -> Optional[Tuple[str, str]]:
+        """Arithmetic on a number an object the loop changes keeps (`1.0 / scaler.scale`): a new value whenever
+        it is ((`scaler.scale`, its kind), a float where the arithmetic divides or has a float literal)."""
+        if not isinstance(value, (cst.BinaryOperation, cst.UnaryOperation)):
+            return None
+        for n in descendants(value):
+            found = object_state(self.ctx, n) if isinstance(n, cst.Attribute) else None
+            if found is not None:
+                return found[0], "float" if float_expr(value) else found[1]
+        return None
 
     def _kind_of(self, value: cst.BaseExpression, var: str, var_kind: str, direct: bool) -> Optional[str]:
         """The kind of value an argument built from the changing `var` has (`direct`: `var`'s own)."""
