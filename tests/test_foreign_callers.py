@@ -425,3 +425,49 @@ def test_a_setter_of_a_global_called_in_another_file_is_reported_at_the_guard(cl
     (pkg / "run.py").write_text(run.replace(f"    for debug in (False, True):\n        {call}\n        fn(x)\n",
                                             f"    debug = True\n    {call}\n    fn(x)\n    fn(x)\n"))
     assert ("pkg/flags.py", guard, "DYN514") not in _found(cli, tmp_path)
+
+
+PASTE = '''
+import torch
+
+
+@torch.compile
+def paste(logits, image_size):
+    h, w = image_size
+    ys = torch.arange(h).float()[:, None]
+    xs = torch.arange(w).float()[None, :]
+    return logits.mean() * (ys + xs)
+'''
+
+PASTE_RUN = '''
+import torch
+
+from pkg.paste import paste
+
+IMAGES = [((24, 32), 3), ((40, 30), 3)]
+
+
+def main():
+    for (h, w), n in IMAGES:
+        paste(torch.randn(n, 4), (h, w))
+'''
+
+
+def test_a_decorated_function_called_by_name_in_another_files_loop_is_guarded_where_it_reads(cli, tmp_path,
+                                                                                             monkeypatch):
+    """`paste(logits, (h, w))` in a loop over a module constant of another file, `paste` compiled where it is
+    defined: Dynamo guards `image_size[0] == 24` where the compiled code first uses `h` (DYN501, at the guard in
+    the compiled function's file)."""
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (tmp_path / "pyproject.toml").write_text("[tool.dynlint]\n")
+    (pkg / "__init__.py").write_text("")
+    (pkg / "paste.py").write_text(PASTE)
+    (pkg / "run.py").write_text(PASTE_RUN)
+    guard = PASTE.splitlines().index("    ys = torch.arange(h).float()[:, None]") + 1
+    obs = observe_package(tmp_path, monkeypatch, pkg / "paste.py", "__import__('pkg.run').run.main()")
+    assert guard in set().union(*obs.guard_lines(str(pkg / "paste.py")))
+    assert ("pkg/paste.py", guard, "DYN501") in _found(cli, tmp_path)
+    # the same size for every image: nothing changes between calls
+    (pkg / "run.py").write_text(PASTE_RUN.replace("((40, 30), 3)", "((24, 32), 3)"))
+    assert ("pkg/paste.py", guard, "DYN501") not in _found(cli, tmp_path)

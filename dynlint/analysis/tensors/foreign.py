@@ -368,3 +368,28 @@ def _name_uses(fn: cst.FunctionDef, name: str):
 
     walk(fn, enter, leave)
     return (None, None) if odd else (calls, passed)
+
+
+def direct_calls(tensors, function: str) -> List[tuple]:
+    """[(the analysis of a file, a function's def, its class, its calls of `function`, the function's index
+    entry)] for the calls by name, in the files that import it (`from .postprocess import paste_masks`), of a
+    top-level function of this file compiled where it is defined (`@torch.compile`): each runs the frame."""
+    ctx = tensors.ctx
+    project, ix = ctx.project, ctx.index
+    depth = getattr(ctx, "foreign_depth", 0)
+    if getattr(project, "sources", None) is None or depth >= DEPTH:
+        return []
+    full, out = f"{ix.module}.{function}", []
+    for rel in sorted(set(project.facts.importers.get(full, ())) - {ix.path}):
+        cix = project.by_path.get(rel)
+        names = {local for local, imported in cix.imports.items() if imported == full} if cix is not None else set()
+        for q, info in (cix.functions.items() if names else ()):
+            if not any(c.kind == "name" and c.target in names for c in info.calls):
+                continue
+            other = _file_analysis(tensors, rel, depth + 1)
+            fdef = other._helper_def(info) if other is not None else None
+            for name in sorted(names) if fdef is not None else ():
+                calls, _ = _name_uses(fdef, name)
+                if calls:
+                    out.append((other, fdef, info.cls, calls, info))
+    return out

@@ -124,8 +124,13 @@ def _tuple_rows_kind(target: cst.Tuple, it, name: str) -> Optional[str]:
     """`for n, alpha in [(1, 0.5), (2, 0.25)]`: the kind of the literals at the name's place in each tuple."""
     names = [e.value.value if isinstance(e.value, cst.Name) else None for e in target.elements]
     rows = [e.value.elements for e in it.elements if isinstance(e.value, cst.Tuple)]
-    if name not in names or len(rows) != len(it.elements) or any(len(r) != len(names) for r in rows):
+    if len(rows) != len(it.elements) or any(len(r) != len(names) for r in rows):
         return None
+    if name not in names:               # `for (h, w), n in [((24, 32), 3), ...]`: the nested tuple's column
+        inner = next((i for i, e in enumerate(target.elements) if isinstance(e.value, cst.Tuple) and
+                      name in names_in(e.value)), None)
+        return _tuple_rows_kind(target.elements[inner].value, cst.List([cst.Element(r[inner].value) for r in rows]),
+                                name) if inner is not None else None
     column = [r[names.index(name)].value for r in rows]
     kinds = {literal_kind(v) for v in column}
     if None in kinds or len({_code(v) for v in column}) == 1:
@@ -216,6 +221,11 @@ def _named_elements(ctx, loop: cst.For, name: str) -> Optional[str]:
         return None
     values = [n.value for n in descendants(fn.body) if isinstance(n, cst.Assign) and
               any(isinstance(t.target, cst.Name) and t.target.value == named.value for t in n.targets)]
+    if not values:                  # a constant of the module (`IMAGES = [((24, 32), 3), ...]`)
+        tree = guard_lines.parsed(ctx.source or "")
+        values = [cst.parse_expression(ast.unparse(st.value)) for st in (tree.body if tree is not None else ())
+                  if isinstance(st, ast.Assign) and isinstance(st.value, (ast.List, ast.Tuple)) and
+                  any(isinstance(t, ast.Name) and t.id == named.value for t in st.targets)]
     if len(values) != 1:
         return None
     value = _returned_sequence(ctx, values[0]) or values[0]

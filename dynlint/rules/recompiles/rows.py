@@ -16,7 +16,7 @@ import libcst as cst
 
 from dynlint.analysis import guard_lines
 from dynlint.analysis.tensors import TENSOR
-from dynlint.analysis.tensors.foreign import alias_calls, passed_rows, receiver_calls
+from dynlint.analysis.tensors.foreign import alias_calls, direct_calls, passed_rows, receiver_calls
 from dynlint.analysis.tensors.syntax import bound_arguments
 from dynlint.linter.walker import walk
 
@@ -60,31 +60,58 @@ def loop_values(ctx, tensors) -> Iterator[Tuple[str, str, str, List[Tuple[str, i
     parameter of a method or function of the unit compiled as an entry that calls in other files (through a
     compiled alias, also where a function it is handed to calls it, or through what holds an instance) pass the
     variable of a loop around them binding Python scalars (`range`, `enumerate`'s count, a list of literals)."""
-    from dynlint.rules.recompiles.common import loop_scalar_kind
     for qual, info in entry_methods(ctx, functions=True):
         method, params = qual.rpartition(".")[2], [p for p in info.params if p not in ("self", "cls")]
         callers, around = None, {}       # around: id of a call -> the loops around it (one walk per call)
         for param in params:
             callers = callers if callers is not None else \
-                (alias_calls(tensors, info.cls, method) or []) + (receiver_calls(tensors, info.cls, method) or [])
+                (alias_calls(tensors, info.cls, method) or []) + (receiver_calls(tensors, info.cls, method) or []) + \
+                (direct_calls(tensors, method) if not info.cls else [])
             found, kinds = [], set()
             for other, fdef, _, calls, cinfo in callers:
                 if (not info.cls or method == "forward") and other.ctx.index.path == ctx.index.path:
                     continue        # a function's or module's calls in its own file: the site rules see them
                 for call in calls:
                     arg = bound_arguments(call, params).get(param)
-                    if not isinstance(arg, cst.Name):
+                    names = [arg] if isinstance(arg, cst.Name) else _display_names(arg)
+                    if not names:
                         continue
                     if id(call) not in around:
                         around[id(call)] = _loops_around(fdef, call)
-                    loop = _loop_binding(around[id(call)], arg.value)
-                    kind = loop_scalar_kind(loop, arg.value) if loop is not None else \
-                        _set_by_loop(around[id(call)], arg.value)
+                    kind = _name_kind(other, around[id(call)], names[0].value) if len(names) == 1 and \
+                        isinstance(arg, cst.Name) else "tuple" if all(
+                            _name_kind(other, around[id(call)], n.value) in ("int", "float") for n in names) else None
                     if kind:
                         kinds.add(kind)
-                        found.append((other.ctx.index.path, _call_line(other, cinfo, call), arg.value))
+                        found.append((other.ctx.index.path, _call_line(other, cinfo, call), names[0].value))
             if len(kinds) == 1:
                 yield qual, param, kinds.pop(), found
+
+
+def _display_names(arg: Optional[cst.BaseExpression]) -> List[cst.Name]:
+    """The names of a tuple or list display of names (`(h, w)`); none for anything else."""
+    if not isinstance(arg, (cst.Tuple, cst.List)) or not arg.elements or \
+            not all(isinstance(e.value, cst.Name) for e in arg.elements):
+        return []
+    return [e.value for e in arg.elements]
+
+
+def _name_kind(other, loops: List[cst.For], name: str) -> Optional[str]:
+    """The kind of what the loops around a call bind to `name` (a loop over a constant of the module too:
+    `for (h, w), n in IMAGES`), or of a local the innermost sets once from its variable."""
+    from dynlint.rules.recompiles.common import _bound_kind, loop_scalar_kind
+    loop = _loop_binding(loops, name)
+    if loop is None:
+        return _set_by_loop(loops, name)
+    kind = loop_scalar_kind(loop, name)
+    if kind is None and isinstance(loop.iter, cst.Name):
+        tree = guard_lines.parsed(other.ctx.source or "")
+        rows = [st.value for st in (tree.body if tree is not None else ()) if isinstance(st, ast.Assign) and
+                isinstance(st.value, (ast.List, ast.Tuple)) and
+                any(isinstance(t, ast.Name) and t.id == loop.iter.value for t in st.targets)]
+        kind = _bound_kind(loop.target, cst.parse_expression(ast.unparse(rows[0])), name) if len(rows) == 1 \
+            else None
+    return kind
 
 
 def _call_line(other, info, call: cst.Call) -> int:
