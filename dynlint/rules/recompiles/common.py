@@ -220,12 +220,8 @@ def _named_elements(ctx, loop: cst.For, name: str) -> Optional[str]:
     if fn is None or not isinstance(named, cst.Name):
         return None
     values = [n.value for n in descendants(fn.body) if isinstance(n, cst.Assign) and
-              any(isinstance(t.target, cst.Name) and t.target.value == named.value for t in n.targets)]
-    if not values:                  # a constant of the module (`IMAGES = [((24, 32), 3), ...]`)
-        tree = guard_lines.parsed(ctx.source or "")
-        values = [cst.parse_expression(ast.unparse(st.value)) for st in (tree.body if tree is not None else ())
-                  if isinstance(st, ast.Assign) and isinstance(st.value, (ast.List, ast.Tuple)) and
-                  any(isinstance(t, ast.Name) and t.id == named.value for t in st.targets)]
+              any(isinstance(t.target, cst.Name) and t.target.value == named.value for t in n.targets)] or \
+        module_constant(ctx.source or "", named.value)
     if len(values) != 1:
         return None
     value = _returned_sequence(ctx, values[0]) or values[0]
@@ -234,6 +230,14 @@ def _named_elements(ctx, loop: cst.For, name: str) -> Optional[str]:
     if isinstance(value, cst.ListComp) and isinstance(loop.target, cst.Name) and loop.target.value == name:
         return literal_kind(value.elt) or ("float" if float_expr(value.elt) else None)
     return _bound_kind(loop.target, value, name) if isinstance(value, (cst.List, cst.Tuple, cst.Call)) else None
+
+
+def module_constant(source: str, name: str) -> List[cst.BaseExpression]:
+    """The list or tuple displays the module binds `name` to at its top level (`IMAGES = [((24, 32), 3), ...]`)."""
+    tree = guard_lines.parsed(source)
+    return [cst.parse_expression(ast.unparse(st.value)) for st in (tree.body if tree is not None else ())
+            if isinstance(st, ast.Assign) and isinstance(st.value, (ast.List, ast.Tuple)) and
+            any(isinstance(t, ast.Name) and t.id == name for t in st.targets)]
 
 
 def _returned_sequence(ctx, value: cst.BaseExpression) -> Optional[cst.BaseExpression]:

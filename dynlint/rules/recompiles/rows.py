@@ -99,19 +99,14 @@ def _display_names(arg: Optional[cst.BaseExpression]) -> List[cst.Name]:
 def _name_kind(other, loops: List[cst.For], name: str) -> Optional[str]:
     """The kind of what the loops around a call bind to `name` (a loop over a constant of the module too:
     `for (h, w), n in IMAGES`), or of a local the innermost sets once from its variable."""
-    from dynlint.rules.recompiles.common import _bound_kind, loop_scalar_kind
+    from dynlint.rules.recompiles.common import _bound_kind, loop_scalar_kind, module_constant
     loop = _loop_binding(loops, name)
     if loop is None:
         return _set_by_loop(loops, name)
     kind = loop_scalar_kind(loop, name)
-    if kind is None and isinstance(loop.iter, cst.Name):
-        tree = guard_lines.parsed(other.ctx.source or "")
-        rows = [st.value for st in (tree.body if tree is not None else ()) if isinstance(st, ast.Assign) and
-                isinstance(st.value, (ast.List, ast.Tuple)) and
-                any(isinstance(t, ast.Name) and t.id == loop.iter.value for t in st.targets)]
-        kind = _bound_kind(loop.target, cst.parse_expression(ast.unparse(rows[0])), name) if len(rows) == 1 \
-            else None
-    return kind
+    rows = module_constant(other.ctx.source or "", loop.iter.value) if kind is None and \
+        isinstance(loop.iter, cst.Name) else []
+    return _bound_kind(loop.target, rows[0], name) if len(rows) == 1 else kind
 
 
 def _call_line(other, info, call: cst.Call) -> int:
