@@ -471,3 +471,59 @@ def test_a_decorated_function_called_by_name_in_another_files_loop_is_guarded_wh
     # the same size for every image: nothing changes between calls
     (pkg / "run.py").write_text(PASTE_RUN.replace("((40, 30), 3)", "((24, 32), 3)"))
     assert ("pkg/paste.py", guard, "DYN501") not in _found(cli, tmp_path)
+
+
+TRAINER = '''
+import torch
+
+
+class Trainer:
+    def __init__(self, w):
+        self.w = w
+        self.lr = 0.0
+
+    @torch.compile
+    def apply_update(self, g):
+        self.w.sub_(self.lr * g)
+
+    def train_step(self, g):
+        self.apply_update(g)
+'''
+
+TRAINER_RUN = '''
+import torch
+
+from pkg.trainer import Trainer
+
+
+def lr_at(step):
+    return 0.1 * (0.5 ** step)
+
+
+def main():
+    trainer = Trainer(torch.zeros(3))
+    for step in range(3):
+        trainer.lr = lr_at(step)
+        trainer.train_step(torch.ones(3))
+'''
+
+
+def test_an_attribute_another_files_loop_sets_from_a_schedule_is_guarded_where_the_compiled_method_reads_it(
+        cli, tmp_path, monkeypatch):
+    """`trainer.lr = lr_at(step)` in a loop of another file that calls `trainer.train_step`, which calls the
+    decorated `apply_update` reading `self.lr`: Dynamo guards `self.lr` there, and each new rate fails it
+    (DYN514, at the guard in the class's file)."""
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (tmp_path / "pyproject.toml").write_text("[tool.dynlint]\n")
+    (pkg / "__init__.py").write_text("")
+    (pkg / "trainer.py").write_text(TRAINER)
+    (pkg / "run.py").write_text(TRAINER_RUN)
+    guard = TRAINER.splitlines().index("        self.w.sub_(self.lr * g)") + 1
+    obs = observe_package(tmp_path, monkeypatch, pkg / "trainer.py", "__import__('pkg.run').run.main()")
+    assert guard in set().union(*obs.guard_lines(str(pkg / "trainer.py")))
+    assert ("pkg/trainer.py", guard, "DYN514") in _found(cli, tmp_path)
+    # set once, before the loop: every call sees the same rate
+    (pkg / "run.py").write_text(TRAINER_RUN.replace("        trainer.lr = lr_at(step)\n", "").replace(
+        "    for step in range(3):", "    trainer.lr = lr_at(0)\n    for step in range(3):"))
+    assert ("pkg/trainer.py", guard, "DYN514") not in _found(cli, tmp_path)

@@ -116,7 +116,8 @@ class FunctionInfo:
     # bar over it), `return iter(xs)`, `return xs`; "" when none
     iterates: str = ""
     # (line, target, value) of each `obj.attr = <number>` / `obj.sub.attr = <number>` the function makes on an
-    # object other than `self` (`model.sa1.npoint = 48`): what it changes on objects of other files' classes. A
+    # object other than `self` (`model.sa1.npoint = 48`), or `obj.attr = <anything>` in a loop (`trainer.lr =
+    # sched(step)`): what it changes on objects of other files' classes. A
     # tuple default, so indexes pickled before this field existed still read it.
     attr_sets: Tuple[Tuple[int, str, str], ...] = ()
     # the function defined in this one that every `return` gives (`def make(): def step(x): ...; return step`, a
@@ -400,6 +401,7 @@ class _Indexer(ast.NodeVisitor):
         self.returns: List[List[Optional[ast.expr]]] = []    # per function of func_stack: its `return`s' values
         self.top: Tuple[int, int] = (0, 0)
         self.loop_vars: List[Dict[str, str]] = [{}]   # loop variable -> "self.<attr>"
+        self.loops = 0                                  # loops around the node, in the function being indexed
         self.named: Counter = Counter()                # name -> times it occurs as a name (`ModuleIndex.refs`)
         self.called: Counter = Counter()               # ... as the callee of a call
 
@@ -526,7 +528,9 @@ class _Indexer(ast.NodeVisitor):
         self.func_stack.append(info)
         self.loop_vars.append({})
         self.returns.append([])
+        outer_loops, self.loops = self.loops, 0
         self.generic_visit(node)
+        self.loops = outer_loops
         returns = self.returns.pop()        # the values of its own `return`s (visit_Return)
         info.iterates = self._iterates(returns, params)
         info.returns_def = _returns_def(node, returns)
@@ -567,7 +571,14 @@ class _Indexer(ast.NodeVisitor):
             inner = dotted_name(it.args[0])
             if inner and inner.startswith("self."):
                 self.loop_vars[-1][target.elts[1].id] = inner
+        self.loops += 1
         self.generic_visit(node)
+        self.loops -= 1
+
+    def visit_While(self, node: ast.While) -> None:
+        self.loops += 1
+        self.generic_visit(node)
+        self.loops -= 1
 
     def _dynamo_setting(self, target: str, values) -> None:
         """A Dynamo setting the file makes: `torch._dynamo.config.KEY = constant`, or functions added to a
@@ -589,7 +600,9 @@ class _Indexer(ast.NodeVisitor):
             name = dotted_name(t)
             if name and "config." in name:
                 self._dynamo_setting(name, [node.value])
-            if name and "." in name and not name.startswith("self.") and self.func_stack and _number(node.value):
+            # a number, or (in a loop: a new value each iteration) anything: its kind is the attribute's own
+            if name and "." in name and not name.startswith("self.") and self.func_stack and \
+                    (_number(node.value) or self.loops and not isinstance(node.value, (ast.List, ast.Dict))):
                 fn = self.func_stack[-1]
                 fn.attr_sets = fn.attr_sets + ((node.lineno, name, ast.unparse(node.value)),)
         for targets, value in _paired(node.targets, node.value):

@@ -13,6 +13,7 @@ import libcst as cst
 
 from dynlint.analysis import guard_lines
 from dynlint.analysis.held import held_by_name
+from dynlint.analysis.names import COMPILE
 from dynlint.analysis.tensors.foreign import _line_in, alias_calls
 from dynlint.linter.walker import walk
 from dynlint.rules.common import source_of
@@ -149,7 +150,8 @@ def assigned_elsewhere(rule, modules: bool) -> Iterator[Tuple[str, str, str, str
                 head = here.compiled.get(parts[0], parts[0]).split(".")[0]
                 kind = number_kind(value) or info.scalars.get(attr)
                 if kind is None or not _holds(project, oix, here, head, parts[1:-1], (ix.path, cls)) or \
-                        not _called_around(here, head, line):
+                        not (_called_around(here, head, line) or _method_runs_around(project, rel, ix, cls, here,
+                                                                                      head, line)):
                     continue
                 yield cls, read[0], attr, kind, read[1], (rel, line, 0, f"`{target} = {value}` changes it here")
 
@@ -232,6 +234,24 @@ def _called_around(fn, name: str, line: int) -> bool:
     handed = [c.line for c in fn.calls if (name in c.args or any(a in c.args for a in aliases)) and
               c.target.rpartition(".")[2] != "compile"]       # (not `torch.compile(model)` itself)
     return any(ln > line for ln in runs) and any(ln < line for ln in runs + handed)
+
+
+def _method_runs_around(project, rel: str, ix, cls: str, fn, name: str, line: int) -> bool:
+    """The loop around the assignment at `line` in `fn` (of the file `rel`) calls, through `name`, a method of
+    the unit's class `cls` that is compiled where it is defined or calls one such through `self`
+    (`trainer.train_step(x, y)` whose `self.apply_update()` is `@torch.compile`): each iteration runs the
+    compiled method with what the assignment left."""
+    compiled = {q.rpartition(".")[2] for q, f in ix.functions.items() if f.cls == cls and
+                any(ix.qualify(d.split("(")[0]) in COMPILE for d in f.decorators)}
+    runs = compiled | {q.rpartition(".")[2] for q, f in ix.functions.items() if f.cls == cls and
+                       any(c.kind == "self" and c.target in compiled for c in f.calls)}
+    tree = guard_lines.parsed(project.sources(rel) or "") if runs else None
+    for loop in (n for n in ast.walk(tree) if isinstance(n, (ast.For, ast.While))) if tree is not None else ():
+        if loop.lineno < line <= (loop.end_lineno or loop.lineno) and any(
+                isinstance(c, ast.Call) and guard_lines.dotted(c.func) in {f"{name}.{m}" for m in runs}
+                for c in ast.walk(loop)):
+            return True
+    return False
 
 
 def number_kind(value: str) -> Optional[str]:
