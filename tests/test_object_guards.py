@@ -524,3 +524,50 @@ def test_a_number_the_compiled_code_changes_in_a_container_the_caller_keeps_is_r
         "c(x, acc)", "c(x, Acc())")            # a new container at each call: every call reads 0
     assert _found(fresh, "DYN306") == []
     assert dynamo_guard_lines(tmp_path, fresh) == []
+
+
+EMA = '''
+import math
+
+import torch
+
+
+class EMA:
+    def __init__(self, decay=0.999, tau=20.0):
+        self.decay = decay
+        self.tau = tau
+        self.updates = 0
+        self._apply = torch.compile(self._lerp_all, backend="eager")
+
+    def current_decay(self):
+        return self.decay * (1 - math.exp(-self.updates / self.tau))
+
+    def _lerp_all(self, shadow, params):
+        d = self.current_decay()
+        for e, p in zip(shadow, params):
+            e.mul_(d).add_(p, alpha=1 - d)
+
+    def update(self, shadow, params):
+        self.updates += 1
+        self._apply(shadow, params)
+
+
+def main():
+    ema = EMA()
+    shadow, params = [torch.zeros(3)], [torch.ones(3)]
+    for _ in range(3):
+        ema.update(shadow, params)
+'''
+
+
+def test_a_counter_a_method_advances_before_calling_its_compiled_method_is_reported_at_the_guard(tmp_path):
+    """`self.updates += 1` in `update`, which then calls `self._apply` (its own method compiled in `__init__`),
+    read through `self.current_decay()`: each call hands the compiled method a new count (DYN514, where Dynamo
+    guards `self.updates`)."""
+    pytest.importorskip("torch")
+    guard = line_of(EMA, "return self.decay * (1 - math.exp(-self.updates / self.tau))")
+    assert _found(EMA, "DYN514") == [guard]
+    assert guard in dynamo_guard_lines(tmp_path, EMA)
+    fixed = EMA.replace("        self.updates += 1\n", "")
+    assert _found(fixed, "DYN514") == []
+    assert dynamo_guard_lines(tmp_path, fixed) == []

@@ -18,6 +18,7 @@ from dynlint.linter.walker import descendants, dotted
 from dynlint.rules.common import source_of
 from dynlint.rules.recompiles.call_sites import LIST_CHANGES
 from dynlint.rules.recompiles.growing import binds
+from dynlint.rules.recompiles.handed import compiled_attribute
 from dynlint.rules.recompiles.common import SiteBookkeeping, call_bindings, float_expr, parameter_names
 from dynlint.rules.recompiles.foreign_setters import (assigned_elsewhere, global_setters_called_elsewhere,
                                                       module_globals_set_elsewhere, set_elsewhere)
@@ -444,13 +445,30 @@ class StateSetBetweenCalls(SiteBookkeeping):
                 self.report_at_guard(node, readers[0], name, f"`{name}` changes here", at_entry=False,
                                      expr=source_of(node), name=name, func=readers[0], effect=effect(what))
             return
-        held = self._held_by_module(fn, target) or self._bound_reader(target) \
+        held = self._held_by_module(fn, target) or self._bound_reader(target) or self._own_compiled_reader(fn, target) \
             if isinstance(target, cst.Attribute) else None
         what = f"object {kind} attribute set between calls"
         if held is not None and recompiles(what):
             reader, read = held
             self.report_at_guard(node, reader, read, f"`{source_of(target)}` changes here", at_entry=False,
                                  expr=source_of(node), name=read, func=reader, effect=effect(what))
+
+    def _own_compiled_reader(self, fn: cst.FunctionDef, target: cst.Attribute) -> Optional[Tuple[str, str]]:
+        """(the compiled method, `self.<attr>`) when a method changes `self.<attr>` and calls, through `self`, an
+        attribute holding a compiled method of its class that reads it (`self.updates += 1` then
+        `self._apply(...)`, `self._apply = torch.compile(self._lerp_all)`, which reads `self.updates` through
+        `self.current_decay()`): every call of the method hands the compiled one a new value."""
+        ix, cls = self.ctx.index, self.ctx.class_name
+        if not (isinstance(target.value, cst.Name) and target.value.value == "self") or ix is None or not cls:
+            return None
+        read = f"self.{target.attr.value}"
+        for n in descendants(fn.body):
+            if isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) and \
+                    isinstance(n.func.value, cst.Name) and n.func.value.value == "self":
+                entry = compiled_attribute(ix, cls, n.func.attr.value, self.ctx.source)
+                if entry is not None and self.guard_span(entry, read, at_entry=False) is not None:
+                    return entry, read
+        return None
 
     def _module_state(self, fn: cst.FunctionDef, target, kind: str) -> Optional[Tuple[str, str]]:
         """(name, guard-model kind) when the assignment's target is state every call reads by name: a global
