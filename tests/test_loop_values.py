@@ -560,6 +560,28 @@ def main():
         scaler.update(step % 2 == 0)
 '''
 
+ENUM_ROWS = '''import enum
+
+import torch
+
+
+class Reduction(enum.Enum):
+    MEAN = "mean"
+    SUM = "sum"
+
+
+def loss(x, scale, reduction):
+    y = x * scale
+    return y.mean() if reduction is Reduction.MEAN else y.sum()
+
+
+def main():
+    opt = torch.compile(loss, backend="eager")
+    schedule = [(1.0, Reduction.MEAN), (1.0, Reduction.SUM)]
+    for step, (scale, red) in enumerate(schedule):
+        opt(torch.ones(3), scale, red)
+'''
+
 CASES = [
     (CARRIED_INT, "DYN501", "return x * min(1.0, step / 4)", ("        step += 1\n", "")),
     (CARRIED_FLOAT, "DYN501", "return x / (x.norm() + eps)", ("        eps *= 10\n", "")),
@@ -593,6 +615,8 @@ CASES = [
     (RETURNED_STEPS, "DYN501", "return x * (t + 1)", ("opt(x, t)", "opt(x, 2)")),
     (CARRIED_FROM_SIZE, "DYN501", "cache[:, pos:pos + 1] = k", ("        pos += 1\n", "")),
     (INVERSE_OF_STATE, "DYN501", "return g * inv_scale", ("        scaler.update(step % 2 == 0)\n", "")),
+    (ENUM_ROWS, "DYN501", "return y.mean() if reduction is Reduction.MEAN else y.sum()",
+     ("(1.0, Reduction.SUM)]", "(1.0, Reduction.MEAN)]")),
 ]
 
 

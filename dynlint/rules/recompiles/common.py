@@ -132,6 +132,11 @@ def _tuple_rows_kind(target: cst.Tuple, it, name: str) -> Optional[str]:
         return _tuple_rows_kind(target.elements[inner].value, cst.List([cst.Element(r[inner].value) for r in rows]),
                                 name) if inner is not None else None
     column = [r[names.index(name)].value for r in rows]
+    owners = {dotted(v.value) for v in column if isinstance(v, cst.Attribute)}
+    if len(owners) == 1 and all(isinstance(v, cst.Attribute) for v in column) and \
+            owners.pop().rpartition(".")[2][:1].isupper():
+        # members of one class (`(Pooling.MEAN, Reduction.SUM)` rows): an Enum's, guarded on their identity
+        return "enum" if len({_code(v) for v in column}) > 1 else None
     kinds = {literal_kind(v) for v in column}
     if None in kinds or len({_code(v) for v in column}) == 1:
         return None                     # (the same value in every row)
