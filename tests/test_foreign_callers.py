@@ -527,3 +527,53 @@ def test_an_attribute_another_files_loop_sets_from_a_schedule_is_guarded_where_t
     (pkg / "run.py").write_text(TRAINER_RUN.replace("        trainer.lr = lr_at(step)\n", "").replace(
         "    for step in range(3):", "    trainer.lr = lr_at(0)\n    for step in range(3):"))
     assert ("pkg/trainer.py", guard, "DYN514") not in _found(cli, tmp_path)
+
+
+STREAM = '''
+import torch
+
+
+@torch.compile
+def encode_chunk(x, state):
+    if state is None:
+        state = torch.zeros(x.shape[-1])
+    y = x.sin() + state
+    return y, y.mean(0)
+'''
+
+STREAM_RUN = '''
+import torch
+
+from pkg.stream import encode_chunk
+
+
+def transcribe(chunks):
+    state = None
+    out = []
+    for chunk in chunks:
+        y, state = encode_chunk(chunk, state)
+        out.append(y)
+    return out
+
+
+def main():
+    transcribe([torch.randn(2, 4) for _ in range(3)])
+'''
+
+
+def test_a_state_another_files_loop_carries_from_none_is_reported_at_the_guard(cli, tmp_path, monkeypatch):
+    """`state = None` before a loop of another file, `y, state = encode_chunk(chunk, state)` in it: the first
+    call gets None, the next a tensor; Dynamo guards `state is None` in the compiled function (DYN505, there)."""
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (tmp_path / "pyproject.toml").write_text("[tool.dynlint]\n")
+    (pkg / "__init__.py").write_text("")
+    (pkg / "stream.py").write_text(STREAM)
+    (pkg / "run.py").write_text(STREAM_RUN)
+    guard = STREAM.splitlines().index("    if state is None:") + 1
+    obs = observe_package(tmp_path, monkeypatch, pkg / "stream.py", "__import__('pkg.run').run.main()")
+    assert guard in set().union(*obs.guard_lines(str(pkg / "stream.py")))
+    assert ("pkg/stream.py", guard, "DYN505") in _found(cli, tmp_path)
+    # a tensor from the first call on: the guard holds
+    (pkg / "run.py").write_text(STREAM_RUN.replace("    state = None\n", "    state = torch.zeros(4)\n"))
+    assert ("pkg/stream.py", guard, "DYN505") not in _found(cli, tmp_path)

@@ -20,6 +20,7 @@ from dynlint.rules.recompiles.changing import class_def, python_list
 from dynlint.rules.recompiles.common import SiteBookkeeping, bound_parameter, call_bindings, names_in
 from dynlint.rules.recompiles.foreign_setters import assigned_elsewhere, number_kind
 from dynlint.rules.recompiles.handed import handed_arguments
+from dynlint.rules.recompiles.rows import carried_none_elsewhere
 from dynlint.rules.recompiles.tensor_args import tensor_metadata
 
 
@@ -485,6 +486,20 @@ class ArgumentSetChangesBetweenCalls(SiteBookkeeping):
                 return guard_lines.span_of(self.ctx.source or "", read)
         return None
 
+
+    def finish(self, findings) -> None:
+        """A function of this unit compiled where it is defined, handed by a loop of another file the state that
+        loop carries, None at its first call (`rows.carried_none_elsewhere`): reported here, at the guard."""
+        for qual, param, calls in carried_none_elsewhere(self.ctx, self.tensors):
+            span = self.guard_span(qual, param, at_entry=False)
+            path, line, name = calls[0]
+            if span is not None:
+                self.ctx.report(self, None, (
+                    f"compiled `{qual}` gets `{param}` from a loop in {path} (line {line}), `None` at its first call "
+                    f"and what the loop carries at the next ones: Dynamo guards on whether it is `None`, so the "
+                    f"second call compiles again"), at=span,
+                    related=[(p, ln, 0, f"`{n}` is None at the first call, then what the loop assigns")
+                             for p, ln, n in calls])
 
     def _held_or_handed(self, node: cst.Call) -> None:
         """The loop-carried None of `_none_then_carried` where the call runs compiled code through an attribute

@@ -230,3 +230,45 @@ def _tensor_index(tensors, fdef: cst.FunctionDef, cls: str, fn: ast.AST, name: s
     subscripts = sorted((n for n in ast.walk(fn) if isinstance(n, ast.Subscript) and isinstance(n.slice, ast.Name)
                          and n.slice.id == name), key=lambda n: (n.lineno, n.col_offset))
     return next((n for n in subscripts if found and ast.unparse(n.value) in found), None)
+
+
+def carried_none_elsewhere(ctx, tensors) -> Iterator[Tuple[str, str, List[Tuple[str, int, str]]]]:
+    """(the function, its parameter, [(file, line, name) of the calls]) for each parameter of a function of the
+    unit compiled where it is defined (or through an alias) that a loop of another file hands the state it
+    carries: `state = None` before the loop, `logp, state = encode_chunk(model, chunk, state)` in it. The first
+    call gets None, the next a value (DYN505's loop-carried None, across files)."""
+    for qual, info in entry_methods(ctx, functions=True):
+        if info.cls:
+            continue
+        method, params = qual.rpartition(".")[2], list(info.params)
+        callers = (alias_calls(tensors, "", method) or []) + direct_calls(tensors, method)
+        for param in params:
+            found = []
+            for other, fdef, _, calls, cinfo in callers:
+                for call in calls:
+                    arg = bound_arguments(call, params).get(param)
+                    loops = _loops_around(fdef, call) if isinstance(arg, cst.Name) else []
+                    if loops and _none_then_rebound(fdef, loops[-1], arg.value):
+                        found.append((other.ctx.index.path, _call_line(other, cinfo, call), arg.value))
+            if found:
+                yield qual, param, found
+
+
+def _none_then_rebound(fdef: cst.FunctionDef, loop: cst.For, name: str) -> bool:
+    """`name = None` is the last binding of `name` in `fdef` above `loop`, and `loop`'s body binds it again,
+    never to None."""
+    from dynlint.linter.walker import descendants
+    from dynlint.rules.recompiles.common import names_in
+    inside = [n for n in descendants(loop.body) if isinstance(n, cst.Assign) and
+              any(name in names_in(t.target) for t in n.targets)]
+    before, stack = [], [fdef.body]
+    while stack:                        # source order: a node, then its children left to right
+        n = stack.pop()
+        if n is loop:
+            break
+        if isinstance(n, cst.Assign) and any(isinstance(t.target, cst.Name) and t.target.value == name
+                                              for t in n.targets):
+            before.append(n)
+        stack.extend(reversed(list(n.children)))
+    none = lambda v: isinstance(v, cst.Name) and v.value == "None"     # noqa: E731
+    return bool(before) and none(before[-1].value) and bool(inside) and not any(none(n.value) for n in inside)
