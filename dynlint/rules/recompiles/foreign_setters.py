@@ -7,6 +7,7 @@ attribute as `fn.__self__.<attr>` at the compiled method's first read of it, whi
 from __future__ import annotations
 
 import ast
+import functools
 from typing import Dict, Iterator, List, Optional, Tuple
 
 import libcst as cst
@@ -368,14 +369,12 @@ def global_setters_called_elsewhere(rule) -> Iterator[Tuple[str, str, str, tuple
     setter between calls (in a loop that calls something else, or between two calls of one callee): Dynamo
     guards `G['DEBUG'] == False` at the first read, and the call after the setter fails it (measured, torch
     2.13), as for a global the other file assigns through the module (`module_globals_set_elsewhere`)."""
-    from dynlint.rules.recompiles.state_set import _state_set_by, traced_reads
+    from dynlint.rules.recompiles.state_set import traced_reads
     ctx = rule.ctx
-    ix, project, tree = ctx.index, ctx.project, guard_lines.parsed(ctx.source or "")
-    if ix is None or project is None or project.sources is None or tree is None:
+    ix, project = ctx.index, ctx.project
+    if ix is None or project is None or project.sources is None:
         return
-    setters = {fn.name: [(n, k) for n, k in _state_set_by(ctx.source or "", fn) if "." not in n and k]
-               for fn in tree.body if isinstance(fn, ast.FunctionDef)}
-    setters = {s: sets for s, sets in setters.items() if sets}
+    setters = _global_setters(ctx.source or "")
     importers = project.facts.importers
     rels = {r for m in [ix.module, *(f"{ix.module}.{s}" for s in setters)] for r in importers.get(m, ())}
     for rel in sorted(rels):
@@ -389,6 +388,18 @@ def global_setters_called_elsewhere(rule) -> Iterator[Tuple[str, str, str, tuple
                 if span is not None:
                     yield reader, name, kind, span, (rel, line, 0, f"`{callee}(...)` changes `{name}` here")
                     break
+
+
+@functools.lru_cache(maxsize=8)
+def _global_setters(source: str) -> Dict[str, List[Tuple[str, str]]]:
+    """{top-level function: [(global, kind of its first value)]} for the file's functions that assign a global
+    (`def set_debug(flag): global DEBUG; DEBUG = flag`); found once per file (every unit of the file asks)."""
+    from dynlint.rules.recompiles.state_set import _state_set_by
+    tree = guard_lines.parsed(source)
+    found = {fn.name: [(n, k) for n, k in _state_set_by(source, fn) if "." not in n and k]
+             for fn in (tree.body if tree is not None else ()) if isinstance(fn, ast.FunctionDef) and
+             any(isinstance(st, ast.Global) for st in ast.walk(fn))}
+    return {name: sets for name, sets in found.items() if sets}
 
 
 def _setter_names(imports: Dict[str, str], module: str, setters) -> Dict[str, str]:

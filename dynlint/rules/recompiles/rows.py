@@ -10,6 +10,7 @@ guarded at the method's first read of it (`loop_values`)."""
 from __future__ import annotations
 
 import ast
+import bisect
 from typing import Iterator, List, Optional, Tuple
 
 import libcst as cst
@@ -31,10 +32,22 @@ def entry_methods(ctx, functions: bool = False) -> Iterator[tuple]:
     if ix is None or ctx.project is None:
         return
     first, last = unit.line_offset + 1, unit.line_offset + unit.text.count("\n") + 1
-    for qual, info in ix.functions.items():
-        if first <= info.def_line <= last and not info.nested_in and (info.cls or functions) and \
-                ctx.regions.get(qual) == (qual,):
-            yield qual, info
+    memo = ctx.project.per_run(_entries)
+    key = (ix.path, functions)
+    if key not in memo:                 # (once per file: every unit of it asks)
+        memo[key] = sorted((info.def_line, qual, info) for qual, info in ix.functions.items()
+                           if not info.nested_in and (info.cls or functions) and ctx.regions.get(qual) == (qual,))
+    entries = memo[key]
+    start = bisect.bisect_left(entries, (first,))
+    for line, qual, info in entries[start:]:
+        if line > last:
+            break
+        yield qual, info
+
+
+def _entries() -> dict:
+    """(file, with functions) -> [(def line, qualname, index entry)] of its entry methods (`entry_methods`)."""
+    return {}
 
 
 def row_index_guards(ctx, tensors) -> Iterator[Tuple[str, str, Span, List[Tuple[str, int, str]]]]:
