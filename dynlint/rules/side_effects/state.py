@@ -529,9 +529,9 @@ class ModulePythonStateMutation(TorchRule):
             self._report(node, self._kind(attr, node.value))
         elif self._handed_counter(node):                                   # `state.step += 1`, `state` passed in
             self.report(node, expr=source_of(node), effect=effect("object int attribute"), owner="object")
-        elif self.ctx.in_region and handed_item(self.ctx, node):            # `meta["steps"] += 1`, `meta` passed in
+        elif self.ctx.in_region and (kept := handed_item(self.ctx, node)):   # `meta["steps"] += 1`, `meta` passed in
             self.report(node, expr=source_of(node), effect=effect("object int attribute"),
-                        owner=f"container `{handed_item(self.ctx, node)}` the caller keeps")
+                        owner=f"container `{kept}` the caller keeps")
 
     def _handed_counter(self, node: cst.AugAssign) -> bool:
         """`state.step += 1` in traced code, `state` a parameter that every caller passes an instance of a plain
