@@ -582,6 +582,50 @@ def main():
         opt(torch.ones(3), scale, red)
 '''
 
+RECORD_SWEEP = '''import dataclasses
+from dataclasses import dataclass
+
+import torch
+
+
+@dataclass
+class BlockConfig:
+    act: str = "relu"
+    scale: float = 1.0
+    bias: float = 0.0
+
+
+def block(x, cfg):
+    y = torch.relu(x) if cfg.act == "relu" else torch.tanh(x)
+    return y * cfg.scale + cfg.bias
+
+
+def main():
+    opt = torch.compile(block, backend="eager")
+    base = BlockConfig()
+    sweep = [base, dataclasses.replace(base, act="tanh", bias=0.5), BlockConfig(scale=2.0)]
+    for cfg in sweep:
+        opt(torch.randn(4), cfg)
+'''
+
+ADAPTIVE_CLIP = '''import torch
+
+
+def clip(g, max_norm):
+    norm = g.norm()
+    return g * (max_norm / (norm + 1e-6)).clamp(max=1.0)
+
+
+def main():
+    opt = torch.compile(clip, backend="eager")
+    norms = [1.0]
+    for _ in range(4):
+        g = torch.randn(8)
+        max_norm = 2.0 * sorted(norms)[len(norms) // 2]
+        opt(g, max_norm)
+        norms.append(g.norm().item())
+'''
+
 CASES = [
     (CARRIED_INT, "DYN501", "return x * min(1.0, step / 4)", ("        step += 1\n", "")),
     (CARRIED_FLOAT, "DYN501", "return x / (x.norm() + eps)", ("        eps *= 10\n", "")),
@@ -603,6 +647,7 @@ CASES = [
     (STARRED_LENGTH, "DYN507", "return torch.stack(tensors).sum(0)", ("range(n)]", "range(2)]")),
     (SLICED_LENGTH, "DYN507", "out = xs[0]", ("opt(feats[:k])", "opt(feats[:2])")),
     (REPEATED_LENGTH, "DYN507", "return torch.stack(xs).mean(0)", ("[x] * n", "[x] * 2")),
+    (ADAPTIVE_CLIP, "DYN501", "return g * (max_norm", ("        norms.append(g.norm().item())\n", "")),
     (KEPT_DATACLASS, "DYN501", "return scaled / cfg.temperature", ("temperature=t)", "temperature=0.5)")),
     (KEPT_INIT, "DYN501", "return y * op.scale + op.shift", ("Affine(s)", "Affine(0.5)")),
     (KEPT_NAMEDTUPLE, "DYN501", "return y * c.alpha + c.beta", ("Coefs(0.1 * i, 1.0)", "Coefs(0.1, 1.0)")),
@@ -749,3 +794,17 @@ def test_a_result_fed_back_under_no_grad_in_the_caller_does_not_come_back_requir
     assert [f.line for f in check_source(with_grad, filename="probe.py").findings if f.code == "DYN501"] == \
         [line_of(with_grad, "def step(model, x, t):")]
     assert dynamo_guard_lines(tmp_path, with_grad, lineless=True) == [line_of(with_grad, "def step(model, x, t):")]
+
+
+def test_each_field_the_records_of_a_sweep_change_first_is_guarded_where_it_is_read(tmp_path):
+    """Records of one class handed over one at a time: each attribute the compiled code reads is guarded by value
+    where it is first read, and a new record is checked against every graph kept, failing at the first attribute
+    read that differs. `bias` changes only beside `act`, read before it: no guard of its own fails."""
+    pytest.importorskip("torch")
+    expected = [line_of(RECORD_SWEEP, "y = torch.relu(x) if"), line_of(RECORD_SWEEP, "return y * cfg.scale")]
+    assert dynamo_guard_lines(tmp_path, RECORD_SWEEP) == expected
+    findings = check_source(RECORD_SWEEP, filename="probe.py").findings
+    assert sorted(f.line for f in findings if f.code == "DYN501") == expected
+    same = RECORD_SWEEP.replace('act="tanh", bias=0.5), BlockConfig(scale=2.0)', 'act="relu"), BlockConfig()')
+    assert dynamo_guard_lines(tmp_path, same) == []
+    assert not [f for f in check_source(same, filename="probe.py").findings if f.code == "DYN501"]

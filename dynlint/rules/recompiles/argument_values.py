@@ -10,8 +10,8 @@ import libcst as cst
 
 from dynlint.analysis import guard_lines
 from dynlint.linter.walker import children, descendants, dotted
-from dynlint.rules.recompiles.common import (float_expr, literal_kind, loop_changed, loop_grown, names_in, number_read,
-                                             size_read, varying)
+from dynlint.rules.recompiles.common import (float_expr, literal_kind, loop_changed, loop_grown, loop_numbers,
+                                             names_in, number_read, size_read, varying)
 
 
 def kept_attribute(source: str, value: cst.BaseExpression, var: str) -> Optional[Tuple[str, cst.BaseExpression]]:
@@ -99,11 +99,11 @@ def changing_number(ctx, value: cst.BaseExpression, call: cst.Call) -> Optional[
     the name is the local passed, or the changing name it is read from."""
     for loop in (b for b in reversed(ctx.blocks) if isinstance(b, (cst.For, cst.While))):
         bound = bound_in_loop(ctx, value, [loop], call) or value
-        changed, grown = loop_changed(loop), loop_grown(loop)
-        kind = number_read(bound, changed, grown)
+        changed, grown, numbers = loop_changed(loop), loop_grown(loop), loop_numbers(loop)
+        kind = number_read(bound, changed, grown, numbers)
         if kind:
             return (value.value if isinstance(value, cst.Name) else
-                    sorted(names_in(bound) & (changed | set(grown)))[0]), kind
+                    sorted(names_in(bound) & (changed | set(grown) | set(numbers)))[0]), kind
     return None
 
 
@@ -334,3 +334,81 @@ def _has_string(node: cst.CSTNode) -> bool:
         if isinstance(n, (cst.BinaryOperation, cst.UnaryOperation)):
             stack.extend(children(n))
     return False
+
+
+REPLACERS = frozenset({"replace", "dataclasses.replace"})       # `dataclasses.replace(base, dropout=0.1)`
+
+
+def record_rows(ctx, value: cst.BaseExpression, loops, first_read) -> List[Tuple[str, str, str]]:
+    """(the loop variable, the attribute, the kind of its values) for each field of the objects a loop hands over
+    one at a time (`for cfg in [Cfg(), Cfg(act="silu"), dataclasses.replace(base, p=0.1)]`) whose change fails a
+    guard: the list named once in the function or the module, its elements records of one class of the file (a
+    dataclass, a named tuple, a class whose `__init__` keeps its parameters) or copies with fields replaced
+    (`replace`, `._replace`). Dynamo guards each attribute the compiled code reads by value, where it first reads
+    it (`first_read(attr)`: that line, None where it is not read), and a new object is checked against each
+    graph kept: the guard that fails is that of the first attribute read that differs from an earlier row's
+    (measured, torch 2.13). A field alike in every row, or that changes only beside one read earlier, does not."""
+    from dynlint.rules.recompiles.common import _code, _named_iterable
+    if not isinstance(value, cst.Name):
+        return []
+    loop = next((lp for lp in reversed(loops) if isinstance(lp, cst.For) and isinstance(lp.target, cst.Name) and
+                 lp.target.value == value.value), None)
+    elements = _named_iterable(ctx, loop.iter) if loop is not None else None
+    rows = [_record_of(ctx, e.value) for e in elements.elements] \
+        if isinstance(elements, (cst.List, cst.Tuple)) and len(elements.elements) > 1 else []
+    if not rows or any(r is None for r in rows) or len({cls for cls, _ in rows}) != 1:
+        return []
+    cls = rows[0][0]
+    defaults = _record_defaults(ctx.source or "", cls)
+    shown = [{**defaults, **{f: _normal(_code(v)) for f, v in fields.items()}} for _, fields in rows]
+    read = {f: first_read(_kept_as(ctx.source or "", cls, f)) for f in set().union(*shown)}
+    failing = set()
+    for r, row in enumerate(shown):
+        for earlier in shown[:r]:
+            differ = [f for f in read if read[f] is not None and row.get(f) != earlier.get(f)]
+            if differ:
+                failing.add(min(differ, key=lambda f: (read[f], f)))
+    out = []
+    for field in sorted(failing):
+        kinds = {literal_kind(fields[field]) for _, fields in rows if field in fields}
+        out.append((value.value, _kept_as(ctx.source or "", cls, field),
+                    kinds.pop() if len(kinds) == 1 and None not in kinds else "value"))
+    return out
+
+
+def _record_of(ctx, node: cst.BaseExpression, depth: int = 0):
+    """(the record class, {field: the value it is given}) of an element of a loop's rows: a construction of a
+    record class of the file, a copy of one with fields replaced, or a name the function binds once to either."""
+    from dynlint.rules.recompiles.common import _bound_once
+    if isinstance(node, cst.Name) and depth < 3:
+        bound = _bound_once(ctx, node.value)
+        return _record_of(ctx, bound, depth + 1) if bound is not None else None
+    if not isinstance(node, cst.Call) or any(a.star for a in node.args):
+        return None
+    name = dotted(node.func) or ""
+    if (name in REPLACERS or name.endswith("._replace")) and depth < 3:
+        base = node.func.value if name.endswith("._replace") else node.args[0].value if node.args else None
+        found = _record_of(ctx, base, depth + 1) if base is not None else None
+        given = {a.keyword.value: a.value for a in node.args if a.keyword is not None}
+        return (found[0], {**found[1], **given}) if found is not None else None
+    params = _record_fields(ctx.source or "", name)
+    if not params or len([a for a in node.args if a.keyword is None]) > len(params):
+        return None
+    return name, {(a.keyword.value if a.keyword is not None else params[i]): a.value for i, a in enumerate(node.args)}
+
+
+def _normal(code: str) -> str:
+    """Code as `ast.unparse` writes it: `"relu"` and `'relu'` alike."""
+    try:
+        return ast.unparse(ast.parse(code, mode="eval"))
+    except SyntaxError:
+        return code
+
+
+def _record_defaults(source: str, name: str) -> dict:
+    """{field: its default, as `ast.unparse` writes it} of the file's record class `name`."""
+    from dynlint.rules.recompiles.constants import class_fields
+    tree = guard_lines.parsed(source)
+    cls = next((n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == name), None) if tree else None
+    fields = (class_fields(cls) or {}) if cls is not None else {}
+    return {f: ast.unparse(d) for f, (_, d) in fields.items() if d is not None}

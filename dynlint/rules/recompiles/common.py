@@ -217,24 +217,38 @@ def _functions(ctx, it) -> Optional[str]:
 def _named_elements(ctx, loop: cst.For, name: str) -> Optional[str]:
     """`lrs = [0.1, 0.05]` (or `[0.1 * 0.9 ** i for i in range(n)]`) once in the function, then `for lr in lrs`:
     the kind of the elements the name holds."""
-    fn = next((f for f in reversed(ctx.functions) if isinstance(f, cst.FunctionDef)), None)
     it = loop.iter
     wrapper = it if isinstance(it, cst.Call) and _callee(it) in ("enumerate", *ORDERINGS) and len(it.args) == 1 \
         else None                       # `for i, t in enumerate(ts)`: the elements of `ts`, counted
     named = wrapper.args[0].value if wrapper is not None else it
-    if fn is None or not isinstance(named, cst.Name):
+    bound = _bound_once(ctx, named.value) if isinstance(named, cst.Name) else None
+    if bound is None:
         return None
-    values = [n.value for n in descendants(fn.body) if isinstance(n, cst.Assign) and
-              any(isinstance(t.target, cst.Name) and t.target.value == named.value for t in n.targets)] or \
-        module_constant(ctx.source or "", named.value)
-    if len(values) != 1:
-        return None
-    value = _returned_sequence(ctx, values[0]) or values[0]
+    value = _returned_sequence(ctx, bound) or bound
     if wrapper is not None:
         return _bound_kind(loop.target, wrapper.with_changes(args=[wrapper.args[0].with_changes(value=value)]), name)
     if isinstance(value, cst.ListComp) and isinstance(loop.target, cst.Name) and loop.target.value == name:
         return literal_kind(value.elt) or ("float" if float_expr(value.elt) else None)
     return _bound_kind(loop.target, value, name) if isinstance(value, (cst.List, cst.Tuple, cst.Call)) else None
+
+
+def _bound_once(ctx, name: str) -> Optional[cst.BaseExpression]:
+    """What the enclosing function binds `name` to, where it binds it once (else a list or tuple display the
+    module binds it to); None otherwise."""
+    fn = next((f for f in reversed(ctx.functions) if isinstance(f, cst.FunctionDef)), None)
+    if fn is None:
+        return None
+    values = [n.value for n in descendants(fn.body) if isinstance(n, cst.Assign) and
+              any(isinstance(t.target, cst.Name) and t.target.value == name for t in n.targets)] or \
+        module_constant(ctx.source or "", name)
+    return values[0] if len(values) == 1 else None
+
+
+def _named_iterable(ctx, it: cst.BaseExpression) -> Optional[cst.BaseExpression]:
+    """The display a loop iterates: `it` itself, or what `_bound_once` binds its name to, through `list(...)`."""
+    while isinstance(it, cst.Call) and _callee(it) in ORDERINGS and len(it.args) == 1 and not it.args[0].star:
+        it = it.args[0].value
+    return _bound_once(ctx, it.value) if isinstance(it, cst.Name) else it
 
 
 def module_constant(source: str, name: str) -> List[cst.BaseExpression]:
@@ -332,14 +346,23 @@ def loop_changed(loop) -> Set[str]:
 NUMBER_CASTS = {"float": "float", "int": "int", "round": "int"}
 
 
-def number_read(node: cst.BaseExpression, changed: Set[str], grown: Optional[dict] = None) -> Optional[str]:
+REDUCERS = {"sum": None, "max": None, "min": None, "mean": "float", "median": "float", "fmean": "float"}
+
+
+def number_read(node: cst.BaseExpression, changed: Set[str], grown: Optional[dict] = None,
+                numbers: Optional[dict] = None) -> Optional[str]:
     """"float" or "int" for a Python number read from a value that changes (`float(a.rsqrt())`, `int(n)`,
     `t.item()`, where the names in `changed` change; a size of what the loop grows, `tokens.shape[1]`,
-    `tokens.size(1)`, `len(history)`, where the names in `grown` grow), or built from one by arithmetic, `min`,
-    `max` or `abs`; None for anything else."""
-    size, grown = _size_of(node), grown or {}
+    `tokens.size(1)`, `len(history)`, where the names in `grown` grow; an element or a statistic of a list the
+    loop appends numbers to, `sorted(norms)[len(norms) // 2]`, `max(norms)`, `statistics.mean(norms)`, where
+    `numbers` names those lists and their kind), or built from one by arithmetic, `min`, `max` or `abs`; None
+    for anything else."""
+    size, grown, numbers = _size_of(node), grown or {}, numbers or {}
     if size is not None and size[0] in grown and _same_dim(size[1], grown[size[0]]):
         return "int"
+    listed = _listed_number(node, numbers)
+    if listed:
+        return listed
     if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "item" \
             and not node.args:
         return "float" if names_in(node.func.value) & changed else None
@@ -348,16 +371,46 @@ def number_read(node: cst.BaseExpression, changed: Set[str], grown: Optional[dic
         if name in NUMBER_CASTS and len(node.args) == 1:
             return NUMBER_CASTS[name] if names_in(node.args[0].value) & changed else None
         if name in ("min", "max", "abs") and node.args and not any(a.keyword or a.star for a in node.args):
-            kinds = {number_read(a.value, changed, grown) for a in node.args} - {None}
+            kinds = {number_read(a.value, changed, grown, numbers) for a in node.args} - {None}
             return ("float" if "float" in kinds else "int") if kinds else None
         return None
     if isinstance(node, cst.BinaryOperation):
-        kinds = {number_read(node.left, changed, grown), number_read(node.right, changed, grown)} - {None}
+        kinds = {number_read(node.left, changed, grown, numbers),
+                 number_read(node.right, changed, grown, numbers)} - {None}
         return ("float" if "float" in kinds or isinstance(node.operator, cst.Divide) else "int") if kinds \
             else None
     if isinstance(node, cst.UnaryOperation):
-        return number_read(node.expression, changed, grown)
+        return number_read(node.expression, changed, grown, numbers)
     return None
+
+
+def _listed_number(node: cst.BaseExpression, numbers: dict) -> Optional[str]:
+    """The kind of an element (`norms[-1]`, `sorted(norms)[k]`) or a statistic (`max(norms)`, `sum(norms)`,
+    `statistics.median(norms)`) of a list `numbers` names."""
+    def listed(n: cst.BaseExpression) -> Optional[str]:
+        while isinstance(n, cst.Call) and _callee(n) in ORDERINGS and len(n.args) == 1:
+            n = n.args[0].value
+        return numbers.get(n.value) if isinstance(n, cst.Name) else None
+    if isinstance(node, cst.Subscript) and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index):
+        return listed(node.value)
+    name = (dotted(node.func) or "").rpartition(".")[2] if isinstance(node, cst.Call) else None
+    if name in REDUCERS and len(node.args) == 1 and not node.args[0].star and node.args[0].keyword is None:
+        kind = listed(node.args[0].value)
+        return (REDUCERS[name] or kind) if kind else None
+    return None
+
+
+def loop_numbers(loop) -> Dict[str, str]:
+    """{name: "float" or "int"} for the lists a loop's body appends Python numbers to (`norms.append(n.item())`,
+    `sizes.append(int(k))`): what they hold changes as the loop goes."""
+    out: Dict[str, str] = {}
+    for n in descendants(loop.body):
+        if isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) and n.func.attr.value == "append" and \
+                isinstance(n.func.value, cst.Name) and len(n.args) == 1 and not n.args[0].star:
+            kind = number_read(n.args[0].value, names_in(n.args[0].value))
+            if kind:
+                out[n.func.value.value] = kind
+    return out
 
 
 def _size_of(node: cst.BaseExpression) -> Optional[Tuple[str, Optional[int]]]:

@@ -17,7 +17,7 @@ from dynlint.linter.walker import descendants, dotted
 from dynlint.rules.common import TorchRule, call_args, source_of
 from dynlint.rules.recompiles.argument_values import (attribute_value, bound_in_loop, carried_number, changing_number,
                                                       item_key, kept_attribute, loop_origin, made_by_torch, number_expr,
-                                                      value_kind)
+                                                      record_rows, value_kind)
 from dynlint.rules.recompiles.changing import (branch_guard, drawn_number, list_index, math_call, object_state,
                                                set_by_callers)
 from dynlint.rules.recompiles.handed import compiled_parameter, handed_arguments
@@ -486,8 +486,18 @@ class VaryingScalarArgument(SiteBookkeeping):
         reaches through a function that hands it on); True when reported."""
         value = bound_in_loop(self.ctx, arg.value, loops, node) or arg.value
         found = self._changing(node, arg, value, loops)
-        if found is None:
-            return False
+        if found is None:       # each field that differs between the records a loop hands over
+            info = self.ctx.index.functions.get(entry or "") if self.ctx.index is not None else None
+            param = param or (bound_parameter(info, node, arg) if info else None)
+            rows = record_rows(self.ctx, value, loops, lambda attr: (self.guard_span(
+                entry, f"{param}.{attr}", at_entry=False) or (None,))[0]) if param and entry else []
+            return any([self._found_argument(node, arg, value, (var, kind, None, (attr, value)), callee, entry,
+                                             loops, param, also) for var, attr, kind in rows])
+        return self._found_argument(node, arg, value, found, callee, entry, loops, param, also)
+
+    def _found_argument(self, node: cst.Call, arg: cst.Arg, value, found, callee: str, entry: Optional[str], loops,
+                        param: Optional[str], also) -> bool:
+        """`_scalar_argument` of an argument whose change `found` (`_changing`) tells."""
         var, kind, key, kept = found
         if entry is None and self._method_elsewhere(callee):
             return False            # reported at its guard, in the method's file (`rows.loop_values`)
