@@ -462,6 +462,33 @@ PROBES: List[Probe] = [
             model.mode = f"mode{i}"
             m(torch.ones(3))
     """, model="module str attribute"),
+    Probe("module attribute", "an Enum member attribute of an nn.Module set between calls, three members in turn",
+          MOD + """
+
+        import enum
+
+        class Pooling(enum.Enum):
+            MEAN = "mean"
+            MAX = "max"
+            LAST = "last"
+
+        class M(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.pooling = Pooling.MEAN
+
+            def forward(self, x):
+                if self.pooling is Pooling.MEAN:
+                    return x.mean(0)
+                return x.amax(0) if self.pooling is Pooling.MAX else x[-1]
+
+        model = M()
+        m = torch.compile(model)
+
+        def run(i):
+            model.pooling = (Pooling.MEAN, Pooling.MAX, Pooling.LAST)[i % 3]
+            m(torch.ones(2, 3))
+    """, distinct=3, model="module enum attribute"),
     Probe("module attribute", "a plain tensor attribute of an nn.Module replaced between calls (same shape)",
           MOD + """
 

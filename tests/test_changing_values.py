@@ -999,6 +999,24 @@ def test_a_str_attribute_of_a_compiled_module_set_between_calls(tmp_path):
     assert [f.line for f in api.check_source(MODES, filename="probe.py").findings if f.code == "DYN506"] == [read]
 
 
+def test_an_enum_attribute_of_a_module_set_from_the_loops_rows(tmp_path):
+    """`model.pooling = pool` with `pool` an Enum member of the loop's rows: Dynamo guards forward's read by
+    identity (`___check_obj_id(self.pooling, ...)`), one graph per member (DYN506, "module enum attribute");
+    the same member in every row compiles once."""
+    source = MODES.replace("import torch\n", "import enum\n\nimport torch\n", 1).replace(
+        "class Head", "class Pool(enum.Enum):\n    MEAN = 1\n    MAX = 2\n\n\nclass Head").replace(
+        'self.mode = "train"', "self.pooling = Pool.MEAN").replace(
+        'if self.mode == "train":', "if self.pooling is Pool.MEAN:").replace(
+        'for mode in ["train", "eval", "export"]:\n        model.mode = mode',
+        "for pool in [Pool.MEAN, Pool.MAX]:\n        model.pooling = pool")
+    read = line_of(source, "if self.pooling is Pool.MEAN:")
+    assert dynamo_guard_lines(tmp_path, source) == [read]
+    assert [f.line for f in api.check_source(source, filename="probe.py").findings if f.code == "DYN506"] == [read]
+    same = source.replace("[Pool.MEAN, Pool.MAX]", "[Pool.MAX, Pool.MAX]")
+    assert dynamo_guard_lines(tmp_path, same) == []
+    assert not [f for f in api.check_source(same, filename="probe.py").findings if f.code == "DYN506"]
+
+
 def test_a_list_attribute_of_a_compiled_module_grown_between_calls(tmp_path):
     """`model.sizes.append(s)` between calls of the compiled module, whose forward reads `len(self.sizes)`:
     Dynamo guards the list's length there, and every change recompiles (DYN506, "module list attribute")."""

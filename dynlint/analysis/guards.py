@@ -23,6 +23,7 @@ BEHAVIOUR = {
     "module float attribute": ONCE,
     "module bool attribute": ONCE,             # flipped: one graph per value, both kept
     "module str attribute": EVERY_CHANGE,      # `model.mode = "eval"`: guarded on the string
+    "module enum attribute": EVERY_CHANGE,     # `model.pooling = Pooling.MAX`: by identity, a graph per member
     "module list attribute": EVERY_CHANGE,     # appended to in forward, read or not
     "module attribute reset each call": NEVER,  # `self.mult = 1` before `self.mult *= 2`
     "module dict cache": ONCE,                 # `self.cache[key] = ...` in forward: once per new key
@@ -113,6 +114,7 @@ KIND_EFFECT = {
     "frame value attribute per instance": "each distinct value compiles the frame again",
     "values after a break": "the first new values recompile the resumed code, then they are dynamic",
     "module lazy submodule": "the call that creates it recompiles once",
+    "module enum attribute": "each new member recompiles once (guarded by identity): a graph per member",
     "lazily set attribute": "the call after the one that sets it compiles again, once",
     "flag set by compiled code": "once: then both values have a graph",
     "wrapper around frames": "each wrapped function compiles it again, up to the recompile limit",

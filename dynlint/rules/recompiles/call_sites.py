@@ -17,7 +17,7 @@ from dynlint.rules.common import source_of
 from dynlint.analysis import guard_lines
 from dynlint.rules.recompiles.caches import ANY, key_of, key_reads
 from dynlint.rules.recompiles.changing import class_def, python_list
-from dynlint.rules.recompiles.common import SiteBookkeeping, bound_parameter, call_bindings, names_in
+from dynlint.rules.recompiles.common import SiteBookkeeping, bound_parameter, call_bindings, names_in, varying
 from dynlint.rules.recompiles.foreign_setters import assigned_elsewhere, number_kind
 from dynlint.rules.recompiles.handed import handed_arguments
 from dynlint.rules.recompiles.rows import carried_none_elsewhere
@@ -557,13 +557,14 @@ class ArgumentSetChangesBetweenCalls(SiteBookkeeping):
 # what changes a list in place
 LIST_CHANGES = frozenset({"append", "extend", "insert", "pop", "remove", "clear"})
 # the guard model's kind of a module attribute holding each kind of constant (an int's depends on a setting)
-MODULE_KINDS = {"float": "module float attribute", "bool": "module bool attribute", "str": "module str attribute"}
-WHAT = {"int": "an int", "float": "a float", "bool": "a bool", "str": "a str"}
+MODULE_KINDS = {"float": "module float attribute", "bool": "module bool attribute", "str": "module str attribute",
+                "enum": "module enum attribute"}
+WHAT = {"int": "an int", "float": "a float", "bool": "a bool", "str": "a str", "enum": "an Enum member"}
 
 
 @register
 class ModuleAttributeSetBetweenCalls(SiteBookkeeping):
-    """Checks for a training loop (or any repeated code) that changes an int, float, bool or str attribute of a
+    """Checks for a training loop (or any repeated code) that changes an int, float, bool, str or Enum attribute of a
     compiled module whose `forward` reads it: `model.step = step`, `model.global_step += 1`, or a call of a method of the
     module that does (`model.advance()`, a scheduler's `set_step(i)`), on the module or on the modules of its
     tree (`model.freeze(True)` looping over `self.modules()`)."""
@@ -761,7 +762,7 @@ class ModuleAttributeSetBetweenCalls(SiteBookkeeping):
         reader = f"{info.name}.forward" if path == self.ctx.path else None
         if scalar is None and reader is not None and isinstance(node, cst.Assign):
             # kept from a parameter (`self.npoint = npoint`): a literal assigned now says what it holds
-            scalar = number_kind(source_of(node.value))
+            scalar = number_kind(source_of(node.value)) or self._loop_kind(node.value)
             if scalar is not None and self.guard_span(reader, f"self.{attr}", at_entry=False) is None:
                 return False
         elif attr not in info.reads:
@@ -774,6 +775,13 @@ class ModuleAttributeSetBetweenCalls(SiteBookkeeping):
                              expr=source_of(node), attr=shown, reader=f"{info.name}.forward", effect=effect(kind), how=how,
                              what=WHAT[scalar])
         return True
+
+    def _loop_kind(self, value: cst.BaseExpression) -> Optional[str]:
+        """The kind of the values a loop around binds to the name assigned (`enc.pooling = pool` with `pool` an
+        Enum member of the loop's rows: "enum"), where the guard model knows that kind of module attribute."""
+        found = varying(self.ctx, value, [b for b in self.ctx.blocks if isinstance(b, cst.For)]) \
+            if isinstance(value, cst.Name) else None
+        return found[1] if found and found[1] in WHAT else None
 
     def _check(self, node, target) -> None:
         if not isinstance(target, cst.Attribute) or self.tensors.kind(node.value) == TENSOR:

@@ -201,7 +201,7 @@ def _enum_members(ctx, loop: cst.For, name: str) -> Optional[str]:
         return _functions(ctx, it)
     owners = {dotted(e.value.value) for e in it.elements}
     if len(owners) == 1 and owners <= enum_classes(ctx.source or ""):
-        return "enum"
+        return "enum" if len({_code(e.value) for e in it.elements}) > 1 else None
     return _functions(ctx, it)
 
 
