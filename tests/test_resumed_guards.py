@@ -361,3 +361,43 @@ def test_a_number_a_breaking_function_returns_is_guarded_where_the_caller_breaks
     assert [f.line for f in check_source(RETURNED, filename="returned.py", preview=True).findings
             if f.code == "DYN520"] == [at]
     assert at in dynamo_guard_lines(tmp_path, RETURNED, lineless=False)
+
+
+INDEXED = '''
+import torch
+
+
+class Sched:
+    def __init__(self):
+        self.a = torch.linspace(1, 0, 10)
+        self.b = torch.linspace(0.5, 0.1, 10)
+
+    def step(self, x, t):
+        at = self.a[t]
+        y = x * at
+        if y.sum() > 0:
+            scale = t * 0.5
+            bt = self.b[t] * scale
+        else:
+            bt = self.b[t] * 2
+        return y + bt
+
+
+def main():
+    s = Sched()
+    f = torch.compile(s.step, backend="eager")
+    for t in torch.arange(4):
+        f(torch.ones(3), t)
+'''
+
+
+def test_a_0d_tensor_index_is_guarded_again_where_the_resumed_frame_indexes_with_it(tmp_path):
+    """A 0-d tensor `t` indexing a tensor is turned into an int and guarded there (`t.item() == 0`); after a
+    break, the resumed frame guards it again where it next indexes with it (`self.b[t]`), not where it first
+    reads it (`t * 0.5` needs no int)."""
+    pytest.importorskip("torch")
+    from conftest import dynamo_guard_lines
+    expected = [_line(INDEXED, "at = self.a[t]"), _line(INDEXED, "bt = self.b[t] * scale")]
+    assert dynamo_guard_lines(tmp_path, INDEXED) == expected
+    found = sorted(f.line for f in check_source(INDEXED, filename="probe.py").findings if f.code == "DYN501")
+    assert found == expected

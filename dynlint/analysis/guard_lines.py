@@ -194,6 +194,22 @@ def guard_read(source: str, fn: ast.AST, name: str, depth: int = 0, after: int =
     return None
 
 
+def index_read(source: str, fn: ast.AST, name: str, after: int = 0) -> Optional[Span]:
+    """The span of the first subscript by `name` alone (`self.alphas_cumprod[t]`) in the statements of `fn` that
+    start below `after`: where Dynamo turns a 0-d tensor index into a Python int and guards its value (a read
+    of it elsewhere, `t * 0.5`, is no guard; measured, torch 2.13)."""
+    for stmt in _statements(fn.body):
+        if stmt.lineno <= after:
+            continue
+        for expr in _own_expressions(stmt):
+            found = sorted((n for n in ast.walk(expr) if isinstance(n, ast.Subscript) and
+                            isinstance(n.slice, ast.Name) and n.slice.id == name),
+                           key=lambda n: (n.lineno, n.col_offset))
+            if found:
+                return span_of(source, found[0])
+    return None
+
+
 def _in_own_methods(source: str, tree: Optional[ast.Module], fn: ast.AST, expr: ast.AST, name: str,
                     depth: int) -> Optional[Span]:
     """`x = self.forward_features(x)` where that method of the class reads `self.<attr>` first: Dynamo traces

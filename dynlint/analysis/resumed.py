@@ -50,7 +50,8 @@ def resumed_guards(findings: Sequence[Finding], breaks: Sequence[Finding],
         for line in (ln for ln in lines if ln >= f.line):      # (a break in the guarded statement too)
             if not all(resumes_after(fn, later) for later in lines if later >= line):
                 break           # (a break in a loop further down skips the resumed frame: no guards at all)
-            read = guard_lines.guard_read(source, fn, f.guard[1], after=line)
+            read = (guard_lines.index_read if f.pattern == "0-d tensor index" else guard_lines.guard_read)(
+                source, fn, f.guard[1], after=line)
             if read is not None and read[0] != f.line:
                 out.append(f.with_(
                     line=read[0], column=read[1], end_line=read[2], end_column=read[3], guard=(),

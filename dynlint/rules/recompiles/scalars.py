@@ -412,11 +412,14 @@ class VaryingScalarArgument(SiteBookkeeping):
         as an entry, which indexes a tensor with them (`rows.py`)."""
         for qual, index, span, rows in row_index_guards(self.ctx, self.tensors):
             path, line, var = rows[0]
+            inner = guard_lines.innermost_function(self.ctx.source or "", span[0])
+            indexed = ast.parse(index, mode="eval").body.slice
             self.ctx.report(self, None, self.format_message(
                 callee=qual, var=var, kind=f"a 0-d tensor, the index of `{index}`",
                 effect=effect("0-d tensor index argument")), at=span,
                 related=[(p, ln, 0, f"`{v}` changes here, an element of a tensor a loop iterates") for p, ln, v in rows],
-                pattern="0-d tensor index")
+                pattern="0-d tensor index",
+                guard=(inner.lineno, indexed.id) if inner is not None and isinstance(indexed, ast.Name) else ())
         for qual, param, kind, calls in loop_values(self.ctx, self.tensors):
             guard = self.GUARD.get(kind)
             guard = self._int_use(qual, param) if guard == "int argument" else guard
@@ -753,7 +756,8 @@ class VaryingScalarArgument(SiteBookkeeping):
         self.ctx.report(self, arg.value, self.format_message(
             callee=callee, var=var, kind=f"a 0-d tensor, the index of `{ast.unparse(index)}`",
             effect=effect("0-d tensor index argument")), at=guard_lines.span_of(source, index),
-            related=[(at[0], at[1], f"`{var}` changes here")], pattern="0-d tensor index")
+            related=[(at[0], at[1], f"`{var}` changes here")], pattern="0-d tensor index",
+            guard=(info.def_line, param))
         return True
 
     def _resolver(self, tree: ast.Module, line: int, here, cls: Optional[str]):
