@@ -808,3 +808,53 @@ def test_each_field_the_records_of_a_sweep_change_first_is_guarded_where_it_is_r
     same = RECORD_SWEEP.replace('act="tanh", bias=0.5), BlockConfig(scale=2.0)', 'act="relu"), BlockConfig()')
     assert dynamo_guard_lines(tmp_path, same) == []
     assert not [f for f in check_source(same, filename="probe.py").findings if f.code == "DYN501"]
+
+
+FIELDS_HANDED = '''from dataclasses import dataclass
+from typing import Optional
+
+import torch
+
+
+@dataclass
+class Decode:
+    steps: int = 2
+    temperature: float = 1.0
+    top_k: Optional[int] = None
+
+
+def sample(logits, temperature, top_k):
+    logits = logits / temperature
+    if top_k is not None:
+        kth = torch.topk(logits, top_k).values[:, -1:]
+        logits = logits.masked_fill(logits < kth, -1e4)
+    return logits.softmax(-1)
+
+
+def generate(fn, logits, cfg):
+    for _ in range(cfg.steps):
+        logits = fn(logits, cfg.temperature, cfg.top_k)
+    return logits
+
+
+def main():
+    fn = torch.compile(sample, backend="eager")
+    for cfg in [Decode(), Decode(temperature=0.7, top_k=8), Decode(temperature=1.3, top_k=4)]:
+        generate(fn, torch.randn(2, 16), cfg)
+'''
+
+
+def test_fields_of_the_records_a_loop_hands_to_a_function_that_passes_them_on(tmp_path):
+    """`generate(fn, x, cfg)` for each record, `fn(logits, cfg.temperature, cfg.top_k)` inside: Dynamo checks
+    whether `top_k` is None before it checks values, and `temperature`, changed at the first recompile, is
+    dynamic from then on: only `top_k`'s guard fails (torch 2.13)."""
+    pytest.importorskip("torch")
+    expected = [line_of(FIELDS_HANDED, "if top_k is not None:")]
+    assert dynamo_guard_lines(tmp_path, FIELDS_HANDED) == expected
+    findings = check_source(FIELDS_HANDED, filename="probe.py").findings
+    assert sorted(f.line for f in findings if f.code == "DYN501") == expected
+    same = FIELDS_HANDED.replace("top_k=8), Decode(temperature=1.3, top_k=4)", "top_k=8), Decode(top_k=8)")
+    same = same.replace("[Decode(), ", "[")
+    assert dynamo_guard_lines(tmp_path, same) == [line_of(FIELDS_HANDED, "logits = logits / temperature")]
+    assert sorted(f.line for f in check_source(same, filename="probe.py").findings if f.code == "DYN501") == \
+        [line_of(FIELDS_HANDED, "logits = logits / temperature")]

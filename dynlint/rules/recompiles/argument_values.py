@@ -346,8 +346,10 @@ def record_rows(ctx, value: cst.BaseExpression, loops, first_read) -> List[Tuple
     dataclass, a named tuple, a class whose `__init__` keeps its parameters) or copies with fields replaced
     (`replace`, `._replace`). Dynamo guards each attribute the compiled code reads by value, where it first reads
     it (`first_read(attr)`: that line, None where it is not read), and a new object is checked against each
-    graph kept: the guard that fails is that of the first attribute read that differs from an earlier row's
-    (measured, torch 2.13). A field alike in every row, or that changes only beside one read earlier, does not."""
+    graph kept: the guard that fails is that of the first attribute read that differs from the graph's row (one
+    that is None on one side and not on the other first), a number seen with two values being dynamic in the
+    graphs compiled after (measured, torch 2.13). A field alike in every row, or that changes only beside one
+    that fails first, does not."""
     from dynlint.rules.recompiles.common import _code, _named_iterable
     if not isinstance(value, cst.Name):
         return []
@@ -362,18 +364,32 @@ def record_rows(ctx, value: cst.BaseExpression, loops, first_read) -> List[Tuple
     defaults = _record_defaults(ctx.source or "", cls)
     shown = [{**defaults, **{f: _normal(_code(v)) for f, v in fields.items()}} for _, fields in rows]
     read = {f: first_read(_kept_as(ctx.source or "", cls, f)) for f in set().union(*shown)}
-    failing = set()
+    kinds = {f: _values_kind([row.get(f) for row in shown]) for f in read}
+    failing: set = set()
+    entries: List[Tuple[dict, set]] = []        # (the row each graph was compiled for, its dynamic numbers)
     for r, row in enumerate(shown):
-        for earlier in shown[:r]:
-            differ = [f for f in read if read[f] is not None and row.get(f) != earlier.get(f)]
-            if differ:
-                failing.add(min(differ, key=lambda f: (read[f], f)))
-    out = []
-    for field in sorted(failing):
-        kinds = {literal_kind(fields[field]) for _, fields in rows if field in fields}
-        out.append((value.value, _kept_as(ctx.source or "", cls, field),
-                    kinds.pop() if len(kinds) == 1 and None not in kinds else "value"))
-    return out
+        failed = []
+        for entry, dynamic in entries:
+            differ = [f for f in read if read[f] is not None and row.get(f) != entry.get(f) and
+                      not (f in dynamic and "None" not in (row.get(f), entry.get(f)))]
+            if not differ:
+                break           # a graph kept for it: no recompile
+            # (a guard on whether it is None is checked before those on values)
+            failed.append(min(differ, key=lambda f: ((row.get(f) == "None") == (entry.get(f) == "None"), read[f], f)))
+        else:
+            failing.update(failed)
+            # automatic dynamic: a number seen with two values is compiled as a symbol from then on
+            entries.append((row, {f for f in read if kinds[f].rpartition(" ")[2] in ("int", "float") and
+                                  len({x.get(f) for x in shown[:r + 1]} - {"None"}) > 1}))
+    return [(value.value, _kept_as(ctx.source or "", cls, f), kinds[f]) for f in sorted(failing)]
+
+
+def _values_kind(shown: List[Optional[str]]) -> str:
+    """The kind of the values a field takes (code, as `_normal` writes it): "float", "None or int", or "value"
+    where they are not literals of one kind."""
+    kinds = {literal_kind(cst.parse_expression(v)) for v in shown if v is not None and v != "None"}
+    kind = kinds.pop() if len(kinds) == 1 and None not in kinds else "value"
+    return f"None or {kind}" if "None" in shown and kind != "value" else kind
 
 
 def _record_of(ctx, node: cst.BaseExpression, depth: int = 0):

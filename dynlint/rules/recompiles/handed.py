@@ -239,6 +239,13 @@ def handed_arguments(rule, call: cst.Call) -> List[Tuple[cst.Arg, str, str, str]
     name) for each argument that the called function of the file hands on unchanged to a compiled call: to a
     compiled function or alias of the file, or to one of its own parameters that this call passes a compiled
     callable."""
+    return [(arg, entry, param, inner) for arg, entry, param, inner, field in handed_on(rule, call) if not field]
+
+
+def handed_on(rule, call: cst.Call) -> List[Tuple[cst.Arg, str, str, str, str]]:
+    """`handed_arguments`, and also the attributes of an argument the function hands on (`sample(logits,
+    cfg.top_k)`): (the argument, the entry, its parameter, the callee, the attribute, or "" for the argument
+    itself)."""
     from dynlint.rules.recompiles.common import bound_parameter
     ix, q = rule.ctx.index, callee_of(rule, call)
     fn = _def_of(rule.ctx, q) if q else None
@@ -265,10 +272,12 @@ def handed_arguments(rule, call: cst.Call) -> List[Tuple[cst.Arg, str, str, str]
         entry_info = ix.functions.get(entry or "")
         bound = _bind(n, _params(entry_info)) if entry_info is not None else None
         for param, expr in (bound or {}).items():
+            field = expr.attr if isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) else ""
+            expr = expr.value if field else expr
             if isinstance(expr, ast.Name) and expr.id in outer and expr.id not in _assigned(fn):
-                out.append((outer[expr.id], entry, param, inner))
+                out.append((outer[expr.id], entry, param, inner, field))
     for inner, free in _compiled_closures(rule, q, fn):
-        out.extend((outer[p], f"{q}.{inner}", p, inner) for p in free if p in outer)
+        out.extend((outer[p], f"{q}.{inner}", p, inner, "") for p in free if p in outer)
     return out
 
 

@@ -20,7 +20,7 @@ from dynlint.rules.recompiles.argument_values import (attribute_value, bound_in_
                                                       record_rows, value_kind)
 from dynlint.rules.recompiles.changing import (branch_guard, drawn_number, list_index, math_call, object_state,
                                                set_by_callers)
-from dynlint.rules.recompiles.handed import compiled_parameter, handed_arguments
+from dynlint.rules.recompiles.handed import compiled_parameter, handed_on
 from dynlint.rules.recompiles.rows import loop_values, row_index_guards
 from dynlint.rules.recompiles.tensor_args import tensor_rank
 from dynlint.rules.recompiles.common import (GRAD_OFF, SiteBookkeeping, bound_parameter, compile_call,
@@ -477,10 +477,21 @@ class VaryingScalarArgument(SiteBookkeeping):
         """A call of a function of the file that hands its parameter on to a compiled call: each argument it hands
         on is checked as an argument of that compiled call (`handed.handed_arguments`)."""
         line, col = self.ctx.position(node)[:2]
-        for arg, entry, param, inner in handed_arguments(self, node) if loops else ():
-            if self.tensors.kind(arg.value) != TENSOR:
-                self._scalar_argument(node, arg, inner, entry, loops, param=param,
-                                      also=[(line, col, f"`{source_of(node.func)}(...)` hands it to `{inner}` here")])
+        fields: dict = {}
+        for arg, entry, param, inner, field in handed_on(self, node) if loops else ():
+            also = [(line, col, f"`{source_of(node.func)}(...)` hands it to `{inner}` here")]
+            if field:
+                fields.setdefault((arg.value, entry, inner), {})[field] = param
+            elif self.tensors.kind(arg.value) != TENSOR:
+                self._scalar_argument(node, arg, inner, entry, loops, param=param, also=also)
+        for (value, entry, inner), params in fields.items():
+            # the fields of the records a loop hands over, each handed on to a parameter (`cfg.top_k`)
+            rows = record_rows(self.ctx, value, loops, lambda attr: (self.guard_span(
+                entry, params[attr], at_entry=False) or (None,))[0] if attr in params else None)
+            for var, attr, kind in rows:
+                self._found_argument(node, cst.Arg(value), value, (f"{var}.{attr}", kind, None, None), inner, entry, loops,
+                                     params[attr], [(line, col, f"`{source_of(node.func)}(...)` hands "
+                                                                f"`{var}.{attr}` to `{inner}` here")])
 
     def _scalar_argument(self, node: cst.Call, arg: cst.Arg, callee: str, entry: Optional[str], loops,
                          param: Optional[str] = None, also=()) -> bool:
