@@ -365,23 +365,30 @@ def record_rows(ctx, value: cst.BaseExpression, loops, first_read) -> List[Tuple
     shown = [{**defaults, **{f: _normal(_code(v)) for f, v in fields.items()}} for _, fields in rows]
     read = {f: first_read(_kept_as(ctx.source or "", cls, f)) for f in set().union(*shown)}
     kinds = {f: _values_kind([row.get(f) for row in shown]) for f in read}
+    failing = _failing_guards(shown, {f: line for f, line in read.items() if line is not None}, kinds)
+    return [(value.value, _kept_as(ctx.source or "", cls, f), kinds[f]) for f in sorted(failing)]
+
+
+def _failing_guards(shown: List[dict], read: dict, kinds: dict) -> set:
+    """The fields whose guard fails as the rows `shown` come one at a time (`read`: where each is guarded): each
+    new row is checked against every graph kept, failing at the first field that differs from the graph's row (a
+    guard on whether it is None before those on values); a number seen with two values is dynamic in the
+    graphs compiled after it (automatic dynamic). A row that a graph kept matches compiles nothing."""
     failing: set = set()
     entries: List[Tuple[dict, set]] = []        # (the row each graph was compiled for, its dynamic numbers)
     for r, row in enumerate(shown):
         failed = []
         for entry, dynamic in entries:
-            differ = [f for f in read if read[f] is not None and row.get(f) != entry.get(f) and
+            differ = [f for f in read if row.get(f) != entry.get(f) and
                       not (f in dynamic and "None" not in (row.get(f), entry.get(f)))]
             if not differ:
-                break           # a graph kept for it: no recompile
-            # (a guard on whether it is None is checked before those on values)
+                break
             failed.append(min(differ, key=lambda f: ((row.get(f) == "None") == (entry.get(f) == "None"), read[f], f)))
         else:
             failing.update(failed)
-            # automatic dynamic: a number seen with two values is compiled as a symbol from then on
             entries.append((row, {f for f in read if kinds[f].rpartition(" ")[2] in ("int", "float") and
                                   len({x.get(f) for x in shown[:r + 1]} - {"None"}) > 1}))
-    return [(value.value, _kept_as(ctx.source or "", cls, f), kinds[f]) for f in sorted(failing)]
+    return failing
 
 
 def _values_kind(shown: List[Optional[str]]) -> str:
