@@ -858,3 +858,34 @@ def test_fields_of_the_records_a_loop_hands_to_a_function_that_passes_them_on(tm
     assert dynamo_guard_lines(tmp_path, same) == [line_of(FIELDS_HANDED, "logits = logits / temperature")]
     assert sorted(f.line for f in check_source(same, filename="probe.py").findings if f.code == "DYN501") == \
         [line_of(FIELDS_HANDED, "logits = logits / temperature")]
+
+
+TEST_METHOD = '''import unittest
+
+import torch
+
+
+class RecompileTests(unittest.TestCase):
+    def test_int_arg(self):
+        @torch.compile(backend="eager")
+        def shift(x, k):
+            return torch.roll(x, k, dims=-1) * k
+
+        x = torch.randn(4, 8)
+        for k in range(1, 4):
+            self.assertEqual(shift(x, k).shape, x.shape)
+
+
+def main():
+    RecompileTests("test_int_arg").test_int_arg()
+'''
+
+
+def test_a_function_compiled_inside_a_test_method_is_guarded_where_it_reads_the_value(tmp_path):
+    """`@torch.compile def shift(x, k)` defined inside a method of a test class and called in the method's loop:
+    the finding stands at the guard in the nested function (`k == 1`), as for one inside a plain function."""
+    pytest.importorskip("torch")
+    expected = [line_of(TEST_METHOD, "return torch.roll(x, k, dims=-1) * k")]
+    assert dynamo_guard_lines(tmp_path, TEST_METHOD) == expected
+    findings = check_source(TEST_METHOD, filename="probe.py").findings
+    assert [f.line for f in findings if f.code == "DYN501"] == expected

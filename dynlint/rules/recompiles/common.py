@@ -685,8 +685,8 @@ class SiteBookkeeping(TorchRule):
             return name
         scope = scope or self.ctx.qualname or ""
         here = ix.functions.get(scope)
-        if here is not None and not here.cls and _decorated_compile(ix, f"{scope}.{name}"):
-            return f"{scope}.{name}"        # `@torch.compile def fn(...)` inside a test function
+        if here is not None and _decorated_compile(ix, f"{scope}.{name}"):
+            return f"{scope}.{name}"        # `@torch.compile def fn(...)` inside a test function or method
         wrapped = compile_call(self.ctx, name, scope)
         if wrapped is not None and wrapped.args:
             arg = _unwrapped(ix, wrapped.args[0])
@@ -695,7 +695,7 @@ class SiteBookkeeping(TorchRule):
             inner = guard_lines.dotted(arg.func if isinstance(arg, ast.Call) else arg)
             # a function defined in the calling function (`def fn(...)` ... `opt = torch.compile(fn)`), else one
             # of the file's top level
-            local = f"{scope}.{inner}" if here is not None and not here.cls else None
+            local = f"{scope}.{inner}" if here is not None else None
             for q in (local, inner):
                 if q in ix.functions and not ix.functions[q].cls:
                     return q
