@@ -118,3 +118,45 @@ def test_a_frame_that_may_end_before_its_loop_keeps_its_guards(tmp_path):
     assert guards == [line_of(source, "if self.scales is None:")]
     found = sorted(f.line for f in api.check_source(source, filename="probe.py").findings if f.code in RECOMPILES)
     assert found == guards
+
+
+LOGGED = textwrap.dedent("""
+    import torch
+    from torch import nn
+
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = nn.Linear(3, 3)
+            self._logged = {}
+
+        def log(self, name, value):
+            if isinstance(value, torch.Tensor):
+                value = value.detach().float().item()
+            self._logged[name] = value
+
+        def forward(self, x):
+            y = self.lin(x)
+            self.log("loss", y.sum())
+            self.log("mean", y.mean())
+            return y
+
+
+    def main():
+        m = torch.compile(Net(), backend="eager")
+        for _ in range(4):
+            m(torch.randn(2, 3))
+""")
+
+
+def test_state_changed_in_a_frame_resumed_with_no_tensor_work_is_not_guarded(tmp_path):
+    """A logging helper: `.item()` (a break) under `isinstance`, then `self._logged[name] = value`. The frame
+    Dynamo resumes after the break does no tensor work, so it is not compiled: the dict's new keys fail no
+    guard. Without the break, the store is compiled and the next call recompiles on the dict's keys."""
+    store = line_of(LOGGED, "self._logged[name] = value")
+    assert dynamo_guard_lines(tmp_path, LOGGED, lineless=False) == []
+    assert not [f for f in api.check_source(LOGGED, filename="probe.py").findings if f.code in RECOMPILES]
+    unbroken = LOGGED.replace("value = value.detach().float().item()", "value = value.detach().float()")
+    assert dynamo_guard_lines(tmp_path, unbroken, lineless=False) == [store]
+    assert [f.line for f in api.check_source(unbroken, filename="probe.py").findings if f.code == "DYN306"] == [store]

@@ -97,10 +97,11 @@ def _call_target(project: Project, ix: ModuleIndex, caller: Optional[FunctionInf
 
 
 def _instance_method(project: Project, ix: ModuleIndex, held, target: str):
-    """`trainer.fit(...)` where the scope binds `trainer` to one construction of a project class: that class's
-    method, resolved as `project.resolve` resolves names; None when not known."""
+    """`trainer.fit(...)` where the scope binds `trainer` to one construction of a project class (or
+    `Trainer(...).fit(...)`, on the construction itself): that class's method, resolved as `project.resolve`
+    resolves names; None when not known."""
     head, _, meth = target.partition(".")
-    made = held.get(head, ())
+    made = [head[:-2]] if head.endswith("()") and "(" not in head[:-2] else held.get(head, ())
     if len(made) != 1 or not meth or "." in meth:
         return None
     r = project.resolve(ix, made[0])

@@ -157,8 +157,8 @@ def in_skipped_frames(findings: Sequence[Finding], breaks: Sequence[Finding], te
     out: List[Finding] = []
     for f in findings:
         lines = span(f.path, f.line)
-        source = text(f.path) if any(skips and (lines is None or lines[0] <= at <= lines[1])
-                                     for at, skips in by_path.get(f.path, ())) else None
+        source = text(f.path) if any(lines is None or lines[0] <= at <= lines[1]
+                                     for at, _ in by_path.get(f.path, ())) else None
         fn = guard_lines.innermost_function(source, f.line) if source else None
         if fn is not None and _skipped(fn, f.line, sorted(b for b in by_path[f.path]
                                                           if fn.lineno < b[0] <= (fn.end_lineno or 0))):
@@ -177,9 +177,31 @@ def _skipped(fn: ast.AST, line: int, breaks: List[Tuple[int, bool]]) -> bool:
             if line <= at:
                 return False
             start = at
+        elif reach == "maybe" and at < line and _work_only_at(fn, start, at):
+            start = at              # (the break is the frame's only work: taken or not, no graph below it)
         elif reach in ("maybe", "every iteration"):
             return False            # (the frame may end here first, or Dynamo's treatment is not known)
-    return False
+    return start >= fn.lineno and line > start and _work_only_at(fn, start, start)
+
+
+# what can run tensor work (or read one): with none of these, a frame makes no graph
+_WORK = (ast.Call, ast.BinOp, ast.UnaryOp, ast.Compare, ast.AugAssign, ast.Await, ast.Yield, ast.YieldFrom,
+         ast.comprehension)
+# calls Dynamo answers while tracing, from what kind of value it has
+_STATIC = frozenset({"isinstance", "issubclass", "hasattr", "callable"})
+
+
+def _work_only_at(fn: ast.AST, start: int, at: int) -> bool:
+    """Below line `start` of `fn`, only the statement at line `at` (a break) can do tensor work: elsewhere no
+    call (but `isinstance` and its kind), no operator, no read of an item (`self._logged[name] = value`). A
+    frame with no graph is not compiled, so nothing in it is guarded: the one Dynamo resumes after the break,
+    and, where the break is under a condition not taken, the frame itself (measured, torch 2.13)."""
+    rest = [s for s in guard_lines._statements(fn.body) if s.lineno > start and
+            not (s.lineno <= at <= (s.end_lineno or s.lineno) and not hasattr(s, "body"))]
+    return any(s.lineno > at for s in rest) and not any(
+        (isinstance(n, _WORK) and not (isinstance(n, ast.Call) and guard_lines.dotted(n.func) in _STATIC)) or
+        (isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Load))
+        for s in rest for e in guard_lines._own_expressions(s) for n in ast.walk(e))
 
 
 def _reach(fn: ast.AST, line: int) -> Optional[str]:

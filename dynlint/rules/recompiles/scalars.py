@@ -526,7 +526,7 @@ class VaryingScalarArgument(SiteBookkeeping):
             if not param:
                 return False
             param = f"{param}.{kept[0]}"
-        if not self.reads(entry, param):
+        if not self.reads(entry, param) or (entry is None and self._unread_by_methods(callee, node, arg)):
             return False            # an argument the compiled function never reads is not guarded
         if key is not None:
             return self._item_argument(value, entry, param, key, callee, var, kind, guard)
@@ -559,6 +559,18 @@ class VaryingScalarArgument(SiteBookkeeping):
         if kept is not None:       # `Cfg(temperature=t)`: the object's attribute is the changing value
             kind = value_kind(kept[1], var_kind, enum_classes(self.ctx.source or ""))
         return (var, kind, key, kept) if kind is not None else None
+
+    def _unread_by_methods(self, callee: str, node: cst.Call, arg: cst.Arg) -> bool:
+        """`step = torch.compile(module.training_step)` with `module` of a class not known here: True when the
+        file's classes define that method and none of them reads the parameter `arg` binds (`batch_idx`), so no
+        guard is installed on it whichever of them it runs."""
+        wrapped, ix = compile_call(self.ctx, callee), self.ctx.index
+        target = guard_lines.dotted(wrapped.args[0]) if wrapped is not None and wrapped.args else None
+        method = target.rpartition(".")[2] if target and "." in target else None
+        found = [info for q, info in ix.functions.items() if info.cls and q == f"{info.cls}.{method}"] \
+            if method and ix is not None else []
+        params = [bound_parameter(info, node, arg) for info in found]
+        return bool(found) and all(p is not None and not self.reads(info.qualname, p) for info, p in zip(found, params))
 
     def _arithmetic_of_state(self, value: cst.BaseExpression) -> Optional[Tuple[str, str]]:
         """Arithmetic on a number an object the loop changes keeps (`1.0 / scaler.scale`): a new value whenever
