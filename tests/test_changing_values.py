@@ -1122,3 +1122,47 @@ def test_no_branch_guard_after_the_int_is_specialised_again_by_a_python_list(tmp
     assert line_of(source, "a = TABLE[t]") in guards and branch not in guards
     found = _found(source)
     assert line_of(source, "a = TABLE[t]") in found and branch not in found
+
+
+TRAIN_EVAL = textwrap.dedent("""
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = nn.Linear(4, 4)
+
+        def forward(self, x):
+            return F.dropout(self.lin(x), p=0.5, training=self.training)
+
+
+    def main():
+        model = Net()
+        fast = torch.compile(model, backend="eager")
+        for epoch in range(3):
+            model.train()
+            fast(torch.randn(2, 4)).sum().backward()
+            model.eval()
+            fast(torch.randn(2, 4))
+""")
+
+
+def test_train_and_eval_recompile_at_the_training_flag_unless_grad_mode_changes_too(tmp_path):
+    """`model.train()` / `model.eval()` around calls of the compiled model: the guard on `self.training` fails
+    where forward reads it (DYN503). With evaluation under `torch.no_grad()`, grad mode, checked before any
+    other guard, is what fails (DYN504's, no line of its own); and `.train()` alone, on a module already in
+    training mode, flips nothing."""
+    read = line_of(TRAIN_EVAL, "return F.dropout(")
+    assert dynamo_guard_lines(tmp_path, TRAIN_EVAL, lineless=False) == [read]
+    assert [f.line for f in api.check_source(TRAIN_EVAL, filename="probe.py").findings if f.code == "DYN503"] == [read]
+    no_grad = TRAIN_EVAL.replace("        fast(torch.randn(2, 4))\n", "        with torch.no_grad():\n"
+                                                                       "            fast(torch.randn(2, 4))\n")
+    assert dynamo_guard_lines(tmp_path, no_grad, lineless=False) == []
+    found = {f.code for f in api.check_source(no_grad, filename="probe.py").findings}
+    assert "DYN504" in found and "DYN503" not in found
+    train_only = TRAIN_EVAL.replace("        model.eval()\n", "")
+    assert dynamo_guard_lines(tmp_path, train_only) == []
+    assert not [f for f in api.check_source(train_only, filename="probe.py").findings if f.code == "DYN503"]

@@ -122,7 +122,8 @@ class TrainEvalToggleOnCompiledModel(SiteBookkeeping):
                 and isinstance(func.value, cst.Name)):
             return
         name = func.value.value
-        if name not in self.compiled_here() | self._handed_to_compile(self.ctx.position(node)[0]):
+        compiled = self.compiled_here() | self._handed_to_compile(self.ctx.position(node)[0])
+        if name not in compiled or self._no_flip(node, name) or self._grad_mode_differs(compiled | {name}):
             return
         entry = self.compiled_entry(name)
         reads = entry is not None and self.guard_span(entry, "self.training", at_entry=False) is not None
@@ -132,6 +133,38 @@ class TrainEvalToggleOnCompiledModel(SiteBookkeeping):
             # instead, Dynamo's log names the recompiled forward's first line
             self.report_at_guard(node, entry, "self.training", f"`{source_of(node)}` here", call=source_of(node),
                                  layer=layer or "dropout or batch norm (if it holds any)")
+
+
+    def _scope(self) -> Optional[ast.AST]:
+        """The function this call is in (as `ast`), or the module."""
+        ix, source = self.ctx.index, self.ctx.source or ""
+        info = ix.functions.get(self.ctx.qualname or "") if ix is not None else None
+        return guard_lines.function_at(source, info.def_line) if info is not None else guard_lines.parsed(source)
+
+    def _no_flip(self, node: cst.Call, name: str) -> bool:
+        """`model.train()` where nothing in its scope ever puts `model` in eval mode (`.eval()`, `.train(False)`
+        or a flag): a module starts in training mode, so it changes nothing and nothing recompiles."""
+        scope = self._scope()
+        if scope is None or node.args or node.func.attr.value != "train":
+            return False
+        return not any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and
+                       guard_lines.dotted(n.func.value) == name and
+                       (n.func.attr == "eval" or n.func.attr == "train" and (n.args or n.keywords))
+                       for n in ast.walk(scope))
+
+    def _grad_mode_differs(self, names: Set[str]) -> bool:
+        """The compiled object is called both with grad mode off (`with torch.no_grad():`, as evaluation does)
+        and on in this scope: Dynamo checks grad mode before any other guard, so the recompile after `.eval()`
+        fails that guard (DYN504's), not `self.training`'s (measured, torch 2.13)."""
+        scope = self._scope()
+        if scope is None:
+            return False
+        off = {id(c) for w in ast.walk(scope) if isinstance(w, ast.With) and any(
+            isinstance(i.context_expr, ast.Call) and
+            (self.ctx.index.qualify(guard_lines.dotted(i.context_expr.func) or "") if self.ctx.index else "")
+            in GRAD_OFF for i in w.items) for c in ast.walk(w) if isinstance(c, ast.Call)}
+        calls = [c for c in ast.walk(scope) if isinstance(c, ast.Call) and guard_lines.dotted(c.func) in names]
+        return any(id(c) in off for c in calls) and any(id(c) not in off for c in calls)
 
 
 class _ModeAroundCompiledCall(SiteBookkeeping):
