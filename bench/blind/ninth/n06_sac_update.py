@@ -141,7 +141,7 @@ def main():
     agent = SACAgent(2, 2)
     obs = env.reset()
     stats = {}
-    for t in range(60):
+    for t in range(40):
         a = agent.act(obs) if t >= 20 else np.random.uniform(-1, 1, size=2).astype(np.float32)
         obs2, r, done = env.step(a)
         buf.add(obs, a, r, obs2, float(done))

@@ -54,10 +54,10 @@ class SequenceGenerator:
 def main():
     torch.manual_seed(0)
     random.seed(0)
-    model = TransformerDecoder(VOCAB).eval()
-    gen = SequenceGenerator(model, beam_size=2, max_len=5)
+    model = TransformerDecoder(VOCAB, layers=1).eval()
+    gen = SequenceGenerator(model, beam_size=2, max_len=4)
     n_final = 0
-    for bsz in (2, 2, 3):
+    for bsz in (2, 3):
         out = gen.generate(bsz)
         n_final += sum(len(h) for h in out)
     return n_final
