@@ -889,3 +889,45 @@ def test_a_function_compiled_inside_a_test_method_is_guarded_where_it_reads_the_
     assert dynamo_guard_lines(tmp_path, TEST_METHOD) == expected
     findings = check_source(TEST_METHOD, filename="probe.py").findings
     assert [f.line for f in findings if f.code == "DYN501"] == expected
+
+
+BUILT_FIELDS = '''from dataclasses import dataclass, replace
+
+import torch
+
+
+@dataclass
+class Curriculum:
+    scale: float = 1.0
+    levels: int = 2
+    clip: bool = False
+
+
+def loss(x, cfg):
+    y = x * cfg.scale + cfg.levels
+    if cfg.clip:
+        y = y.clamp(-1, 1)
+    return y.sum()
+
+
+def main():
+    opt = torch.compile(loss, backend="eager")
+    cfg = Curriculum()
+    for epoch in range(5):
+        cfg = replace(cfg, scale=1.0 + 0.5 * epoch, levels=2 + epoch, clip=epoch >= 3)
+        opt(torch.randn(4), cfg)
+'''
+
+
+def test_a_record_the_loop_rebuilds_from_its_variable_fails_at_the_first_number_and_at_each_flag(tmp_path):
+    """`cfg = replace(cfg, scale=..., levels=..., clip=epoch >= 3)` each epoch: the numbers change together, so
+    the first of them read fails at the first change and they are dynamic after it; the flag fails its own
+    guard when it flips (torch 2.13)."""
+    pytest.importorskip("torch")
+    expected = [line_of(BUILT_FIELDS, "y = x * cfg.scale"), line_of(BUILT_FIELDS, "if cfg.clip:")]
+    assert dynamo_guard_lines(tmp_path, BUILT_FIELDS) == expected
+    findings = check_source(BUILT_FIELDS, filename="probe.py").findings
+    assert sorted(f.line for f in findings if f.code == "DYN501") == expected
+    same = BUILT_FIELDS.replace("scale=1.0 + 0.5 * epoch, levels=2 + epoch, clip=epoch >= 3", "scale=2.0")
+    assert dynamo_guard_lines(tmp_path, same) == []
+    assert not [f for f in check_source(same, filename="probe.py").findings if f.code == "DYN501"]

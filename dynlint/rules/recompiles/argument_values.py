@@ -399,6 +399,32 @@ def _values_kind(shown: List[Optional[str]]) -> str:
     return f"None or {kind}" if "None" in shown and kind != "value" else kind
 
 
+def built_fields(ctx, value: cst.BaseExpression, loops, first_read) -> List[Tuple[str, str, str]]:
+    """(the loop variable, the attribute, its kind) for the fields whose guards fail where a loop builds a record
+    from its variable, field by field (`cfg = replace(cfg, sigma_max=0.5 + 0.5 * epoch, use_clip=epoch >= 3)`,
+    `Cfg(lr=lr, warm=step < 10)`): the numbers change together, so the first of them the compiled code reads
+    (`first_read(attr)`: its line) fails at the first change, after which they are dynamic; a bool, a string or
+    an Enum member fails its own guard when it changes (measured, torch 2.13)."""
+    from dynlint.rules.recompiles.common import enum_classes, varying
+    if not isinstance(value, cst.Call) or any(a.star for a in value.args):
+        return []
+    source, name = ctx.source or "", dotted(value.func) or ""
+    replacing = name in REPLACERS or name.endswith("._replace")
+    params = [] if replacing else _record_fields(source, name)
+    if not (replacing or params):
+        return []
+    fields = []
+    for i, a in enumerate(value.args[1:] if name in REPLACERS else value.args):
+        field = a.keyword.value if a.keyword is not None else params[i] if i < len(params) else None
+        found = varying(ctx, a.value, loops) if field else None
+        kind = value_kind(a.value, found[1], enum_classes(source)) if found else None
+        attr = (field if replacing else _kept_as(source, name, field)) if kind else None
+        if attr and first_read(attr) is not None:
+            fields.append((found[0], attr, kind))
+    numbers = sorted((f for f in fields if f[2] in ("int", "float")), key=lambda f: (first_read(f[1]), f[1]))
+    return numbers[:1] + [f for f in fields if f[2] not in ("int", "float")]
+
+
 def _record_of(ctx, node: cst.BaseExpression, depth: int = 0):
     """(the record class, {field: the value it is given}) of an element of a loop's rows: a construction of a
     record class of the file, a copy of one with fields replaced, or a name the function binds once to either."""

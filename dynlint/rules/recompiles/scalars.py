@@ -15,7 +15,8 @@ from dynlint.analysis.tensors import TENSOR
 from dynlint.linter.rule import Example, register
 from dynlint.linter.walker import descendants, dotted
 from dynlint.rules.common import TorchRule, call_args, source_of
-from dynlint.rules.recompiles.argument_values import (attribute_value, bound_in_loop, carried_number, changing_number,
+from dynlint.rules.recompiles.argument_values import (attribute_value, bound_in_loop, built_fields, carried_number,
+                                                      changing_number,
                                                       item_key, kept_attribute, loop_origin, made_by_torch, number_expr,
                                                       record_rows, value_kind)
 from dynlint.rules.recompiles.changing import (branch_guard, drawn_number, list_index, math_call, object_state,
@@ -486,8 +487,8 @@ class VaryingScalarArgument(SiteBookkeeping):
                 self._scalar_argument(node, arg, inner, entry, loops, param=param, also=also)
         for (value, entry, inner), params in fields.items():
             # the fields of the records a loop hands over, each handed on to a parameter (`cfg.top_k`)
-            rows = record_rows(self.ctx, value, loops, lambda attr: (self.guard_span(
-                entry, params[attr], at_entry=False) or (None,))[0] if attr in params else None)
+            rows = record_rows(self.ctx, value, loops,
+                               lambda attr: self._read_at(entry, params[attr]) if attr in params else None)
             for var, attr, kind in rows:
                 self._found_argument(node, cst.Arg(value), value, (f"{var}.{attr}", kind, None, None), inner, entry, loops,
                                      params[attr], [(line, col, f"`{source_of(node.func)}(...)` hands "
@@ -503,8 +504,10 @@ class VaryingScalarArgument(SiteBookkeeping):
         if found is None:       # each field that differs between the records a loop hands over
             info = self.ctx.index.functions.get(entry or "") if self.ctx.index is not None else None
             param = param or (bound_parameter(info, node, arg) if info else None)
-            rows = record_rows(self.ctx, value, loops, lambda attr: (self.guard_span(
-                entry, f"{param}.{attr}", at_entry=False) or (None,))[0]) if param and entry else []
+            def first_read(attr: str) -> Optional[Tuple[int, int]]:
+                return self._read_at(entry, f"{param}.{attr}")
+            rows = (record_rows(self.ctx, value, loops, first_read) or
+                    built_fields(self.ctx, value, loops, first_read)) if param and entry else []
             return any([self._found_argument(node, arg, value, (var, kind, None, (attr, value)), callee, entry,
                                              loops, param, also) for var, attr, kind in rows])
         return self._found_argument(node, arg, value, found, callee, entry, loops, param, also)
@@ -559,6 +562,11 @@ class VaryingScalarArgument(SiteBookkeeping):
         if kept is not None:       # `Cfg(temperature=t)`: the object's attribute is the changing value
             kind = value_kind(kept[1], var_kind, enum_classes(self.ctx.source or ""))
         return (var, kind, key, kept) if kind is not None else None
+
+    def _read_at(self, entry: str, value: str) -> Optional[Tuple[int, int]]:
+        """(line, column) of the compiled function's guard on `value` (`guard_span`); None where it is not read."""
+        span = self.guard_span(entry, value, at_entry=False)
+        return span[:2] if span else None
 
     def _unread_by_methods(self, callee: str, node: cst.Call, arg: cst.Arg) -> bool:
         """`step = torch.compile(module.training_step)` with `module` of a class not known here: True when the
