@@ -931,3 +931,34 @@ def test_a_record_the_loop_rebuilds_from_its_variable_fails_at_the_first_number_
     same = BUILT_FIELDS.replace("scale=1.0 + 0.5 * epoch, levels=2 + epoch, clip=epoch >= 3", "scale=2.0")
     assert dynamo_guard_lines(tmp_path, same) == []
     assert not [f for f in check_source(same, filename="probe.py").findings if f.code == "DYN501"]
+
+
+COSINE_LR = '''import math
+
+import torch
+
+
+def step(w, g, lr):
+    return w - lr * g
+
+
+def lr_at(i, base=0.1, total=6):
+    return 0.5 * base * (1.0 + math.cos(math.pi * i / total))
+
+
+def main():
+    opt = torch.compile(step, backend="eager")
+    w = torch.zeros(4)
+    for i in range(4):
+        w = opt(w, torch.ones(4), lr_at(i))
+'''
+
+
+def test_a_schedule_computed_with_math_functions_is_a_new_float_each_step(tmp_path):
+    """`lr_at(i)` returning `0.5 * base * (1.0 + math.cos(math.pi * i / total))`: a Python float (a `math`
+    function of numbers is one), new at each step: guarded where the compiled function reads `lr` (`lr ==
+    0.1`), once, then dynamic."""
+    pytest.importorskip("torch")
+    expected = [line_of(COSINE_LR, "return w - lr * g")]
+    assert dynamo_guard_lines(tmp_path, COSINE_LR) == expected
+    assert [f.line for f in check_source(COSINE_LR, filename="probe.py").findings if f.code == "DYN501"] == expected

@@ -300,9 +300,26 @@ def number_expr(node: ast.expr) -> bool:
         return number_expr(node.operand)
     if isinstance(node, ast.IfExp):
         return number_expr(node.body) and number_expr(node.orelse)
-    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
-        node.func.id in ("min", "max", "abs", "round", "int", "float") and not node.keywords and \
-        all(number_expr(a) for a in node.args)
+    if isinstance(node, ast.Attribute):
+        return guard_lines.dotted(node) in MATH_CONSTANTS
+    return isinstance(node, ast.Call) and (isinstance(node.func, ast.Name) and node.func.id in (
+        "min", "max", "abs", "round", "int", "float") or (guard_lines.dotted(node.func) or "").startswith("math.")) \
+        and not node.keywords and all(number_expr(a) for a in node.args)
+
+
+MATH_CONSTANTS = frozenset({"math.pi", "math.e", "math.tau", "math.inf"})
+MATH_INTS = frozenset({"math.floor", "math.ceil", "math.trunc", "math.comb", "math.perm", "math.gcd",
+                       "math.factorial", "math.isqrt", "math.lcm"})
+
+
+def float_number(node: ast.expr) -> bool:
+    """A `number_expr` that gives a float: a float literal, a true division, a `math` function of floats
+    (`math.cos`, not `math.floor`) or a `math` constant."""
+    return any(isinstance(n, ast.Constant) and isinstance(n.value, float) or
+               isinstance(n, ast.BinOp) and isinstance(n.op, ast.Div) or
+               isinstance(n, ast.Attribute) and guard_lines.dotted(n) in MATH_CONSTANTS or
+               isinstance(n, ast.Call) and (guard_lines.dotted(n.func) or "").startswith("math.") and
+               guard_lines.dotted(n.func) not in MATH_INTS for n in ast.walk(node))
 
 
 def _picked_kind(value: cst.Subscript, enums: frozenset = frozenset()) -> Optional[str]:

@@ -16,9 +16,9 @@ from dynlint.linter.rule import Example, register
 from dynlint.linter.walker import descendants, dotted
 from dynlint.rules.common import TorchRule, call_args, source_of
 from dynlint.rules.recompiles.argument_values import (attribute_value, bound_in_loop, built_fields, carried_number,
-                                                      changing_number,
-                                                      item_key, kept_attribute, loop_origin, made_by_torch, number_expr,
-                                                      record_rows, value_kind)
+                                                      changing_number, float_number, item_key, kept_attribute,
+                                                      loop_origin, made_by_torch, number_expr, record_rows,
+                                                      value_kind)
 from dynlint.rules.recompiles.changing import (branch_guard, drawn_number, list_index, math_call, object_state,
                                                set_by_callers)
 from dynlint.rules.recompiles.handed import compiled_parameter, handed_on
@@ -664,9 +664,7 @@ class VaryingScalarArgument(SiteBookkeeping):
         returns = [n.value for n in body_nodes(fn) if isinstance(n, ast.Return)] if fn else []
         if not returns or any(r is None or not number_expr(r) for r in returns):
             return None
-        floats = any(isinstance(n, ast.Constant) and isinstance(n.value, float) or
-                     isinstance(n, ast.BinOp) and isinstance(n.op, ast.Div) for r in returns for n in ast.walk(r))
-        return "float" if floats else "int"
+        return "float" if any(float_number(r) for r in returns) else "int"
 
     TENSOR_KEYWORDS = {("dtype", "dtype"): "tensor dtype argument", ("requires_grad", "bool"): "tensor requires_grad argument"}
 
