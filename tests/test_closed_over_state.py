@@ -126,3 +126,14 @@ def test_state_that_does_not_change_between_calls_is_not_reported(tmp_path, sour
     assert same != source
     assert not [f for f in check_source(same, filename="probe.py").findings if f.code == code]
     assert dynamo_guard_lines(tmp_path, same) == []
+
+
+def test_a_cell_set_from_a_parameter_of_a_factory_whose_closure_is_compiled_by_a_bare_decorator(tmp_path):
+    """`T = temperature` (a parameter with a float default) and `@torch.compile` with no arguments: the setter
+    `nonlocal T; T = t` called from the loop changes a float cell, guarded where the closure reads it."""
+    pytest.importorskip("torch")
+    source = SETTER.replace("def make_step():\n    weight = 0.5", "def make_step(w0=0.5):\n    weight = w0").replace(
+        '@torch.compile(backend="eager")', "@torch.compile")
+    expected = [line_of(source, "y = x.sin() * weight")]
+    assert dynamo_guard_lines(tmp_path, source) == expected
+    assert [f.line for f in check_source(source, filename="probe.py").findings if f.code == "DYN514"] == expected

@@ -532,6 +532,9 @@ def site_lines(ix: ModuleIndex) -> Set[int]:
                                      ("." in c.target and c.target.rsplit(".", 1)[1] in methods)) or \
             c.kind == "self" and c.target in methods
     lines = {c.line for c in calls if site(c)} | _handed_compiled_lines(ix, compiled, calls)
+    # a bare `@torch.compile` is no call, but sets up compilation as `@torch.compile(...)` does
+    lines |= {f.start for f in ix.functions.values() if any(not d.endswith(")") and ix.qualify(d) in COMPILE
+                                                            for d in f.decorators)}
     return lines | _forwarding_lines(ix, lines)
 
 

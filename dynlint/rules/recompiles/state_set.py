@@ -412,13 +412,16 @@ class StateSetBetweenCalls(SiteBookkeeping):
 
     def _cell_kind(self, name: str) -> Optional[str]:
         """"bool", "int", "float" or "str" for a closure cell that the enclosing function binds to a literal in its
-        own body (`aux_weight = 0.5` before `def set_aux_weight(w): nonlocal aux_weight; aux_weight = w`)."""
+        own body (`aux_weight = 0.5` before `def set_aux_weight(w): nonlocal aux_weight; aux_weight = w`), or to
+        a parameter of its own with a literal default (`T = temperature`, `temperature=4.0`)."""
         outer = [f for f in self.ctx.functions if isinstance(f, cst.FunctionDef)][-2:-1]
+        defaults = {p.name.value: p.default for p in outer[0].params.params if p.default is not None} if outer else {}
         for stmt in outer[0].body.body if outer and isinstance(outer[0].body, cst.IndentedBlock) else ():
             for small in stmt.body if isinstance(stmt, cst.SimpleStatementLine) else ():
                 if isinstance(small, cst.Assign) and len(small.targets) == 1 and \
                         isinstance(small.targets[0].target, cst.Name) and small.targets[0].target.value == name:
-                    return _literal_kind(small.value)
+                    value = small.value
+                    return _literal_kind(defaults.get(value.value, value) if isinstance(value, cst.Name) else value)
         return None
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
