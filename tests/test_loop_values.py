@@ -962,3 +962,48 @@ def test_a_schedule_computed_with_math_functions_is_a_new_float_each_step(tmp_pa
     expected = [line_of(COSINE_LR, "return w - lr * g")]
     assert dynamo_guard_lines(tmp_path, COSINE_LR) == expected
     assert [f.line for f in check_source(COSINE_LR, filename="probe.py").findings if f.code == "DYN501"] == expected
+
+
+GRAD_REVERSE = '''import torch
+from torch import nn
+
+
+class GradReverse(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, alpha):
+        ctx.alpha = alpha
+        return x.view_as(x)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad.neg() * ctx.alpha, None
+
+
+def grad_reverse(x, alpha):
+    return GradReverse.apply(x, alpha)
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 2)
+
+    def forward(self, x, alpha):
+        return self.lin(grad_reverse(x, alpha))
+
+
+def main():
+    model = torch.compile(Net(), backend="eager")
+    for step in range(4):
+        alpha = 2.0 / (1.0 + step) - 1.0
+        model(torch.randn(3, 4), alpha).sum().backward()
+'''
+
+
+def test_a_number_saved_on_an_autograd_functions_ctx_is_guarded_where_it_is_saved(tmp_path):
+    """`GradReverse.apply(x, alpha)`: Dynamo traces the Function's `forward(ctx, x, alpha)` with what `apply`
+    was given, and guards the number where `ctx.alpha = alpha` saves it for the backward (torch 2.13)."""
+    pytest.importorskip("torch")
+    expected = [line_of(GRAD_REVERSE, "ctx.alpha = alpha")]
+    assert dynamo_guard_lines(tmp_path, GRAD_REVERSE) == expected
+    assert [f.line for f in check_source(GRAD_REVERSE, filename="probe.py").findings if f.code == "DYN501"] == expected

@@ -174,6 +174,8 @@ def guard_read(source: str, fn: ast.AST, name: str, depth: int = 0, after: int =
     tree = _tree(source)
     names = {name}
     for stmt in _statements(fn.body):
+        if _saved_on_ctx(fn, stmt, names) and stmt.lineno > after:
+            return span_of(source, stmt.value)      # a constant of the backward graph: guarded where it is saved
         alias = _bound_to_alias(stmt, names)
         if alias is not None:
             names |= alias
@@ -233,10 +235,10 @@ def _handed_on(source: str, tree: Optional[ast.Module], expr: ast.AST, read: ast
         if not isinstance(call, ast.Call):
             continue
         callee = top_function(tree, call.func.id) if isinstance(call.func, ast.Name) else \
-            _own_method(tree, read, call.func)
+            _own_method(tree, read, call.func) or _applied_forward(tree, call.func)
         if callee is None:
             continue
-        params = _parameters(callee)[0 if isinstance(call.func, ast.Name) else 1:]
+        params = _parameters(callee)[0 if isinstance(call.func, ast.Name) else 1:]     # (`self`, or `ctx`)
         for i, a in enumerate(call.args):
             if a is read and i < len(params):
                 return guard_read(source, callee, params[i], depth + 1)
@@ -244,6 +246,25 @@ def _handed_on(source: str, tree: Optional[ast.Module], expr: ast.AST, read: ast
             if k.value is read and k.arg in params:
                 return guard_read(source, callee, k.arg, depth + 1)
     return None
+
+
+def _saved_on_ctx(fn: ast.AST, stmt: ast.stmt, names: Set[str]) -> bool:
+    """`ctx.alpha = alpha` in an autograd Function's `forward(ctx, ...)`: Dynamo guards the value saved there
+    (`alpha == 0.0`; measured, torch 2.13), where a plain alias (`a = alpha`) needs no guard."""
+    params = _parameters(fn)
+    return getattr(fn, "name", "") == "forward" and params[:1] == ["ctx"] and isinstance(stmt, ast.Assign) and \
+        len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Attribute) and \
+        dotted(stmt.targets[0].value) == "ctx" and dotted(stmt.value) in names
+
+
+def _applied_forward(tree: ast.Module, func: ast.AST) -> Optional[ast.AST]:
+    """`GradReverse.apply(x, alpha)` of a class of the file (a `torch.autograd.Function`): its `forward(ctx, x,
+    alpha)`, which Dynamo traces with the arguments `apply` was given."""
+    if not (isinstance(func, ast.Attribute) and func.attr == "apply" and isinstance(func.value, ast.Name)):
+        return None
+    cls = next((c for c in tree.body if isinstance(c, ast.ClassDef) and c.name == func.value.id), None)
+    return next((f for f in cls.body if isinstance(f, ast.FunctionDef) and f.name == "forward"), None) \
+        if cls is not None else None
 
 
 def _own_method(tree: ast.Module, read: ast.AST, func: ast.AST) -> Optional[ast.AST]:
