@@ -434,6 +434,8 @@ class StateSetBetweenCalls(SiteBookkeeping):
 
     def _check(self, node, target) -> None:
         fn = next((f for f in reversed(self.ctx.functions) if isinstance(f, cst.FunctionDef)), None)
+        if self.ctx.qualname in self.ctx.regions:
+            return          # (state that traced code changes itself is DYN305's and DYN306's)
         kind = self._kind(node, fn, target) if fn is not None else None
         if kind is None:
             return
