@@ -1007,3 +1007,36 @@ def test_a_number_saved_on_an_autograd_functions_ctx_is_guarded_where_it_is_save
     expected = [line_of(GRAD_REVERSE, "ctx.alpha = alpha")]
     assert dynamo_guard_lines(tmp_path, GRAD_REVERSE) == expected
     assert [f.line for f in check_source(GRAD_REVERSE, filename="probe.py").findings if f.code == "DYN501"] == expected
+
+
+ENUM_CLASS_LOOP = '''import enum
+
+import torch
+
+
+class Similarity(enum.Enum):
+    COSINE = "cosine"
+    DOT = "dot"
+
+
+def score(a, b, sim):
+    if sim is Similarity.COSINE:
+        a, b = a / a.norm(), b / b.norm()
+    return (a * b).sum()
+
+
+def main():
+    opt = torch.compile(score, backend="eager")
+    for sim in Similarity:
+        opt(torch.randn(4), torch.randn(4), sim)
+'''
+
+
+def test_a_loop_over_an_enum_class_hands_each_member_in_turn(tmp_path):
+    """`for sim in Similarity:` binds each member of the Enum in turn: Dynamo guards the member by identity
+    where the compiled function first uses it, and the next member compiles again."""
+    pytest.importorskip("torch")
+    expected = [line_of(ENUM_CLASS_LOOP, "if sim is Similarity.COSINE:")]
+    assert dynamo_guard_lines(tmp_path, ENUM_CLASS_LOOP) == expected
+    assert [f.line for f in check_source(ENUM_CLASS_LOOP, filename="probe.py").findings
+            if f.code == "DYN501"] == expected

@@ -189,11 +189,17 @@ def enum_classes(source: str) -> frozenset:
 
 
 def _enum_members(ctx, loop: cst.For, name: str) -> Optional[str]:
-    """`for mode in [Mode.FAST, Mode.SLOW]` (a list or tuple of members of an Enum class of the file): "enum",
-    each member a constant Dynamo guards by identity; a list of functions (`_functions`): "function"."""
+    """`for mode in [Mode.FAST, Mode.SLOW]` (a list or tuple of members of an Enum class of the file, or the
+    class itself): "enum", each member a constant Dynamo guards by identity; a list of functions
+    (`_functions`): "function"."""
     it = loop.iter
     while isinstance(it, cst.Call) and _callee(it) in ORDERINGS and len(it.args) == 1 and not it.args[0].star:
         it = it.args[0].value
+    if isinstance(loop.target, cst.Name) and loop.target.value == name and isinstance(it, cst.Name) and \
+            it.value in enum_classes(ctx.source or ""):
+        tree = guard_lines.parsed(ctx.source or "")
+        cls = next(c for c in tree.body if isinstance(c, ast.ClassDef) and c.name == it.value)
+        return "enum" if sum(isinstance(s, ast.Assign) for s in cls.body) > 1 else None     # each member in turn
     if not (isinstance(loop.target, cst.Name) and loop.target.value == name and isinstance(it, (cst.List, cst.Tuple))
             and len(it.elements) > 1):
         return None
