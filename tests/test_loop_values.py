@@ -1040,3 +1040,45 @@ def test_a_loop_over_an_enum_class_hands_each_member_in_turn(tmp_path):
     assert dynamo_guard_lines(tmp_path, ENUM_CLASS_LOOP) == expected
     assert [f.line for f in check_source(ENUM_CLASS_LOOP, filename="probe.py").findings
             if f.code == "DYN501"] == expected
+
+
+HELPER_OF_STATE = '''import torch
+
+
+class Env:
+    def __init__(self, limit=12):
+        self.limit = limit
+        self.elapsed = 0
+
+    def step(self):
+        self.elapsed += 1
+
+
+def time_remaining(env):
+    return env.limit - env.elapsed
+
+
+def policy(obs, steps_left):
+    return obs * steps_left
+
+
+def main():
+    act = torch.compile(policy, backend="eager")
+    env = Env()
+    for _ in range(3):
+        act(torch.ones(2), time_remaining(env))
+        env.step()
+'''
+
+
+def test_a_number_a_helper_computes_from_an_object_the_loop_advances(tmp_path):
+    """`time_remaining(env)` returns `env.limit - env.elapsed`, and `env.step()` advances `self.elapsed` each
+    iteration: a new int at each call, guarded where the compiled function reads it (once, then dynamic)."""
+    pytest.importorskip("torch")
+    expected = [line_of(HELPER_OF_STATE, "return obs * steps_left")]
+    assert dynamo_guard_lines(tmp_path, HELPER_OF_STATE) == expected
+    assert [f.line for f in check_source(HELPER_OF_STATE, filename="probe.py").findings
+            if f.code == "DYN501"] == expected
+    same = HELPER_OF_STATE.replace("        env.step()\n", "")
+    assert dynamo_guard_lines(tmp_path, same) == []
+    assert not [f for f in check_source(same, filename="probe.py").findings if f.code == "DYN501"]

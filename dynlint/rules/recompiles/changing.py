@@ -52,6 +52,28 @@ def object_state(ctx, value: cst.BaseExpression) -> Optional[Tuple[str, str]]:
     return None
 
 
+def helper_of_state(ctx, value: cst.BaseExpression) -> Optional[Tuple[str, str]]:
+    """(`obj.attr`, its kind) for a call of a function of the file whose one `return` computes a number from an
+    attribute of an argument (`time_remaining(env)` returning `env.spec.max_steps - env.elapsed_steps`) that
+    `object_state` finds the loop changing (`env.step(a)` advances `self.elapsed_steps`): a new number each
+    call. The kind is a float where the return divides or has a float literal."""
+    from dynlint.rules.recompiles.argument_values import float_number
+    ix = ctx.index
+    info = ix.functions.get(value.func.value) if ix is not None and isinstance(value, cst.Call) and \
+        isinstance(value.func, cst.Name) else None
+    fn = guard_lines.function_at(ctx.source or "", info.def_line) if info is not None and not info.cls else None
+    returns = [n.value for n in ast.walk(fn) if isinstance(n, ast.Return) and n.value is not None] if fn else []
+    if len(returns) != 1 or any(a.star or a.keyword for a in value.args):
+        return None
+    handed = {p: a.value for p, a in zip(info.params, value.args) if isinstance(a.value, cst.Name)}
+    for n in ast.walk(returns[0]):
+        if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id in handed:
+            found = object_state(ctx, cst.Attribute(value=handed[n.value.id], attr=cst.Name(n.attr)))
+            if found is not None:
+                return found[0], "float" if float_number(returns[0]) else found[1]
+    return None
+
+
 def _returned_attribute(cls: ast.ClassDef, method: str) -> Optional[str]:
     """The attribute a getter of the class returns (`return self.lr`, `return [self.lr]`), else None."""
     fn = _methods(cls).get(method)

@@ -19,8 +19,8 @@ from dynlint.rules.recompiles.argument_values import (attribute_value, bound_in_
                                                       changing_number, float_number, item_key, kept_attribute,
                                                       loop_origin, made_by_torch, number_expr, record_rows,
                                                       value_kind)
-from dynlint.rules.recompiles.changing import (branch_guard, drawn_number, list_index, math_call, object_state,
-                                               set_by_callers)
+from dynlint.rules.recompiles.changing import (branch_guard, drawn_number, helper_of_state, list_index, math_call,
+                                               object_state, set_by_callers)
 from dynlint.rules.recompiles.handed import compiled_parameter, handed_on
 from dynlint.rules.recompiles.rows import loop_values, row_index_guards
 from dynlint.rules.recompiles.tensor_args import tensor_rank
@@ -551,7 +551,7 @@ class VaryingScalarArgument(SiteBookkeeping):
         found = read or varying(self.ctx, value, loops) or loop_origin(self.ctx, value, loops, node) or \
             carried_number(self.ctx, arg.value)
         state = None if found else object_state(self.ctx, arg.value) or set_by_callers(self.ctx, arg.value) or \
-            self._arithmetic_of_state(arg.value)
+            self._arithmetic_of_state(arg.value) or helper_of_state(self.ctx, arg.value)
         found = found or state
         if found is None:
             return None
