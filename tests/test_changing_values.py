@@ -1166,3 +1166,49 @@ def test_train_and_eval_recompile_at_the_training_flag_unless_grad_mode_changes_
     train_only = TRAIN_EVAL.replace("        model.eval()\n", "")
     assert dynamo_guard_lines(tmp_path, train_only) == []
     assert not [f for f in api.check_source(train_only, filename="probe.py").findings if f.code == "DYN503"]
+
+
+MEMORY = textwrap.dedent("""
+    import torch
+    import torch.nn as nn
+
+
+    class Recurrent(nn.Module):
+        def __init__(self, mem_len=2):
+            super().__init__()
+            self.lin = nn.Linear(4, 4)
+            self.mem_len = mem_len
+            self.mems = []
+
+        def _context(self, x):
+            if not self.mems:
+                return x
+            return x + torch.stack(self.mems).mean(0)
+
+        def forward(self, x):
+            return self.lin(self._context(x))
+
+        def update_memory(self, h):
+            self.mems.append(h.detach())
+            self.mems = self.mems[-self.mem_len:]
+
+
+    def main():
+        model = Recurrent()
+        fast = torch.compile(model, backend="eager")
+        for _ in range(4):
+            h = fast(torch.randn(2, 4))
+            model.update_memory(h)
+""")
+
+
+def test_a_list_attribute_a_method_of_the_module_changes_between_calls(tmp_path):
+    """`model.update_memory(h)` between calls, appending to `self.mems` and keeping its last items: forward reads
+    the list through its own method (`if not self.mems:`), where Dynamo guards it; each new length recompiles
+    (DYN506, "module list attribute")."""
+    read = line_of(MEMORY, "if not self.mems:")
+    assert dynamo_guard_lines(tmp_path, MEMORY) == [read]
+    assert [f.line for f in api.check_source(MEMORY, filename="probe.py").findings if f.code == "DYN506"] == [read]
+    same = MEMORY.replace("        model.update_memory(h)\n", "")
+    assert dynamo_guard_lines(tmp_path, same) == []
+    assert not [f for f in api.check_source(same, filename="probe.py").findings if f.code == "DYN506"]

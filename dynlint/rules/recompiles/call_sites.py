@@ -702,6 +702,8 @@ class ModuleAttributeSetBetweenCalls(SiteBookkeeping):
         if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)) or func.value.value == "self":
             return
         name, method = func.value.value, func.attr.value
+        if self._list_changed_by(node, name, method):
+            return
         for path, info in self.module_classes(name):
             attrs = info.setters.get(method)
             if attrs and is_module_class(self.ctx.project, path, info.name) and \
@@ -732,6 +734,28 @@ class ModuleAttributeSetBetweenCalls(SiteBookkeeping):
                                  expr=source_of(node), attr=f"{name}.{attr}", reader=reader, effect=effect(kind),
                                  how="", what="a list")
             return
+
+    def _list_changed_by(self, node: cst.Call, name: str, method: str) -> bool:
+        """`model.update_memory(h)` between calls, where the module class (of this file) keeps `self.mems` as a
+        list that this method changes (`self.mems.append(h)`, `self.mems = self.mems[-k:]`) and forward reads
+        (`if not self.mems:`, through its own methods too): guarded there, every change recompiles (the guard
+        model's "module list attribute", as `_list_changed`)."""
+        tree = guard_lines.parsed(self.ctx.source or "")
+        for path, info in self.module_classes(name):
+            cls = class_def(self.ctx.source or "", info) if path == self.ctx.path else None
+            fn = next((f for f in cls.body if isinstance(f, ast.FunctionDef) and f.name == method), None) \
+                if cls is not None and is_module_class(self.ctx.project, path, info.name) else None
+            for attr in sorted(_lists_changed(fn)) if fn is not None else ():
+                receiver = ast.Attribute(value=ast.Name(id="self", ctx=ast.Load()), attr=attr, ctx=ast.Load())
+                reader = f"{info.name}.forward"
+                if python_list(receiver, cls, cls, tree) and \
+                        self.guard_span(reader, f"self.{attr}", at_entry=False) is not None:
+                    self.report_at_guard(node, reader, f"self.{attr}", f"`{source_of(node)}` changes `self.{attr}` "
+                                         f"here", at_entry=False, expr=source_of(node), attr=f"{name}.{attr}",
+                                         reader=reader, effect=effect("module list attribute"),
+                                         how=f" (in `{info.name}.{method}`)", what="a list")
+                    return True
+        return False
 
     def _submodule_classes(self, path: str, info, only: str):
         """The project's module classes whose instances the module class `info` builds into its attributes, at
@@ -826,6 +850,19 @@ class ModuleAttributeSetBetweenCalls(SiteBookkeeping):
                 if r and r[0] == "class" and is_module_class(project, r[1][0], r[1][1].name) and \
                         self._report(node, f"{name}.{sub}", attr, r[1][0], r[1][1], ""):
                     return
+
+
+def _lists_changed(fn: ast.FunctionDef) -> set:
+    """The attributes a method changes in place (`self.mems.append(h)`) or rebinds (`self.mems = ...`)."""
+    out = set()
+    for n in ast.walk(fn):
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in LIST_CHANGES and \
+                isinstance(n.func.value, ast.Attribute) and guard_lines.dotted(n.func.value.value) == "self":
+            out.add(n.func.value.attr)
+        for t in n.targets if isinstance(n, ast.Assign) else ():
+            if isinstance(t, ast.Attribute) and guard_lines.dotted(t.value) == "self":
+                out.add(t.attr)
+    return out
 
 
 def _is_none(node: cst.BaseExpression) -> bool:

@@ -346,7 +346,13 @@ def python_list(receiver: ast.expr, fn: ast.AST, cls: Optional[ast.ClassDef], tr
         values = bound(fn, ast.walk(fn)) or (bound(tree, tree.body) if tree is not None else [])
     else:
         return False
-    return bool(values) and all(_listish(v) for v in values)
+    return bool(values) and all(_listish(v) or _sliced(v, receiver) for v in values)
+
+
+def _sliced(e: ast.expr, receiver: ast.expr) -> bool:
+    """`self.mems = self.mems[-k:]`: a slice of the receiver itself, of its kind."""
+    return isinstance(e, ast.Subscript) and isinstance(e.slice, ast.Slice) and \
+        guard_lines.dotted(e.value) == guard_lines.dotted(receiver)
 
 
 def _listish(e: ast.expr) -> bool:
