@@ -160,3 +160,39 @@ def test_state_changed_in_a_frame_resumed_with_no_tensor_work_is_not_guarded(tmp
     unbroken = LOGGED.replace("value = value.detach().float().item()", "value = value.detach().float()")
     assert dynamo_guard_lines(tmp_path, unbroken, lineless=False) == [store]
     assert [f.line for f in api.check_source(unbroken, filename="probe.py").findings if f.code == "DYN306"] == [store]
+
+
+SKIPPING_BREAKS = textwrap.dedent("""
+    import torch
+
+
+    @torch.compile(backend="eager")
+    def track(x, hist):
+        try:
+            hist.append(float(x.abs().max()))
+            hist.append(float(x.abs().min()))
+        except RuntimeError:
+            pass
+        for i in range(2):
+            x = x + 1
+            print(i)
+        return x * x.sum().item()
+
+
+    def main():
+        hist = []
+        for _ in range(2):
+            track(torch.randn(4), hist)
+""")
+
+
+def test_no_break_below_one_that_makes_dynamo_skip_the_function(tmp_path):
+    """A break inside a `try` block makes Dynamo skip the whole function: it reports that break and runs the
+    function eagerly, never meeting the ones below it (the second `float()`, the `print` in the loop, the
+    `.item()`); dynlint reports the first alone."""
+    from conftest import dynamo_breaks
+    first = line_of(SKIPPING_BREAKS, "hist.append(float(x.abs().max()))")
+    assert {line for line, _ in dynamo_breaks(tmp_path, SKIPPING_BREAKS)} == {first}
+    breaks = {r.code for r in all_rules() if r.gb_types}
+    found = api.check_source(SKIPPING_BREAKS, filename="probe.py").findings
+    assert sorted({f.line for f in found if f.code in breaks}) == [first]

@@ -16,12 +16,13 @@ from typing import Callable, Dict, Iterable, List, Optional, Sequence, Set, Tupl
 from dynlint.analysis.frames import Frame, Frames, decorator_wrapper, traced_decorators
 from dynlint.analysis.held import held_by_name, passed_constructions
 from dynlint.analysis.names import COMPILE, DISABLE, OPAQUE, is_module_base, strip_call
-from dynlint.analysis.resumed import in_skipped_frames, resumed_guards
+from dynlint.analysis.resumed import after_skipping_breaks, in_skipped_frames, resumed_guards
 from dynlint.linter.index import CallSite, ClassInfo, FunctionInfo, ModuleIndex
 from dynlint.linter.project import FuncRef, Project
 
 # what the engine calls (linter/engine.RegionAnalysis): this module is the analysis it is handed
-__all__ = ["COMPILED", "find_regions", "find_frames", "in_skipped_frames", "resumed_guards", "site_lines"]
+__all__ = ["COMPILED", "after_skipping_breaks", "find_regions", "find_frames", "in_skipped_frames",
+           "resumed_guards", "site_lines"]
 
 Chain = Tuple[str, ...]
 SHOWN_CHAIN = 8         # functions of a call chain shown; a longer one: root, "... N more ...", the last 6

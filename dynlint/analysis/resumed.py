@@ -166,6 +166,26 @@ def in_skipped_frames(findings: Sequence[Finding], breaks: Sequence[Finding], te
     return out
 
 
+def after_skipping_breaks(breaks: Sequence[Finding], text: Callable[[str], Optional[str]]) -> List[Finding]:
+    """The graph breaks below a break that makes Dynamo skip the whole function (one in a loop, reached on every
+    iteration, or in a `try` block, reached always) in that function's own code: Dynamo stops tracing there and
+    runs the function eagerly, so it never meets them (the functions they call are frames of their own, and
+    keep their breaks)."""
+    out: List[Finding] = []
+    skipping = [b for b in breaks if SKIPS_FRAME in b.message]
+    for path in sorted({b.path for b in skipping}):
+        source = text(path)
+        if not source:
+            continue
+        for b in sorted((b for b in skipping if b.path == path), key=lambda b: b.line):
+            fn = guard_lines.innermost_function(source, b.line)
+            if fn is None or _reach(fn, b.line) not in ("always", "every iteration"):
+                continue
+            out += [f for f in breaks if f.path == path and f.line > b.line and f not in out and
+                    guard_lines.innermost_function(source, f.line) is fn]
+    return out
+
+
 def _skipped(fn: ast.AST, line: int, breaks: List[Tuple[int, bool]]) -> bool:
     """Is `line` of `fn` in a frame Dynamo skips, given the breaks in `fn` in the order of their lines?"""
     start = fn.lineno - 1           # the frame under way starts after this line

@@ -63,6 +63,8 @@ class RegionAnalysis(Protocol):
     def in_skipped_frames(self, findings: Sequence[Finding], breaks: Sequence[Finding], text,
                           entered: Sequence[Tuple[str, int]] = (), span=None) -> List[Finding]: ...
 
+    def after_skipping_breaks(self, breaks: Sequence[Finding], text) -> List[Finding]: ...
+
 
 @dataclass
 class _Shared:
@@ -359,6 +361,11 @@ class _Run:
         try:
             skipped = set(self.analysis.in_skipped_frames([f for f in self.findings if f.code in recompile],
                                                           breaks, self._text, self.project.entered, self._span))
+            # and no break Dynamo never meets, below one that makes it skip the function (`breaks` are as the
+            # release checked for words them: matched by place and code)
+            unmet = {(f.path, f.line, f.column, f.code)
+                     for f in self.analysis.after_skipping_breaks(breaks, self._text)}
+            skipped |= {f for f in self.findings if (f.path, f.line, f.column, f.code) in unmet}
         except Exception as e:      # a bug of ours: say so, keep every finding
             self.findings.append(internal_error(".", "the skipped frames", e, self.debug))
             return
