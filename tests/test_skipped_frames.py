@@ -196,3 +196,40 @@ def test_no_break_below_one_that_makes_dynamo_skip_the_function(tmp_path):
     breaks = {r.code for r in all_rules() if r.gb_types}
     found = api.check_source(SKIPPING_BREAKS, filename="probe.py").findings
     assert sorted({f.line for f in found if f.code in breaks}) == [first]
+
+
+RELAX = textwrap.dedent("""
+    import torch
+
+
+    @torch.compile(backend="eager")
+    def relax(x, tol: float = 1e-4, max_iters: int = 8):
+        it = 0
+        while (x.abs() > tol).any() and it < max_iters:
+            x = x * 0.5
+            it += 1
+        return x
+
+
+    def main():
+        for s in (1.0, 4.0, 16.0):
+            relax(torch.full((3,), s))
+""")
+
+
+def test_a_break_in_a_while_test_before_its_last_operand_skips_the_function(tmp_path):
+    """`while x.any() and it < n:`: the rest of the test is code inside the loop, where Dynamo cannot resume, so
+    it skips the function ("graph break in loop") and nothing recompiles; with the breaking operand last
+    (`while it < n and x.any():`) it resumes the body at each iteration and guards the counter (DYN519)."""
+    from conftest import dynamo_breaks
+    from dynlint.analysis.names import SKIPS_FRAME
+    test = line_of(RELAX, "while (x.abs() > tol).any()")
+    assert any("graph break in loop" in kinds for _, kinds in dynamo_breaks(tmp_path, RELAX))
+    assert dynamo_guard_lines(tmp_path, RELAX, lineless=False) == []
+    found = api.check_source(RELAX, filename="probe.py").findings
+    assert [f.line for f in found if f.code == "DYN101" and SKIPS_FRAME in f.message] == [test]
+    assert not [f for f in found if f.code in RECOMPILES]
+    last = RELAX.replace("(x.abs() > tol).any() and it < max_iters", "it < max_iters and (x.abs() > tol).any()")
+    counted = line_of(last, "it += 1")
+    assert counted in dynamo_guard_lines(tmp_path, last, lineless=False)
+    assert [f.line for f in api.check_source(last, filename="probe.py").findings if f.code == "DYN519"] == [counted]

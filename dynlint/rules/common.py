@@ -8,7 +8,7 @@ from typing import ClassVar, Optional, Sequence, Set
 import libcst as cst
 
 from dynlint.analysis.names import COMPILING_FALSE, COMPILING_TRUE, SKIPS_FRAME
-from dynlint.linter.walker import dotted, walk
+from dynlint.linter.walker import descendants, dotted, walk
 from dynlint.analysis.regions import compiled_in
 from dynlint.analysis.tensors.inference import Tensors
 from dynlint.linter.rule import Rule
@@ -207,9 +207,20 @@ class TorchRule(Rule):
                     return True
         return False
 
+    def _before_last_operand(self, header: cst.BaseExpression, node: cst.CSTNode) -> bool:
+        """`node` is in an operand of `and`/`or` in `header` that another operand follows."""
+        ops = [header] if isinstance(header, cst.BooleanOperation) else []
+        ops += [n for n in descendants(header) if isinstance(n, cst.BooleanOperation)]
+        return any(node is b.left or any(n is node for n in descendants(b.left)) for b in ops)
+
     def _whole_frame_skip(self, node: cst.CSTNode):
         """(description, extra gb_type) when a break at `node` makes Dynamo skip the frame."""
         parents = self.ctx.parents
+        tests = [n.test for n in [*parents, self.ctx.current] if isinstance(n, cst.While)]
+        if tests and self._before_last_operand(tests[-1], node):
+            # (`while x.any() and it < n:`: the rest of the test is code in the loop, where Dynamo cannot resume;
+            # measured on torch 2.13)
+            return "a `while` loop's test, before its last operand", LOOP_SKIP
         for block in reversed(self.ctx.blocks):
             if isinstance(block, (cst.For, cst.While)):
                 header = block.iter if isinstance(block, cst.For) else block.test
