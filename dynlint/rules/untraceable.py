@@ -14,6 +14,7 @@ from dynlint.linter.rule import Example, register
 from dynlint.linter.walker import dotted
 from dynlint.rules import torch_release
 from dynlint.rules.common import NamedCallRule, TorchRule, source_of
+from dynlint.rules.numpy_untraced import NUMPY_UNTRACED
 from dynlint.rules.side_effects.randomness import RngStateInCompiledCode
 from dynlint.rules.side_effects.tensor_state import AUTOGRAD_CALLS
 
@@ -246,10 +247,11 @@ class SkippedStdlibCall(TorchRule):
 
 @register
 class ThirdPartyExtensionCall(NamedCallRule):
-    """Checks for SciPy calls inside traced code (C-extension ufuncs and array code Dynamo cannot trace)."""
+    """Checks for SciPy calls inside traced code (C-extension ufuncs and array code Dynamo cannot trace), and for
+    the NumPy functions torch's NumPy layer does not implement (`np.argpartition`, `np.isin`)."""
     code = "DYN604"
     name = "third-party-extension-call"
-    message = "`{call}()` is SciPy code Dynamo cannot trace: it breaks the graph"
+    message = "`{call}()` is {what}: it breaks the graph"
     fix = "Use the torch equivalent (`torch.special.*`, `torch.linalg.*`, `torch.distributions`), or wrap the call in a `torch.library.custom_op`"
     gb_types = (UNSUPPORTED_METHOD, "attempted to trace numpy function unsupported by PyTorch",
                 "Unsupported ndarray attribute access")
@@ -257,7 +259,10 @@ class ThirdPartyExtensionCall(NamedCallRule):
         Dynamo traces torch and (through `torch._numpy`) NumPy, but not other compiled extensions. SciPy's
         special functions are C ufuncs (`Unsupported method call`) and its array code calls NumPy functions
         torch does not implement (`attempted to trace numpy function unsupported by PyTorch`); the graph
-        breaks at each call. Plain NumPy (`np.sin(t)`, `np.where`) is traced and fine.
+        breaks at each call. Plain NumPy (`np.sin(t)`, `np.where`, `np.argsort`) is traced and fine; the NumPy
+        functions with no `torch._numpy` twin (`np.argpartition`, `np.isin`, `np.lexsort`: the catalogue in
+        `rules/numpy_untraced.py`, generated from torch's own map by `bench/numpy_catalogue.py`) break it too
+        (`np.random` is DYN405's).
     """
     INVALID = [Example("""
         import scipy.special
@@ -267,7 +272,15 @@ class ThirdPartyExtensionCall(NamedCallRule):
         def gelu_exact(x):
             cdf = torch.as_tensor(scipy.special.ndtr(x.numpy()))
             return x * cdf
-    """, "gelu_exact(torch.ones(4))")]
+    """, "gelu_exact(torch.ones(4))"), Example("""
+        import numpy as np
+        import torch
+
+        @torch.compile
+        def top_k(sims, k):
+            idx = np.argpartition(-sims.numpy(), k, axis=1)[:, :k]
+            return torch.from_numpy(idx)
+    """, "top_k(torch.randn(3, 6), 2)")]
     VALID = [Example("""
         import numpy as np
         import torch
@@ -278,6 +291,12 @@ class ThirdPartyExtensionCall(NamedCallRule):
             return x * cdf + torch.from_numpy(np.sin(x.numpy()))
     """, "gelu_exact(torch.ones(4))")]
     prefixes = ("scipy.",)
+    exact = frozenset(n for n in NUMPY_UNTRACED if not n.startswith("numpy.random."))
+
+    def report(self, node: cst.CSTNode, message=None, **fmt) -> None:
+        call = fmt.get("call", "")
+        super().report(node, message, what="SciPy code Dynamo cannot trace" if call.startswith("scipy.") else
+                       "a NumPy function torch's NumPy layer does not implement, so Dynamo cannot trace it", **fmt)
 
 
 @register
