@@ -181,8 +181,8 @@ def after_skipping_breaks(breaks: Sequence[Finding], text: Callable[[str], Optio
             fn = guard_lines.innermost_function(source, b.line)
             if fn is None or _reach(fn, b.line) not in ("always", "every iteration"):
                 continue
-            out += [f for f in breaks if f.path == path and f.line > b.line and f not in out and
-                    guard_lines.innermost_function(source, f.line) is fn]
+            out += [f for f in breaks if f.path == path and b.line < f.line <= (fn.end_lineno or 0) and
+                    f not in out and guard_lines.innermost_function(source, f.line) is fn]
     return out
 
 
