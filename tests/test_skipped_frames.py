@@ -189,7 +189,8 @@ SKIPPING_BREAKS = textwrap.dedent("""
 def test_no_break_below_one_that_makes_dynamo_skip_the_function(tmp_path):
     """A break inside a `try` block makes Dynamo skip the whole function: it reports that break and runs the
     function eagerly, never meeting the ones below it (the second `float()`, the `print` in the loop, the
-    `.item()`); dynlint reports the first alone."""
+    `.item()`); dynlint reports the first alone. After a break in a loop, the breaks below the loop are still
+    reported."""
     from conftest import dynamo_breaks
     first = line_of(SKIPPING_BREAKS, "hist.append(float(x.abs().max()))")
     assert {line for line, _ in dynamo_breaks(tmp_path, SKIPPING_BREAKS)} == {first}
@@ -233,3 +234,32 @@ def test_a_break_in_a_while_test_before_its_last_operand_skips_the_function(tmp_
     counted = line_of(last, "it += 1")
     assert counted in dynamo_guard_lines(tmp_path, last, lineless=False)
     assert [f.line for f in api.check_source(last, filename="probe.py").findings if f.code == "DYN519"] == [counted]
+
+
+LOOP_THEN_BREAK = textwrap.dedent("""
+    import heapq
+
+    import torch
+
+
+    @torch.compile(backend="eager")
+    def k_best(candidates, k):
+        heap = []
+        for i, c in enumerate(candidates):
+            heapq.heappush(heap, (c.sum(), i))
+        return [i for _, i in heapq.nsmallest(k, heap)]
+
+
+    def main():
+        for _ in range(2):
+            k_best(list(torch.randn(4, 3)), 2)
+""")
+
+
+def test_breaks_below_a_loop_that_skips_the_function_are_still_reported(tmp_path):
+    from conftest import dynamo_breaks
+    below = line_of(LOOP_THEN_BREAK, "return [i for _, i in heapq.nsmallest(k, heap)]")
+    assert below in {line for line, _ in dynamo_breaks(tmp_path, LOOP_THEN_BREAK)}
+    breaks = {r.code for r in all_rules() if r.gb_types}
+    found = api.check_source(LOOP_THEN_BREAK, filename="probe.py").findings
+    assert below in {f.line for f in found if f.code in breaks}
