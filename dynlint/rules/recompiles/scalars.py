@@ -490,9 +490,9 @@ class VaryingScalarArgument(SiteBookkeeping):
             rows = record_rows(self.ctx, value, loops,
                                lambda attr: self._read_at(entry, params[attr]) if attr in params else None)
             for var, attr, kind in rows:
-                self._found_argument(node, cst.Arg(value), value, (f"{var}.{attr}", kind, None, None), inner, entry, loops,
-                                     params[attr], [(line, col, f"`{source_of(node.func)}(...)` hands "
-                                                                f"`{var}.{attr}` to `{inner}` here")])
+                handed = [(line, col, f"`{source_of(node.func)}(...)` hands `{var}.{attr}` to `{inner}` here")]
+                self._found_argument(node, cst.Arg(value), value, (f"{var}.{attr}", kind, None, None), inner, entry,
+                                     loops, params[attr], handed)
 
     def _scalar_argument(self, node: cst.Call, arg: cst.Arg, callee: str, entry: Optional[str], loops,
                          param: Optional[str] = None, also=()) -> bool:
