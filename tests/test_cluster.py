@@ -47,8 +47,9 @@ EXAMPLES = textwrap.dedent('''
     @dynlint.example
     def slow():
         if MARKER:                      # the test's signal: this example's process is running now
-            with open(MARKER, "w") as f:
+            with open(MARKER + ".part", "w") as f:
                 f.write(str(os.getpid()))
+            os.replace(MARKER + ".part", MARKER)       # whole, or not there at all
             time.sleep(6)
         return torch.nn.ReLU(), [(torch.randn(4),)]
 ''')
@@ -115,18 +116,26 @@ def test_a_node_killed_mid_run_loses_only_its_example(tmp_path, cluster):
     marker = tmp_path / "slow.pid"
     project = _project(tmp_path / "p", str(marker))
     out: dict = {}
-    run = threading.Thread(target=lambda: out.update(_verify(project, "--cluster", "ray",
-                                                             env={"RAY_ADDRESS": cluster.address})))
+    failed: list = []
+
+    def verify():
+        try:
+            out.update(_verify(project, "--cluster", "ray", env={"RAY_ADDRESS": cluster.address}))
+        except BaseException as e:          # said below, where the test fails, not lost in the thread
+            failed.append(e)
+
+    run = threading.Thread(target=verify)
     run.start()
-    deadline = time.monotonic() + 300
-    while not marker.exists() and time.monotonic() < deadline:
+    while not marker.exists() and run.is_alive():       # bounded by the run's own limit, not a guess at load
         time.sleep(0.1)
+    assert marker.exists(), f"the slow example never started: {failed or out}"
     pid = int(marker.read_text())
     chain = _ancestors(pid)               # the example's worker -> the Ray worker -> ... -> the node's raylet
     raylet = next(p for p in chain if "raylet" in _cmdline(p))
     for victim in [raylet, *chain[:chain.index(raylet)]]:          # the node and everything it ran
         os.kill(victim, signal.SIGKILL)
     run.join(600)
+    assert not failed, failed
     examples = {e["name"]: e for e in out["verify"]["examples"]}
     assert {name: e["outcome"] for name, e in examples.items()} == dict.fromkeys(
         ["linear", "gate_breaks", "scaled_recompiles", "slow"], "ok"), [e["message"] for e in examples.values()]
