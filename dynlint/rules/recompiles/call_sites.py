@@ -8,6 +8,7 @@ from typing import List, Optional, Tuple
 
 import libcst as cst
 
+from dynlint.analysis.defs import body_nodes
 from dynlint.analysis.guards import effect, module_int, recompiles
 from dynlint.analysis.regions import is_module_class
 from dynlint.analysis.tensors import TENSOR
@@ -85,6 +86,54 @@ def _loop_rows(fn: ast.AST, name: str, line: int) -> List[ast.expr]:
         not any(isinstance(e, ast.Starred) for e in it.elts) else []
 
 
+def _picked_rows(tree: ast.Module, fn: ast.AST, name: str, line: int) -> List[ast.expr]:
+    """What the producers a loop picks in turn make, for a name the innermost loop around `line` binds once,
+    above it: `batch = sources[step % 2]()` over a display of the file's functions (or a name bound once to
+    one), `batch = a() if step % 2 else b()`; each producer's one returned expression (a display, or a
+    name it binds once to one). Rows of two structures fail each other's guards, as two call sites would.
+    None when the loop binds it otherwise."""
+    loops = [n for n in ast.walk(fn) if isinstance(n, (ast.For, ast.While)) and
+             n.lineno <= line <= (n.end_lineno or n.lineno)]
+    if not loops:
+        return []
+    loop = max(loops, key=lambda n: n.lineno)
+    binds = [n for n in ast.walk(loop) if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.For)) and
+             any(isinstance(t, ast.Name) and t.id == name for target in (n.targets if isinstance(n, ast.Assign) else [n.target])
+                 for t in ast.walk(target))]
+    if len(binds) != 1 or not isinstance(binds[0], ast.Assign) or binds[0].lineno >= line:
+        return []
+    value = binds[0].value
+    arms = [value.body, value.orelse] if isinstance(value, ast.IfExp) else [value]
+    if len(arms) == 1:
+        picked = value.func.value if isinstance(value, ast.Call) and isinstance(value.func, ast.Subscript) and \
+            not value.args and not value.keywords else None
+        if isinstance(picked, ast.Name):
+            picked = guard_lines.last_binding(tree, picked.id, binds[0].lineno)
+        if not isinstance(picked, (ast.List, ast.Tuple)):
+            return []
+        arms = [ast.Call(func=e, args=[], keywords=[]) for e in picked.elts]
+    rows = [_made_by(tree, arm) for arm in arms]
+    return rows if len(rows) > 1 and None not in rows else []
+
+
+def _made_by(tree: ast.Module, node: ast.expr) -> Optional[ast.expr]:
+    """A display, or what `f()` returns where `f` is a function of the file with one `return` (of a display, or
+    of a name it binds once to one); None otherwise."""
+    if not isinstance(node, ast.Call):
+        return node if isinstance(node, (ast.Dict, ast.List, ast.Tuple)) else None
+    fn = next((f for f in tree.body if isinstance(f, ast.FunctionDef) and isinstance(node.func, ast.Name) and
+               f.name == node.func.id), None)
+    returns = [n for n in body_nodes(fn) if isinstance(n, ast.Return)] if fn is not None else []
+    if len(returns) != 1 or returns[0].value is None:
+        return None
+    made = returns[0].value
+    if isinstance(made, ast.Name):
+        bound = [n for n in body_nodes(fn) if isinstance(n, ast.Assign) and
+                 any(isinstance(t, ast.Name) and t.id == made.id for t in n.targets)]
+        made = bound[0].value if len(bound) == 1 else None
+    return made if isinstance(made, (ast.Dict, ast.List, ast.Tuple)) else None
+
+
 def _instance(ctx, node: Optional[ast.expr], line: int) -> Optional[str]:
     """"an instance of `Cls`" for an object of a class of the project: built at the call (`f(Scaled(2.0), x)`),
     or a name the calling function binds once to one (`op = Scaled(2.0)`). Dynamo guards an object's type where
@@ -152,7 +201,10 @@ class ArgumentSetChangesBetweenCalls(SiteBookkeeping):
         instance of another class, more positional arguments or two tensors where another passed one
         twice, a Python number where another passed a tensor, fails those guards and compiles a second graph.
         The finding stands at that guard, the line Dynamo's recompile log names (a tensor passed first is
-        guarded on its type at the function's first line); the calls are its related locations.
+        guarded on its type at the function's first line); the calls are its related locations. One call in
+        a loop is as many calls as the loop hands it rows: a loop over a display of rows, or producers the loop
+        picks in turn (`batch = sources[step % 2]()` over the file's functions, each returning a dict display
+        of its own keys; the arms of a conditional).
     """
     INVALID = [Example("""
         import torch
@@ -436,7 +488,9 @@ class ArgumentSetChangesBetweenCalls(SiteBookkeeping):
         param = bound_parameter(entry_info, node, arg) if entry_info is not None else None
         if fn is None or param is None or not isinstance(arg.value, cst.Name):
             return False
-        rows = _loop_rows(fn, arg.value.value, self.ctx.position(node)[0])
+        line = self.ctx.position(node)[0]
+        rows = _loop_rows(fn, arg.value.value, line) or \
+            _picked_rows(guard_lines.parsed(self.ctx.source or ""), fn, arg.value.value, line)
         found = [(e, _structure(e)) for e in rows]
         if not found or any(s is None for _, s in found):
             return False
