@@ -355,13 +355,20 @@ def enclosing(tree: ast.Module, line: int) -> ast.AST:
 def last_binding(tree: ast.Module, name: str, line: int) -> Optional[ast.AST]:
     """The value of the last plain assignment `name = ...` before `line` in the innermost function holding
     `line` (or at module level): what a name passed at `line` holds, when it is that simple."""
-    best = None
+    best, value = None, None
     for n in ast.walk(enclosing(tree, line)):
-        if isinstance(n, ast.Assign) and n.lineno < line and \
-                any(isinstance(t, ast.Name) and t.id == name for t in n.targets):
-            if best is None or n.lineno > best.lineno:
-                best = n
-    return best.value if best is not None else None
+        if not isinstance(n, ast.Assign) or n.lineno >= line or best is not None and n.lineno <= best.lineno:
+            continue
+        for t in n.targets:
+            if isinstance(t, ast.Name) and t.id == name:
+                best, value = n, n.value
+            elif isinstance(t, ast.Tuple) and isinstance(n.value, ast.Tuple) and len(t.elts) == len(n.value.elts) \
+                    and not any(isinstance(e, ast.Starred) for e in t.elts + n.value.elts):
+                # a parallel assignment (`g, d = torch.compile(g), torch.compile(d)`)
+                for e, v in zip(t.elts, n.value.elts):
+                    if isinstance(e, ast.Name) and e.id == name:
+                        best, value = n, v
+    return value
 
 
 def element_use(source: str, fn: ast.AST, name: str) -> Optional[Span]:

@@ -859,6 +859,8 @@ class SiteBookkeeping(TorchRule):
         for t in node.targets:
             if isinstance(t.target, cst.Name):
                 self._assigned.append((t.target.value, node.value))
+            self._assigned += _parallel(t.target, node.value)
+
 
     def assignments(self) -> List[Tuple[str, cst.BaseExpression]]:
         return self._assigned
@@ -952,3 +954,12 @@ def forwarded_keywords(ctx, caller: str, info, call: cst.Call) -> dict:
             if value is not None:
                 out.setdefault(p, []).append((c.lineno, guard_lines.column(lines, c.lineno, c.col_offset), value))
     return out
+
+
+def _parallel(target: cst.BaseExpression, value: cst.BaseExpression) -> List[Tuple[str, cst.BaseExpression]]:
+    """(name, value) for each name of a parallel assignment (`g, d = torch.compile(g), torch.compile(d)`)."""
+    if not isinstance(target, (cst.Tuple, cst.List)) or not isinstance(value, (cst.Tuple, cst.List)) or \
+            len(target.elements) != len(value.elements) or \
+            any(isinstance(e, cst.StarredElement) for e in (*target.elements, *value.elements)):
+        return []
+    return [(t.value.value, v.value) for t, v in zip(target.elements, value.elements) if isinstance(t.value, cst.Name)]

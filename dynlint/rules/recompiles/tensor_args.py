@@ -9,8 +9,9 @@ from typing import List, Optional, Tuple
 import libcst as cst
 
 from dynlint.analysis import guard_lines
+from dynlint.analysis.regions import is_module_class
 from dynlint.linter.rule import Example, register
-from dynlint.rules.recompiles.common import SiteBookkeeping, call_bindings
+from dynlint.rules.recompiles.common import GRAD_OFF, SiteBookkeeping, call_bindings
 
 
 FACTORIES = frozenset({"ones", "zeros", "empty", "rand", "randn", "full", "tensor", "eye", "arange", "randint"})
@@ -160,7 +161,8 @@ def _constant_of(node: ast.AST, kind: type):
 
 def _tensor_arguments(ctx, callee: str, entry: str, span=None) -> List[Tuple[int, int, dict]]:
     """An analysis: per call of `callee` (line, column, {parameter: tensor metadata}) for the arguments a torch
-    factory makes, at the call or in the last assignment of the name passed."""
+    factory makes, at the call or in the last assignment of the name passed; for other tensors, their
+    `requires_grad` where the code shows it (`grad_of`)."""
     tree = guard_lines.parsed(ctx.source or "")
     out = []
     for line, col, given in call_bindings(ctx, callee, entry, span):
@@ -171,17 +173,81 @@ def _tensor_arguments(ctx, callee: str, entry: str, span=None) -> List[Tuple[int
             if passed and isinstance(expr, ast.Name):
                 expr = resolve(expr.id) or expr
             meta = tensor_metadata(expr, resolve) if passed else None
+            grad = grad_of(ctx, tree, expr, line) if passed and meta is None and tree is not None else None
+            if grad is not None:
+                meta = dict.fromkeys(("dtype", "rank", "sizes", "device"), None) | {"requires_grad": grad}
             if meta is not None:
                 metas[param] = meta
         out.append((line, col, metas))
     return out
 
 
+def grad_of(ctx, tree: ast.Module, expr: ast.AST, line: int, depth: int = 0) -> Optional[bool]:
+    """Whether a tensor requires grad, where the code shows it: what a module of the project returns, called
+    with grad mode on (its parameters require grad), and tensor arithmetic on it, True; `.detach()` and
+    `torch.from_numpy(...)` False; None when not known (a parameter, data from elsewhere), and for a file that
+    freezes parameters anywhere (`requires_grad_(False)`)."""
+    if depth > 4 or "requires_grad_(False)" in (ctx.source or "") or "requires_grad = False" in (ctx.source or ""):
+        return None
+    if isinstance(expr, ast.Name):
+        bound = guard_lines.last_binding(tree, expr.id, line)
+        return grad_of(ctx, tree, bound, getattr(bound, "lineno", line), depth + 1) if bound is not None else None
+    if isinstance(expr, ast.BinOp):
+        sides = [grad_of(ctx, tree, e, line, depth + 1) for e in (expr.left, expr.right)]
+        return True if True in sides else None
+    if not isinstance(expr, ast.Call):
+        return None
+    func = expr.func
+    if isinstance(func, ast.Attribute) and guard_lines.dotted(func.value) != "torch":
+        if func.attr == "detach" and not expr.args:
+            return False
+        if func.attr == "requires_grad_":
+            return True if not expr.args else _constant_of(expr.args[0], bool)
+        return True if func.attr in RANK_KEPT and grad_of(ctx, tree, func.value, line, depth + 1) else None
+    if guard_lines.dotted(func) == "torch.from_numpy":
+        return False
+    return True if _is_module(ctx, tree, func, line) and not _grad_off_at(ctx, tree, expr) else None
+
+
+def _is_module(ctx, tree: ast.Module, func: ast.AST, line: int, depth: int = 0) -> bool:
+    """`func` names a module: an instance of a project's `nn.Module` class (`D = Critic()`) or of torch's own
+    (`nn.Linear(4, 2)`), or `torch.compile` of one."""
+    if depth > 3 or ctx.project is None or ctx.index is None:
+        return False
+    if isinstance(func, ast.Name):
+        bound = guard_lines.last_binding(tree, func.id, line)
+        return bound is not None and _is_module(ctx, tree, bound, bound.lineno, depth + 1)
+    if not isinstance(func, ast.Call):
+        return False
+    name = guard_lines.dotted(func.func)
+    if name == "torch.compile" and func.args:
+        return _is_module(ctx, tree, func.args[0], line, depth + 1)
+    qualified = ctx.index.qualify(name) if name else ""
+    if qualified.startswith("torch.nn.") and qualified.rpartition(".")[2][:1].isupper():
+        return True         # a layer of torch's own (`nn.Linear(4, 2)`)
+    found = ctx.project.resolve(ctx.index, name) if name else None
+    return bool(found) and found[0] == "class" and is_module_class(ctx.project, found[1][0], found[1][1].name)
+
+
+def _grad_off_at(ctx, tree: ast.Module, call: ast.Call) -> bool:
+    """The call stands inside a `with` that turns grad mode off (or sets it), or in a function decorated so."""
+    index = ctx.index
+    for scope in ast.walk(tree):
+        heads = [i.context_expr for i in scope.items] if isinstance(scope, ast.With) else \
+            scope.decorator_list if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)) else []
+        names = {guard_lines.dotted(h.func if isinstance(h, ast.Call) else h) or "" for h in heads}
+        if any(index.qualify(n) in GRAD_OFF | {"torch.set_grad_enabled"} for n in names) and \
+                any(n is call for n in ast.walk(scope)):
+            return True
+    return False
+
+
 @register
 class TensorMetadataDiffersBetweenCalls(SiteBookkeeping):
     """Checks for a compiled callable whose call sites pass, for the same parameter, tensors of another dtype,
     rank, device or `requires_grad` (made by torch factories the code shows: `torch.ones(4)` here,
-    `torch.ones(4, dtype=torch.float64)` there), or of other sizes when it is compiled with `dynamic=False`."""
+    `torch.ones(4, dtype=torch.float64)` there; a module's output with grad mode on here, `.detach()`ed there),
+    or of other sizes when it is compiled with `dynamic=False`."""
     code = "DYN516"
     name = "tensor-metadata-differs-between-calls"
     message = ("compiled `{callee}` gets a {this} tensor for `{param}` at line {line} and a {other} one at line "
@@ -195,7 +261,10 @@ class TensorMetadataDiffersBetweenCalls(SiteBookkeeping):
         mismatch. expected Float, actual Double`). A call with a tensor that differs in any of them fails the
         guard and compiles another graph; each combination keeps its own. These guards carry no source line:
         Dynamo's recompile log names the compiled function's first line (its first decorator, or its `def`),
-        where the finding stands; the calls are its related locations. Sizes are compared only under
+        where the finding stands; the calls are its related locations. What a module returns with grad mode
+        on requires grad (its parameters do), and so does arithmetic on it; `.detach()` and
+        `torch.from_numpy(...)` do not: a critic called on a detached sample, then on the generator's output,
+        compiles twice. Sizes are compared only under
         `dynamic=False` (every new size compiles again): otherwise a first new size recompiles once and
         becomes dynamic, the expected cost of a new input (DYN703 covers sizes that follow a loop).
     """
@@ -270,6 +339,23 @@ class TensorMetadataDiffersBetweenCalls(SiteBookkeeping):
         def run():
             x = torch.randn(4, 8)
             return pool(x), pool(x.unsqueeze(0))        # a batch of one: rank 3 where the first call had 2
+    """, "run()"), Example("""
+        import torch
+        from torch import nn
+
+        class Critic(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(2, 1)
+
+            def forward(self, x):
+                return self.fc(x)
+
+        def run():
+            gen, critic = nn.Linear(4, 2), torch.compile(Critic())
+            fake = gen(torch.randn(8, 4))
+            real_loss = critic(fake.detach()).mean()      # the critic's step: no grad into the generator
+            return real_loss - critic(fake).mean()        # the generator's step: a module's output, grad on
     """, "run()")]
     VALID = [Example("""
         import torch
@@ -311,6 +397,23 @@ class TensorMetadataDiffersBetweenCalls(SiteBookkeeping):
         def run():
             x = torch.randn(4, 8)
             return pool(x[None]), pool(x.view(1, 4, 8))  # rank 3 at both calls
+    """, "run()"), Example("""
+        import torch
+        from torch import nn
+
+        class Critic(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(2, 1)
+
+            def forward(self, x):
+                return self.fc(x)
+
+        def run():
+            gen, critic = nn.Linear(4, 2), torch.compile(Critic())
+            with torch.no_grad():
+                fake = gen(torch.randn(8, 4))
+            return critic(fake).mean() - critic(torch.randn(8, 2)).mean()     # grad-free both times
     """, "run()")]
 
     WHAT = (("dtype", "dtype", "{}"), ("rank", "rank", "rank-{}"), ("requires_grad", "`requires_grad`",
