@@ -577,3 +577,47 @@ def test_a_state_another_files_loop_carries_from_none_is_reported_at_the_guard(c
     # a tensor from the first call on: the guard holds
     (pkg / "run.py").write_text(STREAM_RUN.replace("    state = None\n", "    state = torch.zeros(4)\n"))
     assert ("pkg/stream.py", guard, "DYN505") not in _found(cli, tmp_path)
+
+
+MASKS = '''
+import torch
+
+
+@torch.compile(backend="eager")
+def binarize(logits, threshold: float = 0.5):
+    probs = logits.sigmoid()
+    return probs > threshold
+'''
+
+MASKS_RUN = '''
+import torch
+
+from pkg.masks import binarize
+
+
+def main():
+    logits = torch.randn(4, 8)
+    pred = binarize(logits)
+    target = binarize(logits + 0.3, threshold=0.4)
+    return (pred == target).float().mean()
+'''
+
+
+def test_constants_another_file_passes_to_a_decorated_function_are_guarded_where_it_reads_them(cli, tmp_path,
+                                                                                               monkeypatch):
+    """`binarize(logits)` then `binarize(..., threshold=0.4)` in another file, `binarize` compiled by its own
+    `@torch.compile`: the default 0.5, then 0.4. Dynamo guards `threshold == 0.5` where the compiled code reads
+    it (DYN508, at the guard in the compiled function's file, the calls related)."""
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (tmp_path / "pyproject.toml").write_text("[tool.dynlint]\n")
+    (pkg / "__init__.py").write_text("")
+    (pkg / "masks.py").write_text(MASKS)
+    (pkg / "run.py").write_text(MASKS_RUN)
+    guard = MASKS.splitlines().index("    return probs > threshold") + 1
+    obs = observe_package(tmp_path, monkeypatch, pkg / "masks.py", "__import__('pkg.run').run.main()")
+    assert set().union(*obs.guard_lines(str(pkg / "masks.py"))) == {guard}
+    assert ("pkg/masks.py", guard, "DYN508") in _found(cli, tmp_path)
+    # the same threshold at both calls: one graph
+    (pkg / "run.py").write_text(MASKS_RUN.replace("threshold=0.4", "threshold=0.5"))
+    assert ("pkg/masks.py", guard, "DYN508") not in _found(cli, tmp_path)

@@ -215,19 +215,41 @@ def _aliases() -> dict:
 
 
 def compiled_elsewhere(project: Project, ref: FuncRef) -> List[Tuple[str, str, List[CallSite]]]:
-    """(path, alias, the calls of alias) for each `alias = torch.compile(<ref>)` in a function of the project:
-    what the calls of a compiled function pass, in whichever file they are (one pass over the project per run)."""
+    """(path, alias, the calls of alias) for each `alias = torch.compile(<ref>)` in a function of the project,
+    and for each function of another file that calls `<ref>` by name where `<ref>` is compiled by its own
+    `@torch.compile` (`from .post import paste`): what the calls of a compiled function pass, in whichever file
+    they are (one pass over the project per run)."""
     memo = project.per_run(_aliases)
     if "all" not in memo:
         found: Dict[FuncRef, List[Tuple[str, str, List[CallSite]]]] = {}
+        decorated = _decorated_compiled(project)
         for ix in project.by_path.values():
             for fn in ix.functions.values():
                 for alias, value in getattr(fn, "compiled", {}).items():
                     calls = [c for c in fn.calls if c.kind == "name" and c.target == alias]
                     for target in targets_of_value(project, ix, fn, value):
                         found.setdefault(target, []).append((ix.path, alias, calls))
+                by_target: Dict[str, List[CallSite]] = {}
+                for c in fn.calls if decorated else ():
+                    if c.kind == "name" and c.target.rpartition(".")[2] in decorated:
+                        by_target.setdefault(c.target, []).append(c)
+                for name, calls in by_target.items():
+                    r = project.resolve(ix, name)
+                    if r and r[0] == "function" and r[1][0] != ix.path and r[1] in decorated[name.rpartition(".")[2]]:
+                        found.setdefault(r[1], []).append((ix.path, name, calls))
         memo["all"] = found
     return memo["all"].get(ref, [])
+
+
+def _decorated_compiled(project: Project) -> Dict[str, Set[FuncRef]]:
+    """name -> the module-level functions of that name that an `@torch.compile` of their own compiles."""
+    out: Dict[str, Set[FuncRef]] = {}
+    for ix in project.by_path.values():
+        for q, fn in ix.functions.items():
+            if not fn.cls and not fn.nested_in and "." not in q and \
+                    any(ix.qualify(strip_call(d)) in COMPILE for d in fn.decorators):
+                out.setdefault(q, set()).add((ix.path, q))
+    return out
 
 
 def call_edges(project: Project, ref: FuncRef, nested: Dict[str, Dict[str, List[str]]]

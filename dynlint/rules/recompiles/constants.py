@@ -212,8 +212,8 @@ class ScalarArgumentDiffersBetweenCallSites(SiteBookkeeping):
 
     def finish(self, findings) -> None:
         """A function of this unit compiled in another file (`fl = torch.compile(losses.focal_loss)` in a
-        script): the constants that the calls of `fl` there pass, or leave to the defaults here, are guarded
-        here, at the first read."""
+        script), or compiled here by its own `@torch.compile` and called from another file: the constants that
+        the calls there pass, or leave to the defaults here, are guarded here, at the first read."""
         ix, project, unit = self.ctx.index, self.ctx.project, self.ctx.unit
         if ix is None or project is None:
             return
