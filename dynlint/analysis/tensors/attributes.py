@@ -8,7 +8,7 @@ from typing import Optional
 
 import libcst as cst
 
-from dynlint.analysis.held import held_by_attribute, held_by_name
+from dynlint.analysis.held import held_by_attribute, held_by_name, passed_constructions
 from dynlint.analysis.names import is_module_base
 from dynlint.analysis.tensors.kinds import TENSOR, TENSORS, UNKNOWN, VALUE, WEAK
 from dynlint.analysis.tensors.syntax import tensor_field
@@ -126,7 +126,24 @@ class AttributeKinds:
                 r = project.resolve(project.by_path[p], ctor)
                 if r and r[0] == "class":
                     return True
+            if info is not None and attr in info.param_attrs and self._modules_passed(p, c, info.param_attrs[attr]):
+                return True
         return False
+
+    def _modules_passed(self, path: str, cls: str, param: str) -> bool:
+        """Every call of the class that the project makes passes a module for `__init__`'s `param` (`BYOL(Encoder())`,
+        `self.student = student`): an `nn.*` layer or a class of the project (at least one such call)."""
+        project = self.ctx.project
+        ix = project.by_path[path]
+        init = ix.functions.get(f"{cls}.__init__")
+        passed = passed_constructions(project, ix, init, param) if init is not None else None
+        if not passed:
+            return False
+        for caller, ctor in passed:
+            r = project.resolve(caller, ctor)
+            if not (is_module_base(caller.qualify(ctor)) or r and r[0] == "class"):
+                return False
+        return True
 
     def _field_kind(self, name: str, attr: str) -> Optional[str]:
         """`batch.tokens` where `batch` is a parameter annotated with a class of this file (a dataclass, a

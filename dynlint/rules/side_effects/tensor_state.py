@@ -24,8 +24,10 @@ class DeepcopyOfTensorState(TorchRule):
     why = """
         `copy.deepcopy` walks Python objects with `__deepcopy__` hooks and a memo dict; Dynamo does not trace
         it for tensors (`Attempted to copy.deepcopy a tensor`; torch 2.11 reports `copy.deepcopy()`), and a
-        module holds tensors in its parameters: `self.net`, or a parameter that every call of the compiled
-        function in the file hands a module (`snap(model, x)` with `model = nn.Linear(4, 2)`). Public model sweeps attribute about one in eight graph
+        module holds tensors in its parameters: `self.net` (built in `__init__`, or kept from an `__init__`
+        parameter that every construction of the class passes a module), or a parameter that every call of
+        the compiled function in the file hands a module (`snap(model, x)` with `model = nn.Linear(4, 2)`).
+        Public model sweeps attribute about one in eight graph
         breaks to this call. On torch 2.13 a deepcopy of plain dicts, lists or config objects without
         tensors is traced; torch 2.11 and older break on every `copy.deepcopy` (`copy.deepcopy()`), so this
         rule, which follows 2.13, misses those there.
@@ -72,6 +74,22 @@ class DeepcopyOfTensorState(TorchRule):
                 snap = torch.compile(snapshot_and_eval)
                 return snap(model, x)
         """, "run(torch.ones(2, 4))"),
+        Example("""
+            import copy
+
+            import torch
+
+            class Teacher(torch.nn.Module):
+                def __init__(self, student):
+                    super().__init__()
+                    self.student = student          # the module its callers hand in
+
+                def forward(self, x):
+                    frozen = copy.deepcopy(self.student)
+                    return frozen(x)
+
+            teacher = torch.compile(Teacher(torch.nn.Linear(4, 4)))
+        """, "teacher(torch.ones(2, 4))"),
     ]
     VALID = [Example("""
         import torch
