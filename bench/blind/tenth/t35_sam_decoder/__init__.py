@@ -1,0 +1,1 @@
+"""Segment-anything-style promptable mask decoder (prompt encoder + two-way mask decoder + predictor)."""

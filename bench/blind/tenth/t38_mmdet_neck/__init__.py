@@ -1,0 +1,1 @@
+"""mmcv/mmdet-style registry-built backbone + FPN neck from config dicts (kept compile-clean)."""
