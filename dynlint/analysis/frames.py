@@ -27,6 +27,7 @@ from typing import Callable, Dict, Iterable, List, Optional, Set, Tuple
 from dynlint.analysis.defs import (Defs, after_short_circuit, argument, body_nodes, is_training, loop_targets,
                                   param_defaults, param_of, value_kind)
 from dynlint.analysis.names import COMPILE, SKIPS_FRAME, strip_call
+from dynlint.analysis.grad_entries import grad_entries
 from dynlint.analysis.ragged import first_read, ragged, runs_down
 from dynlint.analysis.host_flow import host_flow, numbers_held
 from dynlint.linter.index import CallSite, dotted_name
@@ -67,6 +68,8 @@ class Frame:
     # (name, line, line of the next break): a Python number the break at `line` makes in this function, still
     # needed where the graph breaks next: the frame Dynamo resumes after `line` guards it there (DYN520)
     held: Tuple[Tuple[str, int, int], ...] = ()
+    # (parameter, line of a call): a tensor that requires grad at some entries, not at others (grad_entries.py)
+    grads: Tuple[Tuple[str, int], ...] = ()
 
 
 BUILTINS = frozenset(dir(builtins))
@@ -266,7 +269,7 @@ class Frames:
             asked = (why, eager_only, tuple((c, s.line, s.kind, s.target) for c, s in entries))
             frame = self._reuse(ref, asked, lambda: self._frame(ref, why, entries, eager_only))
             if frame.per_instance or frame.none_or_value or frame.repeated or frame.ints or frame.strs or \
-                    frame.sizes:
+                    frame.sizes or frame.grads:
                 out[ref] = frame
         return out
 
@@ -577,7 +580,8 @@ class Frames:
         repeated = repeated or any(loop for _, _, (_, loop) in calls)
         none_or_value, ints, strs = self._arguments(ref, calls, eager_only)
         sizes = self._sizes(ref, calls) if eager_only else ()
-        return Frame(why, per_instance, none_or_value, repeated, ints, strs=strs, sizes=sizes)
+        return Frame(why, per_instance, none_or_value, repeated, ints, strs=strs, sizes=sizes,
+                     grads=grad_entries(self, ref, calls))
 
     # ---- tensors whose size depends on data, from eager callers (analysis/ragged.py) ----------------------------
     def _sizes(self, ref: FuncRef, calls) -> Tuple[Tuple[str, int, Tuple[str, int, int], bool], ...]:

@@ -70,7 +70,7 @@ BEHAVIOUR = {
     "frame bool attribute per instance": ONCE,          # a flag that differs between layers
     "frame value attribute per instance": EVERY_CHANGE,  # a string or a config entry picked per layer
     "frame None or tensor": ONCE,                       # None for the first layer, a tensor for the others
-    "frame requires_grad per entry": ONCE,              # measured, no rule yet: the input, then outputs
+    "frame requires_grad per entry": ONCE,              # the input, then outputs (analysis/grad_entries.py)
     "frame int argument": ONCE,                         # `shift=2` at one call, the default 1 at another
     "frame str argument": EVERY_CHANGE,                 # `log("loss", v)`, `log("acc", a)`: each string its own
     "frame data-dependent size": A_FEW,                 # rows kept by a mask: a new size, then 0 or 1 rows

@@ -225,6 +225,15 @@ def _work_only_at(fn: ast.AST, start: int, at: int) -> bool:
         for s in rest for e in guard_lines._own_expressions(s) for n in ast.walk(e))
 
 
+def no_work_before(fn: ast.AST, line: int) -> bool:
+    """No statement of `fn` above line `line` can do tensor work: a frame breaking at `line` makes no graph
+    before it, so only the frame Dynamo resumes there is compiled and guarded (its recompiles name `line`)."""
+    before = [s for s in guard_lines._statements(fn.body) if (s.end_lineno or s.lineno) < line]
+    return not any((isinstance(n, _WORK) and not (isinstance(n, ast.Call) and guard_lines.dotted(n.func) in _STATIC))
+                   or (isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Load))
+                   for s in before for e in guard_lines._own_expressions(s) for n in ast.walk(e))
+
+
 def _reach(fn: ast.AST, line: int) -> Optional[str]:
     """"always": `line` is in `fn`'s own statements outside loops and conditions; "every iteration": in a
     `for`/`while` loop of them, with no condition between the loop and it (a break in an `if`'s own test

@@ -8,7 +8,9 @@ from typing import List, Optional, Set, Tuple
 
 import libcst as cst
 
+from dynlint.analysis import guard_lines
 from dynlint.analysis.guards import effect
+from dynlint.analysis.resumed import no_work_before
 from dynlint.analysis.regions import is_module_class
 from dynlint.linter.rule import Example, register
 from dynlint.linter.walker import children, dotted
@@ -264,11 +266,12 @@ class ValueDiffersBetweenFrameEntries(TorchRule):
 
     def visit_Name(self, node: cst.Name) -> None:
         frame = self.frame()
-        if frame is None or not (frame.ints or frame.strs or frame.sizes):
+        if frame is None or not (frame.ints or frame.strs or frame.sizes or frame.grads):
             return
         parent = self.ctx.parents[-1] if self.ctx.parents else None
         if isinstance(parent, cst.Param) and parent.name is node:
             self._sized(node, frame)
+            self._grads(node, frame)
         if isinstance(parent, (cst.Param, cst.AssignTarget)) or (
                 isinstance(parent, cst.Arg) and parent.keyword is node) or (
                 isinstance(parent, cst.Attribute) and parent.attr is node):
@@ -281,6 +284,27 @@ class ValueDiffersBetweenFrameEntries(TorchRule):
         if line is not None:
             self._report(node, node.value, f"`{node.value}` (a string constant that differs between calls, as at "
                          f"line {line})", "frame str argument", frame)
+
+    def _grads(self, node: cst.Name, frame) -> None:
+        """A tensor parameter handed the caller's input at one entry and a module's output at another: its
+        `requires_grad` guard has no line of its own, so the finding stands at the `def`."""
+        line = dict(frame.grads).get(node.value)
+        fn = self.ctx.function
+        if line is None or not isinstance(fn, cst.FunctionDef) or f"grad {node.value}" in self.done:
+            return
+        self.done.add(f"grad {node.value}")
+        what = (f"Whether `{node.value}` requires grad (the caller's input at one entry, a module's output, which "
+                f"requires grad in grad mode, at the call on line {line})")
+        at = self.ctx.position(fn.name)
+        path, broken, _ = frame.why
+        tree = guard_lines.function_at(self.ctx.source or "", at[0]) if path == self.ctx.path else None
+        if tree is not None and tree.lineno < broken <= (tree.end_lineno or 0) and no_work_before(tree, broken):
+            # no graph before the break: the frame Dynamo resumes there is the one guarded, at that line
+            text = (self.ctx.source or "").splitlines()[broken - 1]
+            at = (broken, len(text) - len(text.lstrip()), broken, len(text.rstrip()))
+        self.ctx.report(self, node, self.format_message(
+            what=what, func=self._func(frame, self.ctx.qualname), why=self._why(frame),
+            effect=effect("frame requires_grad per entry")), at=at)
 
     def _sized(self, node: cst.Name, frame) -> None:
         """A parameter handed tensors whose rows depend on their values: the size guard of a tensor argument has no
