@@ -124,7 +124,9 @@ class BooleanMaskIndexing(TorchRule):
         `x[mask]` has as many elements as `mask` has `True` values, which Dynamo cannot know while tracing;
         it breaks the graph like `nonzero` (`Dynamic shape operator`). Assigning through a mask
         (`x[mask] = 0`) keeps the shape and is traced without a break; `x[mask] += 1` reads `x[mask]`
-        first and breaks.
+        first and breaks. A tensor indexed by a comparison against a number (`emb[labels == -1]`) is
+        read through a mask even where the compared value's kind is not known here: were it a Python
+        number, the index would be a bool, which only adds a dimension.
     """
     INVALID = [
         Example("""
@@ -163,6 +165,16 @@ class BooleanMaskIndexing(TorchRule):
                         kept.append(scores[keep])
                     return kept
         """, "torch.compile(LevelFilter())([torch.randn(4), torch.randn(6)])"),
+        Example("""
+            import torch
+
+            @torch.compile
+            def embed_points(points, table):
+                coords, labels = points             # a pair the caller packs: its items' kinds not known here
+                emb = coords @ table
+                emb[labels == -1] += 1.0            # reads emb[mask] before it writes
+                return emb
+        """, "embed_points((torch.randn(4, 2), torch.tensor([0, -1, 1, -1])), torch.randn(2, 3))"),
     ]
     VALID = [Example("""
         import torch
@@ -179,9 +191,10 @@ class BooleanMaskIndexing(TorchRule):
     """, "clamp_negative(torch.tensor([1.0, -1.0, 3.0]), torch.tensor([0, -100, 2]))")]
 
     def visit_Subscript(self, node: cst.Subscript) -> None:
-        if not any(isinstance(e.slice, cst.Index) and self.tensors.is_bool(e.slice.value) for e in node.slice):
-            return
         if self.tensors.kind(node.value) not in (TENSOR, WEAK):
+            return
+        if not any(isinstance(e.slice, cst.Index) and (self.tensors.is_bool(e.slice.value) or
+                                                       self._compared(e.slice.value)) for e in node.slice):
             return
         level = 0
         while isinstance(self.ctx.parent(level), (cst.Element, cst.StarredElement, cst.Tuple, cst.List)):
@@ -189,6 +202,17 @@ class BooleanMaskIndexing(TorchRule):
         if isinstance(self.ctx.parent(level), cst.AssignTarget):
             return          # x[mask] = v writes through the mask: no new shape (x[mask] += v reads it first)
         self.report(node)
+
+    def _compared(self, index: cst.BaseExpression) -> bool:
+        """`x[labels == 1]` with `labels` of a kind not known here (unpacked from a tuple argument): a tensor's
+        index that is an (in)equality against a number is a mask; were `labels` a Python number, `x[True]`
+        would add a dimension, which no code means. Not for operands known to be Python values."""
+        return isinstance(index, cst.Comparison) and len(index.comparisons) == 1 and \
+            isinstance(index.comparisons[0].operator, (cst.Equal, cst.NotEqual, cst.LessThan, cst.GreaterThan,
+                                                      cst.LessThanEqual, cst.GreaterThanEqual)) and \
+            isinstance(index.comparisons[0].comparator, (cst.Integer, cst.Float, cst.UnaryOperation)) and \
+            isinstance(index.left, (cst.Name, cst.Attribute, cst.Subscript)) and \
+            self.tensors.kind(index.left) not in (VALUE,) and self.tensors.kind(index) != VALUE
 
 
 CREATORS = frozenset({"zeros", "ones", "empty", "rand", "randn", "arange", "eye", "randperm"})

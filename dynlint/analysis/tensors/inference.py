@@ -377,6 +377,9 @@ class Tensors(CallerKinds, AttributeKinds):
         if isinstance(func, cst.Name):
             found = self.helper(func)
             return (found[0], found[1], "") if found is not None else self._handed_module(func.value)
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Attribute) and \
+                isinstance(func.value.value, cst.Name) and func.value.value.value == "self" and not self._within:
+            return self._submodule_method(func.value.attr.value, func.attr.value)
         if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and
                 func.value.value == "self") or self._within:
             return None
@@ -399,9 +402,19 @@ class Tensors(CallerKinds, AttributeKinds):
         found = self._helper_defs[key]
         return (found[0], found[1], cls) if found is not None else None
 
-    def _submodule_forward(self, info, cls: str, attr: str, ctors: List[str]):
+    def _submodule_method(self, attr: str, name: str):
+        """`self.<attr>.<name>(...)`: a method other than `forward` of the submodule's class (`self.pe_layer.
+        forward_with_coords(...)`), as `callee` gives it, on the conditions of `_submodule_forward`."""
+        ix, cls = self.ctx.index, self.ctx.class_name
+        info = ix.classes.get(cls) if ix is not None and cls else None
+        if info is None or name.startswith("__") or name == "forward":
+            return None
+        found = self._submodule_forward(info, cls, attr, info.attrs.get(attr, []), name)
+        return self._read_once(f"{found[0]}.{name}", found[1], found[0]) if found is not None else None
+
+    def _submodule_forward(self, info, cls: str, attr: str, ctors: List[str], method: str = "forward"):
         """`self.<attr>` of class `cls` (`info`), which `__init__` builds with `ctors`: the class of this file it
-        is an instance of and that class's `forward`, when `callee` can read it; None otherwise."""
+        is an instance of and that class's `forward` (or `method`), when `callee` can read it; None otherwise."""
         project, ix = self.ctx.project, self.ctx.index
         if len(ctors) != 1 or ctors[0] not in ix.classes or project is None or \
                 any(ctors[0] in names for names in (ix.imports, ix.assigned_calls, ix.module_instances)) or \
@@ -409,7 +422,7 @@ class Tensors(CallerKinds, AttributeKinds):
                 len(project.attr_classes(ix.path, cls, attr)) != 1 or self._overridden(cls, attr):
             return None
         target = ix.classes[ctors[0]]
-        fwd = ix.functions.get(f"{target.name}.forward")
+        fwd = ix.functions.get(f"{target.name}.{method}")
         lines = list(io.StringIO(self.ctx.source, newline=""))
         assigned = re.compile(r"\bself\.%s\s*(=(?!=)|:)|setattr\(" % re.escape(attr))
         if fwd is None or fwd.decorators or "__call__" in target.methods or \
