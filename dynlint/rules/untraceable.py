@@ -28,7 +28,8 @@ DISABLED = "Skip calling `torch.compiler.disable()`d function"
 @register
 class CallToDisabledFunction(TorchRule):
     """Checks for calls from traced code into functions marked `@torch.compiler.disable` (or
-    `torch._dynamo.disable`), and for `torch.compiler.disable(fn)(...)` called inline."""
+    `torch._dynamo.disable`), methods so marked of the objects the code holds (`MONITOR.record(x)`), and for
+    `torch.compiler.disable(fn)(...)` called inline."""
     code = "DYN601"
     name = "call-to-disabled-function"
     message = "`{callee}` is marked `torch.compiler.disable`: calling it from compiled code breaks the graph"
@@ -67,6 +68,25 @@ class CallToDisabledFunction(TorchRule):
 
             block = torch.compile(Block())
         """, "block(torch.ones(4))"),
+        Example("""
+            import torch
+
+            class Monitor:
+                def __init__(self):
+                    self.means = []
+
+                @torch.compiler.disable
+                def record(self, x):
+                    self.means.append(x.mean().item())
+
+            MONITOR = Monitor()                  # one instance the whole program shares
+
+            @torch.compile
+            def layer(x):
+                y = x.relu()
+                MONITOR.record(y)
+                return y * 2
+        """, "layer(torch.ones(4))"),
     ]
     VALID = [Example("""
         import torch
@@ -101,11 +121,26 @@ class CallToDisabledFunction(TorchRule):
             if dotted and not (isinstance(func, cst.Name) and self.is_local(func.value)):
                 r = project.resolve(ix, cst.Module([]).code_for_node(func), self.ctx.qualname)
                 target = r[1] if r and r[0] == "function" else None
+        if target is None and isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
+            target = self._method_of_held(func.value.value, func.attr.value)
         if target:
             tix = project.by_path[target[0]]
             info = tix.functions.get(target[1])
             if info and is_disabled(tix, info):
                 self.report(node, callee=source_of(func))
+
+    def _method_of_held(self, name: str, method: str):
+        """`MONITOR.record(...)`: the method of the class whose instance `name` holds where the traced code reads
+        it (a module-level instance, a local or a parameter's construction: analysis/held.held_by_name), when
+        every construction is of one class of the project."""
+        project, ix = self.ctx.project, self.ctx.index
+        here = ix.functions.get(self.ctx.qualname or "")
+        ctors = held_by_name(project, ix, here, name)
+        found = [project.resolve(ix, c) for c in ctors]
+        if not found or any(f is None or f[0] != "class" for f in found):
+            return None
+        classes = {(f[1][0], f[1][1].name) for f in found}
+        return project.method(*classes.pop(), method) if len(classes) == 1 else None
 
 
 @register
