@@ -175,6 +175,17 @@ class BooleanMaskIndexing(TorchRule):
                 emb[labels == -1] += 1.0            # reads emb[mask] before it writes
                 return emb
         """, "embed_points((torch.randn(4, 2), torch.tensor([0, -1, 1, -1])), torch.randn(2, 3))"),
+        Example("""
+            import torch
+
+            @torch.compile
+            def confident(prediction, conf_thres: float):
+                xc = prediction[..., 4] > conf_thres
+                out = []
+                for xi, x in enumerate(prediction):
+                    out.append(x[xc[xi]].sum(0))        # a row of the mask is a mask
+                return out
+        """, "confident(torch.rand(2, 6, 5), 0.5)"),
     ]
     VALID = [Example("""
         import torch

@@ -134,8 +134,9 @@ class Tensors(CallerKinds, AttributeKinds):
         return name in env and name != " memo"
 
     def is_bool(self, node: cst.CSTNode, depth: int = 0) -> bool:
-        """A boolean tensor (a mask): tensor comparisons, `~m`, `m1 & m2`, `torch.isnan(x)`, `x.bool()`, or
-        a local every assignment of which is one. Integer index tensors are not masks."""
+        """A boolean tensor (a mask): tensor comparisons, `~m`, `m1 & m2`, `torch.isnan(x)`, `x.bool()`, an
+        item or row of one (`xc[xi]`), or a local every assignment of which is one. Integer index tensors are
+        not masks."""
         if depth > 8:
             return False
         if isinstance(node, cst.Comparison):
@@ -149,6 +150,8 @@ class Tensors(CallerKinds, AttributeKinds):
             return self._bool_call(node, depth)
         if isinstance(node, cst.Name):
             return self._bool_name(node, depth)
+        if isinstance(node, cst.Subscript):
+            return self.is_bool(node.value, depth + 1)      # a row of a mask is a mask (`xc[xi]`)
         return False
 
     def _bool_call(self, node: cst.Call, depth: int) -> bool:
