@@ -436,6 +436,51 @@ def test_calling_an_instance_runs_its_class_call_method(tmp_path):
     _item_breaks_only_where_traced(tmp_path, INSTANCE_CALL, "return jitter(x) + 1", "return x + 1")
 
 
+FILTERS = '''
+import torch
+
+
+class Suppress:
+    def __init__(self, token):
+        self.token = token
+
+    def apply(self, logits):
+        logits[:, self.token] = -1e9
+
+
+class Clip:
+    def apply(self, logits):
+        if logits.max().item() > 10:
+            logits.clamp_(max=10)
+
+
+class Decoder:
+    def __init__(self):
+        self.filters = []
+        self.filters.append(Suppress(0))
+        self.filters.append(Clip())
+        self.step = torch.compile(self._step, backend="eager")
+
+    def _step(self, logits):
+        logits = logits * 2
+        for f in self.filters:
+            f.apply(logits)
+        return logits.argmax(-1)
+
+
+def main():
+    decoder = Decoder()
+    decoder.step(torch.randn(2, 5))
+'''
+
+
+def test_a_method_called_on_the_items_of_a_list_attribute_runs_the_classes_init_puts_there(tmp_path):
+    """Principle: `for f in self.filters: f.apply(logits)` calls `type(f).apply` for each object `__init__`
+    appended to the list, which Dynamo inlines like any method: the `.item()` in one of those classes breaks the
+    compiled graph (real Dynamo); without the loop nothing there is traced."""
+    _item_breaks_only_where_traced(tmp_path, FILTERS, "            f.apply(logits)", "            pass")
+
+
 TRAINER = '''
 import torch
 import torch.nn as nn

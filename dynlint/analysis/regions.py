@@ -286,6 +286,13 @@ def call_edges(project: Project, ref: FuncRef, nested: Dict[str, Dict[str, List[
                     out += [(c, m)] if m else []
                 else:
                     out += [(c, f) for f in _forward_of(project, p, cls.name)]
+        elif c.kind == "element" and fn.cls:
+            # `self.filters[i].apply(x)`, `for f in self.filters: f.apply(x)`: the method of each class the
+            # container holds (what `__init__` puts in it)
+            attr, _, meth = c.target.partition(".")
+            for p, cls in _held(project, path, fn.cls, attr):
+                m = project.method(p, cls.name, meth)
+                out += [(c, m)] if m else []
         elif c.kind == "super" and fn.cls:
             for p, base in project.bases(path, fn.cls):
                 m = project.method(p, base, c.target)

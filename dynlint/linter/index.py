@@ -737,6 +737,9 @@ class _Indexer(ast.NodeVisitor):
                 return CallSite("self", rest, node.lineno, args, kwargs)
             if head in self.loop_vars[-1] and not rest:
                 return CallSite("self", self.loop_vars[-1][head][5:], node.lineno, args, kwargs)
+            if head in self.loop_vars[-1] and "." not in rest and self.loop_vars[-1][head].count(".") == 1:
+                # `for f in self.filters: f.apply(x)`: a method of an item, as `self.filters[i].apply(x)`
+                return CallSite("element", f"{self.loop_vars[-1][head][5:]}.{rest}", node.lineno, args, kwargs)
             if head == "super()" and rest:
                 return CallSite("super", rest, node.lineno, args, kwargs)
             return CallSite("name", name, node.lineno, args, kwargs)
