@@ -380,23 +380,23 @@ class Tensors(CallerKinds, AttributeKinds):
         if isinstance(func, cst.Name):
             found = self.helper(func)
             return (found[0], found[1], "") if found is not None else self._handed_module(func.value)
-        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Attribute) and \
-                isinstance(func.value.value, cst.Name) and func.value.value.value == "self" and not self._within:
-            return self._submodule_method(func.value.attr.value, func.attr.value)
-        if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and
-                func.value.value == "self") or self._within:
+        # `self.sub.method(...)` too: a method of the submodule's class (`self.pe_layer.forward_with_coords(x)`)
+        chained = isinstance(func, cst.Attribute) and isinstance(func.value, cst.Attribute) and \
+            isinstance(func.value.value, cst.Name) and func.value.value.value == "self"
+        if not (chained or isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and
+                func.value.value == "self") or self._within or chained and func.attr.value.startswith("__"):
             return None
         ix, cls = self.ctx.index, self.ctx.class_name
         info = ix.classes.get(cls) if ix is not None and cls else None
-        attr = func.attr.value
+        attr, name = (func.value.attr.value, func.attr.value) if chained else (func.attr.value, "forward")
         ctors = info.attrs.get(attr, []) if info is not None else []
-        method = ix.functions.get(f"{cls}.{attr}") if info is not None and not ctors else None
+        method = ix.functions.get(f"{cls}.{attr}") if info is not None and not ctors and not chained else None
         if method is not None and not method.decorators and self.ctx.project is not None and \
                 not self.ctx.project.subclassed(ix.path, cls):
             # `self.method(...)`: a method of this class, not overridden
             return self._read_once(f"{cls}.{attr}", method, cls)
-        found = self._submodule_forward(info, cls, attr, ctors)
-        return self._read_once(f"{found[0]}.forward", found[1], found[0]) if found is not None else None
+        found = self._submodule_forward(info, cls, attr, ctors, name) if info is not None else None
+        return self._read_once(f"{found[0]}.{name}", found[1], found[0]) if found is not None else None
 
     def _read_once(self, key: str, info, cls: str) -> Optional[Tuple[cst.FunctionDef, List[cst.BaseExpression], str]]:
         """The function `info` (`key`: its qualname) as `callee` gives it, read once."""
@@ -404,16 +404,6 @@ class Tensors(CallerKinds, AttributeKinds):
             self._helper_defs[key] = self._read_helper(info)
         found = self._helper_defs[key]
         return (found[0], found[1], cls) if found is not None else None
-
-    def _submodule_method(self, attr: str, name: str):
-        """`self.<attr>.<name>(...)`: a method other than `forward` of the submodule's class (`self.pe_layer.
-        forward_with_coords(...)`), as `callee` gives it, on the conditions of `_submodule_forward`."""
-        ix, cls = self.ctx.index, self.ctx.class_name
-        info = ix.classes.get(cls) if ix is not None and cls else None
-        if info is None or name.startswith("__") or name == "forward":
-            return None
-        found = self._submodule_forward(info, cls, attr, info.attrs.get(attr, []), name)
-        return self._read_once(f"{found[0]}.{name}", found[1], found[0]) if found is not None else None
 
     def _submodule_forward(self, info, cls: str, attr: str, ctors: List[str], method: str = "forward"):
         """`self.<attr>` of class `cls` (`info`), which `__init__` builds with `ctors`: the class of this file it
