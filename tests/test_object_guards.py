@@ -571,3 +571,45 @@ def test_a_counter_a_method_advances_before_calling_its_compiled_method_is_repor
     fixed = EMA.replace("        self.updates += 1\n", "")
     assert _found(fixed, "DYN514") == []
     assert dynamo_guard_lines(tmp_path, fixed) == []
+
+
+METRIC = '''
+import torch
+
+
+class Metric(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self._defaults = {}
+
+    def add_state(self, name, default):
+        self._defaults[name] = default
+        setattr(self, name, default.clone())
+
+
+class MeanError(Metric):
+    def __init__(self):
+        super().__init__()
+        self.add_state("total", default=torch.tensor(0))
+        self.add_state("error", default=torch.tensor(0.0))
+
+    def update(self, preds, target):
+        self.error += (preds - target).abs().sum()
+        self.total += target.numel()
+
+
+def main():
+    metric = MeanError()
+    update = torch.compile(metric.update, backend="eager")
+    for _ in range(4):
+        update(torch.randn(8), torch.randn(8))
+'''
+
+
+def test_state_made_by_setattr_is_not_taken_for_a_python_number(tmp_path):
+    """`self.total += target.numel()` where `self.total` is made by `setattr(self, name, default.clone())` (a
+    metric's `add_state`), never assigned by name: a tensor updated in place, traced, not guarded (real Dynamo:
+    no recompile), and DYN306 says nothing."""
+    pytest.importorskip("torch")
+    assert dynamo_guard_lines(tmp_path, METRIC) == []
+    assert not [f for f in check_source(METRIC, filename="probe.py").findings if f.code == "DYN306"]

@@ -258,7 +258,9 @@ class ModulePythonStateMutation(TorchRule):
         attribute of a plain object (a sampler's step index), once, then it is dynamic. An attribute
         `__init__` leaves None and the compiled code sets on its first call (`if self.scales is None:
         self.setup_scales(...)`) is guarded at the test (`self.scales is None`): the next call compiles
-        again, once. Measured per kind of value in docs/guards.md.
+        again, once. Measured per kind of value in docs/guards.md. An attribute the file never assigns by
+        name but makes through `setattr(self, name, value)` (a metric's `add_state`) is not known to hold a
+        Python value, and is left alone: a tensor updated in place is traced.
     """
     INVALID = [
         Example("""
@@ -525,6 +527,8 @@ class ModulePythonStateMutation(TorchRule):
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
         attr = self._module_attr(node.target) or self._held_attr(node.target)
+        if attr and "." not in attr and self._set_by_name_only(attr):
+            return          # `self.total += n` where `self.total` is made by `setattr(self, name, default.clone())`
         if attr and self.tensors.kind(node.value) in (VALUE, TENSORS):     # `self.n += 1`, `self.outs += [t]`
             self._report(node, self._kind(attr, node.value))
         elif self._handed_counter(node):                                   # `state.step += 1`, `state` passed in
@@ -532,6 +536,14 @@ class ModulePythonStateMutation(TorchRule):
         elif self.ctx.in_region and (kept := handed_item(self.ctx, node)):   # `meta["steps"] += 1`, `meta` passed in
             self.report(node, expr=source_of(node), effect=effect("object int attribute"),
                         owner=f"container `{kept}` the caller keeps")
+
+    def _set_by_name_only(self, attr: str) -> bool:
+        """The file never assigns `self.<attr>` by name, and sets attributes through `setattr(self, name,
+        value)` (a metric base class's `add_state`): what the attribute holds (a tensor state, a list) is not
+        known here, and a tensor updated in place is traced, not guarded."""
+        text = self.ctx.source or ""
+        named = re.compile(rf"\bself\.{re.escape(attr)}\s*(=(?!=)|:)")
+        return "setattr(self," in text and not named.search(text)
 
     def _handed_counter(self, node: cst.AugAssign) -> bool:
         """`state.step += 1` in traced code, `state` a parameter that every caller passes an instance of a plain
