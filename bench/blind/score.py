@@ -30,6 +30,9 @@ def run_dynlint(root):
         raise SystemExit(f"dynlint gave no JSON for {root} (rc={p.returncode}):\n{p.stderr[-2000:]}")
     if data.get("errors"):
         print(f"!! dynlint errors for {root}: {data['errors']}")
+    for f in data.get("findings", []):
+        if f["code"] == "DYN001":         # dynlint's own failure: it hides findings, say so loudly
+            print(f"!! dynlint internal error for {root}: {f['path']}:{f['line']} {f['message']}")
     findings = []
     for f in data.get("findings", []):
         path = os.path.relpath(os.path.abspath(os.path.join(PROBES, f["path"])), PROBES)

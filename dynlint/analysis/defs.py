@@ -249,11 +249,15 @@ class Defs:
             _keep(self._calls, caller, by_line)
         self._calls.move_to_end(caller)
         found = sorted(self._calls[caller].get(site.line, ()), key=lambda c: c[0].col_offset)
-        want = {"name": site.target, "self": f"self.{site.target}", "super": f"super().{site.target}"}[site.kind]
+        want = {"name": site.target, "self": f"self.{site.target}", "super": f"super().{site.target}",
+                "element": site.target.partition(".")[2]}.get(site.kind)
         matching = []
         for call, loop in found:
             func = call.func.value if isinstance(call.func, ast.Subscript) else call.func
-            if dotted_name(func) == want or (site.kind == "self" and isinstance(func, ast.Name)):
+            if site.kind == "element":      # `self.filters[i].apply(x)`, `f.apply(x)` over `self.filters`
+                if isinstance(call.func, ast.Attribute) and call.func.attr == want:
+                    matching.append((call, loop))
+            elif dotted_name(func) == want or (site.kind == "self" and isinstance(func, ast.Name)):
                 matching.append((call, loop))
         # two calls of it on one line: the one with the site's arguments
         same = [(c, lp) for c, lp in matching if len(c.args) == len(site.args) and
