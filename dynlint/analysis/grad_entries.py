@@ -132,7 +132,7 @@ def _submodules(frames, caller) -> Set[str]:
     for path, cls in [(caller[0], fn.cls), *frames.project.bases(caller[0], fn.cls)]:
         info = frames.project.by_path[path].classes.get(cls)
         for attr, ctors in (info.attrs.items() if info else ()):
-            if any(_has_parameters(frames.project, frames.project.by_path[path], c, 0) for c in ctors):
+            if any(_has_parameters(frames, frames.project.by_path[path], c, 0) for c in ctors):
                 out.add(attr)
     cdef = frames.defs.definition(caller)
     for n in ast.walk(cdef) if cdef is not None else ():
@@ -146,10 +146,12 @@ def _submodules(frames, caller) -> Set[str]:
     return out
 
 
-def _has_parameters(project, ix, ctor: str, depth: int) -> bool:
+def _has_parameters(frames, ix, ctor: str, depth: int) -> bool:
     """Does what `ctor` builds hold parameters: a torch layer with weights (`nn.Linear`), an `nn.Parameter`, or
-    a class of the project whose attributes hold one of those (a few classes deep)?"""
+    a class of the project whose attributes hold one of those (a few classes deep), and whose `forward` does not
+    return only results that carry no grad (`y.nonzero()`, a comparison)?"""
     from dynlint.analysis.tensors.torch_api import PARAMETRISED_LAYERS, TENSOR_CTORS    # (it imports regions)
+    project = frames.project
     q = ix.qualify(ctor)
     if q in TENSOR_CTORS or q.startswith("torch.nn.") and q.rpartition(".")[2] in PARAMETRISED_LAYERS | RECURRENT:
         return True
@@ -158,8 +160,24 @@ def _has_parameters(project, ix, ctor: str, depth: int) -> bool:
         return False
     path, info = found[1]
     owner = project.by_path[path]
-    return any(_has_parameters(project, owner, c, depth + 1) for cs in info.attrs.values() for c in cs) or \
-        bool(info.registered)
+    return (any(_has_parameters(frames, owner, c, depth + 1) for cs in info.attrs.values() for c in cs) or
+            bool(info.registered)) and not _gradless_output(frames, path, info.name)
+
+
+# tensor methods whose result carries no grad: indices, integers, booleans, detached values
+NO_GRAD_RESULTS = frozenset({"nonzero", "argmax", "argmin", "argsort", "long", "int", "bool", "short", "byte",
+                             "detach", "sign", "round", "floor", "ceil", "eq", "ne", "lt", "le", "gt", "ge"})
+
+
+def _gradless_output(frames, path: str, cls: str) -> bool:
+    """Every `return` of the class's `forward` is a result that carries no grad (`return y.nonzero()`, a
+    comparison): the module's output does not require grad, whatever its parameters."""
+    ref = frames.project.method(path, cls, "forward")
+    fdef = frames.defs.definition(ref) if ref else None
+    values = [n.value for n in ast.walk(fdef) if isinstance(n, ast.Return)] if fdef is not None else []
+    return bool(values) and all(isinstance(v, ast.Compare) or isinstance(v, ast.Call) and
+                                isinstance(v.func, ast.Attribute) and v.func.attr in NO_GRAD_RESULTS
+                                for v in values)
 
 
 def _run_without_grad(frames, root) -> bool:
