@@ -963,3 +963,15 @@ def _parallel(target: cst.BaseExpression, value: cst.BaseExpression) -> List[Tup
             any(isinstance(e, cst.StarredElement) for e in (*target.elements, *value.elements)):
         return []
     return [(t.value.value, v.value) for t, v in zip(target.elements, value.elements) if isinstance(t.value, cst.Name)]
+
+
+def grad_off_around(tree: ast.Module, call: ast.Call, qualify, setters=GRAD_OFF) -> bool:
+    """`call` stands inside a `with` whose context manager is one of `setters` (by qualified name: turns grad mode
+    off, `torch.no_grad()`), or in a function decorated with one."""
+    for scope in ast.walk(tree):
+        heads = [i.context_expr for i in scope.items] if isinstance(scope, ast.With) else \
+            scope.decorator_list if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)) else []
+        if any(qualify(guard_lines.dotted(h.func if isinstance(h, ast.Call) else h) or "") in setters
+               for h in heads) and any(n is call for n in ast.walk(scope)):
+            return True
+    return False

@@ -25,7 +25,8 @@ from dynlint.rules.recompiles.handed import compiled_parameter, handed_on
 from dynlint.rules.recompiles.rows import loop_values, row_index_guards
 from dynlint.rules.recompiles.tensor_args import tensor_rank
 from dynlint.rules.recompiles.common import (GRAD_OFF, SiteBookkeeping, bound_parameter, compile_call,
-                                             enum_classes, float_expr, parameter_names, varying)
+                                             enum_classes, float_expr, grad_off_around, parameter_names,
+                                             varying)
 
 
 # argument kinds that `torch.compile(dynamic=True)` makes symbolic from the first call: a new value recompiles
@@ -723,19 +724,8 @@ class VaryingScalarArgument(SiteBookkeeping):
 
     def _under_grad_off(self, tree: ast.Module, call: ast.Call) -> bool:
         """`call` stands inside a `with` that turns grad mode off, or in a function decorated so."""
-        def off(heads) -> bool:
-            return any(self._qualified(h.func if isinstance(h, ast.Call) else h) in GRAD_OFF for h in heads)
-        for scope in ast.walk(tree):
-            heads = [i.context_expr for i in scope.items] if isinstance(scope, ast.With) else \
-                scope.decorator_list if isinstance(scope, ast.FunctionDef) else []
-            if heads and off(heads) and any(n is call for n in ast.walk(scope)):
-                return True
-        return False
-
-    def _qualified(self, node: ast.AST) -> str:
         ix = self.ctx.index
-        dotted = guard_lines.dotted(node) or ""
-        return ix.qualify(dotted) if ix is not None else dotted
+        return grad_off_around(tree, call, lambda d: ix.qualify(d) if ix is not None else d)
 
     def _runs_module_with_grad(self, info) -> bool:
         """The compiled function (a function of this file) calls one of its parameters (`model(x)`) and sets

@@ -11,7 +11,7 @@ import libcst as cst
 from dynlint.analysis import guard_lines
 from dynlint.analysis.regions import is_module_class
 from dynlint.linter.rule import Example, register
-from dynlint.rules.recompiles.common import GRAD_OFF, SiteBookkeeping, call_bindings
+from dynlint.rules.recompiles.common import GRAD_OFF, SiteBookkeeping, call_bindings, grad_off_around
 
 
 FACTORIES = frozenset({"ones", "zeros", "empty", "rand", "randn", "full", "tensor", "eye", "arange", "randint"})
@@ -231,15 +231,7 @@ def _is_module(ctx, tree: ast.Module, func: ast.AST, line: int, depth: int = 0) 
 
 def _grad_off_at(ctx, tree: ast.Module, call: ast.Call) -> bool:
     """The call stands inside a `with` that turns grad mode off (or sets it), or in a function decorated so."""
-    index = ctx.index
-    for scope in ast.walk(tree):
-        heads = [i.context_expr for i in scope.items] if isinstance(scope, ast.With) else \
-            scope.decorator_list if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)) else []
-        names = {guard_lines.dotted(h.func if isinstance(h, ast.Call) else h) or "" for h in heads}
-        if any(index.qualify(n) in GRAD_OFF | {"torch.set_grad_enabled"} for n in names) and \
-                any(n is call for n in ast.walk(scope)):
-            return True
-    return False
+    return grad_off_around(tree, call, lambda d: ctx.index.qualify(d), GRAD_OFF | {"torch.set_grad_enabled"})
 
 
 @register
